@@ -1,0 +1,71 @@
+# gated-attention: `make book` re-executes and renders the book, `make test` runs every test.
+# Both set up their own virtual environment (.venv) with the pinned installs of pyproject.toml.
+
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(CURDIR)/$(VENV)/bin
+PY      := $(BIN)/python
+STAMP   := $(VENV)/.installed-stamp
+PROFILE ?= quick
+HTML    := _build/html/index.html
+
+# The notebook kernel ("python3") must be the venv's Python.
+export PATH := $(BIN):$(PATH)
+export PYTHONHASHSEED := 0
+
+.DEFAULT_GOAL := help
+.PHONY: help install execute render book test unit notebooks lint format bench clean
+
+help: ## list the targets
+	@echo "gated-attention: a runnable companion to arXiv:2309.01775"
+	@echo
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@echo
+	@echo "  PROFILE=smoke|quick|paper selects the experiment sizes (default: quick)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[book,test]"
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv with the pinned installs (nothing else)
+	@echo "environment ready: $(VENV) ($$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
+
+execute: $(STAMP) ## execute every chapter with papermill in PROFILE (no rendering)
+	$(PY) -m gated_attention.book execute --profile $(PROFILE)
+
+render: $(STAMP) ## render the executed chapters to HTML (execution off)
+	$(BIN)/jupyter-book build -W -n --keep-going .
+	@echo "book: file://$(CURDIR)/$(HTML)"
+
+book: ## set up, execute every chapter in PROFILE (default quick) and render the book
+	$(MAKE) execute PROFILE=$(PROFILE)
+	$(MAKE) render
+
+unit: $(STAMP) ## the unit tests only (fast)
+	$(PY) -m pytest -n 2 tests
+
+test: $(STAMP) ## set up, run the unit tests, execute + nbval-check every chapter (smoke), build with -W
+	$(PY) -m pytest -n 2 tests
+	$(PY) -m gated_attention.book execute --profile smoke
+	TQDM_DISABLE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax book/*.ipynb
+	$(BIN)/jupyter-book build -W -n --keep-going .
+	@echo "make test: all passed"
+
+notebooks: $(STAMP) ## write plain .ipynb notebooks (no outputs) to notebooks/ for Jupyter and Colab
+	$(PY) -m gated_attention.book notebooks --out notebooks
+
+lint: $(STAMP) ## ruff check and format check
+	$(BIN)/ruff check gated_attention tests
+	$(BIN)/ruff format --check gated_attention tests
+
+format: $(STAMP) ## ruff format the code
+	$(BIN)/ruff format gated_attention tests
+	$(BIN)/ruff check --fix gated_attention tests
+
+bench: $(STAMP) ## time the training engine against the reference loop; writes _build/bench.json
+	$(PY) -m gated_attention.bench --out _build/bench.json
+
+clean: ## remove the build, the executed notebooks and the environment (keeps results/)
+	rm -rf _build book/*.ipynb notebooks $(VENV) *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,36 @@
+"""gated-attention: a runnable companion to "Gated recurrent neural networks discover attention"
+(Zucchet et al., arXiv:2309.01775v2).
+
+Modules (one concept each):
+    attention      Eq. (1), causal linear self-attention (the teacher)
+    gated_rnn      Eq. (2), the gated diagonal linear RNN (the student), reference and fast forms
+    construction   App. A, RNN weights that implement an attention layer exactly
+    experiments    profiles, frozen configs and the results cache
+    scorecard      paper-vs-reproduced records
+"""
+
+from .attention import LinearSelfAttention, random_attention
+from .construction import (
+    VARIANTS,
+    ConstructionError,
+    attention_parameter_count,
+    construct_rnn,
+    neuron_count,
+    parameter_count,
+)
+from .gated_rnn import GatedRNN, gated_rnn_forward
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LinearSelfAttention",
+    "random_attention",
+    "GatedRNN",
+    "gated_rnn_forward",
+    "construct_rnn",
+    "ConstructionError",
+    "VARIANTS",
+    "neuron_count",
+    "parameter_count",
+    "attention_parameter_count",
+]

@@ -1,0 +1,160 @@
+"""Execute the book's chapters once with papermill, and write plain notebooks (TOOLCHAIN.md).
+
+    python -m gated_attention.book execute --profile quick        every chapter, in _toc.yml order
+    python -m gated_attention.book execute --profile smoke --only construction
+    python -m gated_attention.book notebooks --out notebooks      plain .ipynb for Jupyter / Colab
+    python -m gated_attention.book list                           the chapters
+
+Each chapter ``book/<stem>.md`` (jupytext MyST) becomes ``book/<stem>.ipynb`` (git-ignored),
+executed with ``cwd=book`` and the ``profile`` parameter injected (only parameters a chapter
+declares are passed). jupyter-book then renders these notebooks with execution off. Progress bars
+are disabled in executed notebooks (``TQDM_DISABLE=1``), so stored outputs hold no timing text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from .experiments import check_profile
+
+__all__ = ["chapters", "execute", "write_notebooks", "main"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def chapters(root: Path = ROOT) -> list[Path]:
+    """The chapter sources named by ``_toc.yml``, in reading order."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections"))
+            walk(entry.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    paths = [root / f"{f}.md" for f in files]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise FileNotFoundError(f"_toc.yml names chapters that do not exist: {', '.join(missing)}")
+    return paths
+
+
+def _select(only: list[str] | None, root: Path) -> list[Path]:
+    paths = chapters(root)
+    if not only:
+        return paths
+    stems = {p.stem: p for p in paths}
+    unknown = [s for s in only if s not in stems]
+    if unknown:
+        raise ValueError(f"unknown chapter(s) {unknown}; chapters are {', '.join(stems)}")
+    return [stems[s] for s in only]
+
+
+def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> dict[str, float]:
+    """Execute chapters with papermill in ``profile``; returns seconds per chapter.
+
+    Every chapter is attempted; if any fails, a RuntimeError lists the failures at the end (the
+    results cache keeps what the others computed).
+    """
+    import jupytext
+    import nbformat
+    import papermill
+
+    check_profile(profile)
+    os.environ["TQDM_DISABLE"] = "1"
+    times, failures = {}, []
+    for md in _select(only, root):
+        out = md.with_suffix(".ipynb")
+        nbformat.write(jupytext.read(md), out)
+        declared = papermill.inspect_notebook(str(out))
+        params = {"profile": profile} if "profile" in declared else {}
+        print(f"[{profile}] {md.stem} ...", flush=True)
+        start = time.perf_counter()
+        try:
+            papermill.execute_notebook(
+                str(out),
+                str(out),
+                parameters=params,
+                kernel_name="python3",
+                cwd=str(md.parent),
+                progress_bar=False,
+            )
+        except Exception as err:  # papermill's errors carry the failing cell
+            failures.append(f"{md.stem}: {type(err).__name__}: {str(err).strip()[:2000]}")
+            print(f"[{profile}] {md.stem} FAILED", flush=True)
+            continue
+        times[md.stem] = round(time.perf_counter() - start, 1)
+        print(f"[{profile}] {md.stem} done in {times[md.stem]} s", flush=True)
+    build = root / "_build"
+    build.mkdir(exist_ok=True)
+    log = build / f"execution-times-{profile}.json"
+    previous = json.loads(log.read_text()) if log.exists() else {}
+    log.write_text(json.dumps({**previous, **times}, indent=2))
+    print(f"[{profile}] total {sum(times.values()):.1f} s; times in {log}")
+    if failures:
+        raise RuntimeError("chapters failed:\n" + "\n".join(failures))
+    return times
+
+
+def write_notebooks(out_dir: Path, root: Path = ROOT) -> list[Path]:
+    """Plain, unexecuted .ipynb versions of the chapters for Jupyter and Colab users."""
+    import jupytext
+    import nbformat
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    note = nbformat.v4.new_markdown_cell(
+        "This notebook is generated from `book/{stem}.md` of gated-attention. It needs the "
+        "package: run it from a clone after `make install`, or on Colab install the clone first "
+        "(`pip install -e .` inside it; Colab's own torch is then used)."
+    )
+    written = []
+    for md in chapters(root):
+        nb = jupytext.read(md)
+        cell = nbformat.from_dict(dict(note))
+        cell["source"] = cell["source"].format(stem=md.stem)
+        nb.cells.insert(0, cell)
+        path = out_dir / f"{md.stem}.ipynb"
+        nbformat.write(nb, path)
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gated_attention.book", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("execute", help="execute chapters with papermill")
+    ex.add_argument("--profile", default="quick", help="smoke, quick or paper")
+    ex.add_argument("--only", nargs="*", help="chapter stems to execute (default: all)")
+    nb = sub.add_parser("notebooks", help="write plain .ipynb notebooks")
+    nb.add_argument("--out", default="notebooks")
+    sub.add_parser("list", help="list the chapters")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "execute":
+            execute(args.profile, args.only)
+        elif args.command == "notebooks":
+            for path in write_notebooks(Path(args.out)):
+                print(path)
+        else:
+            for path in chapters():
+                print(path.relative_to(ROOT))
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""The scorecard: every reproduced number beside the paper's (DESIGN.md, "Scorecard").
+
+A chapter calls ``record(id, ours, profile=...)``. The paper's value, its source, the tolerance and
+the criterion come from ``paper_values.json`` (one data file, one entry per id), so a chapter
+cannot state a paper value or a tolerance of its own. Each record is written atomically to
+``<build>/scorecard/<profile>/<id>.json``; after every record, ``<build>/scorecard.json`` is
+rewritten with all records of that profile (tools outside the book read it). The build folder is
+``_build`` at the repository root, or the folder the environment variable
+``GATED_ATTENTION_BUILD`` names.
+
+Criteria (``criterion`` in paper_values.json; ``reference`` defaults to ``paper``):
+    max     ours <= tolerance
+    abs     |ours - reference| <= tolerance
+    rel     |ours - reference| <= tolerance * |reference|
+    range   tolerance[0] <= ours <= tolerance[1]
+    exact   ours == reference (numbers or exact strings such as "5/74")
+    report  any finite number passes: the paper gives nothing comparable
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+__all__ = [
+    "Record",
+    "paper_values",
+    "record",
+    "collect",
+    "show",
+    "to_markdown",
+    "build_dir",
+    "expected_ids",
+]
+
+STATUSES = ("pass", "miss")
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """One row of the scorecard."""
+
+    id: str
+    artefact: str
+    paper: float | int | str | None
+    ours: float | int | str
+    tolerance: float | list | None
+    criterion: str
+    words: str
+    status: str
+    profile: str
+    source: str
+    seeds: int | None = None
+    note: str = ""
+
+
+def paper_values() -> dict[str, dict]:
+    """The entries of paper_values.json, keyed by id, in file order."""
+    text = resources.files("gated_attention").joinpath("paper_values.json").read_text()
+    return {entry["id"]: entry for entry in json.loads(text)["records"]}
+
+
+def expected_ids(chapters: list[str] | None = None) -> list[str]:
+    """The ids the book must produce, in the order of paper_values.json.
+
+    With ``chapters`` (chapter stems, e.g. those of _toc.yml), only the ids that one of those
+    chapters produces.
+    """
+    values = paper_values()
+    if chapters is None:
+        return list(values)
+    return [k for k, v in values.items() if set(v["chapters"]) & set(chapters)]
+
+
+def build_dir() -> Path:
+    """``$GATED_ATTENTION_BUILD``, else ``_build`` in the repository root (found from the cwd)."""
+    env = os.environ.get("GATED_ATTENTION_BUILD")
+    if env:
+        return Path(env)
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").exists() and (folder / "gated_attention").is_dir():
+            return folder / "_build"
+    return Path(__file__).resolve().parents[1] / "_build"
+
+
+def _status(entry: dict, ours) -> str:
+    kind, tol = entry["criterion"], entry.get("tolerance")
+    ref = entry.get("reference", entry.get("paper"))
+    if kind == "exact":
+        if isinstance(ref, str) or isinstance(ours, str):
+            return "pass" if str(ours).replace(" ", "") == str(ref).replace(" ", "") else "miss"
+        return "pass" if ours == ref else "miss"
+    if isinstance(ours, str):
+        raise TypeError(f"criterion {kind!r} needs a number, got the string {ours!r}")
+    if not math.isfinite(ours):
+        return "miss"
+    if kind == "report":
+        return "pass"
+    if kind == "max":
+        return "pass" if ours <= tol else "miss"
+    if kind == "abs":
+        return "pass" if abs(ours - ref) <= tol else "miss"
+    if kind == "rel":
+        return "pass" if abs(ours - ref) <= tol * abs(ref) else "miss"
+    if kind == "range":
+        return "pass" if tol[0] <= ours <= tol[1] else "miss"
+    raise ValueError(f"unknown criterion {kind!r} in paper_values.json (id {entry['id']!r})")
+
+
+def _atomic_write_json(path: Path, obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(obj, f, indent=2)
+    os.replace(tmp, path)
+
+
+def _plain(x):
+    """Numbers from numpy/torch as plain Python numbers."""
+    if isinstance(x, str | int | float) or x is None:
+        return x
+    if hasattr(x, "item"):
+        return x.item()
+    raise TypeError(f"ours must be a number or a string, got {type(x).__name__}")
+
+
+def record(
+    id: str, ours, *, profile: str, seeds: int | None = None, note: str = "", write: bool = True
+) -> Record:
+    """Score ``ours`` against the paper's value for ``id`` and store the record.
+
+    Args:
+        id: ``<artefact>.<quantity>``, an id of paper_values.json.
+        ours: the reproduced value: a number, or a string for an exact value ("5/74").
+        profile: the profile that produced it (smoke, quick or paper).
+        seeds: how many seeds the value summarises, if any.
+        note: anything a reader should know about this value.
+        write: store the record under the build folder (False: only score it).
+    """
+    from .experiments import check_profile
+
+    check_profile(profile)
+    values = paper_values()
+    if id not in values:
+        raise KeyError(f"unknown scorecard id {id!r}; known ids are listed in paper_values.json")
+    entry = values[id]
+    ours = _plain(ours)
+    if isinstance(ours, bool):
+        ours = int(ours)
+    rec = Record(
+        id=id,
+        artefact=entry["artefact"],
+        paper=entry["paper"],
+        ours=ours,
+        tolerance=entry.get("tolerance"),
+        criterion=entry["criterion"],
+        words=entry.get("words", ""),
+        status=_status(entry, ours),
+        profile=profile,
+        source=entry["source"],
+        seeds=seeds,
+        note=note,
+    )
+    if write:
+        root = build_dir()
+        _atomic_write_json(root / "scorecard" / profile / f"{id}.json", dataclasses.asdict(rec))
+        _atomic_write_json(
+            root / "scorecard.json", [dataclasses.asdict(r) for r in collect(profile)]
+        )
+    return rec
+
+
+def collect(profile: str) -> list[Record]:
+    """All stored records of ``profile``, in the order of paper_values.json.
+
+    A record file that cannot be read is reported by a ValueError naming the file.
+    """
+    folder = build_dir() / "scorecard" / profile
+    order = {k: i for i, k in enumerate(expected_ids())}
+    records = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            records.append(Record(**json.loads(path.read_text())))
+        except (json.JSONDecodeError, TypeError) as err:
+            raise ValueError(
+                f"corrupt scorecard record {path}: {err}; re-execute its chapter"
+            ) from err
+    return sorted(records, key=lambda r: order.get(r.id, len(order)))
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, list):
+        return "[" + ", ".join(_fmt(v) for v in x) + "]"
+    if isinstance(x, int):
+        return str(x)
+    if x == 0:
+        return "0"
+    return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
+
+
+def to_markdown(records: list[Record], *, source: bool = True) -> str:
+    """A markdown table of records: artefact, paper, ours, criterion, status (and source)."""
+    head = "| id | artefact | paper | ours | criterion | status |"
+    rule = "|---|---|---|---|---|---|"
+    if source:
+        head, rule = head + " source |", rule + "---|"
+    rows = [head, rule]
+    for r in records:
+        mark = "pass" if r.status == "pass" else "**miss**"
+        row = f"| `{r.id}` | {r.artefact} | {_fmt(r.paper)} | {_fmt(r.ours)} | {r.words} | {mark} |"
+        rows.append(row + (f" {r.source} |" if source else ""))
+    return "\n".join(rows)
+
+
+def show(records: list[Record], *, source: bool = True):
+    """Display records as a table in a notebook (returns the IPython Markdown object)."""
+    from IPython.display import Markdown, display
+
+    md = Markdown(to_markdown(records, source=source))
+    display(md)
+    return md

@@ -1,0 +1,49 @@
+"""The book's executor and Sphinx extension: chapters from _toc.yml, clear errors, Binder links."""
+
+import pytest
+
+from gated_attention import book
+from gated_attention.experiments import check_profile
+from gated_attention.sphinxext import retarget
+
+
+def test_chapters_follow_the_toc_and_exist():
+    paths = book.chapters()
+    stems = [p.stem for p in paths]
+    assert stems[0] == "intro" and stems[-1] == "scorecard"  # the scorecard collects, so last
+    assert all(p.exists() and p.suffix == ".md" for p in paths)
+
+
+def test_every_chapter_declares_a_profile_parameter():
+    for path in book.chapters():
+        text = path.read_text()
+        assert ":tags: [parameters, remove-cell]" in text, path.name
+        assert 'profile = "quick"' in text, path.name
+
+
+def test_unknown_profile_and_chapter_are_named():
+    with pytest.raises(ValueError, match="unknown profile 'fast'.*smoke, quick, paper"):
+        check_profile("fast")
+    assert book.main(["execute", "--profile", "fast"]) == 1
+    assert book.main(["execute", "--profile", "smoke", "--only", "no_such_chapter"]) == 1
+
+
+def test_binder_buttons_open_the_md_source():
+    buttons = [
+        {
+            "type": "group",
+            "buttons": [
+                {"url": "https://mybinder.org/v2/gh/o/r/main?urlpath=lab/tree/book/intro.ipynb"},
+                {"url": "https://example.org/book/intro.ipynb"},
+            ],
+        }
+    ]
+    retarget(buttons, {"intro"})
+    assert buttons[0]["buttons"][0]["url"].endswith("lab/tree/book/intro.md")
+    assert buttons[0]["buttons"][1]["url"].endswith("intro.ipynb")  # not a Binder link
+
+
+def test_notebooks_are_written(tmp_path):
+    written = book.write_notebooks(tmp_path)
+    assert {p.stem for p in written} == {p.stem for p in book.chapters()}
+    assert all(p.read_text().startswith("{") for p in written)

@@ -1,0 +1,77 @@
+"""The scorecard scores against paper_values.json, stores records atomically, and names errors."""
+
+import json
+
+import pytest
+
+from gated_attention import scorecard
+
+
+@pytest.fixture
+def build(tmp_path, monkeypatch):
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
+    return tmp_path
+
+
+def test_every_entry_is_complete_and_sourced():
+    required = {"id", "artefact", "paper", "source", "criterion", "tolerance", "chapters", "words"}
+    for key, entry in scorecard.paper_values().items():
+        assert required <= set(entry), key
+        assert entry["source"], key
+        assert entry["criterion"] in {"max", "abs", "rel", "range", "exact", "report"}, key
+        assert "." in key
+
+
+@pytest.mark.parametrize(
+    "id_, ours, status",
+    [
+        ("construction.full.max_error", 3e-15, "pass"),
+        ("construction.full.max_error", 2e-10, "miss"),
+        ("construction.symmetric.neurons_d4", 14, "pass"),
+        ("construction.symmetric.neurons_d4", 15, "miss"),
+        ("fig3a.transition", 28, "pass"),
+        ("fig3a.transition", 44, "miss"),
+        ("appD2.eta_star", "5/74", "pass"),
+        ("appD2.eta_star", "5/73", "miss"),
+        ("sec5.rnn_loss", 0.0950, "pass"),
+        ("sec5.rnn_loss", 0.0960, "miss"),
+        ("table1.score_kv", float("nan"), "miss"),
+        ("sec5.loss_gap_se", 0.001, "pass"),
+    ],
+)
+def test_status_follows_the_criterion(build, id_, ours, status):
+    assert scorecard.record(id_, ours, profile="smoke").status == status
+
+
+def test_records_are_collected_and_written(build):
+    scorecard.record("construction.low_rank.neurons_d12_r6", 42, profile="smoke", seeds=1)
+    scorecard.record("construction.full.max_error", 1e-15, profile="smoke")
+    scorecard.record("construction.full.max_error", 1e-14, profile="quick")
+    rows = json.loads((build / "scorecard.json").read_text())
+    assert rows[0]["profile"] == "quick"  # the latest profile written
+    smoke = scorecard.collect("smoke")
+    assert [r.id for r in smoke] == [
+        "construction.full.max_error",  # file order, not call order
+        "construction.low_rank.neurons_d12_r6",
+    ]
+    required = {"id", "artefact", "paper", "ours", "tolerance", "status", "profile", "source"}
+    assert required <= set(rows[0])
+    assert "| `construction.full.max_error` |" in scorecard.to_markdown(smoke)
+
+
+def test_expected_ids_by_chapter():
+    ids = scorecard.expected_ids(["construction", "compressions"])
+    assert "construction.sympy_difference" in ids and "fig2.lambda_one" not in ids
+    assert len(scorecard.expected_ids()) == len(scorecard.paper_values())
+
+
+def test_errors_are_named(build):
+    with pytest.raises(KeyError, match="unknown scorecard id"):
+        scorecard.record("fig9.nothing", 1.0, profile="smoke")
+    with pytest.raises(ValueError, match="unknown profile 'fast'"):
+        scorecard.record("fig3a.transition", 28, profile="fast")
+    folder = build / "scorecard" / "smoke"
+    folder.mkdir(parents=True)
+    (folder / "fig3a.transition.json").write_text("{ not json")
+    with pytest.raises(ValueError, match="corrupt scorecard record"):
+        scorecard.collect("smoke")
