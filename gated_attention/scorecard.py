@@ -208,6 +208,11 @@ def _fmt(x) -> str:
     return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
 
 
+def _cell(text: str) -> str:
+    """Escape the table separator inside a cell ("max |RNN - attention|")."""
+    return text.replace("|", "\\|")
+
+
 def to_markdown(records: list[Record], *, source: bool = True) -> str:
     """A markdown table of records: artefact, paper, ours, criterion, status (and source)."""
     head = "| id | artefact | paper | ours | criterion | status |"
@@ -217,8 +222,10 @@ def to_markdown(records: list[Record], *, source: bool = True) -> str:
     rows = [head, rule]
     for r in records:
         mark = "pass" if r.status == "pass" else "**miss**"
-        row = f"| `{r.id}` | {r.artefact} | {_fmt(r.paper)} | {_fmt(r.ours)} | {r.words} | {mark} |"
-        rows.append(row + (f" {r.source} |" if source else ""))
+        cells = [f"`{r.id}`", r.artefact, _fmt(r.paper), _fmt(r.ours), r.words, mark]
+        if source:
+            cells.append(r.source)
+        rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(rows)
 
 

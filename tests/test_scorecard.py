@@ -75,3 +75,10 @@ def test_errors_are_named(build):
     (folder / "fig3a.transition.json").write_text("{ not json")
     with pytest.raises(ValueError, match="corrupt scorecard record"):
         scorecard.collect("smoke")
+
+
+def test_markdown_cells_escape_the_separator(build):
+    rec = scorecard.record("construction.full.max_error", 1e-15, profile="smoke")
+    row = scorecard.to_markdown([rec]).splitlines()[2]
+    assert "max \\|RNN - attention\\|" in row
+    assert row.replace("\\|", "").count("|") == 8  # 7 columns

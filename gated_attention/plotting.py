@@ -1,0 +1,217 @@
+"""Figures of the gated RNN's weights (Fig. 1, Fig. 2B) and of the construction's cost.
+
+Glossary (code name -> paper symbol -> section):
+    W_in1, W_in2    input gating matrices W_in1, W_in2 (n, d+1); last column reads the 1   Eq. 2
+    lam             the diagonal recurrence lambda (n)                                      Eq. 2
+    W_out1, W_out2  output gating matrices W_out1, W_out2 (m, n)                            Eq. 2
+    D               readout D (d_out, m); drawn transposed, so its rows line up with m      Eq. 2
+    W_side          side gate W_side (n, d+1) (side gating only)                        App. A.2
+    groups          contiguous blocks of neurons, ``[(label, start, stop), ...]``, e.g. the
+                    key-value neurons (lam = 1) and the query neurons (lam = 0) of Fig. 1
+
+``plot_construction`` takes any ``GatedRNN``: a constructed one (Fig. 1) or a trained, pruned
+and reordered one (Fig. 2B); ``lam_groups`` finds the lam = 1 / lam = 0 blocks of either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from .construction import (
+    VARIANTS,
+    attention_parameter_count,
+    neuron_count,
+    parameter_count,
+)
+from .gated_rnn import GatedRNN
+
+__all__ = ["lam_groups", "plot_construction", "construction_counts", "plot_counts"]
+
+Groups = Sequence[tuple[str, int, int]]
+
+
+def lam_groups(lam: torch.Tensor, atol: float = 1e-6) -> list[tuple[str, int, int]]:
+    """Contiguous runs of neurons with lam ~ 1 ("key-value"), lam ~ 0 ("query") or in between.
+
+    Returns ``[(label, start, stop), ...]`` covering 0 .. len(lam), in order.
+    """
+    lam = torch.as_tensor(lam).detach().to(torch.float64).reshape(-1)
+    if lam.numel() == 0:
+        return []
+
+    def kind(v: float) -> str:
+        if abs(v - 1.0) <= atol:
+            return "key-value (λ=1)"
+        if abs(v) <= atol:
+            return "query (λ=0)"
+        return "0<λ<1"
+
+    kinds = [kind(v) for v in lam.tolist()]
+    groups, start = [], 0
+    for i in range(1, len(kinds) + 1):
+        if i == len(kinds) or kinds[i] != kinds[start]:
+            groups.append((kinds[start], start, i))
+            start = i
+    return groups
+
+
+def _check_groups(groups: Groups | None, size: int, name: str) -> list:
+    if groups is None:
+        return []
+    out = []
+    for g in groups:
+        if len(g) != 3 or not 0 <= g[1] < g[2] <= size:
+            raise ValueError(
+                f"{name} must be (label, start, stop) with 0 <= start < stop <= {size}, got {g!r}"
+            )
+        out.append(tuple(g))
+    return out
+
+
+def _heatmap(ax, W: np.ndarray, title: str, cmap: str = "RdBu_r", vmin=None, vmax=None):
+    if vmax is None:
+        vmax = float(np.abs(W).max()) or 1.0
+        vmin = -vmax
+    im = ax.imshow(W, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="auto")
+    ax.set_title(title, fontsize=10)
+    ax.tick_params(labelsize=7)
+    return im
+
+
+def _mark(ax, groups: list, axis: str, labels: bool = False) -> None:
+    """Draw group boundaries as lines along ``axis`` ("rows" or "cols"); optionally label them."""
+    line = ax.axhline if axis == "rows" else ax.axvline
+    for _, start, _ in groups[1:]:  # boundaries between groups, not the panel's edges
+        line(start - 0.5, color="k", lw=1.2)
+    if labels and groups:
+        ticks = [(start + stop - 1) / 2 for _, start, stop in groups]
+        names = [label for label, _, _ in groups]
+        if axis == "rows":
+            ax.set_yticks(ticks, names, fontsize=7)
+        else:
+            ax.set_xticks(ticks, names, fontsize=7, rotation=30, ha="right")
+
+
+def plot_construction(
+    rnn: GatedRNN,
+    *,
+    hidden_groups: Groups | None | str = "lam",
+    output_groups: Groups | None = None,
+    title: str | None = None,
+    lam_atol: float = 1e-6,
+) -> plt.Figure:
+    """Draw W_in1, W_in2, lam, W_out1, W_out2 and D (or W_side, D) as heat maps (Fig. 1).
+
+    Args:
+        rnn: any ``GatedRNN`` (constructed, or trained and pruned).
+        hidden_groups: blocks of hidden neurons, ``[(label, start, stop), ...]``, marked by lines
+            and labelled; "lam" (default) finds them from lam (``lam_groups``); None: no marks.
+        output_groups: blocks of output-gating neurons, marked the same way.
+        title: the figure's title.
+        lam_atol: how close to 1 (or 0) lam must be to count as 1 (or 0) for hidden_groups="lam";
+            a trained network's lam is rarely exact.
+    Top row: the hidden neurons (rows) and what they read from x~ = [x; 1] (columns), and lam
+    (with side gating also W_side and D^T). Bottom row (output gating): the output-gating
+    neurons (rows), which hidden neurons they read (columns), and D^T. Each panel has its own
+    symmetric colour scale (lam: 0 to 1).
+    """
+    if not isinstance(rnn, GatedRNN):
+        raise TypeError(f"rnn must be a GatedRNN, got {type(rnn).__name__}")
+    W = {k: v.detach().to(torch.float64).cpu().numpy() for k, v in rnn.params().items()}
+    lam = rnn.lam.detach().to(torch.float64).cpu().numpy()
+    n, d = rnn.n, rnn.d
+    if isinstance(hidden_groups, str):
+        if hidden_groups != "lam":
+            raise ValueError(
+                f"hidden_groups must be a list of groups, None or 'lam', got {hidden_groups!r}"
+            )
+        hidden_groups = lam_groups(rnn.lam, atol=lam_atol)
+    hidden = _check_groups(hidden_groups, n, "hidden_groups")
+    top = ["W_in1", "W_in2", "lam"] + (["W_side", "D^T"] if rnn.side else [])
+    output = _check_groups(output_groups, 0 if rnn.side else rnn.m, "output_groups")
+    if rnn.side and output:
+        raise ValueError("output_groups needs output gating; this network has side gating")
+    x_labels = [f"x{i + 1}" for i in range(d)] + ["1"]
+    y_labels = [f"y{i + 1}" for i in range(rnn.d_out)]
+    fig = plt.figure(figsize=(9, 3.4 if rnn.side else 6.6), layout="constrained")
+    subs = [fig] if rnn.side else fig.subfigures(2, 1)
+    widths = {"W_in1": d + 1, "W_in2": d + 1, "lam": 1, "W_side": d + 1, "D^T": rnn.d_out}
+    axes = subs[0].subplots(1, len(top), width_ratios=[max(widths[k], 1.5) for k in top])
+    for ax, key in zip(axes, top, strict=True):
+        if key == "lam":
+            im = _heatmap(ax, lam[:, None], "λ", cmap="viridis", vmin=0.0, vmax=1.0)
+            ax.set_xticks([])
+        elif key == "D^T":
+            im = _heatmap(ax, W["D"].T, key)
+            ax.set_xticks(range(rnn.d_out), y_labels, fontsize=7)
+        else:
+            im = _heatmap(ax, W[key], key)
+            ax.set_xticks(range(d + 1), x_labels, fontsize=7)
+        _mark(ax, hidden, "rows", labels=key == "W_in1")
+        subs[0].colorbar(im, ax=ax, shrink=0.6)
+    axes[0].set_ylabel("hidden neuron", fontsize=8)
+    if not rnn.side:
+        bottom = ["W_out1", "W_out2", "D^T"]
+        axes = subs[1].subplots(1, 3, width_ratios=[n, n, max(rnn.d_out, 2)])
+        for ax, key in zip(axes, bottom, strict=True):
+            im = _heatmap(ax, W["D"].T if key == "D^T" else W[key], key)
+            if key == "D^T":
+                ax.set_xticks(range(rnn.d_out), y_labels, fontsize=7)
+            else:
+                _mark(ax, hidden, "cols", labels=True)
+            _mark(ax, output, "rows", labels=key == "W_out1")
+            subs[1].colorbar(im, ax=ax, shrink=0.6)
+        axes[0].set_ylabel("output-gating neuron", fontsize=8)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def construction_counts(
+    ds: Iterable[int], *, rank: Callable[[int], int] | None = None
+) -> list[dict]:
+    """Neurons and parameters of every variant for each d, beside attention's 3 d^2.
+
+    ``rank(d)`` gives r_V = r_KQ of the "low_rank" rows (default max(1, d // 2)). Returns one dict
+    per d: {"d", "attention_params", "<variant>_n", "<variant>_m", "<variant>_params", ...}.
+    """
+    rank = (lambda d: max(1, d // 2)) if rank is None else rank
+    rows = []
+    for d in ds:
+        row = {"d": d, "attention_params": attention_parameter_count(d)}
+        for v in VARIANTS:
+            r = rank(d) if v == "low_rank" else None
+            c = neuron_count(v, d, r_V=r, r_KQ=r)
+            row[f"{v}_n"], row[f"{v}_m"] = c["n"], c["m"]
+            row[f"{v}_params"] = parameter_count(v, d, r_V=r, r_KQ=r)
+        rows.append(row)
+    return rows
+
+
+def plot_counts(
+    ds: Iterable[int] = range(1, 13),
+    *,
+    variants: Sequence[str] = VARIANTS,
+    rank: Callable[[int], int] | None = None,
+) -> plt.Figure:
+    """Hidden neurons n and parameters against d for each variant, beside attention (3 d^2)."""
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown variant(s) {unknown}; expected some of {', '.join(VARIANTS)}")
+    rows = construction_counts(ds, rank=rank)
+    d = [r["d"] for r in rows]
+    fig, (ax_n, ax_p) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    labels = {"low_rank": "low rank (r = ⌊d/2⌋)", "side": "side gating"}
+    for v in variants:
+        ax_n.plot(d, [r[f"{v}_n"] for r in rows], "o-", ms=3, label=labels.get(v, v))
+        ax_p.plot(d, [r[f"{v}_params"] for r in rows], "o-", ms=3, label=labels.get(v, v))
+    ax_p.plot(d, [r["attention_params"] for r in rows], "k--", label="attention (3d²)")
+    ax_n.set(xlabel="d", ylabel="hidden neurons n", title="neurons")
+    ax_p.set(xlabel="d", ylabel="parameters", title="parameters", yscale="log")
+    ax_n.legend(fontsize=8)
+    ax_p.legend(fontsize=8)
+    return fig

@@ -1,0 +1,358 @@
+"""Symbolic proofs (sympy) that the constructions of App. A compute Eq. (1), arXiv:2309.01775v2.
+
+The attention layer of Eq. (1) and the gated RNN of Eq. (2) are run on *symbols*: every weight of
+the attention layer and every input entry is a sympy Symbol, the RNN's weights are written by the
+very recipe ``construction.py`` uses for torch tensors (``fill_query_key_value``, ``fill_side``,
+``query_key_value_layout``, ``low_rank_rows``), and the recurrence runs with lam exactly 0 or 1.
+The expanded difference RNN - attention is a polynomial; it is the zero polynomial exactly when
+the construction is right for *every* weight and *every* input sequence of that length.
+
+Glossary (code name -> paper symbol -> section):
+    W_V, W_K, W_Q     value, key, query matrices; entries V_{ij}, K_{ij}, Q_{ij}  Eq. 1
+    xs                the inputs x_1 .. x_T, each a (d, 1) column of symbols x_{t,i}          Eq. 1
+    ys                y_t = sum_{t'<=t} (W_V x_t')(W_K x_t')^T (W_Q x_t), each (d_v, 1)      Eq. 1
+    weights           W_in1, W_in2 (n, d+1), lam (n, 1), W_out1, W_out2 (m, n), D (d_out, m)
+                      or, for side gating, W_side (n, d+1) and D (d_out, n)                 Eq. 2
+    h                 h_t = lam * h_{t-1} + (W_in1 x~_t) * (W_in2 x~_t), x~_t = [x_t; 1]      Eq. 2
+    W_Qp, delta       W_Q' = W_V^{-T} W_K^T W_Q = delta adj(W_V^T) W_K^T W_Q, delta = 1/det W_V  A.3
+    P_V, R_V          W_V = P_V R_V, rank r_V; entries PV_{ij}, RV_{ij}                       A.4
+    P_KQ, R_KQ        W_K^T W_Q = P_KQ R_KQ, rank r_KQ; entries PKQ_{ij}, RKQ_{ij}            A.4
+
+Symmetric variant: W_Q' is a rational function of W_V. It is written delta * adj(W_V^T) W_K^T W_Q
+with a fresh symbol delta standing for 1/det(W_V); the difference is then a polynomial in delta,
+sum_k c_k delta^k, and it vanishes at delta = 1/det(W_V) exactly when sum_k c_k det(W_V)^(K-k)
+is the zero polynomial (K the top power of delta): that polynomial is what we expand. No
+``simplify`` is needed anywhere, which keeps d = 3, T = 3 at a few seconds.
+
+``numeric_errors`` is the float64 twin of the proof: max |RNN - attention| on random layers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import sympy as sp
+import torch
+
+from .attention import random_attention
+from .construction import (
+    VARIANTS,
+    construct_rnn,
+    fill_query_key_value,
+    fill_side,
+    low_rank_rows,
+    query_key_value_layout,
+)
+
+__all__ = [
+    "symbol_matrix",
+    "symbol_inputs",
+    "SymbolicAttention",
+    "symbolic_attention",
+    "attention_outputs",
+    "symbolic_weights",
+    "symbolic_rnn",
+    "SymbolicProof",
+    "symbolic_construction",
+    "count_terms",
+    "numeric_errors",
+]
+
+
+def symbol_matrix(name: str, rows: int, cols: int) -> sp.Matrix:
+    """A (rows, cols) sympy Matrix of distinct symbols ``name_{ij}`` (1-based indices)."""
+    return sp.Matrix(rows, cols, lambda i, j: sp.Symbol(f"{name}_{{{i + 1}{j + 1}}}"))
+
+
+def symbol_inputs(d: int, T: int) -> list[sp.Matrix]:
+    """x_1 .. x_T as (d, 1) columns of symbols x_{t,i}."""
+    _check_sizes(d, T)
+    return [sp.Matrix([sp.Symbol(f"x_{{{t + 1},{i + 1}}}") for i in range(d)]) for t in range(T)]
+
+
+@dataclasses.dataclass(frozen=True)
+class SymbolicAttention:
+    """A symbolic attention layer and its outputs y_1 .. y_T on symbolic inputs x_1 .. x_T."""
+
+    W_V: sp.Matrix  # (d_v, d)
+    W_K: sp.Matrix  # (d_k, d)
+    W_Q: sp.Matrix  # (d_k, d)
+    xs: list  # T columns (d, 1)
+    ys: list  # T columns (d_v, 1), expanded polynomials
+
+
+def attention_outputs(W_V, W_K, W_Q, xs: list) -> list[sp.Matrix]:
+    """Eq. (1) on sympy matrices: y_t = sum_{t'<=t} (W_V x_t')(W_K x_t')^T (W_Q x_t), expanded."""
+    R = _ring(W_V, W_K, W_Q, *xs)
+    ys = _eq1(*(_lift(R, M) for M in (W_V, W_K, W_Q)), [_lift_vec(R, x) for x in xs])
+    return [_lower(y) for y in ys]
+
+
+def symbolic_attention(d: int, T: int) -> SymbolicAttention:
+    """Eq. (1) with fully symbolic d x d weights W_V, W_K, W_Q and inputs x_1 .. x_T."""
+    _check_sizes(d, T)
+    W_V, W_K, W_Q = (symbol_matrix(s, d, d) for s in ("V", "K", "Q"))
+    xs = symbol_inputs(d, T)
+    return SymbolicAttention(W_V, W_K, W_Q, xs, attention_outputs(W_V, W_K, W_Q, xs))
+
+
+def symbolic_weights(variant: str, **matrices) -> dict[str, sp.Matrix]:
+    """The constructed RNN's weights as sympy matrices, written by construction.py's recipe.
+
+    Keyword matrices: "full", "side": W_V (d_v, d), W_K, W_Q (d_k, d); "symmetric": W_V (d, d)
+    and W_Qp = W_Q' (d, d); "low_rank": P_V (d, r_V), R_V (r_V, d), P_KQ (d, r_KQ), R_KQ (r_KQ, d).
+    Returns W_in1, W_in2, lam (n, 1) and W_out1, W_out2, D, or W_side, D (side gating).
+    """
+    _check_variant(variant)
+    if variant == "side":
+        W_V, W_K, W_Q = matrices["W_V"], matrices["W_K"], matrices["W_Q"]
+        (d_v, d), d_k = W_V.shape, W_K.shape[0]
+        n = d_v * d_k
+        W = {k: sp.zeros(n, d + 1) for k in ("W_in1", "W_in2", "W_side")}
+        W["D"] = sp.zeros(d_v, n)
+        lam = fill_side(W, W_V, W_K, W_Q)
+        return {**W, "lam": sp.Matrix(lam)}
+    if variant == "full":
+        A, B, C = matrices["W_V"], matrices["W_K"], matrices["W_Q"]
+        P_V, pairs = sp.eye(A.shape[0]), query_key_value_layout(A.shape[0], B.shape[0])
+    elif variant == "symmetric":  # keys = values, W_Q' = W_V^{-T} W_K^T W_Q (App. A.3)
+        A = B = matrices["W_V"]
+        C, P_V = matrices["W_Qp"], sp.eye(A.shape[0])
+        pairs = query_key_value_layout(A.shape[0], A.shape[0], symmetric=True)
+    else:
+        A, B, C, P_V = low_rank_rows(
+            matrices["P_V"], matrices["R_V"], matrices["P_KQ"], matrices["R_KQ"]
+        )
+        pairs = query_key_value_layout(A.shape[0], B.shape[0])
+    (a, d), b = A.shape, B.shape[0]
+    kv, index = pairs
+    n, m = len(kv) + b, a * b
+    W = {"W_in1": sp.zeros(n, d + 1), "W_in2": sp.zeros(n, d + 1)}
+    W.update(W_out1=sp.zeros(m, n), W_out2=sp.zeros(m, n), D=sp.zeros(P_V.shape[0], m))
+    lam = fill_query_key_value(W, A, B, C, P_V, kv, index)
+    return {**W, "lam": sp.Matrix(lam)}
+
+
+def symbolic_rnn(weights: dict[str, sp.Matrix], xs: list) -> list[sp.Matrix]:
+    """Eq. (2) on sympy matrices (the reference loop over t), outputs expanded.
+
+    h_t = lam * h_{t-1} + (W_in1 x~_t) * (W_in2 x~_t), h_0 = 0; y_t = D ((W_out1 h_t) *
+    (W_out2 h_t)), or y_t = D ((W_side x~_t) * h_t) when ``weights`` has W_side (App. A.2).
+    """
+    R = _ring(*weights.values(), *xs)
+    ys = _eq2({k: _lift(R, M) for k, M in weights.items()}, [_lift_vec(R, x) for x in xs])
+    return [_lower(y) for y in ys]
+
+
+# The computations run in a sparse polynomial ring (sympy.polys.rings): products of polynomials
+# there are expanded and collected as they are formed, tens of times faster than Expr.expand.
+# Matrices are nested lists (rows) of ring elements, vectors plain lists.
+
+
+def _ring(*matrices):
+    """The polynomial ring over ZZ generated by every symbol in ``matrices`` (sorted by name)."""
+    symbols = set().union(*(M.free_symbols for M in matrices))
+    R, *_ = sp.ring(sorted(symbols, key=str) or [sp.Symbol("_unused")], sp.ZZ)
+    return R
+
+
+def _lift(R, M: sp.Matrix) -> list:
+    return [[R(M[i, j]) for j in range(M.shape[1])] for i in range(M.shape[0])]
+
+
+def _lift_vec(R, x: sp.Matrix) -> list:
+    return [R(e) for e in x]
+
+
+def _lower(v: list) -> sp.Matrix:
+    return sp.Matrix([e.as_expr() for e in v])
+
+
+def _matvec(A: list, v: list) -> list:
+    return [sum((a * b for a, b in zip(row, v, strict=True) if a), v[0].ring.zero) for row in A]
+
+
+def _eq1(W_V: list, W_K: list, W_Q: list, xs: list) -> list:
+    """Eq. (1) written as its sum (not through M_t), so that it shares no code with the RNN."""
+    ys = []
+    for t in range(len(xs)):
+        q = _matvec(W_Q, xs[t])  # q_t (d_k)
+        y = [xs[0][0].ring.zero] * len(W_V)
+        for s in range(t + 1):
+            v, k = _matvec(W_V, xs[s]), _matvec(W_K, xs[s])
+            score = sum((a * b for a, b in zip(k, q, strict=True)), xs[0][0].ring.zero)
+            y = [y_i + v_i * score for y_i, v_i in zip(y, v, strict=True)]  # += v_s (k_s . q_t)
+        ys.append(y)
+    return ys
+
+
+def _eq2(W: dict, xs: list) -> list:
+    """Eq. (2): the reference loop; lam holds exact 0 / 1 ring constants."""
+    one = xs[0][0].ring.one
+    lam = [row[0] for row in W["lam"]]
+    h = [one.ring.zero] * len(lam)
+    ys = []
+    for x in xs:
+        x_tilde = [*x, one]  # [x_t; 1]
+        a, b = _matvec(W["W_in1"], x_tilde), _matvec(W["W_in2"], x_tilde)
+        u = [a_i * b_i for a_i, b_i in zip(a, b, strict=True)]  # g_in(x~_t)
+        h = [l_i * h_i + u_i for l_i, h_i, u_i in zip(lam, h, u, strict=True)]
+        if "W_side" in W:
+            side = _matvec(W["W_side"], x_tilde)
+            gate = [s_i * h_i for s_i, h_i in zip(side, h, strict=True)]
+        else:
+            a, b = _matvec(W["W_out1"], h), _matvec(W["W_out2"], h)
+            gate = [a_i * b_i for a_i, b_i in zip(a, b, strict=True)]  # g_out(h_t)
+        ys.append(_matvec(W["D"], gate))
+    return ys
+
+
+def count_terms(expr) -> int:
+    """Number of monomials of an expanded polynomial (0 for the zero polynomial)."""
+    expr = sp.expand(expr)
+    return 0 if expr == 0 else len(sp.Add.make_args(expr))
+
+
+@dataclasses.dataclass(frozen=True)
+class SymbolicProof:
+    """RNN - attention for one variant, expanded: ``differences[t][i]`` is output i at step t+1.
+
+    For "symmetric" each difference is multiplied by the needed power of det(W_V) (module
+    docstring), so it is a polynomial too.
+    """
+
+    variant: str
+    d: int
+    T: int
+    ranks: tuple | None  # (r_V, r_KQ) for "low_rank"
+    weights: dict  # the symbolic RNN weights (sympy matrices)
+    differences: list  # T lists of d_v expanded sympy expressions
+
+    @property
+    def nonzero_terms(self) -> int:
+        """Monomials left in all differences together: 0 iff the construction is exact."""
+        return sum(count_terms(e) for row in self.differences for e in row)
+
+    @property
+    def is_zero(self) -> bool:
+        """True iff every difference is the zero polynomial."""
+        return all(e == 0 for row in self.differences for e in row)
+
+
+def symbolic_construction(
+    variant: str,
+    d: int,
+    T: int = 3,
+    *,
+    r_V: int | None = None,
+    r_KQ: int | None = None,
+    perturb: Callable[[dict], None] | None = None,
+) -> SymbolicProof:
+    """Prove (or refute) that ``variant``'s constructed RNN equals Eq. (1), symbolically.
+
+    Args:
+        variant: "full", "symmetric", "low_rank" or "side".
+        d: input (and output) dimension; 2 or 3 run in seconds, cost grows quickly with d and T.
+        T: number of time steps.
+        r_V, r_KQ: ranks of the symbolic factors for "low_rank" (default max(1, d - 1) each).
+        perturb: called with the symbolic RNN weights (a dict of mutable sympy matrices) before
+            the RNN runs; the tests use it to check that a broken construction is caught.
+    Returns:
+        a ``SymbolicProof`` whose ``differences`` are all 0 when the construction is exact.
+    """
+    _check_variant(variant)
+    _check_sizes(d, T)
+    xs = symbol_inputs(d, T)
+    ranks, scale = None, None
+    if variant == "low_rank":
+        r_V = max(1, d - 1) if r_V is None else r_V
+        r_KQ = max(1, d - 1) if r_KQ is None else r_KQ
+        for name, r in (("r_V", r_V), ("r_KQ", r_KQ)):
+            if not isinstance(r, int) or not 1 <= r <= d:
+                raise ValueError(f"{name} must be an integer between 1 and d={d}, got {r!r}")
+        ranks = (r_V, r_KQ)
+        P_V, R_V = symbol_matrix("PV", d, r_V), symbol_matrix("RV", r_V, d)
+        P_KQ, R_KQ = symbol_matrix("PKQ", d, r_KQ), symbol_matrix("RKQ", r_KQ, d)
+        # Eq. (1) depends on W_K, W_Q only through W_K^T W_Q = P_KQ R_KQ: take W_K = P_KQ^T.
+        W_V, W_K, W_Q = P_V * R_V, P_KQ.T, R_KQ
+        weights = symbolic_weights(variant, P_V=P_V, R_V=R_V, P_KQ=P_KQ, R_KQ=R_KQ)
+    else:
+        W_V, W_K, W_Q = (symbol_matrix(s, d, d) for s in ("V", "K", "Q"))
+        if variant == "symmetric":
+            delta = sp.Symbol("delta")  # stands for 1 / det(W_V)
+            W_Qp = delta * W_V.T.adjugate() * W_K.T * W_Q  # = W_V^{-T} W_K^T W_Q
+            weights = symbolic_weights(variant, W_V=W_V, W_Qp=W_Qp)
+            scale = (delta, W_V.det(method="berkowitz"))
+        else:
+            weights = symbolic_weights(variant, W_V=W_V, W_K=W_K, W_Q=W_Q)
+    if perturb is not None:
+        perturb(weights)
+    extra = [sp.Matrix([scale[0]])] if scale is not None else []  # delta, even if perturbed away
+    R = _ring(W_V, W_K, W_Q, *weights.values(), *xs, *extra)
+    xs_R = [_lift_vec(R, x) for x in xs]
+    y_att = _eq1(*(_lift(R, M) for M in (W_V, W_K, W_Q)), xs_R)
+    y_rnn = _eq2({k: _lift(R, M) for k, M in weights.items()}, xs_R)
+    differences = []
+    for ya, yr in zip(y_att, y_rnn, strict=True):
+        diff = [r - a for r, a in zip(yr, ya, strict=True)]
+        if scale is not None:
+            delta, det = scale
+            diff = [_clear_delta(e, R(delta), R(det)) for e in diff]
+        differences.append([e.as_expr() for e in diff])
+    return SymbolicProof(variant, d, T, ranks, weights, differences)
+
+
+def _clear_delta(p, delta, det):
+    """sum_k c_k delta^k  ->  sum_k c_k det^(K-k): zero iff p vanishes at delta = 1/det."""
+    K = p.degree(delta)
+    if K <= 0:
+        return p
+    return sum((p.coeff_wrt(delta, k) * det ** (K - k) for k in range(K + 1)), p.ring.zero)
+
+
+def numeric_errors(
+    variant: str,
+    ds=range(1, 9),
+    *,
+    seeds=range(3),
+    T: int = 32,
+    batch: int = 16,
+    rank: Callable[[int], int] | None = None,
+) -> dict[int, float]:
+    """Float64 twin of the proof: max |RNN - attention| over seeds, per d.
+
+    Each seed draws a ``random_attention(d, seed=seed)`` layer (with ``rank=rank(d)`` when given;
+    "low_rank" defaults to rank max(1, d // 2)) and ``batch`` sequences of T i.i.d. N(0, I)
+    inputs, builds ``construct_rnn(layer, variant)`` and compares the two outputs (B, T, d).
+    Returns {d: max abs error}.
+    """
+    _check_variant(variant)
+    if rank is None and variant == "low_rank":
+
+        def rank(d: int) -> int:
+            return max(1, d // 2)
+
+    errors = {}
+    for d in ds:
+        worst = 0.0
+        for seed in seeds:
+            layer = random_attention(d, seed=seed, rank=None if rank is None else rank(d))
+            rnn = construct_rnn(layer, variant)
+            g = torch.Generator().manual_seed(10_000 + seed)
+            x = torch.randn(batch, T, d, generator=g, dtype=torch.float64)
+            with torch.no_grad():
+                worst = max(worst, (rnn(x) - layer(x)).abs().max().item())
+        errors[d] = worst
+    return errors
+
+
+def _check_variant(variant: str) -> None:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
+
+
+def _check_sizes(d: int, T: int) -> None:
+    for name, val in (("d", d), ("T", T)):
+        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
+            raise ValueError(f"{name} must be a positive integer, got {val!r}")
