@@ -19,6 +19,8 @@ from .construction import (
     parameter_count,
 )
 from .gated_rnn import GatedRNN, gated_rnn_forward
+from .tasks import Task, TeacherStudentTask
+from .training import TrainConfig, TrainResult, train
 
 __version__ = "0.1.0"
 
@@ -33,4 +35,9 @@ __all__ = [
     "neuron_count",
     "parameter_count",
     "attention_parameter_count",
+    "Task",
+    "TeacherStudentTask",
+    "TrainConfig",
+    "TrainResult",
+    "train",
 ]

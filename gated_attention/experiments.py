@@ -5,13 +5,75 @@ Profiles (one papermill parameter, ``profile``, selects one):
     quick   the default of ``make book``: the whole book in minutes on a 2-core laptop CPU,
             still reproducing every qualitative finding of the paper.
     paper   the paper's own sizes and step counts.
+
+Glossary (code name -> paper symbol -> section):
+    TeacherStudentConfig  the teacher-student experiment (d, T, n = m, seeds)         Sec. 4.1-4.2
+    sizes                 n = m of each ensemble member (a Fig. 3A/B sweep)           Sec. 4.2
+    teacher_rank          rank of the teacher's matrices (6 for d = 12, Fig. 3B)      Sec. 4.2
+    run(config)           the results cache: compute once, load afterwards            DESIGN.md
+
+An experiment config is any frozen dataclass with a ``name`` (str) and a method
+``compute(*, checkpoint, progress) -> (tensors, metrics)``: ``tensors`` a (nested) dict of
+tensors, ``metrics`` a JSON-able dict; ``checkpoint`` a file path the computation may save its
+state to and resume from (``training.train(checkpoint=...)`` does both). ``run`` does the rest.
+
+The results cache: ``run(config)`` returns the entry ``<cache>/<name>-<hash>/`` when it is
+complete and intact, else computes and stores it. ``<cache>`` is ``results/`` at the repository
+root unless the environment variable GATED_ATTENTION_CACHE names another folder. The hash covers
+the config and the source of the package's computing modules (``code_hash``: a change to model or
+training code invalidates; the presentation-only modules of PRESENTATION_ONLY, the chapters and
+the analysis code do not). An entry holds tensors.pt (loaded with weights_only=True),
+meta.json (config, package version, code hash, torch version, hardware, wall time, metrics) and
+manifest.json (sha256 of both), written last, each atomically (temp file + rename). An entry whose
+manifest is missing or does not match is recomputed with a warning that names it; a run that
+was interrupted resumes from the entry's checkpoint.pt.
 """
 
 from __future__ import annotations
 
-__all__ = ["PROFILES", "check_profile"]
+import dataclasses
+import hashlib
+import json
+import os
+import platform
+import shutil
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .gated_rnn import GatedRNN
+from .tasks import TeacherStudentTask, masked_mse
+from .training import TrainConfig, gated_rnn_fast, stack_students, train, unstack_students
+
+__all__ = [
+    "PROFILES",
+    "check_profile",
+    "TeacherStudentConfig",
+    "teacher_student_config",
+    "RunResult",
+    "run",
+    "derive_seed",
+    "cache_root",
+    "code_hash",
+    "config_hash",
+    "entry_path",
+]
 
 PROFILES = ("smoke", "quick", "paper")
+
+#: Modules whose source does not change any result (the hash of ``code_hash`` skips them).
+PRESENTATION_ONLY = (
+    "book.py",
+    "bench.py",
+    "scorecard.py",
+    "sphinxext.py",
+    "plotting.py",
+    "analysis/",
+)
 
 
 def check_profile(profile: str) -> str:
@@ -19,3 +81,290 @@ def check_profile(profile: str) -> str:
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
     return profile
+
+
+def derive_seed(seed: int, stream: str) -> int:
+    """An independent seed for one random stream ("teacher", "student", "data", "eval") of a run."""
+    digest = hashlib.sha256(f"{int(seed)}/{stream}".encode()).digest()
+    return int.from_bytes(digest[:7], "little")
+
+
+@dataclass(frozen=True)
+class TeacherStudentConfig:
+    """The teacher-student experiment of Sec. 4.1 (and the size sweeps of Sec. 4.2, Fig. 3A/B).
+
+    Every member of ``members()`` is one independent run: its seed gives its teacher
+    (``random_attention(d, rank=teacher_rank, std=teacher_std)``), its student's initialisation
+    and its data stream (``derive_seed(seed, stream)``), so members with one seed and different
+    sizes share teacher and data (a paired sweep). All members train together as one ensemble.
+
+    Choices the paper does not give (ours): teacher weights N(0, 1/d); student weights
+    N(0, 1/fan_in) times ``init_scale``, lam ~ U(lam_range) at initialisation; the optimiser
+    settings in ``train`` (TrainConfig); the held-out evaluation batch of ``eval_batch``
+    sequences.
+    """
+
+    name: str = "teacher-student"
+    d: int = 4
+    T: int = 32
+    teacher_rank: int | None = None
+    teacher_std: float | None = None
+    n: int = 100
+    m: int = 100
+    sizes: tuple[int, ...] = ()  # n = m of each member; empty: every member has (n, m)
+    seeds: tuple[int, ...] = (0,)
+    side: bool = False
+    lam_range: tuple[float, float] = (0.0, 1.0)
+    init_scale: float = 1.0
+    eval_batch: int = 1024
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=1_000_000))
+
+    def __post_init__(self) -> None:
+        if not self.seeds:
+            raise ValueError("seeds must name at least one seed")
+        for k in (self.d, self.T, self.n, self.m, *self.sizes):
+            if not isinstance(k, int) or k < 1:
+                raise ValueError(f"d, T, n, m and sizes must be positive integers, got {k!r}")
+        if not isinstance(self.train, TrainConfig):
+            raise TypeError(f"train must be a TrainConfig, got {type(self.train).__name__}")
+
+    def members(self) -> list[tuple[int, int, int]]:
+        """(seed, n, m) of every ensemble member: sizes outer, seeds inner."""
+        sizes = [(s, s) for s in self.sizes] if self.sizes else [(self.n, self.m)]
+        return [(seed, n, m) for n, m in sizes for seed in self.seeds]
+
+    def task(self, seed: int) -> TeacherStudentTask:
+        """The task (teacher and data distribution) of the members with this seed."""
+        return TeacherStudentTask.from_seed(
+            self.d,
+            seed=derive_seed(seed, "teacher"),
+            T=self.T,
+            rank=self.teacher_rank,
+            std=self.teacher_std,
+        )
+
+    def student(self, seed: int, n: int, m: int) -> GatedRNN:
+        """The initial student of one member."""
+        seed = derive_seed(seed, "student")
+        rnn = GatedRNN(self.d, n, m, side=self.side, seed=seed, lam_range=self.lam_range)
+        with torch.no_grad():
+            for name, p in rnn.named_parameters():
+                if name != "nu":
+                    p.mul_(self.init_scale)
+        return rnn
+
+    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
+        """Train every member; returns (tensors, metrics) for the results cache."""
+        members = self.members()
+        tasks = {seed: self.task(seed) for seed in self.seeds}
+        params, masks = stack_students([self.student(*mb) for mb in members])
+        res = train(
+            [tasks[seed] for seed, _, _ in members],
+            params,
+            self.train,
+            masks=masks,
+            data_seeds=[derive_seed(seed, "data") for seed, _, _ in members],
+            checkpoint=checkpoint,
+            progress=progress,
+            desc=self.name,
+        )
+        eval_loss = _eval_loss(self, tasks, members, res.params)
+        tensors = {
+            "params": {k: v.to(torch.float64) for k, v in res.params.items()},
+            "sizes": torch.tensor([[n, m] for _, n, m in members]),
+            "seeds": torch.tensor([seed for seed, _, _ in members]),
+            "loss_steps": res.loss_steps,
+            "losses": res.losses.to(torch.float64),
+            "eval_loss": eval_loss,
+        }
+        metrics = {
+            "final_train_loss": res.final_loss.tolist(),
+            "eval_loss": eval_loss.tolist(),
+            "train_wall_time_s": res.wall_time,
+            "resumed_from_step": res.resumed_from,
+        }
+        return tensors, metrics
+
+
+def _eval_loss(config, tasks, members, params) -> torch.Tensor:
+    """MSE of each member on ``eval_batch`` fresh held-out sequences (float64)."""
+    xs, ys = [], []
+    for seed, _, _ in members:
+        g = torch.Generator().manual_seed(derive_seed(seed, "eval"))
+        x, y = tasks[seed].sample(config.eval_batch, g)
+        xs.append(x)
+        ys.append(y)
+    p = {k: v.detach().to(torch.float64) for k, v in params.items()}
+    with torch.no_grad():
+        y_hat = gated_rnn_fast(torch.stack(xs), p)
+    return masked_mse(y_hat, torch.stack(ys))
+
+
+def teacher_student_config(profile: str, **overrides: Any) -> TeacherStudentConfig:
+    """The Sec. 4.1 config of a profile; ``overrides`` replace top-level fields.
+
+    paper  d 4, n = m = 100, T 32, batch 64, 1,000,000 steps (the paper's sizes), checkpoints
+           every 10,000 steps.
+    quick  the same network and task, 20,000 steps (minutes on a 2-core CPU).
+    smoke  the same network and task, 30 steps: only proves the code path.
+    """
+    check_profile(profile)
+    steps, log_every, ckpt = {"smoke": (30, 10, 0), "quick": (20_000, 100, 2_000)}.get(
+        profile, (1_000_000, 1_000, 10_000)
+    )
+    tc = TrainConfig(steps=steps, log_every=log_every, checkpoint_every=ckpt)
+    if profile == "smoke":
+        tc = dataclasses.replace(tc, chunk_steps=10)
+    return dataclasses.replace(TeacherStudentConfig(train=tc), **overrides)
+
+
+@dataclass
+class RunResult:
+    """A results-cache entry: ``tensors``, ``metrics`` (from ``compute``) and ``meta``."""
+
+    config: Any
+    tensors: dict
+    metrics: dict
+    meta: dict
+    path: Path
+    cached: bool
+
+    @property
+    def params(self) -> dict[str, torch.Tensor]:
+        """The trained parameters, (E, ...) float64."""
+        return self.tensors["params"]
+
+    def students(self) -> list[GatedRNN]:
+        """Member e as a float64 GatedRNN of its own size (n_e, m_e)."""
+        sizes = [tuple(s) for s in self.tensors["sizes"].tolist()]
+        return unstack_students(self.params, sizes)
+
+
+def cache_root() -> Path:
+    """``$GATED_ATTENTION_CACHE`` if set, else ``results/`` at the repository root."""
+    env = os.environ.get("GATED_ATTENTION_CACHE")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "results"
+
+
+def code_hash(root: str | os.PathLike | None = None) -> str:
+    """sha256 over the source of the package's computing modules (see PRESENTATION_ONLY).
+
+    ``root`` is the package folder (default: this package).
+    """
+    root = Path(__file__).resolve().parent if root is None else Path(root)
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        if rel in PRESENTATION_ONLY or any(rel.startswith(p) for p in PRESENTATION_ONLY):
+            continue
+        h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _config_dict(config: Any) -> dict:
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise TypeError(f"config must be a dataclass instance, got {type(config).__name__}")
+    return {"type": type(config).__qualname__, "fields": dataclasses.asdict(config)}
+
+
+def config_hash(config: Any) -> str:
+    """12 hex digits of sha256(config as JSON + code_hash())."""
+    text = json.dumps(_config_dict(config), sort_keys=True, default=str) + code_hash()
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def entry_path(config: Any) -> Path:
+    """The cache entry of a config: ``<cache>/<name>-<hash>``."""
+    name = getattr(config, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{type(config).__name__} needs a non-empty str field 'name'")
+    return cache_root() / f"{name}-{config_hash(config)}"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _atomic_write(path: Path, write) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def _load_entry(path: Path, config: Any) -> RunResult | None:
+    """The entry if complete and intact; None if absent; warns and returns None if damaged."""
+    manifest = path / "manifest.json"
+    if not manifest.exists():
+        if (path / "tensors.pt").exists() or (path / "meta.json").exists():
+            msg = f"results entry {path} is partial (no manifest); recomputing"
+            warnings.warn(msg, stacklevel=3)
+        return None
+    try:
+        sums = json.loads(manifest.read_text())
+        for fname, digest in sums.items():
+            if _sha256(path / fname) != digest:
+                raise ValueError(f"checksum of {fname} does not match the manifest")
+        meta = json.loads((path / "meta.json").read_text())
+        tensors = torch.load(path / "tensors.pt", weights_only=True)
+    except (OSError, ValueError, RuntimeError, KeyError) as err:
+        warnings.warn(f"results entry {path} is corrupt ({err}); recomputing", stacklevel=3)
+        return None
+    return RunResult(config, tensors, meta["metrics"], meta, path, cached=True)
+
+
+def _hardware() -> dict:
+    return {
+        "machine": platform.machine(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+    }
+
+
+def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:
+    """Return the cached results of ``config``, computing and storing them if needed.
+
+    ``recompute=True`` ignores a stored entry (and its checkpoint) and computes afresh.
+    """
+    from . import __version__
+
+    path = entry_path(config)
+    if recompute and path.exists():
+        shutil.rmtree(path)
+    found = _load_entry(path, config)
+    if found is not None:
+        return found
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in ("manifest.json", "meta.json", "tensors.pt"):
+        (path / stale).unlink(missing_ok=True)
+    checkpoint = path / "checkpoint.pt"
+    if checkpoint.exists():
+        try:
+            torch.load(checkpoint, weights_only=True)
+        except Exception as err:  # noqa: BLE001 - any unreadable checkpoint is discarded
+            msg = f"checkpoint {checkpoint} is unreadable ({err}); starting over"
+            warnings.warn(msg, stacklevel=2)
+            checkpoint.unlink()
+    t0 = time.perf_counter()
+    tensors, metrics = config.compute(checkpoint=checkpoint, progress=progress)
+    meta = {
+        "name": config.name,
+        "config": _config_dict(config),
+        "package_version": __version__,
+        "code_hash": code_hash(),
+        "torch_version": torch.__version__,
+        "hardware": _hardware(),
+        "wall_time_s": time.perf_counter() - t0,
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "metrics": metrics,
+    }
+    _atomic_write(path / "tensors.pt", lambda p: torch.save(tensors, p))
+    meta_text = json.dumps(meta, indent=1, default=str)
+    _atomic_write(path / "meta.json", lambda p: p.write_text(meta_text))
+    sums = {f: _sha256(path / f) for f in ("tensors.pt", "meta.json")}
+    _atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(sums, indent=1)))
+    checkpoint.unlink(missing_ok=True)
+    return RunResult(config, tensors, metrics, meta, path, cached=False)

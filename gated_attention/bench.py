@@ -1,0 +1,231 @@
+"""``make bench``: how fast the training engine is, against its reference and the machine's peak.
+
+Measures, on this machine (``python -m gated_attention.bench --out _build/bench.json``):
+    engine      steps/s of ``training.train`` (mode "fast") at the Sec. 4.1 config:
+                d 4, n = m = 100, T 32, batch 64 (the paper's network, one run)
+    reference   steps/s of the same training in mode "reference" (the loop over t of Eq. 2)
+    batched     a 16-member ensemble of n = m = 28 students (Fig. 3A sizes) trained together:
+                member-steps/s (16 x ensemble steps/s)
+    sequential  the same 16 runs one after another: member-steps/s
+    GFLOP/s     the engine's achieved matrix-multiply FLOP rate (``step_flops``) against
+                ``gemm_peak_gflops``, the best rate of a timed 2048 x 2048 float32 matmul.
+
+FLOP count (``step_flops``): only matrix products are counted (elementwise work is ignored),
+2 FLOPs per multiply-add, as computed (the decay-matrix GEMM includes its zero upper triangle).
+Forward, per step with R = B T rows: input gating 2 (2n)(d+1) R, scan 2 n T^2 B, output gating
+2 (2m) n R, readout 2 d_out m R. Backward: two GEMMs of the same size per forward GEMM (gradient
+of both operands), except the input gating, whose input x needs no gradient (one GEMM).
+
+Targets (from the issue): engine >= 5x reference steps/s; batched >= 3x sequential.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from .experiments import check_profile, derive_seed
+from .gated_rnn import GatedRNN
+from .tasks import TeacherStudentTask
+from .training import TrainConfig, stack_students, train
+
+__all__ = [
+    "TARGETS",
+    "step_flops",
+    "gemm_peak_gflops",
+    "run_bench",
+    "default_out",
+    "load_or_run",
+    "format_table",
+    "main",
+]
+
+#: the issue's targets: engine / reference steps/s, batched / sequential throughput
+TARGETS = {"engine_speedup": 5.0, "ensemble_speedup": 3.0}
+
+#: steps timed per measurement: (engine, reference, batched, sequential per run, warm-up)
+STEPS = {"quick": (400, 60, 200, 100, 20), "smoke": (10, 3, 5, 3, 1)}
+#: the matrix size of the peak measurement (smoke: small, only proves the code path)
+GEMM_SIZE = {"quick": 2048, "smoke": 512}
+
+
+def step_flops(d: int, n: int, m: int, T: int, B: int, d_out: int | None = None) -> dict:
+    """Matrix-multiply FLOPs of one training step (forward + backward); see the module docstring."""
+    d_out = d if d_out is None else d_out
+    R = B * T
+    fwd = {
+        "input_gating": 2 * (2 * n) * (d + 1) * R,
+        "scan": 2 * n * T * T * B,
+        "output_gating": 2 * (2 * m) * n * R,
+        "readout": 2 * d_out * m * R,
+    }
+    bwd = {k: (1 if k == "input_gating" else 2) * v for k, v in fwd.items()}
+    forward, backward = sum(fwd.values()), sum(bwd.values())
+    return {"forward": forward, "backward": backward, "total": forward + backward, "parts": fwd}
+
+
+def gemm_peak_gflops(size: int = 2048, repeats: int = 5) -> float:
+    """The best GFLOP/s of ``repeats`` timed (size x size) @ (size x size) float32 products."""
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(size, size, generator=g)
+    b = torch.randn(size, size, generator=g)
+    a @ b  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * size**3 / best / 1e9
+
+
+def _time_train(tasks, students, steps: int, mode: str, warmup: int, seed: int) -> float:
+    """Seconds for ``steps`` training steps (after ``warmup`` untimed ones), setup included."""
+    params, masks = stack_students(students)
+    seeds = [derive_seed(seed + e, "data") for e in range(len(tasks))]
+    kw = dict(data_seeds=seeds, masks=masks, progress=False)
+    train(tasks, params, TrainConfig(steps=warmup, mode=mode, chunk_steps=warmup), **kw)
+    t0 = time.perf_counter()
+    train(tasks, params, TrainConfig(steps=steps, mode=mode, log_every=steps), **kw)
+    return time.perf_counter() - t0
+
+
+def _hardware() -> dict:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": model, "cpu_count": os.cpu_count(), "platform": platform.platform()}
+
+
+def run_bench(profile: str = "quick", seed: int = 0, threads: int | None = None) -> dict:
+    """Run every measurement of the module docstring.
+
+    ``profile``: "smoke" (seconds, one thread unless ``threads`` says otherwise; the numbers only
+    prove the code path) or "quick"/"paper" (the same, about a minute). ``threads``: torch
+    threads during the bench (default: as set)."""
+    check_profile(profile)
+    kind = "smoke" if profile == "smoke" else "quick"
+    if threads is None and kind == "smoke":
+        threads = 1  # seconds, whatever else runs: the smoke numbers only prove the code path
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        return _measure(kind, seed)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _measure(kind: str, seed: int) -> dict:
+    n_eng, n_ref, n_bat, n_seq, warm = STEPS[kind]
+    d, n, T, B, E, n_small = 4, 100, 32, 64, 16, 28
+    task = TeacherStudentTask.from_seed(d, seed=derive_seed(seed, "teacher"), T=T)
+    big = [GatedRNN(d, n, n, seed=derive_seed(seed, "student"))]
+    t_eng = _time_train([task], big, n_eng, "fast", warm, seed)
+    t_ref = _time_train([task], big, n_ref, "reference", warm, seed)
+    small = [GatedRNN(d, n_small, n_small, seed=derive_seed(seed + e, "student")) for e in range(E)]
+    t_bat = _time_train([task] * E, small, n_bat, "fast", warm, seed)
+    t_seq = sum(
+        _time_train([task], [s], n_seq, "fast", warm, seed + e) for e, s in enumerate(small)
+    )
+    flops = step_flops(d, n, n, T, B)
+    peak = gemm_peak_gflops(GEMM_SIZE[kind])
+    eng = n_eng / t_eng
+    out = {
+        "profile": kind,
+        "config": {"d": d, "n": n, "m": n, "T": T, "batch": B, "ensemble": E, "n_small": n_small},
+        "engine_steps_per_s": eng,
+        "reference_steps_per_s": n_ref / t_ref,
+        "batched_steps_per_s": E * n_bat / t_bat,
+        "sequential_steps_per_s": E * n_seq / t_seq,
+        "step_gflop": flops["total"] / 1e9,
+        "engine_gflops": eng * flops["total"] / 1e9,
+        "gemm_peak_gflops": peak,
+        "gemm_size": GEMM_SIZE[kind],
+        "torch_version": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "hardware": _hardware(),
+        "steps_timed": {"engine": n_eng, "reference": n_ref, "batched": n_bat, "sequential": n_seq},
+        "targets": dict(TARGETS),
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out["engine_speedup"] = out["engine_steps_per_s"] / out["reference_steps_per_s"]
+    out["ensemble_speedup"] = out["batched_steps_per_s"] / out["sequential_steps_per_s"]
+    out["peak_fraction"] = out["engine_gflops"] / peak
+    out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
+    return out
+
+
+def default_out() -> Path:
+    """Where ``make bench`` writes: ``<build>/bench.json`` (the scorecard's build folder)."""
+    from .scorecard import build_dir
+
+    return build_dir() / "bench.json"
+
+
+def load_or_run(profile: str, path: str | os.PathLike | None = None) -> tuple[dict, str]:
+    """The results of ``make bench`` if ``path`` (default ``default_out()``) exists, else a bench
+    run now on one thread (steady even on a busy machine): "smoke" for the smoke profile
+    (seconds), "quick" otherwise (about a minute).
+
+    Returns ``(results, source)``, source saying where the numbers come from.
+    """
+    check_profile(profile)
+    path = default_out() if path is None else Path(path)
+    if path.exists():
+        return json.loads(path.read_text()), f"{path.name} written by make bench"
+    kind = "smoke" if profile == "smoke" else "quick"
+    source = f"a {kind} bench run in this chapter on one thread ({path.name} absent)"
+    return run_bench(kind, threads=1), source
+
+
+def format_table(r: dict) -> str:
+    """The bench results as a plain-text table."""
+    rows = [
+        ("engine (fast), Sec. 4.1 config", f"{r['engine_steps_per_s']:.1f} steps/s"),
+        ("reference loop, Sec. 4.1 config", f"{r['reference_steps_per_s']:.1f} steps/s"),
+        ("  engine / reference", f"{r['engine_speedup']:.1f}x (target >= 5x)"),
+        ("16 x n=28 ensemble, batched", f"{r['batched_steps_per_s']:.1f} member-steps/s"),
+        ("16 x n=28, sequential runs", f"{r['sequential_steps_per_s']:.1f} member-steps/s"),
+        ("  batched / sequential", f"{r['ensemble_speedup']:.1f}x (target >= 3x)"),
+        ("FLOPs per step (fwd + bwd)", f"{r['step_gflop'] * 1e3:.0f} MFLOP"),
+        ("engine achieved", f"{r['engine_gflops']:.1f} GFLOP/s"),
+        (f"matmul peak ({r['gemm_size']}^3 float32)", f"{r['gemm_peak_gflops']:.1f} GFLOP/s"),
+        ("  engine / peak", f"{100 * r['peak_fraction']:.0f}%"),
+        ("torch, threads", f"{r['torch_version']}, {r['threads']}"),
+        ("cpu", f"{r['hardware']['cpu']} ({r['hardware']['cpu_count']} cores)"),
+    ]
+    width = max(len(a) for a, _ in rows)
+    return "\n".join(f"{a:<{width}}  {b}" for a, b in rows)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Command line: ``python -m gated_attention.bench [--out FILE] [--profile quick|smoke]``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    parser.add_argument("--profile", default="quick", choices=("quick", "smoke"))
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
+    args = parser.parse_args(argv)
+    results = run_bench(args.profile, threads=args.threads)
+    print(format_table(results))
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = args.out.with_name(args.out.name + ".tmp")
+        tmp.write_text(json.dumps(results, indent=1))
+        os.replace(tmp, args.out)
+        print(f"written: {args.out}")
+    return results
+
+
+if __name__ == "__main__":
+    main()

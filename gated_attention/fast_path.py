@@ -1,0 +1,159 @@
+"""The fused forward of Eq. (2) that the training engine runs (arXiv:2309.01775v2, Sec. 2).
+
+The same function as ``gated_rnn.gated_rnn_forward`` (tests/test_training.py checks outputs and
+gradients in float64), arranged for speed on a CPU:
+
+* neuron-major activations: every activation is (E, neurons, T*B) with time-major columns
+  (column t*B + b), so each product of Eq. (2) is one plain batched GEMM without copies;
+* packed weights: W_in = [W_in1; W_in2] (E, 2n, d+1) and W_out = [W_out1; W_out2] (E, 2m, n),
+  so each gating is one GEMM followed by an elementwise product (``GatedProduct``, whose
+  backward writes both halves of the gradient into one buffer instead of concatenating);
+* the scan h_t = sum_{s<=t} lam^(t-s) u_s is one GEMM with the decay matrix L (T x T per
+  neuron), exact for lam = 0 and lam = 1;
+* the output gating (most of the FLOPs) runs only at the time steps the loss reads.
+
+Glossary (code name -> paper symbol -> shape):
+    X          x~_t = [x_t; 1] for every (t, b), neuron-major          (E, d+1, T*B)
+    W_in       [W_in1; W_in2]                                          (E, 2n, d+1)
+    u          g_in(x~_t) = (W_in1 x~_t) * (W_in2 x~_t)                (E, n, T, B)
+    L          L[t, s] = lam^(t-s) for s <= t                          (E, n, T, T)
+    h          h_t                                                     (E, n, T'*B)
+    W_out      [W_out1; W_out2]                                        (E, 2m, n)
+    W_side     side gate of App. A.2 (instead of W_out)                (E, n, d+1)
+    D          readout D                                               (E, d_out, m or n)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .gated_rnn import lam_from_nu
+
+__all__ = [
+    "GatedProduct",
+    "decay_matrix_neuron_major",
+    "pack_params",
+    "unpack_params",
+    "inputs_neuron_major",
+    "targets_neuron_major",
+    "forward_packed",
+    "gated_rnn_fast",
+]
+
+
+class GatedProduct(torch.autograd.Function):
+    """(W_1 X) * (W_2 X) for W = [W_1; W_2] (E, 2k, K) and X (E, K, R) -> (E, k, R).
+
+    One GEMM forward; backward: the gradient of W X is [g * (W_2 X); g * (W_1 X)], written
+    into one buffer, then one GEMM per operand.
+    """
+
+    @staticmethod
+    def forward(ctx, W: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+        ab = torch.bmm(W, X)  # (E, 2k, R)
+        k = W.shape[1] // 2
+        ctx.save_for_backward(W, X)
+        ctx.ab = ab
+        return ab[:, :k] * ab[:, k:]
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        W, X = ctx.saved_tensors
+        ab = ctx.ab
+        k = W.shape[1] // 2
+        g_ab = torch.empty_like(ab)
+        torch.mul(grad, ab[:, k:], out=g_ab[:, :k])
+        torch.mul(grad, ab[:, :k], out=g_ab[:, k:])
+        g_W = torch.bmm(g_ab, X.transpose(1, 2)) if ctx.needs_input_grad[0] else None
+        g_X = torch.bmm(W.transpose(1, 2), g_ab) if ctx.needs_input_grad[1] else None
+        return g_W, g_X
+
+
+def decay_matrix_neuron_major(lam: torch.Tensor, T: int) -> torch.Tensor:
+    """L[..., t, s] = lam^(t-s) for s <= t, else 0: lam (*E, n) -> L (*E, n, T, T).
+
+    ``gated_rnn.decay_matrix`` with the neuron axis first, built as a Toeplitz view (``unfold``)
+    of the powers lam^0..lam^(T-1) instead of a gather (whose backward is slow). The powers come
+    from a cumulative product, so lam = 0 and lam = 1 are exact.
+    """
+    ones = torch.ones_like(lam)[..., None]  # (*E, n, 1)
+    if T > 1:
+        reps = lam[..., None].expand(*lam.shape, T - 1)
+        powers = torch.cat([ones, torch.cumprod(reps, dim=-1)], dim=-1)  # (*E, n, T): lam^k
+    else:
+        powers = ones
+    # q[i] = lam^(T-1-i) for i < T, 0 beyond; windows w[j, s] = q[j + s]; L[t, s] = w[T-1-t, s]
+    q = torch.cat([powers.flip(-1), torch.zeros_like(powers[..., 1:])], dim=-1)  # (*E, n, 2T-1)
+    return q.unfold(-1, T, 1).flip(-2)
+
+
+def pack_params(params: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Eq. (2) parameters (W_in1, W_in2, nu, W_out1, W_out2 or W_side, D) -> packed ones."""
+    packed = {"W_in": torch.cat([params["W_in1"], params["W_in2"]], dim=-2), "nu": params["nu"]}
+    if "W_side" in params:
+        packed["W_side"] = params["W_side"]
+    else:
+        packed["W_out"] = torch.cat([params["W_out1"], params["W_out2"]], dim=-2)
+    packed["D"] = params["D"]
+    return packed
+
+
+def unpack_params(packed: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The inverse of ``pack_params`` (views, no copies)."""
+    W_in1, W_in2 = packed["W_in"].chunk(2, dim=-2)
+    params = {"W_in1": W_in1, "W_in2": W_in2, "nu": packed["nu"]}
+    if "W_side" in packed:
+        params["W_side"] = packed["W_side"]
+    else:
+        params["W_out1"], params["W_out2"] = packed["W_out"].chunk(2, dim=-2)
+    params["D"] = packed["D"]
+    return params
+
+
+def inputs_neuron_major(x: torch.Tensor) -> torch.Tensor:
+    """x (..., E, B, T, d) -> X (..., E, d+1, T*B): x~ = [x; 1], time-major columns."""
+    *lead, B, T, d = x.shape
+    x_tilde = torch.cat([x, x.new_ones(*lead, B, T, 1)], dim=-1)  # (..., B, T, d+1)
+    return x_tilde.permute(*range(len(lead)), -1, -2, -3).reshape(*lead, d + 1, T * B)
+
+
+def targets_neuron_major(y: torch.Tensor, out_steps: torch.Tensor | None) -> torch.Tensor:
+    """y (..., E, B, T, d_out) -> (..., E, d_out, T'*B) at the steps ``out_steps`` (None: all)."""
+    if out_steps is not None:
+        y = y[..., out_steps, :]
+    *lead, B, T_out, d_out = y.shape
+    return y.permute(*range(len(lead)), -1, -2, -3).reshape(*lead, d_out, T_out * B)
+
+
+def forward_packed(
+    X: torch.Tensor, packed: dict[str, torch.Tensor], T: int, out_steps: torch.Tensor | None
+) -> torch.Tensor:
+    """Eq. (2) on neuron-major inputs X (E, d+1, T*B) -> y (E, d_out, T'*B), packed weights."""
+    E, d1, TB = X.shape
+    B = TB // T
+    n = packed["W_in"].shape[-2] // 2
+    u = GatedProduct.apply(packed["W_in"], X).view(E, n, T, B)  # g_in(x~_t)
+    L = decay_matrix_neuron_major(lam_from_nu(packed["nu"]), T)  # (E, n, T, T)
+    if out_steps is not None:
+        L = L[:, :, out_steps]  # only the rows of the steps the loss reads
+    h = torch.matmul(L, u)  # (E, n, T', B): h_t = sum_{s<=t} lam^(t-s) u_s
+    T_out = h.shape[2]
+    h = h.view(E, n, T_out * B)
+    if "W_side" in packed:  # App. A.2: y = D ((W_side x~_t) * h_t)
+        Xs = X if out_steps is None else X.view(E, d1, T, B)[:, :, out_steps].reshape(E, d1, -1)
+        g = torch.bmm(packed["W_side"], Xs) * h
+    else:
+        g = GatedProduct.apply(packed["W_out"], h)  # g_out(h_t): (E, m, T'*B)
+    return torch.bmm(packed["D"], g)  # (E, d_out, T'*B)
+
+
+def gated_rnn_fast(
+    x: torch.Tensor, params: dict[str, torch.Tensor], out_steps: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Eq. (2), fast: x (E, B, T, d) -> y (E, B, T', d_out), T' = len(out_steps) or T.
+
+    Takes the parameters of ``gated_rnn_forward`` (leading dim E); see the module docstring.
+    """
+    E, B, T, d = x.shape
+    y = forward_packed(inputs_neuron_major(x), pack_params(params), T, out_steps)
+    return y.view(E, -1, y.shape[-1] // B, B).permute(0, 3, 2, 1)  # (E, B, T', d_out)

@@ -1,0 +1,405 @@
+"""The training engine: AdamW + cosine annealing for ensembles of gated RNNs (Sec. 4.1).
+
+Glossary (code name -> paper symbol / meaning -> shape):
+    params       the student's parameters (W_in1, W_in2, nu, W_out1, W_out2, D or W_side), each
+                 with a leading ensemble dim E: E independent runs trained in one computation
+    masks        0/1 tensors, same shapes as params: a member with n_e < n hidden neurons (or
+                 m_e < m output-gating neurons) is the larger network with the extra neurons
+                 masked; masked weights are exactly zero and get exactly zero gradient
+    lr, eta_min  AdamW's learning rate, annealed by a cosine from lr to eta_min over ``steps``
+    weight_decay AdamW's decoupled weight decay, on every parameter except nu (Sec. 4.1)
+    chunk_steps  data for this many steps is drawn at once (one generator call per member)
+    log_every    the loss curve keeps the mean training loss of each window of this many steps
+
+Why an ensemble equals separate runs: the loss is the sum of the members' losses, so each
+member's gradient is its own loss's gradient; AdamW is elementwise; nothing couples the members
+(no gradient clipping across them). Each member draws its data from its own generator.
+``tests/test_training.py`` checks that an ensemble and E separate runs end with the same
+parameters (float64, 1e-10), and that an interrupted run resumed from its checkpoint ends where an
+uninterrupted one does.
+
+Two modes of the same training step (same data, same numbers up to rounding; tested):
+    "fast"       the fused forward of ``fast_path`` on packed weights and neuron-major data
+                 (one GEMM per gating pair, decay-matrix scan, output only at the loss's time
+                 steps), the fused AdamW kernel, the loss read back once per log window.
+    "reference"  the readable definition: ``gated_rnn_forward(mode="reference")`` (a loop over
+                 t), ``masked_mse``, a plain per-parameter AdamW, the loss read back every step.
+A model other than Eq. (2) can be trained by passing ``forward`` (then both modes run it as is).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from .fast_path import (
+    forward_packed,
+    gated_rnn_fast,
+    inputs_neuron_major,
+    pack_params,
+    targets_neuron_major,
+    unpack_params,
+)
+from .gated_rnn import GatedRNN, gated_rnn_forward
+from .tasks import Task, check_task, masked_mse
+
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "MODES",
+    "train",
+    "gated_rnn_fast",
+    "stack_students",
+    "unstack_students",
+    "sample_chunk",
+    "cosine_lr",
+]
+
+MODES = ("fast", "reference")
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimiser and engine settings (the paper gives AdamW, cosine annealing, batch 64, 1M steps).
+
+    Defaults are our choices where the paper is silent: lr 1e-3 annealed to eta_min 1e-6, weight
+    decay 1e-4 (on all parameters but nu), Adam's default betas and eps, no warm-up, no
+    gradient clipping (clipping by a global norm would couple ensemble members).
+    """
+
+    steps: int
+    batch_size: int = 64
+    lr: float = 1e-3
+    eta_min: float = 1e-6
+    weight_decay: float = 1e-4
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    warmup_steps: int = 0
+    log_every: int = 100
+    chunk_steps: int = 50
+    checkpoint_every: int = 0  # 0: never; else a multiple of chunk_steps
+    mode: str = "fast"
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "log_every", "chunk_steps"):
+            val = getattr(self, name)
+            if not isinstance(val, int) or val < 1:
+                raise ValueError(f"TrainConfig.{name} must be a positive integer, got {val!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"unknown dtype {self.dtype!r}; expected one of {', '.join(DTYPES)}")
+        if self.checkpoint_every < 0 or self.checkpoint_every % self.chunk_steps:
+            raise ValueError(
+                f"checkpoint_every ({self.checkpoint_every}) must be 0 or a multiple of "
+                f"chunk_steps ({self.chunk_steps}): checkpoints fall between data chunks"
+            )
+        if not 0 <= self.warmup_steps < self.steps:
+            raise ValueError(f"warmup_steps must lie in [0, steps), got {self.warmup_steps}")
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return DTYPES[self.dtype]
+
+
+@dataclass
+class TrainResult:
+    """What ``train`` returns. E = number of ensemble members, K = number of logged windows.
+
+    params       final parameters, dict of (E, ...) float tensors (masked entries are zero)
+    loss_steps   (K,) step count at the end of each logged window
+    losses       (K, E) mean training loss of each member over each window
+    final_loss   (E,) mean training loss over the last window
+    wall_time    seconds spent in this call (a resumed run counts only its own part)
+    resumed_from step the run resumed from (0 for a fresh start)
+    """
+
+    params: dict[str, torch.Tensor]
+    loss_steps: torch.Tensor
+    losses: torch.Tensor
+    wall_time: float
+    resumed_from: int = 0
+
+    @property
+    def final_loss(self) -> torch.Tensor:
+        return self.losses[-1]
+
+
+def cosine_lr(step: int, config: TrainConfig) -> float:
+    """The learning rate at ``step``: linear warm-up, then cosine from lr to eta_min."""
+    c = config
+    if step < c.warmup_steps:
+        return c.lr * (step + 1) / c.warmup_steps
+    progress = (step - c.warmup_steps) / max(1, c.steps - c.warmup_steps)
+    return c.eta_min + 0.5 * (c.lr - c.eta_min) * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+
+def stack_students(students: Sequence[GatedRNN]) -> tuple[dict, dict]:
+    """Stack GatedRNNs of equal d, d_out and gating kind (n, m may differ) into an ensemble.
+
+    Returns ``(params, masks)``: dicts of (E, ...) float64 tensors; a member with fewer neurons
+    sits in the top-left block, zero-padded, and its mask is 1 exactly on its own entries.
+    """
+    if not students:
+        raise ValueError("stack_students needs at least one GatedRNN")
+    first = students[0]
+    for s in students:
+        if not isinstance(s, GatedRNN):
+            raise TypeError(f"expected GatedRNN members, got {type(s).__name__}")
+        if (s.d, s.d_out, s.side) != (first.d, first.d_out, first.side):
+            raise ValueError(
+                "ensemble members must share d, d_out and the gating kind; got "
+                f"{(first.d, first.d_out, first.side)} and {(s.d, s.d_out, s.side)}"
+            )
+    n = max(s.n for s in students)
+    m = max(s.m for s in students)
+    params, masks = {}, {}
+    for name, _ in first.named_parameters():
+        full = _full_shape(name, first, n, m)
+        P = torch.zeros(len(students), *full, dtype=torch.float64)
+        Mk = torch.zeros_like(P)
+        for e, s in enumerate(students):
+            w = getattr(s, name).detach().to(torch.float64)
+            idx = (e, *(slice(0, k) for k in w.shape))
+            P[idx] = w
+            Mk[idx] = 1.0
+        params[name], masks[name] = P, Mk
+    return params, masks
+
+
+def _full_shape(name: str, s: GatedRNN, n: int, m: int) -> tuple[int, ...]:
+    d1 = s.d + 1
+    return {
+        "W_in1": (n, d1),
+        "W_in2": (n, d1),
+        "W_side": (n, d1),
+        "nu": (n,),
+        "W_out1": (m, n),
+        "W_out2": (m, n),
+        "D": (s.d_out, n if s.side else m),
+    }[name]
+
+
+def unstack_students(
+    params: dict[str, torch.Tensor],
+    sizes: Sequence[tuple[int, int]],
+    dtype: torch.dtype = torch.float64,
+) -> list[GatedRNN]:
+    """The inverse of ``stack_students``: member e becomes a GatedRNN with (n, m) = sizes[e]."""
+    side = "W_side" in params
+    d = params["W_in1"].shape[-1] - 1
+    d_out = params["D"].shape[-2]
+    if len(sizes) != params["nu"].shape[0]:
+        raise ValueError(f"{len(sizes)} sizes for an ensemble of {params['nu'].shape[0]}")
+    out = []
+    for e, (n, m) in enumerate(sizes):
+        rnn = GatedRNN(d, n, 0 if side else m, d_out, side=side, dtype=dtype)
+        with torch.no_grad():
+            for name, p in rnn.named_parameters():
+                src = params[name][e][tuple(slice(0, k) for k in p.shape)]
+                p.copy_(src.to(dtype))
+        out.append(rnn)
+    return out
+
+
+def sample_chunk(
+    tasks: Sequence[Task], generators: Sequence[torch.Generator], steps: int, batch_size: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Data for ``steps`` training steps of every member, one ``sample`` call per member.
+
+    Returns x (steps, E, B, T, d) and y (steps, E, B, T, d_out), float64.
+    """
+    xs, ys = [], []
+    for task, g in zip(tasks, generators, strict=True):
+        x, y = task.sample(steps * batch_size, g)
+        xs.append(x.reshape(steps, batch_size, *x.shape[1:]))
+        ys.append(y.reshape(steps, batch_size, *y.shape[1:]))
+    return torch.stack(xs, dim=1), torch.stack(ys, dim=1)
+
+
+Forward = Callable[[torch.Tensor, dict], torch.Tensor]
+
+
+def train(
+    tasks: Sequence[Task],
+    params: dict[str, torch.Tensor],
+    config: TrainConfig,
+    *,
+    data_seeds: Sequence[int],
+    masks: dict[str, torch.Tensor] | None = None,
+    no_decay: Sequence[str] = ("nu",),
+    forward: Forward | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool = True,
+    desc: str = "training",
+) -> TrainResult:
+    """Train an ensemble of E students, member e on ``tasks[e]`` with data from ``data_seeds[e]``.
+
+    Args:
+        tasks: E tasks (same d, d_out, T, loss_mask and loss_scale; teachers may differ).
+        params: dict of (E, ...) tensors (e.g. from ``stack_students``); copied, not modified.
+        config: the optimiser and engine settings.
+        data_seeds: E seeds; member e's data comes from ``torch.Generator().manual_seed(seed)``.
+        masks: optional 0/1 tensors (as from ``stack_students``): the model sees params * masks.
+        no_decay: parameter names without weight decay (nu, Sec. 4.1).
+        forward: a model ``forward(x (E, B, T, d), params) -> y (E, B, T, d_out)``; None is the
+            gated RNN of Eq. (2) (``gated_rnn_fast``, or the reference loop in mode "reference").
+        checkpoint: a file path: the run saves its state there every ``config.checkpoint_every``
+            steps and, if the file exists, resumes from it. The caller deletes it when done.
+        progress: show a tqdm bar (plain tqdm; TQDM_DISABLE=1 also turns it off).
+    """
+    tasks = [check_task(t) for t in tasks]
+    E = len(tasks)
+    _check_ensemble(tasks, params, data_seeds, masks)
+    c = config
+    dtype = c.torch_dtype
+    t0 = time.perf_counter()
+    if masks is not None and all(bool(v.all()) for v in masks.values()):
+        masks = None  # nothing is masked: skip the multiplications
+    # packed: the fused fast path of Eq. (2) (W_in1, W_in2 and W_out1, W_out2 stored as one
+    # tensor each; AdamW is elementwise, so packing changes no number)
+    packed = c.mode == "fast" and forward is None
+    pack = pack_params if packed else dict
+    P = {k: v.detach().to(dtype).clone().requires_grad_(True) for k, v in pack(params).items()}
+    Mk = None if masks is None else {k: v.to(dtype) for k, v in pack(masks).items()}
+    if Mk is not None:
+        with torch.no_grad():
+            for k in P:
+                P[k].mul_(Mk[k])
+    decay = [P[k] for k in P if k not in no_decay]
+    keep = [P[k] for k in P if k in no_decay]
+    groups = [{"params": decay, "weight_decay": c.weight_decay}]
+    if keep:
+        groups.append({"params": keep, "weight_decay": 0.0})
+    fast = c.mode == "fast"
+    # fast: one fused kernel for all parameters; reference: the plain per-parameter loop
+    fused = {"fused": True} if fast else {"foreach": False}
+    opt = torch.optim.AdamW(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, c) / c.lr)
+    gens = [torch.Generator().manual_seed(int(s)) for s in data_seeds]
+    mask_t = tasks[0].loss_mask
+    out_steps = None if mask_t is None else torch.nonzero(mask_t).flatten()
+    scale, T = float(tasks[0].loss_scale), tasks[0].T
+
+    step, loss_steps, losses = 0, [], []
+    window = torch.zeros(E, dtype=dtype)  # the summed loss of the current log window
+    path = None if checkpoint is None else Path(checkpoint)
+    if path is not None and path.exists():
+        state = torch.load(path, weights_only=True)
+        with torch.no_grad():
+            for k in P:
+                P[k].copy_(state["params"][k])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        for g, s in zip(gens, state["generators"], strict=True):
+            g.set_state(s)
+        step = int(state["step"])
+        loss_steps, losses = state["loss_steps"].tolist(), list(state["losses"].unbind(0))
+        window = state["window"].to(dtype)
+    resumed_from = step
+
+    def step_loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The (E,) losses of one step; x, y as prepared for the mode (see below)."""
+        p = P if Mk is None else {k: P[k] * Mk[k] for k in P}
+        if packed:  # x (E, d+1, T*B), y (E, d_out, T'*B): neuron-major
+            return scale * (forward_packed(x, p, T, out_steps) - y).square().mean(dim=(1, 2))
+        if forward is not None:  # y already at the loss's steps
+            y_hat = forward(x, p)
+            y_hat = y_hat if out_steps is None else y_hat[:, :, out_steps]
+            return scale * (y_hat - y).square().mean(dim=(-3, -2, -1))
+        y_hat = gated_rnn_forward(x, p, mode="reference")  # the readable definition
+        return masked_mse(y_hat, y, mask_t, scale)
+
+    bar = tqdm(total=c.steps, initial=step, desc=desc, **({} if progress else {"disable": True}))
+    while step < c.steps:
+        k = min(c.chunk_steps, c.steps - step)
+        X, Y = sample_chunk(tasks, gens, k, c.batch_size)  # (k, E, B, T, d), (k, E, B, T, d_out)
+        X = X.to(dtype)
+        if packed:
+            X, Y = inputs_neuron_major(X), targets_neuron_major(Y, out_steps)
+        elif forward is not None and out_steps is not None:
+            Y = Y[..., out_steps, :]
+        Y = Y.to(dtype)
+        for i in range(k):
+            loss = step_loss(X[i], Y[i])
+            loss.sum().backward()  # the members' gradients stay separate
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            sched.step()
+            step += 1
+            if fast:
+                window += loss.detach()
+            else:  # the reference reads the loss back every step, as a plain loop would
+                window += torch.tensor([float(v) for v in loss.detach()], dtype=dtype)
+            if step % c.log_every == 0 or step == c.steps:
+                n_win = step - (loss_steps[-1] if loss_steps else 0)
+                losses.append(window / n_win)
+                loss_steps.append(step)
+                window = torch.zeros(E, dtype=dtype)
+                bar.set_postfix(loss=f"{float(losses[-1].mean()):.3g}", refresh=False)
+        bar.update(k)
+        if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
+            if step < c.steps:
+                _save_checkpoint(path, P, opt, sched, gens, step, loss_steps, losses, window)
+    bar.close()
+    final = {k: v.detach() for k, v in P.items()}
+    final = {k: v.clone() for k, v in (unpack_params(final) if packed else final).items()}
+    return TrainResult(
+        params=final,
+        loss_steps=torch.tensor(loss_steps, dtype=torch.long),
+        losses=torch.stack(losses) if losses else torch.zeros(0, E, dtype=dtype),
+        wall_time=time.perf_counter() - t0,
+        resumed_from=resumed_from,
+    )
+
+
+def _save_checkpoint(path, P, opt, sched, gens, step, loss_steps, losses, window) -> None:
+    """Atomically write the run's state (tensors and plain containers: loads with weights_only)."""
+    state = {
+        "params": {k: v.detach() for k, v in P.items()},
+        "optimizer": opt.state_dict(),
+        "scheduler": sched.state_dict(),
+        "generators": [g.get_state() for g in gens],
+        "step": step,
+        "loss_steps": torch.tensor(loss_steps, dtype=torch.long),
+        "losses": torch.stack(losses) if losses else torch.zeros(0, len(gens)),
+        "window": window.clone(),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def _check_ensemble(tasks, params, data_seeds, masks) -> None:
+    E = len(tasks)
+    if E == 0:
+        raise ValueError("train needs at least one task")
+    if len(data_seeds) != E:
+        raise ValueError(f"{len(data_seeds)} data_seeds for {E} tasks")
+    if not isinstance(params, dict) or not params:
+        raise TypeError("params must be a non-empty dict of (E, ...) tensors")
+    for k, v in params.items():
+        if not isinstance(v, torch.Tensor) or v.dim() < 1 or v.shape[0] != E:
+            shape = tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__
+            raise ValueError(f"params[{k!r}] must have leading ensemble dim E={E}, got {shape}")
+        if masks is not None and (k not in masks or masks[k].shape != v.shape):
+            raise ValueError(f"masks[{k!r}] must exist and have the shape of params[{k!r}]")
+    t0 = tasks[0]
+    for t in tasks[1:]:
+        same_mask = (t.loss_mask is None) == (t0.loss_mask is None) and (
+            t.loss_mask is None or torch.equal(t.loss_mask, t0.loss_mask)
+        )
+        if (t.d, t.d_out, t.T, t.loss_scale) != (t0.d, t0.d_out, t0.T, t0.loss_scale) or not (
+            same_mask
+        ):
+            raise ValueError("ensemble tasks must share d, d_out, T, loss_mask and loss_scale")

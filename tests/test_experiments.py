@@ -1,0 +1,155 @@
+"""Configs, profiles and the results cache (gated_attention/experiments.py)."""
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+import gated_attention
+from gated_attention import experiments as ex
+from gated_attention import training as tr
+from gated_attention.training import TrainConfig
+
+
+def tiny(**overrides):
+    """A teacher-student config that trains in well under a second."""
+    tc = TrainConfig(steps=20, batch_size=8, log_every=5, chunk_steps=5, checkpoint_every=5)
+    base = ex.TeacherStudentConfig(name="tiny", d=3, T=5, n=6, m=6, eval_batch=16, train=tc)
+    return dataclasses.replace(base, **overrides)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_check_profile():
+    assert ex.check_profile("quick") == "quick"
+    with pytest.raises(ValueError, match="smoke, quick, paper"):
+        ex.check_profile("fast")
+
+
+def test_profiles():
+    paper = ex.teacher_student_config("paper")
+    assert (paper.d, paper.n, paper.m, paper.T) == (4, 100, 100, 32)
+    assert (paper.train.batch_size, paper.train.steps) == (64, 1_000_000)
+    quick, smoke = ex.teacher_student_config("quick"), ex.teacher_student_config("smoke")
+    assert smoke.train.steps < quick.train.steps < paper.train.steps
+    assert ex.teacher_student_config("quick", seeds=(0, 1)).seeds == (0, 1)
+    with pytest.raises(ValueError, match="unknown profile"):
+        ex.teacher_student_config("huge")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ex.teacher_student_config("smoke", widht=3)
+
+
+def test_members_and_seeds():
+    cfg = tiny(sizes=(4, 8), seeds=(0, 1))
+    assert cfg.members() == [(0, 4, 4), (1, 4, 4), (0, 8, 8), (1, 8, 8)]
+    assert tiny().members() == [(0, 6, 6)]
+    assert ex.derive_seed(0, "data") != ex.derive_seed(0, "teacher") != ex.derive_seed(1, "teacher")
+    assert ex.derive_seed(3, "data") == ex.derive_seed(3, "data")
+    with pytest.raises(ValueError, match="seeds"):
+        tiny(seeds=())
+
+
+def test_paper_profile_runs_end_to_end():
+    """The paper's configuration (d 4, n = m = 100, T 32, batch 64) is accepted; 2 steps of it."""
+    paper = ex.teacher_student_config("paper")
+    cfg = dataclasses.replace(paper, train=dataclasses.replace(paper.train, steps=2), eval_batch=8)
+    tensors, metrics = cfg.compute(checkpoint=None, progress=False)
+    assert tensors["params"]["W_out1"].shape == (1, 100, 100)
+    assert tensors["losses"].shape == (1, 1) and tensors["loss_steps"].tolist() == [2]
+    assert all(torch.isfinite(torch.tensor(metrics["eval_loss"])))
+
+
+def test_run_caches_and_records_provenance(cache):
+    cfg = tiny(seeds=(0, 1), sizes=(4, 6))
+    first = ex.run(cfg, progress=False)
+    assert not first.cached and first.path.parent == cache
+    assert first.path.name.startswith("tiny-") and (first.path / "manifest.json").exists()
+    assert not (first.path / "checkpoint.pt").exists()  # removed once the entry is complete
+    again = ex.run(cfg, progress=False)
+    assert again.cached
+    for k, v in first.params.items():
+        torch.testing.assert_close(again.params[k], v, rtol=0, atol=0)
+    meta = json.loads((first.path / "meta.json").read_text())
+    assert meta["config"]["fields"]["sizes"] == [4, 6]
+    assert meta["torch_version"] == torch.__version__
+    assert meta["package_version"] == gated_attention.__version__
+    assert meta["code_hash"] == ex.code_hash() and meta["wall_time_s"] > 0
+    assert set(meta["hardware"]) >= {"machine", "cpu_count", "torch_threads"}
+    assert len(meta["metrics"]["eval_loss"]) == 4
+    students = again.students()
+    assert [(s.n, s.m) for s in students] == [(4, 4), (4, 4), (6, 6), (6, 6)]
+    # another config, another entry
+    assert ex.entry_path(tiny(seeds=(2,))) != ex.entry_path(cfg)
+
+
+def test_corrupt_entry_is_recomputed_with_a_warning(cache):
+    cfg = tiny()
+    first = ex.run(cfg, progress=False)
+    data = bytearray((first.path / "tensors.pt").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (first.path / "tensors.pt").write_bytes(bytes(data))
+    with pytest.warns(UserWarning, match=f"{first.path.name}.*corrupt"):
+        again = ex.run(cfg, progress=False)
+    assert not again.cached
+    torch.testing.assert_close(again.params["D"], first.params["D"], rtol=0, atol=0)
+    assert ex.run(cfg, progress=False).cached  # and now it is intact
+
+
+def test_partial_entry_is_recomputed_with_a_warning(cache):
+    cfg = tiny()
+    first = ex.run(cfg, progress=False)
+    (first.path / "manifest.json").unlink()
+    with pytest.warns(UserWarning, match=f"{first.path.name}.*partial"):
+        assert not ex.run(cfg, progress=False).cached
+
+
+def test_interrupted_run_resumes_from_its_checkpoint(cache, monkeypatch):
+    cfg = tiny()
+    whole = ex.run(cfg, progress=False)
+    shutil.rmtree(whole.path)
+    calls = {"n": 0}
+    real = tr.sample_chunk
+
+    def interrupt(*args):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(tr, "sample_chunk", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        ex.run(cfg, progress=False)
+    assert (whole.path / "checkpoint.pt").exists()
+    monkeypatch.setattr(tr, "sample_chunk", real)
+    resumed = ex.run(cfg, progress=False)
+    assert resumed.metrics["resumed_from_step"] == 10
+    for k, v in whole.params.items():
+        torch.testing.assert_close(resumed.params[k], v, rtol=0, atol=0)
+
+
+def test_code_hash_covers_model_code_not_presentation(tmp_path):
+    pkg = Path(ex.__file__).parent
+    copy = tmp_path / "pkg"
+    shutil.copytree(pkg, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    base = ex.code_hash(copy)
+    assert base == ex.code_hash(pkg)
+    (copy / "book.py").write_text((copy / "book.py").read_text() + "\n# prose\n")
+    assert ex.code_hash(copy) == base
+    (copy / "gated_rnn.py").write_text((copy / "gated_rnn.py").read_text() + "\n# model\n")
+    assert ex.code_hash(copy) != base
+
+
+def test_config_hash_and_bad_configs():
+    assert ex.config_hash(tiny()) == ex.config_hash(tiny())
+    assert ex.config_hash(tiny()) != ex.config_hash(tiny(init_scale=0.5))
+    with pytest.raises(TypeError, match="dataclass"):
+        ex.config_hash({"name": "x"})
+    with pytest.raises(TypeError, match="TrainConfig"):
+        tiny(train={"steps": 3})

@@ -1,0 +1,226 @@
+"""The training engine (gated_attention/training.py): fast path = reference, ensembles = separate
+runs, checkpoints resume exactly, nu gets no weight decay."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from gated_attention import GatedRNN
+from gated_attention import training as tr
+from gated_attention.fast_path import decay_matrix_neuron_major, gated_rnn_fast
+from gated_attention.gated_rnn import decay_matrix, gated_rnn_forward
+from gated_attention.tasks import TeacherStudentTask
+from gated_attention.training import (
+    TrainConfig,
+    cosine_lr,
+    stack_students,
+    train,
+    unstack_students,
+)
+
+F64 = dict(dtype="float64", log_every=5, chunk_steps=5)
+
+
+def stacked(*specs, side=False, d=3, d_out=None):
+    """Stacked float64 students from (n, m, seed) triples."""
+    rnns = [GatedRNN(d, n, m, d_out, side=side, seed=s, dtype=torch.float64) for n, m, s in specs]
+    return stack_students(rnns)
+
+
+class LastStepTask:
+    """A toy task with d_out != d and a loss on the last step only (like in-context regression)."""
+
+    d, d_out, T, loss_scale = 4, 2, 6, 0.5
+    loss_mask = torch.tensor([False] * 5 + [True])
+
+    def sample(self, batch_size, generator):
+        x = torch.randn(batch_size, self.T, self.d, generator=generator, dtype=torch.float64)
+        y = torch.zeros(batch_size, self.T, self.d_out, dtype=torch.float64)
+        y[:, -1] = x[:, :-1, :2].sum(1) * x[:, -1, 2:]
+        return x, y
+
+
+def test_decay_matrix_neuron_major_matches_reference():
+    lam = torch.tensor([[0.0, 0.3, 1.0, 0.9]], dtype=torch.float64)
+    ref = decay_matrix(lam, 7).permute(0, 3, 1, 2)  # (E, n, T, T)
+    torch.testing.assert_close(decay_matrix_neuron_major(lam, 7), ref, rtol=0, atol=1e-15)
+    assert decay_matrix_neuron_major(lam, 1).shape == (1, 4, 1, 1)
+
+
+@pytest.mark.parametrize("side", [False, True])
+def test_fast_forward_equals_reference_outputs_and_gradients(side):
+    params, _ = stacked((5, 6, 0), (5, 6, 1), side=side, d=3, d_out=2)
+    x = torch.randn(2, 4, 9, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    steps = torch.tensor([2, 8])
+    for out_steps in (None, steps):
+        p1 = {k: v.clone().requires_grad_() for k, v in params.items()}
+        p2 = {k: v.clone().requires_grad_() for k, v in params.items()}
+        y1 = gated_rnn_fast(x, p1, out_steps)
+        y2 = gated_rnn_forward(x, p2, mode="reference")
+        if out_steps is not None:
+            y2 = y2[:, :, out_steps]
+        torch.testing.assert_close(y1, y2, rtol=1e-12, atol=1e-12)
+        (y1**2).sum().backward()
+        (y2**2).sum().backward()
+        for k in params:
+            torch.testing.assert_close(p1[k].grad, p2[k].grad, rtol=1e-10, atol=1e-10)
+
+
+def test_fast_forward_detects_a_wrong_scan():
+    """The equivalence test above fails for a scan that is off by one power of lam."""
+    params, _ = stacked((5, 6, 0))
+    x = torch.randn(1, 2, 6, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    broken = dict(params, nu=params["nu"] + 0.01)
+    y = gated_rnn_forward(x, params, mode="reference")
+    assert (gated_rnn_fast(x, broken) - y).abs().max() > 1e-6
+
+
+def test_stack_unstack_roundtrip():
+    rnns = [GatedRNN(3, 4, 5, seed=0), GatedRNN(3, 7, 2, seed=1)]
+    params, masks = stack_students(rnns)
+    assert params["W_out1"].shape == (2, 5, 7) and params["D"].shape == (2, 3, 5)
+    assert float(masks["W_in1"][0].sum()) == 4 * 4 and float(masks["W_in1"][1].sum()) == 7 * 4
+    back = unstack_students(params, [(4, 5), (7, 2)])
+    for a, b in zip(rnns, back, strict=True):
+        for k, v in a.named_parameters():
+            torch.testing.assert_close(getattr(b, k).float(), v, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="share d"):
+        stack_students([GatedRNN(3, 4, 5), GatedRNN(2, 4, 5)])
+
+
+def test_cosine_schedule():
+    c = TrainConfig(steps=100, lr=1e-2, eta_min=1e-4)
+    assert cosine_lr(0, c) == pytest.approx(1e-2)
+    assert cosine_lr(50, c) == pytest.approx(0.5 * (1e-2 + 1e-4))
+    assert cosine_lr(100, c) == pytest.approx(1e-4)
+    w = TrainConfig(steps=100, lr=1e-2, warmup_steps=10)
+    assert cosine_lr(0, w) == pytest.approx(1e-3)
+    assert cosine_lr(10, w) == pytest.approx(1e-2)
+    assert cosine_lr(55, w) == pytest.approx(1e-2 * 0.5 * (1 + math.cos(math.pi / 2)), abs=1e-6)
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="mode"):
+        TrainConfig(steps=10, mode="turbo")
+    with pytest.raises(ValueError, match="dtype"):
+        TrainConfig(steps=10, dtype="float16")
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        TrainConfig(steps=10, chunk_steps=5, checkpoint_every=7)
+    with pytest.raises(ValueError, match="steps"):
+        TrainConfig(steps=0)
+
+
+def test_train_validates_its_inputs():
+    task = TeacherStudentTask.from_seed(3, seed=0, T=4)
+    params, masks = stacked((4, 4, 0), (4, 4, 1))
+    c = TrainConfig(steps=2, **F64)
+    with pytest.raises(ValueError, match="data_seeds"):
+        train([task, task], params, c, data_seeds=[0])
+    with pytest.raises(ValueError, match="ensemble dim"):
+        train([task], params, c, data_seeds=[0])
+    with pytest.raises(TypeError, match="not a task"):
+        train([object(), object()], params, c, data_seeds=[0, 1])
+
+
+def test_fast_training_equals_reference_training():
+    task = TeacherStudentTask.from_seed(3, seed=0, T=6)
+    params, masks = stacked((6, 5, 0))
+    c = TrainConfig(steps=15, lr=1e-2, weight_decay=1e-2, batch_size=8, **F64)
+    fast = train([task], params, c, data_seeds=[1], masks=masks, progress=False)
+    ref = train([task], params, dataclasses.replace(c, mode="reference"), data_seeds=[1])
+    for k in params:
+        torch.testing.assert_close(fast.params[k], ref.params[k], rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(fast.losses, ref.losses, rtol=1e-10, atol=1e-10)
+    assert fast.loss_steps.tolist() == [5, 10, 15] and fast.losses.shape == (3, 1)
+    assert not torch.allclose(fast.params["W_out1"], params["W_out1"])  # it did train
+
+
+def test_loss_mask_task_with_d_out():
+    task = LastStepTask()
+    params, _ = stacked((5, 4, 0), d=4, d_out=2)
+    c = TrainConfig(steps=10, lr=1e-2, batch_size=8, **F64)
+    fast = train([task], params, c, data_seeds=[3], progress=False)
+    ref = train([task], params, dataclasses.replace(c, mode="reference"), data_seeds=[3])
+    for k in params:
+        torch.testing.assert_close(fast.params[k], ref.params[k], rtol=1e-10, atol=1e-10)
+
+
+def test_ensemble_equals_separate_runs():
+    """Members of different sizes and seeds, trained together = each trained alone (float64)."""
+    t0 = TeacherStudentTask.from_seed(3, seed=0, T=5)
+    t1 = TeacherStudentTask.from_seed(3, seed=1, T=5)
+    specs = [(4, 3, 0), (7, 6, 1), (7, 6, 2)]
+    tasks, seeds = [t0, t1, t0], [10, 11, 12]
+    c = TrainConfig(steps=20, lr=1e-2, weight_decay=1e-2, batch_size=8, **F64)
+    params, masks = stacked(*specs)
+    # garbage in the padding: the masks must keep it out of the computation
+    params = {k: torch.where(masks[k] > 0, v, torch.full_like(v, 3.0)) for k, v in params.items()}
+    together = train(tasks, params, c, data_seeds=seeds, masks=masks, progress=False)
+    sizes = [(n, m) for n, m, _ in specs]
+    joint = unstack_students(together.params, sizes)
+    for e, (n, m, s) in enumerate(specs):
+        p, mk = stacked((n, m, s))
+        alone = train([tasks[e]], p, c, data_seeds=[seeds[e]], masks=mk, progress=False)
+        single = unstack_students(alone.params, [(n, m)])[0]
+        for k, v in single.named_parameters():
+            torch.testing.assert_close(getattr(joint[e], k), v, rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(together.losses[:, e], alone.losses[:, 0], rtol=1e-10, atol=0)
+    # masked neurons of the small member stayed exactly zero
+    assert float(together.params["W_in1"][0, 4:].abs().sum()) == 0.0
+    assert float(together.params["W_out1"][0, 3:].abs().sum()) == 0.0
+    assert float(together.params["D"][0, :, 3:].abs().sum()) == 0.0
+
+
+def test_nu_gets_no_weight_decay():
+    """A forward that ignores every weight: only weight decay moves them, and never nu."""
+    task = TeacherStudentTask.from_seed(3, seed=0, T=4)
+    params, _ = stacked((4, 4, 0))
+
+    def ignore(x, p):  # depends on the parameters only through 0 * sum
+        zero = sum((v * 0).sum() for v in p.values())
+        return x[..., :3] * 0 + zero
+
+    c = TrainConfig(steps=5, lr=0.1, weight_decay=0.5, batch_size=2, **F64)
+    out = train([task], params, c, data_seeds=[0], forward=ignore, progress=False)
+    torch.testing.assert_close(out.params["nu"], params["nu"], rtol=0, atol=0)
+    assert float(out.params["W_in1"].abs().sum()) < 0.95 * float(params["W_in1"].abs().sum())
+
+
+def test_interrupted_run_resumes_exactly(tmp_path, monkeypatch):
+    task = TeacherStudentTask.from_seed(3, seed=0, T=5)
+    params, masks = stacked((5, 4, 0), (3, 4, 1))
+    c = TrainConfig(steps=30, lr=1e-2, batch_size=4, checkpoint_every=10, **F64)
+    kw = dict(data_seeds=[1, 2], masks=masks, progress=False)
+    whole = train([task, task], params, c, **kw)
+
+    calls = {"n": 0}
+    real = tr.sample_chunk
+
+    def interrupt_after_two_chunks(*args):
+        calls["n"] += 1
+        if calls["n"] == 3:  # chunk 3 of 6 (steps 10-14): the checkpoint at step 10 exists
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(tr, "sample_chunk", interrupt_after_two_chunks)
+    ckpt = tmp_path / "run.pt"
+    with pytest.raises(KeyboardInterrupt):
+        train([task, task], params, c, checkpoint=ckpt, **kw)
+    assert ckpt.exists()
+    monkeypatch.setattr(tr, "sample_chunk", real)
+    resumed = train([task, task], params, c, checkpoint=ckpt, **kw)
+    assert resumed.resumed_from == 10
+    for k in params:
+        torch.testing.assert_close(resumed.params[k], whole.params[k], rtol=0, atol=0)
+    torch.testing.assert_close(resumed.losses, whole.losses, rtol=0, atol=0)
+
+
+def test_float32_training_reduces_the_loss():
+    task = TeacherStudentTask.from_seed(3, seed=0, T=6)
+    params, masks = stack_students([GatedRNN(3, 12, 12, seed=0, lam_range=(0.5, 1.0))])
+    c = TrainConfig(steps=100, lr=1e-2, batch_size=32, log_every=20, chunk_steps=50)
+    out = train([task], params, c, data_seeds=[0], masks=masks, progress=False)
+    assert out.params["W_in1"].dtype == torch.float32
+    assert float(out.losses[-1, 0]) < 0.6 * float(out.losses[0, 0])
