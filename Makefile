@@ -49,7 +49,7 @@ unit: $(STAMP) ## the unit tests only (fast)
 test: $(STAMP) ## set up, run the unit tests, execute + nbval-check every chapter (smoke), build with -W
 	$(PY) -m pytest -n 2 tests
 	$(PY) -m gated_attention.book execute --profile smoke
-	TQDM_DISABLE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax book/*.ipynb
+	OMP_NUM_THREADS=1 TQDM_DISABLE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax book/*.ipynb
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	@echo "make test: all passed"
 
