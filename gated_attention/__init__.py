@@ -19,6 +19,7 @@ from .construction import (
     parameter_count,
 )
 from .gated_rnn import GatedRNN, gated_rnn_forward
+from .regression import InContextRegression, RegressionConfig
 from .tasks import Task, TeacherStudentTask
 from .training import TrainConfig, TrainResult, train
 
@@ -40,4 +41,6 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "train",
+    "InContextRegression",
+    "RegressionConfig",
 ]

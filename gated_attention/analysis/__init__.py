@@ -1,0 +1,60 @@
+"""Reverse engineering a trained gated RNN (Sec. 4.1, App. C): is it the construction?
+
+Modules (one step of the analysis each):
+    params       one network's parameters out of an ensemble; dict <-> GatedRNN
+    pruning      lossless pruning of dead neurons (Fig. 2A)
+    lam_groups   lam ~ 1 / lam ~ 0 / in between (Fig. 2B)
+    scores       Score KV and Score Q, 1 - R^2 of linear read-outs (Table 1)
+    polynomial   exact input-output polynomials and their distance (Table 1, Table 2)
+    merging      merging output-gating neurons with rank-1 summed kernels (App. C.2, Fig. 2C)
+    reorder      the construction's layout for the weight figure (Fig. 2B)
+    report       the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
+    transition   the transition point of Fig. 3A/B with a bootstrap over seeds
+    configs      the experiment configs of the two chapters, per profile
+"""
+
+from .configs import PANELS, TEACHER_STD, how_many_neurons_config, teacher_identification_config
+from .lam_groups import LamGroups, lam_groups
+from .merging import Merged, merge, merge_error, output_kernels
+from .params import as_params, member, to_rnn
+from .polynomial import Polynomial, attention_polynomial, polynomial_distance, rnn_polynomial
+from .pruning import Pruned, contributions, output_change, prune
+from .reorder import Reordered, reorder
+from .report import ReverseEngineering, reverse_engineer
+from .scores import gaussian_inputs, reconstruction_score, score_kv, score_q
+from .transition import Transition, normalised_losses, transition_point
+
+__all__ = [
+    "as_params",
+    "member",
+    "to_rnn",
+    "Pruned",
+    "prune",
+    "output_change",
+    "contributions",
+    "ReverseEngineering",
+    "reverse_engineer",
+    "Transition",
+    "transition_point",
+    "normalised_losses",
+    "PANELS",
+    "TEACHER_STD",
+    "teacher_identification_config",
+    "how_many_neurons_config",
+    "LamGroups",
+    "lam_groups",
+    "reconstruction_score",
+    "score_kv",
+    "score_q",
+    "gaussian_inputs",
+    "Polynomial",
+    "rnn_polynomial",
+    "attention_polynomial",
+    "polynomial_distance",
+    "Merged",
+    "merge",
+    "merge_error",
+    "output_kernels",
+    "Reordered",
+    "reorder",
+]

@@ -1,0 +1,60 @@
+"""The recurrence values lam split into groups (Sec. 4.1, Fig. 2B).
+
+The construction needs two kinds of hidden neurons: key-value neurons that integrate (lam = 1,
+state M_t[i, j]) and query neurons without memory (lam = 0, state q_t[k]). A trained student
+that found the construction has its surviving lam in those two groups and none in between.
+
+Glossary (code name -> paper symbol -> section):
+    lam        lambda = exp(-exp(nu)), the diagonal recurrence            Eq. (2)
+    one        neurons with lam > 1 - tol: key-value neurons              Sec. 3.1, Fig. 2B
+    zero       neurons with lam < tol: query neurons                     Sec. 3.1, Fig. 2B
+    between    the rest
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from ..gated_rnn import GatedRNN, lam_from_nu
+from .params import as_params
+
+__all__ = ["LamGroups", "lam_groups"]
+
+
+@dataclasses.dataclass(frozen=True)
+class LamGroups:
+    """Indices of the hidden neurons with lam ~ 1, lam ~ 0 and in between, and lam itself."""
+
+    one: list[int]
+    zero: list[int]
+    between: list[int]
+    lam: torch.Tensor
+    tol: float
+
+    def counts(self) -> dict[str, int]:
+        return {"one": len(self.one), "zero": len(self.zero), "between": len(self.between)}
+
+
+def lam_groups(rnn_or_lam: GatedRNN | dict | torch.Tensor, tol: float = 0.01) -> LamGroups:
+    """Split the hidden neurons by lam: ``one`` (lam > 1 - tol), ``zero`` (lam < tol), ``between``.
+
+    ``rnn_or_lam``: a GatedRNN, a parameter dict or lam itself, shape (n,).
+    """
+    if not (isinstance(tol, (int, float)) and 0 < tol < 0.5):
+        raise ValueError(f"tol must be a number in (0, 0.5), got {tol!r}")
+    if isinstance(rnn_or_lam, (GatedRNN, dict)):
+        lam = lam_from_nu(as_params(rnn_or_lam)["nu"])
+    elif isinstance(rnn_or_lam, torch.Tensor):
+        lam = rnn_or_lam.detach().to(torch.float64)
+        if lam.dim() != 1:
+            raise ValueError(f"lam must have shape (n,), got {tuple(lam.shape)}")
+        if torch.any((lam < 0) | (lam > 1)) or torch.any(torch.isnan(lam)):
+            raise ValueError("lam must lie in [0, 1]")
+    else:
+        raise TypeError(f"expected a GatedRNN, dict or tensor, got {type(rnn_or_lam).__name__}")
+    one = (lam > 1 - tol).nonzero().flatten().tolist()
+    zero = (lam < tol).nonzero().flatten().tolist()
+    between = ((lam >= tol) & (lam <= 1 - tol)).nonzero().flatten().tolist()
+    return LamGroups(one, zero, between, lam, float(tol))

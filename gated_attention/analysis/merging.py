@@ -1,0 +1,127 @@
+"""Merging output-gating neurons whose summed kernels are one product (App. C.2, Fig. 2C).
+
+Output neuron m adds D[:, m] (W_out1[m] . h)(W_out2[m] . h) to y, i.e. for output o the quadratic
+form h^T (D[o, m] K_m) h with the kernel K_m = sym(W_out1[m] W_out2[m]^T), sym(A) = (A + A^T) / 2
+(only the symmetric part of a kernel acts on h). A group S of neurons contributes
+
+    y[o] += h^T K_o h,          K_o = sum_{m in S} D[o, m] K_m        (d_out kernels, n x n).
+
+S can be replaced by ONE neuron when (i) the d_out kernels are proportional, K_o = u_o K, and
+(ii) K is the symmetric part of one outer product, K = sym(a b^T): rank 1, or rank 2 with
+eigenvalues of opposite signs. The new neuron then has W_out1 = a, W_out2 = b, D[:, new] = u.
+(The paper states the test as "the summed kernels are rank 1" for the non-symmetric kernels
+sum D[o, m] W_out1[m] W_out2[m]^T; the symmetric test here also accepts groups whose members
+read h with their two rows swapped, which the non-symmetric one misses.) How far a group is from
+mergeable is measured by the relative Frobenius error of the best such approximation.
+
+Glossary (code name -> paper symbol -> section):
+    output_kernels   K_o = sum_m D[o, m] sym(W_out1[m] W_out2[m]^T)      App. C.2, Fig. 2C
+    merge_error      relative distance of (K_o)_o to the nearest u (x) sym(a b^T)
+    merge            greedy search for mergeable groups, and the merged network
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import torch
+
+from ..gated_rnn import GatedRNN
+from .params import as_params, to_rnn
+
+__all__ = ["Merged", "output_kernels", "merge_error", "merge"]
+
+
+def output_kernels(rnn_or_params: GatedRNN | dict, neurons) -> torch.Tensor:
+    """K_o = sum_{m in neurons} D[o, m] sym(W_out1[m] W_out2[m]^T): (d_out, n, n), float64."""
+    p = as_params(rnn_or_params)
+    if "W_side" in p:
+        raise ValueError("side gating has no output-gating neurons to merge")
+    idx = torch.as_tensor(list(neurons), dtype=torch.long)
+    m = p["W_out1"].shape[0]
+    if idx.numel() and (idx.min() < 0 or idx.max() >= m):
+        raise ValueError(f"output neurons {list(neurons)} out of range for m={m}")
+    A = torch.einsum("om,ma,mb->oab", p["D"][:, idx], p["W_out1"][idx], p["W_out2"][idx])
+    return (A + A.transpose(1, 2)) / 2
+
+
+def _product_fit(K: torch.Tensor):
+    """Best u (x) sym(a b^T) fit to K (*C, d_out, n, n), batched over *C.
+
+    Returns (relative error (*C,), u (*C, d_out), a (*C, n), b (*C, n)).
+    """
+    n = K.shape[-1]
+    Kf = K.reshape(*K.shape[:-2], n * n)  # (*C, d_out, n^2)
+    _, E = torch.linalg.eigh(Kf @ Kf.transpose(-1, -2))  # (*C, d_out, d_out), cheap: d_out small
+    u1 = E[..., :, -1]  # the top left-singular vector of Kf
+    C = (u1[..., None, :] @ Kf)[..., 0, :]  # (*C, n^2)
+    u = u1 * C.norm(dim=-1, keepdim=True)
+    C = (C / C.norm(dim=-1, keepdim=True).clamp(min=torch.finfo(K.dtype).tiny)).reshape(
+        *K.shape[:-3], n, n
+    )  # K ~ u (x) C, |C| = 1
+    C = (C + C.transpose(-1, -2)) / 2
+    ev, V = torch.linalg.eigh(C)  # ascending
+    lp, ln = ev[..., -1:].clamp(min=0), ev[..., :1].clamp(max=0)  # largest positive, most negative
+    a = lp.sqrt() * V[..., :, -1] + (-ln).sqrt() * V[..., :, 0]
+    b = lp.sqrt() * V[..., :, -1] - (-ln).sqrt() * V[..., :, 0]
+    ab = a[..., :, None] * b[..., None, :]
+    fit = u[..., :, None, None] * ((ab + ab.transpose(-1, -2)) / 2)[..., None, :, :]
+    scale = K.flatten(-3).norm(dim=-1).clamp(min=torch.finfo(K.dtype).tiny)
+    err = (K - fit).flatten(-3).norm(dim=-1) / scale
+    return err, u, a, b
+
+
+def merge_error(rnn_or_params: GatedRNN | dict, neurons) -> float:
+    """0 when the output neurons ``neurons`` can be merged into one exactly; else the relative
+    Frobenius error of the best single-neuron replacement of their summed kernels."""
+    return float(_product_fit(output_kernels(rnn_or_params, neurons))[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class Merged:
+    """The merged network, the merged groups (original output indices) and their errors.
+
+    ``rnn`` keeps the unmerged output neurons in their order, followed by one neuron per group.
+    """
+
+    rnn: GatedRNN
+    groups: list[list[int]]
+    errors: list[float]
+    kept: list[int]
+
+
+def merge(rnn_or_params: GatedRNN | dict, rtol: float = 1e-3, max_group: int = 3) -> Merged:
+    """Greedily merge groups of output-gating neurons with merge_error <= rtol.
+
+    All groups of ``max_group`` neurons are tried first, then smaller ones down to pairs; within a
+    size the best group is merged first and its members leave the pool. Exhaustive, so meant for
+    a pruned network (m <= 40).
+    """
+    p = as_params(rnn_or_params)
+    if "W_side" in p:
+        raise ValueError("side gating has no output-gating neurons to merge")
+    m = p["W_out1"].shape[0]
+    if m > 40:
+        raise ValueError(f"merge searches all groups; prune first (m={m} > 40)")
+    if not (isinstance(max_group, int) and max_group >= 2):
+        raise ValueError(f"max_group must be an integer >= 2, got {max_group!r}")
+    K = torch.stack([output_kernels(p, [j]) for j in range(m)])  # (m, d_out, n, n)
+    pool, groups, errors, fits = list(range(m)), [], [], []
+    for size in range(min(max_group, m), 1, -1):
+        while len(pool) >= size:
+            combos = torch.tensor(list(itertools.combinations(pool, size)))  # (C, size)
+            err, u, a, b = _product_fit(K[combos].sum(dim=1))
+            best = int(err.argmin())
+            if err[best] > rtol:
+                break
+            groups.append(combos[best].tolist())
+            errors.append(float(err[best]))
+            fits.append((u[best], a[best], b[best]))
+            pool = [k for k in pool if k not in groups[-1]]
+    q = {k: p[k] for k in ("W_in1", "W_in2", "nu")}
+    W1 = [p["W_out1"][pool]] + [a[None] for _, a, _ in fits]
+    W2 = [p["W_out2"][pool]] + [b[None] for _, _, b in fits]
+    D = [p["D"][:, pool]] + [u[:, None] for u, _, _ in fits]
+    q.update(W_out1=torch.cat(W1), W_out2=torch.cat(W2), D=torch.cat(D, dim=1))
+    return Merged(to_rnn(q), groups, errors, pool)

@@ -1,0 +1,127 @@
+"""Lossless pruning of a trained gated RNN (Sec. 4.1, Fig. 2A).
+
+After training with weight decay most neurons of the over-parametrised student are dead: their
+weights are (numerically) zero, so removing them leaves the function unchanged. A neuron's
+contribution is bounded by norms of its weights, and those bounds decide:
+
+    hidden neuron n is silent   if |W_in1[n]| |W_in2[n]| <= tol        (its input u_n is ~0)
+    hidden neuron n is unread   if sum_m |D[:, m]| (|W_out1[m, n]| |W_out2[m]|
+                                     + |W_out2[m, n]| |W_out1[m]|) <= tol   (nothing reads h_n)
+                                (side gating: |D[:, n]| |W_side[n]| <= tol)
+    output neuron m is silent   if |W_out1[m]| |W_out2[m]| |D[:, m]| <= tol
+
+(|.| the Euclidean norm over the neurons still kept). The products are invariant under the
+rescalings W_in1[n] -> c W_in1[n], W_in2[n] -> W_in2[n] / c that leave the network unchanged.
+Removing one neuron can make another dead, so the rules are applied until nothing changes.
+The threshold ``tol`` is a parameter; ``output_change`` measures what pruning cost.
+
+Glossary (code name -> paper symbol -> section):
+    hidden     indices of the kept recurrent neurons (rows of W_in1, W_in2, nu)   Eq. (2)
+    output     indices of the kept output-gating neurons (rows of W_out1, W_out2)  Eq. (2)
+    prune      "prune neurons whose weights are all zero", Fig. 2A                 Sec. 4.1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from ..gated_rnn import GatedRNN, gated_rnn_forward
+from .params import as_params, to_rnn
+
+__all__ = ["Pruned", "prune", "output_change", "contributions"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Pruned:
+    """The result of ``prune``: the smaller network and which neurons of the original it keeps."""
+
+    rnn: GatedRNN
+    hidden: list[int]
+    output: list[int]
+    n_before: int
+    m_before: int
+    tol: float
+
+    @property
+    def params(self) -> dict[str, torch.Tensor]:
+        return as_params(self.rnn)
+
+
+def _norms(p, h, o):
+    """Row norms restricted to the kept hidden (h) and output (o) neurons."""
+    W_o1, W_o2 = p["W_out1"][o][:, h], p["W_out2"][o][:, h]  # (|o|, |h|)
+    return W_o1, W_o2, W_o1.norm(dim=1), W_o2.norm(dim=1), p["D"][:, o].norm(dim=0)
+
+
+def prune(rnn_or_params: GatedRNN | dict, tol: float = 1e-6) -> Pruned:
+    """Remove dead hidden and output-gating neurons (rules in the module docstring).
+
+    Returns a ``Pruned`` whose ``rnn`` (float64) has rows ``hidden`` of W_in1, W_in2, nu and
+    output neurons ``output`` of the original, in their original order.
+    """
+    if not (isinstance(tol, (int, float)) and tol >= 0):
+        raise ValueError(f"tol must be a non-negative number, got {tol!r}")
+    p = as_params(rnn_or_params)
+    n = p["nu"].shape[0]
+    side = "W_side" in p
+    m = 0 if side else p["W_out1"].shape[0]
+    h = torch.arange(n)
+    o = torch.arange(m)
+    live_in = p["W_in1"].norm(dim=1) * p["W_in2"].norm(dim=1) > tol  # (n,)
+    h = h[live_in[h]]
+    while True:
+        if side:
+            read = p["D"][:, h].norm(dim=0) * p["W_side"][h].norm(dim=1) > tol
+            if bool(read.all()):
+                break
+            h = h[read]
+            continue
+        W_o1, W_o2, n1, n2, nD = _norms(p, h, o)
+        live_o = n1 * n2 * nD > tol  # (|o|,)
+        reach = (nD[:, None] * (W_o1.abs() * n2[:, None] + W_o2.abs() * n1[:, None]))[live_o]
+        read = reach.sum(dim=0) > tol  # (|h|,)
+        if bool(live_o.all()) and bool(read.all()):
+            break
+        o, h = o[live_o], h[read]
+    if h.numel() == 0 or (not side and o.numel() == 0):
+        raise ValueError(
+            f"pruning with tol={tol} removes every neuron (the network computes ~0); lower tol"
+        )
+    q = {"W_in1": p["W_in1"][h], "W_in2": p["W_in2"][h], "nu": p["nu"][h]}
+    if side:
+        q.update(W_side=p["W_side"][h], D=p["D"][:, h])
+    else:
+        q.update(W_out1=p["W_out1"][o][:, h], W_out2=p["W_out2"][o][:, h], D=p["D"][:, o])
+    return Pruned(to_rnn(q), h.tolist(), o.tolist(), n, m, float(tol))
+
+
+def contributions(rnn_or_params: GatedRNN | dict) -> dict[str, torch.Tensor]:
+    """The three bounds of the module docstring for every neuron of the unpruned network.
+
+    Returns {"hidden_in": (n,), "hidden_out": (n,), "output": (m,)} (output gating only): what
+    ``prune`` compares with ``tol`` in its first pass (Fig. 2A plots them).
+    """
+    p = as_params(rnn_or_params)
+    if "W_side" in p:
+        raise ValueError("contributions expects output gating (W_out1, W_out2)")
+    n, m = p["nu"].shape[0], p["W_out1"].shape[0]
+    W_o1, W_o2, n1, n2, nD = _norms(p, torch.arange(n), torch.arange(m))
+    reach = nD[:, None] * (W_o1.abs() * n2[:, None] + W_o2.abs() * n1[:, None])
+    return {
+        "hidden_in": p["W_in1"].norm(dim=1) * p["W_in2"].norm(dim=1),
+        "hidden_out": reach.sum(dim=0),
+        "output": n1 * n2 * nD,
+    }
+
+
+def output_change(a: GatedRNN | dict, b: GatedRNN | dict, x: torch.Tensor) -> float:
+    """max |y_a - y_b| over a batch x (B, T, d), in float64: what pruning or merging changed."""
+    pa, pb = as_params(a), as_params(b)
+    x = torch.as_tensor(x, dtype=torch.float64)
+    d = pa["W_in1"].shape[1] - 1
+    if x.dim() != 3 or x.shape[-1] != d:
+        raise ValueError(f"x must have shape (B, T, d={d}), got {tuple(x.shape)}")
+    with torch.no_grad():
+        return float((gated_rnn_forward(x, pa) - gated_rnn_forward(x, pb)).abs().max())

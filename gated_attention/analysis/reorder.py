@@ -1,0 +1,87 @@
+"""Reordering and orienting neurons so that the weights show the blocks of Fig. 1 (Fig. 2B).
+
+Permuting hidden or output-gating neurons, swapping the two rows of a gate, and rescaling
+W_in1[n] -> c W_in1[n], W_in2[n] -> W_in2[n] / c leave the network's function unchanged. ``reorder``
+uses these symmetries to put a pruned student in the layout of the construction:
+
+    hidden:  key-value neurons (lam ~ 1) first, then query neurons (lam ~ 0), then the rest;
+             a query neuron is oriented so that W_in1 reads the constant 1, scaled to exactly 1.
+    output:  each output neuron oriented so that W_out1 reads the key-value neurons and W_out2
+             the query neurons, then sorted by the query neuron it reads (then by key-value
+             neuron); key-value neurons are sorted by the first output neuron that reads them.
+
+Glossary (code name -> paper symbol -> section):
+    hidden_order, output_order   the permutations (new position -> old index)   Fig. 2B
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from ..gated_rnn import GatedRNN
+from .lam_groups import lam_groups
+from .params import as_params, to_rnn
+
+__all__ = ["Reordered", "reorder"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Reordered:
+    """The reordered network; ``hidden_order[k]`` is the old index of new hidden neuron k."""
+
+    rnn: GatedRNN
+    hidden_order: list[int]
+    output_order: list[int]
+    n_one: int
+    n_zero: int
+
+
+def reorder(rnn_or_params: GatedRNN | dict, tol: float = 0.01) -> Reordered:
+    """The same function with neurons in the construction's layout (see the module docstring)."""
+    p = as_params(rnn_or_params)
+    if "W_side" in p:
+        raise ValueError("reorder expects output gating (W_out1, W_out2), not side gating")
+    g = lam_groups(p, tol)
+    d = p["W_in1"].shape[1] - 1
+    W_in1, W_in2 = p["W_in1"].clone(), p["W_in2"].clone()
+    for k in g.zero:  # orient: W_in1 reads the constant, scaled to 1
+        if W_in2[k, d].abs() > W_in1[k, d].abs():
+            W_in1[k], W_in2[k] = W_in2[k].clone(), W_in1[k].clone()
+        c = W_in1[k, d]
+        if c != 0:
+            W_in1[k], W_in2[k] = W_in1[k] / c, W_in2[k] * c
+    W_out1, W_out2 = p["W_out1"].clone(), p["W_out2"].clone()
+    kv, qn = torch.tensor(g.one, dtype=torch.long), torch.tensor(g.zero, dtype=torch.long)
+    m = W_out1.shape[0]
+    for j in range(m):  # orient: W_out1 reads the key-value neurons, W_out2 the queries
+        if W_out1[j, qn].abs().sum() > W_out2[j, qn].abs().sum():
+            W_out1[j], W_out2[j] = W_out2[j].clone(), W_out1[j].clone()
+
+    def strongest(row, group):
+        return int(group[row[group].abs().argmax()]) if len(group) else -1
+
+    q_rank = {int(k): r for r, k in enumerate(qn)}
+    keys = []
+    for j in range(m):
+        qj, kj = strongest(W_out2[j], qn), strongest(W_out1[j], kv)
+        keys.append((q_rank.get(qj, len(qn)), kj, j))
+    output_order = [j for *_, j in sorted(keys)]
+    kv_order = []
+    for j in output_order:
+        kj = strongest(W_out1[j], kv)
+        if kj >= 0 and kj not in kv_order:
+            kv_order.append(kj)
+    kv_order += [int(k) for k in kv if int(k) not in kv_order]
+    hidden_order = kv_order + [int(k) for k in qn] + list(g.between)
+    h, o = torch.tensor(hidden_order), torch.tensor(output_order)
+    q = {
+        "W_in1": W_in1[h],
+        "W_in2": W_in2[h],
+        "nu": p["nu"][h],
+        "W_out1": W_out1[o][:, h],
+        "W_out2": W_out2[o][:, h],
+        "D": p["D"][:, o],
+    }
+    return Reordered(to_rnn(q), hidden_order, output_order, len(g.one), len(g.zero))

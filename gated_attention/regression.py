@@ -1,0 +1,466 @@
+"""In-context linear regression (Sec. 5, App. D.2 of arXiv:2309.01775v2) and one GD step solving it.
+
+Each sequence has its own regression matrix W (d_y x d_x, i.i.d. N(0, w_var / d_x) entries;
+w_var = 1 in training, 2 for the out-of-distribution validation set), T observations
+z_t = [x_t; y_t] with y_t = W x_t and x_t ~ U(-sqrt 3, sqrt 3)^{d_x} (unit variance), then the
+query z_q = [x_q; 0]: T + 1 = 13 steps of dimension d = d_x + d_y = 6. Only the output at the query
+step is scored, against y_q = W x_q, with the loss 1/2 * mean over the d_y outputs of the squared
+error (the normalisation under which one optimal GD step loses 7/74 = 0.0946, the paper's 0.0947).
+
+One step of gradient descent from W_0 = 0 on 1/2 sum_t ||y_t - W x_t||^2 with learning rate eta
+predicts y^ = eta * sum_t y_t x_t^T x_q. It is a linear self-attention layer (von Oswald et al.,
+2023) with values y_t, keys x_t and queries x_q (the query step's own value is 0, so it adds
+nothing), and through App. A.4 a gated RNN with r_KQ (r_V + 1) = 3 * 4 = 12 neurons.
+
+Glossary (code name -> symbol -> where):
+    d_x, d_y      input / output dimensions                           Sec. 5.1 (3, 3)
+    observations  the paper's T, number of (x_t, y_t) pairs           Sec. 5.1 (12)
+    T             (task protocol) sequence length, observations + 1  (13)
+    w_var         variance scale of W: entries ~ N(0, w_var / d_x)     (1 train, 2 OOD)
+    z             the sequence [x_t; y_t]_{t<=T}, [x_q; 0]              (B, T, d_x+d_y)
+    W             the per-sequence regression matrix W                  (B, d_y, d_x)
+    y_q           the target W x_q                                      (B, d_y)
+    eta           learning rate of the GD step, eta* = 5/74             App. D.2
+    W_V, W_K, W_Q the attention layer of one GD step                    Eq. (1)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import torch
+
+from .attention import LinearSelfAttention
+from .construction import construct_rnn
+from .experiments import check_profile, derive_seed
+from .gated_rnn import GatedRNN
+from .training import TrainConfig, gated_rnn_fast, stack_students, train
+
+__all__ = [
+    "InContextRegression",
+    "ETA_STAR",
+    "GD_MIN_LOSS",
+    "query_loss",
+    "gd_predict",
+    "gd_predict_reference",
+    "gd_attention",
+    "gd_rnn",
+    "paired_difference",
+    "gd_loss_monte_carlo",
+    "MONTE_CARLO_SEQUENCES",
+    "RegressionConfig",
+    "regression_config",
+    "SIZES",
+    "QUICK_SIZES",
+    "QUICK_TRAIN",
+    "TRANSITION_THRESHOLD",
+]
+
+#: eta* = 1 / (T + d_x - 2 + E[x^4]) = 5/74 and the loss of that step, 7/74 (gd_theory.derive()).
+ETA_STAR = 5 / 74
+GD_MIN_LOSS = 7 / 74
+
+
+@dataclass(frozen=True)
+class InContextRegression:
+    """The task of Sec. 5.1, following the task protocol of ``tasks.py``.
+
+    ``observations`` is the paper's T (12); the protocol's ``T`` is the sequence length, T + 1.
+    ``sample`` returns the targets W x_t at every step (y[..., -1, :] = y_q = W x_q), and
+    ``loss_mask`` keeps only the query step, so the engine's loss is
+    ``loss_scale * mean (y^ - y_q)^2 = 1/2 * mean over outputs``, Eq. (regression-loss).
+    """
+
+    d_x: int = 3
+    d_y: int = 3
+    observations: int = 12  # the paper's T
+    w_var: float = 1.0  # W entries ~ N(0, w_var / d_x); the OOD validation set doubles it
+    loss_scale: float = 0.5
+
+    def __post_init__(self):
+        for name in ("d_x", "d_y", "observations"):
+            val = getattr(self, name)
+            if not isinstance(val, int) or val < 1:
+                raise ValueError(f"{name} must be a positive integer, got {val!r}")
+        if not self.w_var > 0:
+            raise ValueError(f"w_var must be positive, got {self.w_var!r}")
+
+    @property
+    def d(self) -> int:
+        """Input dimension of the network: d_x + d_y."""
+        return self.d_x + self.d_y
+
+    @property
+    def d_out(self) -> int:
+        """Output dimension of the network: d_y."""
+        return self.d_y
+
+    @property
+    def T(self) -> int:
+        """Sequence length: the observations and one query."""
+        return self.observations + 1
+
+    @property
+    def loss_mask(self) -> torch.Tensor:
+        """(T,) bool: only the query step is scored."""
+        mask = torch.zeros(self.T, dtype=torch.bool)
+        mask[-1] = True
+        return mask
+
+    def ood(self) -> InContextRegression:
+        """The out-of-distribution validation task: W variance doubled."""
+        return replace(self, w_var=2 * self.w_var)
+
+    def sample_with_W(
+        self, batch_size: int, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """z (B, T, d), targets (B, T, d_y) and W (B, d_y, d_x), float64, from ``generator``."""
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        f64 = torch.float64
+        W = torch.randn(batch_size, self.d_y, self.d_x, generator=generator, dtype=f64)
+        W = W * math.sqrt(self.w_var / self.d_x)
+        a = math.sqrt(3.0)  # U(-a, a) has unit variance
+        x = (2 * torch.rand(batch_size, self.T, self.d_x, generator=generator, dtype=f64) - 1) * a
+        y = torch.einsum("bki,bti->btk", W, x)  # (B, T, d_y): W x_t at every step
+        z = torch.cat([x, y], dim=-1)
+        z[:, -1, self.d_x :] = 0.0  # the query step shows x_q only
+        return z, y, W
+
+    def sample(
+        self, batch_size: int, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """z (B, T, d) and the targets y (B, T, d_y), float64; y[:, -1] = y_q = W x_q."""
+        z, y, _ = self.sample_with_W(batch_size, generator)
+        return z, y
+
+    def per_sequence_loss(self, y_hat: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """1/2 mean_k (y_hat[..., -1, k] - y[..., -1, k])^2: (..., B, T, d_y) -> (..., B)."""
+        for name, v in (("y_hat", y_hat), ("y", y)):
+            if v.dim() < 3 or v.shape[-1] != self.d_y or v.shape[-2] != self.T:
+                raise ValueError(
+                    f"{name} must have shape (..., B, T={self.T}, d_y={self.d_y}), "
+                    f"got {tuple(v.shape)}"
+                )
+        return query_loss(y_hat[..., -1, :], y[..., -1, :])
+
+
+def query_loss(y_hat: torch.Tensor, y_q: torch.Tensor) -> torch.Tensor:
+    """1/2 * mean over the output dims of (y_hat - y_q)^2: (..., d_y) -> (...)."""
+    if y_hat.shape != y_q.shape:
+        raise ValueError(f"prediction {tuple(y_hat.shape)} and target {tuple(y_q.shape)} differ")
+    return 0.5 * ((y_hat - y_q) ** 2).mean(dim=-1)
+
+
+def _split(z: torch.Tensor, d_x: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    if z.dim() < 3 or z.shape[-1] <= d_x:
+        raise ValueError(
+            f"z must have shape (..., B, T+1, d_x+d_y) with d_x={d_x}, got {tuple(z.shape)}"
+        )
+    x, y = z[..., :-1, :d_x], z[..., :-1, d_x:]  # the T observations
+    return x, y, z[..., -1, :d_x]  # x_q
+
+
+def gd_predict_reference(z: torch.Tensor, eta: float, d_x: int) -> torch.Tensor:
+    """The readable definition: W^ = eta sum_t y_t x_t^T (a loop), y^ = W^ x_q. -> (..., B, d_y)."""
+    x, y, x_q = _split(z, d_x)
+    W_hat = torch.zeros(*y.shape[:-2], y.shape[-1], d_x, dtype=z.dtype)
+    for t in range(x.shape[-2]):
+        W_hat = (
+            W_hat + eta * y[..., t, :, None] * x[..., t, None, :]
+        )  # gradient of 1/2||y - W x||^2
+    return (W_hat @ x_q[..., None])[..., 0]
+
+
+def gd_predict(z: torch.Tensor, eta: float, d_x: int) -> torch.Tensor:
+    """y^ = eta sum_t y_t (x_t^T x_q), all sequences at once: z (..., B, T, d) -> (..., B, d_y)."""
+    x, y, x_q = _split(z, d_x)
+    scores = torch.einsum("...ti,...i->...t", x, x_q)  # x_t^T x_q
+    return eta * torch.einsum("...t,...tk->...k", scores, y)
+
+
+def gd_attention(
+    d_x: int = 3, d_y: int = 3, eta: float = ETA_STAR, *, dtype: torch.dtype = torch.float64
+) -> LinearSelfAttention:
+    """One GD step as linear self-attention: W_V = eta [0 I_dy], W_K = W_Q = [I_dx 0].
+
+    Its output at the query step is eta sum_t y_t x_t^T x_q (the query's own value y = 0 adds
+    nothing); at earlier steps it is the same sum truncated at t, which the task does not score.
+    """
+    d = d_x + d_y
+    W_V = torch.zeros(d_y, d, dtype=dtype)
+    W_V[:, d_x:] = eta * torch.eye(d_y, dtype=dtype)
+    W_K = torch.zeros(d_x, d, dtype=dtype)
+    W_K[:, :d_x] = torch.eye(d_x, dtype=dtype)
+    return LinearSelfAttention(W_V, W_K, W_K.clone())
+
+
+def gd_rnn(
+    d_x: int = 3, d_y: int = 3, eta: float = ETA_STAR, *, dtype: torch.dtype = torch.float64
+) -> GatedRNN:
+    """The gated RNN of App. A.4 that computes one GD step: n = d_x (d_y + 1) = 12, m = d_x d_y."""
+    return construct_rnn(gd_attention(d_x, d_y, eta, dtype=dtype), "low_rank")
+
+
+def paired_difference(loss_a: torch.Tensor, loss_b: torch.Tensor) -> tuple[float, float]:
+    """Mean and standard error of loss_a - loss_b over paired samples (last dim).
+
+    Both losses must be measured on the same sequences: the shared noise cancels, which is what
+    makes a 1% comparison of two ~0.09 losses resolvable with a few thousand sequences.
+    """
+    if loss_a.shape != loss_b.shape:
+        raise ValueError(
+            f"paired losses must have one shape, got {tuple(loss_a.shape)} and "
+            f"{tuple(loss_b.shape)}"
+        )
+    diff = (loss_a - loss_b).to(torch.float64).flatten()
+    if diff.numel() < 2:
+        raise ValueError("a standard error needs at least two paired samples")
+    return diff.mean().item(), (diff.std(unbiased=True) / math.sqrt(diff.numel())).item()
+
+
+#: Monte Carlo sequences for the checks of App. D.2, per profile (SE ~ 0.14 / sqrt(n)).
+MONTE_CARLO_SEQUENCES = {"smoke": 20_000, "quick": 1_000_000, "paper": 4_000_000}
+
+
+def gd_loss_monte_carlo(
+    task: InContextRegression,
+    etas,
+    n: int,
+    *,
+    seed: int,
+    chunk: int = 50_000,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Monte Carlo loss of one GD step for each eta in ``etas``, on the same n sequences.
+
+    Returns (mean, standard error), both (len(etas),) float64. Sequences are drawn in float64,
+    ``chunk`` at a time, from ``torch.Generator().manual_seed(seed)``.
+    """
+    etas = torch.as_tensor(etas, dtype=torch.float64).reshape(-1)
+    if not isinstance(n, int) or n < 2:
+        raise ValueError(f"n must be an integer >= 2, got {n!r}")
+    g = torch.Generator().manual_seed(seed)
+    s1 = torch.zeros_like(etas)
+    s2 = torch.zeros_like(etas)
+    done = 0
+    while done < n:
+        b = min(chunk, n - done)
+        z, y = task.sample(b, g)
+        p = gd_predict(z, 1.0, task.d_x)  # (b, d_y): the prediction per unit learning rate
+        y_q = y[:, -1].expand(len(etas), -1, -1)
+        loss = query_loss(etas[:, None, None] * p, y_q)  # (n_eta, b)
+        s1 += loss.sum(-1)
+        s2 += (loss**2).sum(-1)
+        done += b
+    mean = s1 / n
+    var = (s2 - n * mean**2) / (n - 1)
+    return mean, (var / n).sqrt()
+
+
+@dataclass(frozen=True)
+class RegressionConfig:
+    """Training gated RNNs on the task (Sec. 5.2, Table 2, Fig. 3C), for ``experiments.run``.
+
+    Members are (seed, n) pairs, n = m (sizes outer, seeds inner); they train together as one
+    ensemble (smaller members masked inside the largest). All members are evaluated on the same
+    ``eval_batch`` held-out sequences, in distribution and OOD (W variance doubled), beside one
+    optimal GD step on the very same sequences: the comparisons are paired.
+
+    Choices the paper does not give (ours): weights N(0, 1/fan_in), with the readout D further
+    scaled by ``readout_scale`` (a small initial output: the degree-4 network otherwise starts
+    with a loss of 2-10 and spends its first thousands of steps undoing that); lam ~
+    U(lam_range); the optimiser settings in ``train``.
+    """
+
+    name: str = "in-context-regression"
+    task: InContextRegression = InContextRegression()
+    sizes: tuple[int, ...] = (80,)
+    seeds: tuple[int, ...] = (0,)
+    lam_range: tuple[float, float] = (0.0, 1.0)
+    readout_scale: float = 0.1
+    eval_batch: int = 20_000
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=300_000))
+
+    def __post_init__(self) -> None:
+        if not self.seeds or not self.sizes:
+            raise ValueError("seeds and sizes must each name at least one value")
+        for k in self.sizes:
+            if not isinstance(k, int) or k < 1:
+                raise ValueError(f"sizes must be positive integers, got {k!r}")
+        if not isinstance(self.train, TrainConfig):
+            raise TypeError(f"train must be a TrainConfig, got {type(self.train).__name__}")
+
+    def members(self) -> list[tuple[int, int]]:
+        """(seed, n) of every ensemble member: sizes outer, seeds inner."""
+        return [(seed, n) for n in self.sizes for seed in self.seeds]
+
+    def student(self, seed: int, n: int) -> GatedRNN:
+        """The initial network of one member: n hidden and n output-gating neurons."""
+        t = self.task
+        rnn = GatedRNN(
+            t.d, n, n, t.d_out, seed=derive_seed(seed, "student"), lam_range=self.lam_range
+        )
+        with torch.no_grad():
+            rnn.D.mul_(self.readout_scale)
+        return rnn
+
+    def evaluation_set(self, ood: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """The held-out sequences every member is scored on: z (N, T, d), y (N, T, d_y)."""
+        task = self.task.ood() if ood else self.task
+        g = torch.Generator().manual_seed(derive_seed(0, "eval-ood" if ood else "eval"))
+        return task.sample(self.eval_batch, g)
+
+    def groups(self) -> list[list[int]]:
+        """Member indices trained together: sizes within a factor 1.5 share one ensemble.
+
+        A member costs as much as the largest network of its ensemble (masking), so small
+        networks train apart from large ones; within a group, seeds and sizes train at once.
+        """
+        members = self.members()
+        groups, first = [], None
+        for n in sorted(set(self.sizes)):
+            if first is None or n > 1.5 * first:
+                groups.append([])
+                first = n
+            groups[-1].extend(e for e, (_, n_e) in enumerate(members) if n_e == n)
+        return groups
+
+    def per_sequence_losses(
+        self,
+        params: dict,
+        z: torch.Tensor,
+        y: torch.Tensor,
+        sizes: list[int] | None = None,
+        chunk: int = 4096,
+        dtype: torch.dtype = torch.float32,
+    ) -> torch.Tensor:
+        """Loss of every member on every sequence: (E, N), in chunks (bounded memory).
+
+        ``sizes`` (n = m of each member) lets a zero-padded member run at its own size. The
+        network runs in ``dtype`` (float32: 3x faster than float64 here, and its relative error
+        of ~1e-6 is far below the paired gaps of ~1e-3 it measures); losses are float64.
+        """
+        E = params["nu"].shape[0]
+        sizes = [params["nu"].shape[1]] * E if sizes is None else sizes
+        out = torch.empty(E, z.shape[0], dtype=torch.float64)
+        query = torch.tensor([self.task.T - 1])
+        with torch.no_grad():
+            for e, n in enumerate(sizes):
+                p_e = {k: _block(k, v[e], n)[None].to(dtype) for k, v in params.items()}
+                for a in range(0, z.shape[0], chunk):
+                    z_a = z[None, a : a + chunk].to(dtype)
+                    y_hat = gated_rnn_fast(z_a, p_e, query)[0, :, 0].to(torch.float64)  # (b, d_y)
+                    out[e, a : a + chunk] = query_loss(y_hat, y[a : a + chunk, -1])
+        return out
+
+    def compute(self, *, checkpoint=None, progress: bool = True):
+        """Train every member (one ensemble per group); returns (tensors, metrics) for the cache.
+
+        Group k checkpoints to ``checkpoint-<k>.pt`` beside ``checkpoint`` and resumes from it;
+        the files are deleted once every group has finished.
+        """
+        members = self.members()
+        students = [self.student(seed, n) for seed, n in members]
+        E = len(members)
+        full, _ = stack_students(students)  # (E, ...) at the largest size, zero-padded
+        p = {k: torch.zeros_like(v) for k, v in full.items()}
+        losses, wall, ckpts = [], 0.0, []
+        for k, idx in enumerate(self.groups()):
+            params, masks = stack_students([students[e] for e in idx])
+            ckpt = None
+            if checkpoint is not None:
+                ckpt = Path(checkpoint).with_name(f"checkpoint-{k}.pt")
+                ckpts.append(ckpt)
+            n_k = max(members[e][1] for e in idx)
+            res = train(
+                [self.task] * len(idx),
+                params,
+                self.train,
+                masks=masks,
+                data_seeds=[derive_seed(members[e][0], "data") for e in idx],
+                checkpoint=ckpt,
+                progress=progress,
+                desc=f"{self.name} n<={n_k}",
+            )
+            for name, v in res.params.items():  # back into the (E, ...) layout at n_max
+                p[name][(idx, *(slice(0, s) for s in v.shape[1:]))] = v.detach().to(torch.float64)
+            losses.append((idx, res.losses))
+            wall += res.wall_time
+        for ckpt in ckpts:
+            ckpt.unlink(missing_ok=True)
+        curve = torch.zeros(len(res.loss_steps), E, dtype=torch.float64)
+        for idx, L in losses:
+            curve[:, idx] = L.to(torch.float64)
+        tensors = {
+            "params": p,
+            "sizes": torch.tensor([n for _, n in members]),
+            "seeds": torch.tensor([seed for seed, _ in members]),
+            "loss_steps": res.loss_steps,
+            "losses": curve,
+        }
+        for key, ood in (("eval", False), ("ood", True)):
+            z, y = self.evaluation_set(ood)
+            tensors[f"{key}_rnn"] = self.per_sequence_losses(p, z, y, [n for _, n in members])
+            tensors[f"{key}_gd"] = query_loss(gd_predict(z, ETA_STAR, self.task.d_x), y[:, -1])
+        metrics = {
+            "final_train_loss": curve[-1].tolist(),
+            "eval_rnn_loss": tensors["eval_rnn"].mean(-1).tolist(),
+            "eval_gd_loss": tensors["eval_gd"].mean().item(),
+            "train_wall_time_s": wall,
+        }
+        return tensors, metrics
+
+
+def _block(name: str, w: torch.Tensor, n: int) -> torch.Tensor:
+    """The entries of one member's parameter ``name`` that belong to its n = m neurons."""
+    if name in ("W_in1", "W_in2", "nu"):
+        return w[:n]
+    if name in ("W_out1", "W_out2"):
+        return w[:n, :n]
+    return w[:, :n]  # D (d_out, m)
+
+
+#: The quick profile's optimiser: larger batch and learning rate than the paper's, short warm-up.
+QUICK_TRAIN = TrainConfig(
+    steps=5000, batch_size=128, lr=1e-2, warmup_steps=200, log_every=50, checkpoint_every=500
+)
+
+#: Fig. 3C: a network "reaches the GD loss" when its paired gap is below 2% of the GD loss (ours:
+#: the paper reads the transition off a plot; 2% is twice the 1% of the Sec. 5.2 comparison).
+TRANSITION_THRESHOLD = 0.02
+
+#: Fig. 3C sizes n = m; they bracket the construction's 12 neurons and the paper's ~24.
+SIZES = (8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 80)
+QUICK_SIZES = (8, 12, 16, 20, 24, 32, 80)
+
+
+def regression_config(profile: str, **overrides) -> RegressionConfig:
+    """The Sec. 5.2 config of a profile; ``overrides`` replace top-level fields.
+
+    paper   sizes SIZES, 4 seeds, batch 64, 300,000 steps (the paper's), lr 1e-3 (ours: the
+            paper does not give it), checkpoints every 10,000 steps, 100,000 eval sequences.
+    quick   sizes QUICK_SIZES, 4 seeds, QUICK_TRAIN: a larger batch and learning rate, far fewer
+            steps (minutes on a 2-core CPU), 20,000 eval sequences.
+    smoke   sizes (12, 24), 2 seeds, 30 steps, 2,000 eval sequences: only proves the code path.
+    """
+    check_profile(profile)
+    if profile == "smoke":
+        tc = TrainConfig(steps=30, batch_size=64, lr=1e-2, log_every=10, chunk_steps=10)
+        config = RegressionConfig(sizes=(12, 24), seeds=(0, 1), eval_batch=2_000, train=tc)
+    elif profile == "quick":
+        config = RegressionConfig(sizes=QUICK_SIZES, seeds=(0, 1, 2, 3), train=QUICK_TRAIN)
+    else:
+        tc = TrainConfig(
+            steps=300_000,
+            batch_size=64,
+            lr=1e-3,
+            warmup_steps=1000,
+            log_every=1000,
+            checkpoint_every=10_000,
+        )
+        config = RegressionConfig(sizes=SIZES, seeds=(0, 1, 2, 3), eval_batch=100_000, train=tc)
+    return replace(config, **overrides)

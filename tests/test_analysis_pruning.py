@@ -1,0 +1,133 @@
+"""Lossless pruning on planted truth: the symmetric construction padded with dead neurons."""
+
+import pytest
+import torch
+
+from gated_attention import GatedRNN, construct_rnn, random_attention
+from gated_attention.analysis import (
+    as_params,
+    gaussian_inputs,
+    member,
+    output_change,
+    prune,
+    to_rnn,
+)
+
+
+def padded_construction(seed=0, tiny=0.0):
+    """The symmetric construction (n=14, m=16 for d=4) hidden among dead neurons.
+
+    Dead hidden neurons: one with a zero W_in1 row, one with a zero W_in2 row (both read by live
+    output neurons), one with live input but no output neuron reading it. Dead output neurons:
+    one with D column 0, one with W_out2 row 0. ``tiny`` puts noise of that size on dead weights.
+    Returns (padded params, construction, kept hidden indices, kept output indices).
+    """
+    att = random_attention(4, seed=seed)
+    rnn = construct_rnn(att, "symmetric")
+    p = as_params(rnn)
+    n, m = 14, 16
+    g = torch.Generator().manual_seed(seed)
+    N, Mo = n + 3, m + 2
+    perm_h = torch.randperm(N, generator=g)  # where the construction's neurons go
+    perm_o = torch.randperm(Mo, generator=g)
+    q = {k: torch.zeros(N, 5, dtype=torch.float64) for k in ("W_in1", "W_in2")}
+    q["nu"] = torch.zeros(N, dtype=torch.float64)
+    q["W_out1"] = torch.zeros(Mo, N, dtype=torch.float64)
+    q["W_out2"] = torch.zeros(Mo, N, dtype=torch.float64)
+    q["D"] = torch.zeros(4, Mo, dtype=torch.float64)
+    h_live, o_live = perm_h[:n], perm_o[:m]
+    q["W_in1"][h_live], q["W_in2"][h_live], q["nu"][h_live] = p["W_in1"], p["W_in2"], p["nu"]
+    for k in ("W_out1", "W_out2"):
+        q[k][o_live[:, None], h_live[None, :]] = p[k]
+    q["D"][:, o_live] = p["D"]
+    dead_h, dead_o = perm_h[n:], perm_o[m:]
+
+    def noise(*shape):
+        return tiny * torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    # dead hidden 0: W_in1 zero, W_in2 random, read by the live outputs
+    q["W_in2"][dead_h[0]] = torch.randn(5, generator=g, dtype=torch.float64)
+    q["W_in1"][dead_h[0]] = noise(5)
+    # dead hidden 1: W_in2 zero
+    q["W_in1"][dead_h[1]] = torch.randn(5, generator=g, dtype=torch.float64)
+    q["W_in2"][dead_h[1]] = noise(5)
+    for k in (0, 1):
+        q["W_out1"][o_live, dead_h[k]] = torch.randn(m, generator=g, dtype=torch.float64)
+    # dead hidden 2: a live state that no output neuron reads
+    q["W_in1"][dead_h[2]] = torch.randn(5, generator=g, dtype=torch.float64)
+    q["W_in2"][dead_h[2]] = torch.randn(5, generator=g, dtype=torch.float64)
+    q["W_out1"][o_live, dead_h[2]] = noise(m)
+    q["W_out2"][o_live, dead_h[2]] = noise(m)
+    # dead output 0: D column zero; it reads the dead hidden 2 (which is then also unread)
+    q["W_out1"][dead_o[0]] = torch.randn(N, generator=g, dtype=torch.float64)
+    q["W_out2"][dead_o[0]] = torch.randn(N, generator=g, dtype=torch.float64)
+    q["D"][:, dead_o[0]] = noise(4)
+    # dead output 1: W_out2 zero
+    q["W_out1"][dead_o[1]] = torch.randn(N, generator=g, dtype=torch.float64)
+    q["W_out2"][dead_o[1]] = noise(N)
+    q["D"][:, dead_o[1]] = torch.randn(4, generator=g, dtype=torch.float64)
+    return q, rnn, sorted(h_live.tolist()), sorted(o_live.tolist())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_prune_recovers_the_planted_construction(seed):
+    q, rnn, h, o = padded_construction(seed)
+    x = gaussian_inputs(4, 16, 32, seed=3)
+    pr = prune(q, tol=1e-9)
+    assert pr.hidden == h and pr.output == o
+    assert (pr.rnn.n, pr.rnn.m) == (14, 16)
+    assert output_change(q, pr.rnn, x) < 1e-9
+    assert output_change(rnn, pr.rnn, x) < 1e-9  # the same function as the construction
+
+
+def test_prune_threshold_decides_near_zero_weights():
+    q, _, h, o = padded_construction(0, tiny=1e-5)
+    x = gaussian_inputs(4, 16, 32, seed=3)
+    strict = prune(q, tol=0.0)  # nothing is exactly zero: everything stays
+    assert (strict.rnn.n, strict.rnn.m) == (17, 18)
+    loose = prune(q, tol=1e-3)
+    assert loose.hidden == h and loose.output == o
+    change = output_change(q, loose.rnn, x)
+    assert 0 < change < 1.0  # not lossless any more: the chapter reports this number
+
+
+def test_prune_keeps_a_live_network_whole():
+    rnn = GatedRNN(3, 6, 5, seed=0, dtype=torch.float64)
+    pr = prune(rnn, tol=1e-8)
+    assert pr.hidden == list(range(6)) and pr.output == list(range(5))
+
+
+def test_prune_side_gating():
+    att = random_attention(3, seed=0)
+    rnn = construct_rnn(att, "side")
+    p = as_params(rnn)
+    p["W_side"] = torch.cat([p["W_side"], torch.zeros(2, 4, dtype=torch.float64)])
+    for k in ("W_in1", "W_in2"):
+        p[k] = torch.cat([p[k], torch.randn(2, 4, dtype=torch.float64)])
+    p["nu"] = torch.cat([p["nu"], torch.zeros(2, dtype=torch.float64)])
+    p["D"] = torch.cat([p["D"], torch.randn(3, 2, dtype=torch.float64)], dim=1)
+    pr = prune(p, tol=1e-9)
+    assert pr.hidden == list(range(9))
+    assert output_change(rnn, pr.rnn, gaussian_inputs(3, 8, 8, seed=0)) < 1e-10
+
+
+def test_member_and_round_trip():
+    q, *_ = padded_construction(0)
+    ens = {k: torch.stack([v, 2 * v]) for k, v in q.items()}
+    one = member(ens, 1)
+    assert torch.equal(one["D"], 2 * q["D"])
+    assert torch.equal(as_params(to_rnn(q))["W_out1"], q["W_out1"])
+
+
+def test_bad_inputs_raise():
+    q, *_ = padded_construction(0)
+    with pytest.raises(ValueError, match="tol"):
+        prune(q, tol=-1)
+    with pytest.raises(ValueError, match="ensemble"):
+        prune({k: v[None] for k, v in q.items()})
+    with pytest.raises(ValueError, match="lacks"):
+        prune({"W_in1": q["W_in1"]})
+    with pytest.raises(TypeError, match="GatedRNN"):
+        prune([1, 2])
+    with pytest.raises(ValueError, match="every neuron"):
+        prune(q, tol=1e9)
