@@ -48,7 +48,7 @@ class Record:
     id: str
     artefact: str
     paper: float | int | str | None
-    ours: float | int | str
+    ours: float | int | str | None  # None: no finite value was produced (always a miss)
     tolerance: float | list | None
     criterion: str
     words: str
@@ -117,7 +117,7 @@ def _atomic_write_json(path: Path, obj) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=2)
+        json.dump(obj, f, indent=2, allow_nan=False)
     os.replace(tmp, path)
 
 
@@ -153,6 +153,11 @@ def record(
     ours = _plain(ours)
     if isinstance(ours, bool):
         ours = int(ours)
+    status = _status(entry, ours)
+    if isinstance(ours, float) and not math.isfinite(ours):
+        # JSON has no NaN: a value that could not be produced is stored as null (and a miss)
+        note = f"no finite value ({ours}){'; ' + note if note else ''}"
+        ours = None
     rec = Record(
         id=id,
         artefact=entry["artefact"],
@@ -161,7 +166,7 @@ def record(
         tolerance=entry.get("tolerance"),
         criterion=entry["criterion"],
         words=entry.get("words", ""),
-        status=_status(entry, ours),
+        status=status,
         profile=profile,
         source=entry["source"],
         seeds=seeds,

@@ -82,3 +82,10 @@ def test_markdown_cells_escape_the_separator(build):
     row = scorecard.to_markdown([rec]).splitlines()[2]
     assert "max \\|RNN - attention\\|" in row
     assert row.replace("\\|", "").count("|") == 8  # 7 columns
+
+
+def test_a_value_that_is_not_finite_is_stored_as_null(build):
+    rec = scorecard.record("fig3a.transition", float("nan"), profile="smoke")
+    assert rec.status == "miss" and rec.ours is None and "nan" in rec.note
+    rows = json.loads((build / "scorecard.json").read_text())  # strict JSON: no NaN
+    assert rows[0]["ours"] is None
