@@ -191,8 +191,11 @@ def collect(profile: str) -> list[Record]:
     records = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            records.append(Record(**json.loads(path.read_text())))
-        except (json.JSONDecodeError, TypeError) as err:
+            data = json.loads(path.read_text())
+            if isinstance(data.get("ours"), float) and not math.isfinite(data["ours"]):
+                data["ours"] = None  # written by an older version, which let NaN through
+            records.append(Record(**data))
+        except (json.JSONDecodeError, TypeError, AttributeError) as err:
             raise ValueError(
                 f"corrupt scorecard record {path}: {err}; re-execute its chapter"
             ) from err

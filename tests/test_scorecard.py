@@ -89,3 +89,15 @@ def test_a_value_that_is_not_finite_is_stored_as_null(build):
     assert rec.status == "miss" and rec.ours is None and "nan" in rec.note
     rows = json.loads((build / "scorecard.json").read_text())  # strict JSON: no NaN
     assert rows[0]["ours"] is None
+
+
+def test_an_old_record_holding_nan_is_read_as_null(build):
+    folder = build / "scorecard" / "smoke"
+    folder.mkdir(parents=True)
+    rec = scorecard.record("fig3b.transition", 84, profile="smoke", write=False)
+    row = {**rec.__dict__, "ours": float("nan")}
+    (folder / "fig3b.transition.json").write_text(json.dumps(row))  # NaN, as Python writes it
+    assert scorecard.collect("smoke")[0].ours is None
+    scorecard.record("fig3a.transition", 28, profile="smoke")  # rewrites scorecard.json: no error
+    rows = {r["id"]: r for r in json.loads((build / "scorecard.json").read_text())}
+    assert rows["fig3b.transition"]["ours"] is None and rows["fig3a.transition"]["ours"] == 28
