@@ -14,6 +14,7 @@ from gated_attention.analysis import (
     teacher_identification_config,
     transition_point,
 )
+from gated_attention.analysis.configs import QUICK_T
 
 
 def planted(sizes, step_at, R=5, seed=0, noise=0.3):
@@ -61,14 +62,17 @@ def test_transition_bad_inputs():
 def test_configs_per_profile():
     for profile in experiments.PROFILES:
         c = teacher_identification_config(profile)
-        assert c.d == 4 and c.T == 32 and c.teacher_std == 0.2
+        assert c.d == 4 and c.teacher_std == 0.2
+        assert c.T == (32 if profile != "quick" else QUICK_T)  # the paper's T but in quick
         for p in "AB":
             h = how_many_neurons_config(profile, p)
             assert h.d == PANELS[p]["d"] and h.teacher_rank == PANELS[p]["rank"]
             k = 2 * PANELS[p]["construction"]
             if profile != "smoke":
                 assert min(h.sizes) < k < max(h.sizes) and len(h.seeds) >= 3
-    assert teacher_identification_config("paper").train.steps == 1_000_000
+    paper = teacher_identification_config("paper")
+    assert paper.train.steps == 1_000_000 and (paper.n, paper.m, paper.T) == (100, 100, 32)
+    assert how_many_neurons_config("paper", "B").T == 32
     assert len(how_many_neurons_config("paper", "A").seeds) >= 5
     with pytest.raises(ValueError, match="panel"):
         how_many_neurons_config("quick", "C")
