@@ -21,7 +21,11 @@ from .construction import (
 from .gated_rnn import GatedRNN, gated_rnn_forward
 from .regression import InContextRegression, RegressionConfig
 from .tasks import Task, TeacherStudentTask
-from .training import TrainConfig, TrainResult, train
+from .training import TrainConfig, TrainResult, flush_denormals, train
+
+# subnormal floats to zero, before torch's worker threads start (they copy the setting): the
+# decaying weights of dead neurons otherwise make training several times slower (see there)
+flush_denormals()
 
 __version__ = "0.1.0"
 

@@ -10,7 +10,10 @@ gradients in float64), arranged for speed on a CPU:
   backward writes both halves of the gradient into one buffer instead of concatenating);
 * the scan h_t = sum_{s<=t} lam^(t-s) u_s is one GEMM with the decay matrix L (T x T per
   neuron), exact for lam = 0 and lam = 1;
-* the output gating (most of the FLOPs) runs only at the time steps the loss reads.
+* the output gating (most of the FLOPs) runs only at the time steps the loss reads;
+* for training, ``fused_loss``: Eq. (2) and the squared error as one autograd node with a
+  hand-written backward (``FusedLoss``): a dozen GEMMs and a few elementwise products per step,
+  no autograd graph of small operations, the decay matrix as one ``exp``.
 
 Glossary (code name -> paper symbol -> shape):
     X          x~_t = [x_t; 1] for every (t, b), neuron-major          (E, d+1, T*B)
@@ -25,9 +28,11 @@ Glossary (code name -> paper symbol -> shape):
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
-from .gated_rnn import lam_from_nu
+from .gated_rnn import NU_MAX, lam_from_nu
 
 __all__ = [
     "GatedProduct",
@@ -38,6 +43,8 @@ __all__ = [
     "targets_neuron_major",
     "forward_packed",
     "gated_rnn_fast",
+    "FusedLoss",
+    "fused_loss",
 ]
 
 
@@ -157,3 +164,102 @@ def gated_rnn_fast(
     E, B, T, d = x.shape
     y = forward_packed(inputs_neuron_major(x), pack_params(params), T, out_steps)
     return y.view(E, -1, y.shape[-1] // B, B).permute(0, 3, 2, 1)  # (E, B, T', d_out)
+
+
+@functools.lru_cache(maxsize=16)
+def _lags(T: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """lag[t, s] = max(t - s, 0) and the lower-triangular 0/1 mask (s <= t), both (T, T)."""
+    t = torch.arange(T)
+    lag = t[:, None] - t[None, :]
+    return lag.clamp(min=0).to(dtype), (lag >= 0).to(dtype)
+
+
+class FusedLoss(torch.autograd.Function):
+    """Eq. (2) with output gating and its loss, one autograd node: the engine's training step.
+
+    forward(W_in, nu, W_out, D, X, Y, T, out_steps, scale) -> loss (E,), where
+    loss_e = scale * mean over (d_out, T'*B) of (y_e - Y_e)^2 and y = ``forward_packed(X, ...)``.
+    Shapes as in the module docstring; Y (E, d_out, T'*B) neuron-major.
+
+    Backward, by hand (r = y - Y, a/b the two halves of W_out h, p/q those of W_in X):
+        g_y = 2 scale / (d_out T' B) * r          g_D = g_y g^T       g_g = D^T g_y
+        g_[a; b] = [g_g * b; g_g * a]             g_W_out = g_[a; b] h^T
+        g_h = W_out^T g_[a; b]                    g_L = g_h u^T       g_u = L^T g_h
+        g_[p; q] = [g_u * q; g_u * p]             g_W_in = g_[p; q] X^T
+        L[t, s] = exp((t - s) log lam), log lam = -exp(nu), so
+        g_nu = -exp(nu) sum_{t >= s} g_L[t, s] (t - s) L[t, s]   (zero where |nu| > NU_MAX)
+    ``tests/test_training.py`` checks it against autograd through ``forward_packed`` (float64).
+    """
+
+    @staticmethod
+    def forward(ctx, W_in, nu, W_out, D, X, Y, T, out_steps, scale):
+        E, _, TB = X.shape
+        B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
+        pq = torch.bmm(W_in, X)  # (E, 2n, T*B)
+        u = pq[:, :n] * pq[:, n:]  # g_in(x~_t)
+        e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
+        lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
+        log_lam = torch.where(lam == 1.0, 0.0, -e_nu)  # lam == 1: every power exactly 1
+        lag, tril = _lags(T, X.dtype)
+        # L[t, s] = lam^(t-s) = exp((t-s) log lam) for s <= t: exact for lam = 0 and 1
+        L = torch.exp(lag * log_lam[..., None, None]) * tril  # (E, n, T, T)
+        Lo = L if out_steps is None else L[:, :, out_steps]
+        h = torch.matmul(Lo, u.view(E, n, T, B)).view(E, n, -1)  # (E, n, T'*B)
+        ab = torch.bmm(W_out, h)  # (E, 2m, T'*B)
+        g = ab[:, :m] * ab[:, m:]  # g_out(h_t)
+        r = torch.baddbmm(Y, D, g, beta=-1.0)  # y - Y
+        loss = r.square().mean(dim=(1, 2)) * scale
+        ctx.save_for_backward(W_in, nu, W_out, D, X, pq, u, e_nu, L, h, ab, g, r)
+        ctx.T, ctx.out_steps, ctx.scale = T, out_steps, scale
+        return loss
+
+    @staticmethod
+    def backward(ctx, g_loss):
+        W_in, nu, W_out, D, X, pq, u, e_nu, L, h, ab, g, r = ctx.saved_tensors
+        T, out_steps = ctx.T, ctx.out_steps
+        E, d_out, TB_out = r.shape
+        B, n, m = X.shape[2] // T, u.shape[1], g.shape[1]
+        g_y = r * (g_loss * (2.0 * ctx.scale / (d_out * TB_out)))[:, None, None]
+        g_D = torch.bmm(g_y, g.transpose(1, 2))
+        g_g = torch.bmm(D.transpose(1, 2), g_y)  # (E, m, T'*B)
+        g_ab = torch.empty_like(ab)
+        torch.mul(g_g, ab[:, m:], out=g_ab[:, :m])
+        torch.mul(g_g, ab[:, :m], out=g_ab[:, m:])
+        g_W_out = torch.bmm(g_ab, h.transpose(1, 2))
+        g_h = torch.bmm(W_out.transpose(1, 2), g_ab).view(E, n, -1, B)  # (E, n, T', B)
+        u4 = u.view(E, n, T, B)
+        Lo = L if out_steps is None else L[:, :, out_steps]
+        g_L = torch.matmul(g_h, u4.transpose(-1, -2))  # (E, n, T', T)
+        g_u = torch.matmul(Lo.transpose(-1, -2), g_h).view(E, n, T * B)
+        g_pq = torch.empty_like(pq)
+        torch.mul(g_u, pq[:, n:], out=g_pq[:, :n])
+        torch.mul(g_u, pq[:, :n], out=g_pq[:, n:])
+        g_W_in = torch.bmm(g_pq, X.transpose(1, 2))
+        # d L[t, s] / d nu = d exp((t - s) log lam) / d nu = (t - s) L[t, s] (-exp(nu))
+        lag, _ = _lags(T, X.dtype)
+        if out_steps is not None:
+            lag = lag[out_steps]
+        g_nu = (g_L * Lo * lag).sum(dim=(-2, -1)) * -e_nu
+        inside = (nu >= -NU_MAX) & (nu <= NU_MAX)
+        g_nu = torch.where(inside, g_nu, torch.zeros_like(g_nu))
+        return g_W_in, g_nu, g_W_out, g_D, None, None, None, None, None
+
+
+def fused_loss(
+    X: torch.Tensor,
+    packed: dict[str, torch.Tensor],
+    Y: torch.Tensor,
+    T: int,
+    out_steps: torch.Tensor | None,
+    scale: float = 1.0,
+) -> torch.Tensor:
+    """The (E,) training losses of Eq. (2) with output gating, ``FusedLoss`` (see there).
+
+    X (E, d+1, T*B), Y (E, d_out, T'*B) neuron-major; ``packed`` from ``pack_params``.
+    Equals ``scale * (forward_packed(X, packed, T, out_steps) - Y).square().mean(dim=(1, 2))``.
+    """
+    if "W_out" not in packed:
+        raise ValueError("fused_loss needs output gating (W_out); side gating uses forward_packed")
+    return FusedLoss.apply(
+        packed["W_in"], packed["nu"], packed["W_out"], packed["D"], X, Y, T, out_steps, scale
+    )

@@ -154,8 +154,9 @@ class TeacherStudentTask:
         """x ~ N(0, I) of shape (batch_size, T, d) and y = teacher(x), both float64.
 
         x is drawn in float32 (five times faster than float64) and then held in float64; the
-        labels are computed in float64 from the recurrent form M_t = sum_{s<=t} v_s k_s^T,
-        y_t = M_t q_t (cheaper than the T x T scores of the parallel form for d << T).
+        labels are computed in float64 from the parallel form of Eq. (1), y_t = sum_{s<=t}
+        (q_t . k_s) v_s, as two batched products (measured on a 2-core CPU at d = 4, T = 32:
+        half the time of the recurrent form M_t q_t, whose 4 x 4 products are tiny).
         """
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -164,6 +165,6 @@ class TeacherStudentTask:
         with torch.no_grad():
             W_V, W_K, W_Q = (w.to(torch.float64) for w in (W.W_V, W.W_K, W.W_Q))
             v, k, q = x @ W_V.T, x @ W_K.T, x @ W_Q.T  # (B, T, d_v), (B, T, d_k), (B, T, d_k)
-            M = torch.cumsum(v[..., :, None] * k[..., None, :], dim=1)  # M_t: (B, T, d_v, d_k)
-            y = torch.matmul(M, q[..., None])[..., 0]  # y_t = M_t q_t: (B, T, d_v)
+            scores = torch.bmm(q, k.transpose(1, 2)).tril_()  # q_t . k_s for s <= t: (B, T, T)
+            y = torch.bmm(scores, v)  # y_t = sum_{s<=t} (q_t . k_s) v_s: (B, T, d_v)
         return x, y

@@ -9,7 +9,15 @@ import torch
 
 from gated_attention import GatedRNN
 from gated_attention import training as tr
-from gated_attention.fast_path import decay_matrix_neuron_major, gated_rnn_fast
+from gated_attention.fast_path import (
+    decay_matrix_neuron_major,
+    forward_packed,
+    fused_loss,
+    gated_rnn_fast,
+    inputs_neuron_major,
+    pack_params,
+    targets_neuron_major,
+)
 from gated_attention.gated_rnn import decay_matrix, gated_rnn_forward
 from gated_attention.tasks import TeacherStudentTask
 from gated_attention.training import (
@@ -66,6 +74,31 @@ def test_fast_forward_equals_reference_outputs_and_gradients(side):
         (y2**2).sum().backward()
         for k in params:
             torch.testing.assert_close(p1[k].grad, p2[k].grad, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("with_steps", [False, True])
+def test_fused_loss_equals_autograd(with_steps):
+    """The hand-written backward of FusedLoss = autograd through forward_packed (float64), with
+    lam exactly 0 and 1 among the neurons and a nu beyond the clamp (zero gradient there)."""
+    params, _ = stacked((6, 5, 0), (6, 5, 1), d=3, d_out=2)
+    params["nu"][0, :3] = torch.tensor([40.0, -40.0, 45.0], dtype=torch.float64)  # lam 0, 1, 0
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 4, 9, 3, generator=g, dtype=torch.float64)
+    out_steps = torch.tensor([0, 4, 8]) if with_steps else None
+    y = torch.randn(2, 4, 9, 2, generator=g, dtype=torch.float64)
+    X, Y = inputs_neuron_major(x), targets_neuron_major(y, out_steps)
+    p1 = {k: v.clone().requires_grad_() for k, v in pack_params(params).items()}
+    p2 = {k: v.clone().requires_grad_() for k, v in pack_params(params).items()}
+    loss1 = fused_loss(X, p1, Y, 9, out_steps, scale=0.7)
+    loss2 = 0.7 * (forward_packed(X, p2, 9, out_steps) - Y).square().mean(dim=(1, 2))
+    torch.testing.assert_close(loss1, loss2, rtol=1e-12, atol=0)
+    w = torch.tensor([1.0, -2.5], dtype=torch.float64)  # members weighted differently
+    (loss1 * w).sum().backward()
+    (loss2 * w).sum().backward()
+    for k in p1:
+        torch.testing.assert_close(p1[k].grad, p2[k].grad, rtol=1e-10, atol=1e-12)
+    assert float(p1["nu"].grad[0, 2]) == 0.0  # beyond the clamp
+    assert float(p1["nu"].grad.abs().sum()) > 0
 
 
 def test_fast_forward_detects_a_wrong_scan():
@@ -224,3 +257,11 @@ def test_float32_training_reduces_the_loss():
     out = train([task], params, c, data_seeds=[0], masks=masks, progress=False)
     assert out.params["W_in1"].dtype == torch.float32
     assert float(out.losses[-1, 0]) < 0.6 * float(out.losses[0, 0])
+
+
+def test_importing_the_package_flushes_subnormals():
+    """gated_attention sets flush-to-zero: a float32 subnormal times 1 is exactly 0."""
+    import gated_attention  # noqa: F401  (the import is what sets it)
+
+    assert float(torch.tensor([1e-39], dtype=torch.float32).mul(1.0)[0]) == 0.0
+    assert float(torch.tensor([1e-30], dtype=torch.float32).mul(1.0)[0]) > 0.0  # normal
