@@ -63,15 +63,25 @@ def teacher_identification_config(profile: str) -> TeacherStudentConfig:
             9e-10, and three output neurons merge into one (Fig. 2C). Weight decay 0.1 at
             T = 8 for 60,000 steps keeps 14 hidden neurons, but 8 with lam ~ 1 and 6 with
             lam ~ 0, at a loss of 7e-5 and a Score KV of 0.05: too strong.
-    smoke   n = m = 24, 30 steps: only proves the code path
+            Seeds and budget at T = 8 (60,000 steps unless said; hidden = lam ~ 1 + lam ~ 0):
+            weight decay 0.07, seed 1: 24 = 11 + 13; seed 2: 20 = 10 + 10 (loss 6e-6);
+            0.08, seed 0: 15 = 10 + 5; 0.09, seed 0: 16 = 8 + 8 (loss 7e-5);
+            0.07 with 120,000 steps: seed 0 16 = 10 + 6 and seed 1 24 = 11 + 13, as with
+            60,000: the extra lam ~ 0 (query-like) neurons are a stable outcome of this
+            optimiser, not slow convergence; which of them survive depends on the seed.
+    smoke   n = m = 24, 30 steps, two seeds: only proves the code path
+
+    Seeds: three independent runs (teacher, student and data from each seed; one ensemble).
+    The chapter reverse-engineers all three and records the first (seed 0, the rule since the
+    single-seed version of this profile); the others show how much the outcome varies.
     """
     check_profile(profile)
     base = TeacherStudentConfig(
-        name="teacher-identification", d=4, T=32, teacher_std=TEACHER_STD, seeds=(0,)
+        name="teacher-identification", d=4, T=32, teacher_std=TEACHER_STD, seeds=(0, 1, 2)
     )
     if profile == "smoke":
         tc = TrainConfig(steps=30, log_every=10, chunk_steps=10)
-        return dataclasses.replace(base, n=24, m=24, train=tc)
+        return dataclasses.replace(base, n=24, m=24, seeds=(0, 1), train=tc)
     if profile == "quick":
         tc = TrainConfig(
             steps=QUICK_STEPS,
