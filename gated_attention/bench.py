@@ -16,6 +16,11 @@ Forward, per step with R = B T rows: input gating 2 (2n)(d+1) R, scan 2 n T^2 B,
 2 (2m) n R, readout 2 d_out m R. Backward: two GEMMs of the same size per forward GEMM (gradient
 of both operands), except the input gating, whose input x needs no gradient (one GEMM).
 
+    subnormal   milliseconds of the engine's forward + backward (``fast_path.fused_loss``) on
+                the trained students of the quick teacher-identification run (read from the
+                results cache; skipped when it is not there), one thread, with subnormal floats
+                flushed to zero (the package's setting, ``training.flush_denormals``) and not.
+
 Targets (from the issue): engine >= 5x reference steps/s; batched >= 3x sequential.
 """
 
@@ -95,6 +100,66 @@ def _time_train(tasks, students, steps: int, mode: str, warmup: int, seed: int) 
     return time.perf_counter() - t0
 
 
+def subnormal_cost(repeats: int = 30) -> dict | None:
+    """The ``subnormal`` measurement of the module docstring; None without the cached run.
+
+    Weight decay shrinks the weights of dead neurons geometrically; products of them fall below
+    the smallest normal float32 (1.2e-38), where x86 arithmetic is many times slower. One thread,
+    so that switching flush-to-zero on the calling thread covers all the work.
+    """
+    from .analysis.configs import teacher_identification_config
+    from .experiments import _load_entry, entry_path
+    from .fast_path import fused_loss, inputs_neuron_major, pack_params, targets_neuron_major
+    from .training import flush_denormals, sample_chunk
+
+    config = teacher_identification_config("quick")
+    path = entry_path(config)
+    found = _load_entry(path, config)
+    if found is None:
+        return None
+    P = {k: v.to(torch.float32) for k, v in pack_params(found.params).items()}
+    tasks = [config.task(seed) for seed in config.seeds]
+    gens = [torch.Generator().manual_seed(derive_seed(s, "bench")) for s in config.seeds]
+    x, y = sample_chunk(tasks, gens, 1, config.train.batch_size)
+    X, Y = inputs_neuron_major(x[0].float()), targets_neuron_major(y[0].float(), None)
+    P = {k: v.requires_grad_(True) for k, v in P.items()}
+
+    def step() -> None:
+        fused_loss(X, P, Y, config.T, None).sum().backward()
+        for v in P.values():
+            v.grad = None
+
+    def best_ms() -> float:
+        step()  # warm-up
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - t0)
+        return 1e3 * min(times)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        torch.set_flush_denormal(False)
+        plain = best_ms()
+        flush_denormals()
+        flushed = best_ms()
+    finally:
+        flush_denormals()
+        torch.set_num_threads(before)
+    return {
+        "entry": path.name,
+        "members": len(config.seeds),
+        "n": config.n,
+        "T": config.T,
+        "flushed_ms": flushed,
+        "subnormal_ms": plain,
+        "slowdown": plain / flushed,
+        "threads": 1,
+    }
+
+
 def _hardware() -> dict:
     model = platform.processor() or platform.machine()
     try:
@@ -163,6 +228,7 @@ def _measure(kind: str, seed: int) -> dict:
     out["ensemble_speedup"] = out["batched_steps_per_s"] / out["sequential_steps_per_s"]
     out["peak_fraction"] = out["engine_gflops"] / peak
     out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
+    out["subnormal"] = subnormal_cost(30 if kind == "quick" else 3)
     return out
 
 
@@ -203,10 +269,23 @@ def format_table(r: dict) -> str:
         (f"matmul peak ({r['gemm_size']}^3 float32)", f"{r['gemm_peak_gflops']:.1f} GFLOP/s"),
         ("  engine / peak", f"{100 * r['peak_fraction']:.0f}%"),
         ("torch, threads", f"{r['torch_version']}, {r['threads']}"),
+        *_subnormal_rows(r.get("subnormal")),
         ("cpu", f"{r['hardware']['cpu']} ({r['hardware']['cpu_count']} cores)"),
     ]
     width = max(len(a) for a, _ in rows)
     return "\n".join(f"{a:<{width}}  {b}" for a, b in rows)
+
+
+def _subnormal_rows(sub: dict | None) -> list[tuple[str, str]]:
+    if not sub:
+        return [("trained student, subnormals", "not measured (no cached quick run)")]
+    return [
+        (
+            f"trained students (x{sub['members']}), fwd+bwd",
+            f"{sub['flushed_ms']:.2f} ms flushed, {sub['subnormal_ms']:.2f} ms with subnormals",
+        ),
+        ("  subnormal slowdown (1 thread)", f"{sub['slowdown']:.1f}x"),
+    ]
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -67,3 +67,25 @@ def test_load_or_run_prefers_the_file(smoke, tmp_path):
     assert loaded == json.loads(out.read_text()) and "make bench" in source
     with pytest.raises(ValueError, match="unknown profile"):
         bench.load_or_run("fast", out)
+
+
+def test_subnormal_cost_reads_the_cached_run(tmp_path, monkeypatch):
+    """Skipped (None, and said so in the table) without the cached run; measured with it."""
+    from gated_attention import experiments
+    from gated_attention.analysis import configs
+
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path / "cache"))
+    assert bench.subnormal_cost(repeats=1) is None
+    assert "not measured" in "\n".join(a + b for a, b in bench._subnormal_rows(None))
+    smoke = configs.teacher_identification_config("smoke")
+    monkeypatch.setattr(configs, "teacher_identification_config", lambda profile: smoke)
+    experiments.run(smoke, progress=False)
+    sub = bench.subnormal_cost(repeats=1)
+    assert sub["entry"] == experiments.entry_path(smoke).name
+    assert sub["members"] == len(smoke.seeds) and sub["threads"] == 1
+    assert sub["flushed_ms"] > 0 and sub["subnormal_ms"] > 0
+    assert sub["slowdown"] == pytest.approx(sub["subnormal_ms"] / sub["flushed_ms"])
+    # the package's setting is back on afterwards
+    import torch
+
+    assert float(torch.tensor([1e-39]).mul(1.0)[0]) == 0.0
