@@ -44,9 +44,7 @@ from .fast_path import (
     forward_packed,
     fused_loss,
     gated_rnn_fast,
-    inputs_neuron_major,
     pack_params,
-    targets_neuron_major,
     unpack_params,
 )
 from .gated_rnn import GatedRNN, gated_rnn_forward
@@ -61,6 +59,7 @@ __all__ = [
     "stack_students",
     "unstack_students",
     "sample_chunk",
+    "sample_chunk_neuron_major",
     "cosine_lr",
     "flush_denormals",
 ]
@@ -244,6 +243,38 @@ def sample_chunk(
     return torch.stack(xs, dim=1), torch.stack(ys, dim=1)
 
 
+def sample_chunk_neuron_major(
+    tasks: Sequence[Task],
+    generators: Sequence[torch.Generator],
+    steps: int,
+    batch_size: int,
+    dtype: torch.dtype,
+    out_steps: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``sample_chunk`` written straight into the fast path's layout, one copy per member.
+
+    Returns X (steps, E, d+1, T*B) with x~ = [x; 1] and Y (steps, E, d_out, T'*B) at the steps
+    ``out_steps`` (None: all), both in ``dtype``, column t*B + b: the same numbers as
+    ``inputs_neuron_major(x.to(dtype))`` and ``targets_neuron_major(y, out_steps).to(dtype)``
+    of ``sample_chunk``'s x, y (tested), without the stacked float64 copies.
+    """
+    t0, E, B = tasks[0], len(tasks), batch_size
+    T, d, d_out = t0.T, t0.d, t0.d_out
+    T_out = T if out_steps is None else len(out_steps)
+    X = torch.empty(steps, E, d + 1, T * B, dtype=dtype)
+    X[:, :, d] = 1.0
+    Y = torch.empty(steps, E, d_out, T_out * B, dtype=dtype)
+    for e, (task, g) in enumerate(zip(tasks, generators, strict=True)):
+        x, y = task.sample(steps * B, g)  # (steps*B, T, d), (steps*B, T, d_out)
+        if out_steps is not None:
+            y = y[:, out_steps]
+        X[:, e, :d].view(steps, d, T, B).copy_(x.view(steps, B, T, d).permute(0, 3, 2, 1))
+        Y[:, e].view(steps, d_out, T_out, B).copy_(
+            y.reshape(steps, B, T_out, d_out).permute(0, 3, 2, 1)
+        )
+    return X, Y
+
+
 Forward = Callable[[torch.Tensor, dict], torch.Tensor]
 
 
@@ -304,7 +335,13 @@ def train(
     fused = {"fused": True} if fast else {"foreach": False}
     opt = torch.optim.AdamW(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, c) / c.lr)
-    gens = [torch.Generator().manual_seed(int(s)) for s in data_seeds]
+    # members with the same task and data seed (a paired sweep: sizes sharing a seed) draw the
+    # same stream: it is drawn once and shared (``streams``: member -> its stream)
+    keys = [(id(t), int(s)) for t, s in zip(tasks, data_seeds, strict=True)]
+    unique = list(dict.fromkeys(keys))
+    streams = torch.tensor([unique.index(k) for k in keys])
+    stream_tasks = [tasks[keys.index(k)] for k in unique]
+    gens = [torch.Generator().manual_seed(k[1]) for k in unique]
     mask_t = tasks[0].loss_mask
     out_steps = None if mask_t is None else torch.nonzero(mask_t).flatten()
     scale, T = float(tasks[0].loss_scale), tasks[0].T
@@ -319,8 +356,11 @@ def train(
                 P[k].copy_(state["params"][k])
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
-        for g, s in zip(gens, state["generators"], strict=True):
-            g.set_state(s)
+        member_states = state["generators"]  # one per member (shared streams: equal states)
+        if len(member_states) != E:
+            raise ValueError(f"checkpoint {path} holds {len(member_states)} members, not {E}")
+        for u, k in enumerate(unique):
+            gens[u].set_state(member_states[keys.index(k)])
         step = int(state["step"])
         loss_steps, losses = state["loss_steps"].tolist(), list(state["losses"].unbind(0))
         window = state["window"].to(dtype)
@@ -349,13 +389,18 @@ def train(
     bar = tqdm(total=c.steps, initial=step, desc=desc, **({} if progress else {"disable": True}))
     while step < c.steps:
         k = min(c.chunk_steps, c.steps - step)
-        X, Y = sample_chunk(tasks, gens, k, c.batch_size)  # (k, E, B, T, d), (k, E, B, T, d_out)
-        X = X.to(dtype)
-        if packed:
-            X, Y = inputs_neuron_major(X), targets_neuron_major(Y, out_steps)
-        elif forward is not None and out_steps is not None:
-            Y = Y[..., out_steps, :]
-        Y = Y.to(dtype)
+        if packed:  # (k, E, d+1, T*B), (k, E, d_out, T'*B), neuron-major, in dtype
+            X, Y = sample_chunk_neuron_major(
+                stream_tasks, gens, k, c.batch_size, dtype, out_steps
+            )
+        else:  # (k, E, B, T, d), (k, E, B, T, d_out)
+            X, Y = sample_chunk(stream_tasks, gens, k, c.batch_size)
+            X = X.to(dtype)
+            if forward is not None and out_steps is not None:
+                Y = Y[..., out_steps, :]
+            Y = Y.to(dtype)
+        if len(unique) < E:
+            X, Y = X[:, streams], Y[:, streams]
         for i in range(k):
             loss = step_loss(X[i], Y[i])
             loss.sum().backward()  # the members' gradients stay separate
@@ -376,7 +421,10 @@ def train(
         bar.update(k)
         if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
             if step < c.steps:
-                _save_checkpoint(path, P, opt, sched, gens, step, loss_steps, losses, window)
+                member_gens = [gens[int(u)] for u in streams]
+                _save_checkpoint(
+                    path, P, opt, sched, member_gens, step, loss_steps, losses, window
+                )
     bar.close()
     final = {k: v.detach() for k, v in P.items()}
     final = {k: v.clone() for k, v in (unpack_params(final) if packed else final).items()}

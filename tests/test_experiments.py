@@ -115,7 +115,7 @@ def test_interrupted_run_resumes_from_its_checkpoint(cache, monkeypatch):
     whole = ex.run(cfg, progress=False)
     shutil.rmtree(whole.path)
     calls = {"n": 0}
-    real = tr.sample_chunk
+    real = tr.sample_chunk_neuron_major
 
     def interrupt(*args):
         calls["n"] += 1
@@ -123,11 +123,11 @@ def test_interrupted_run_resumes_from_its_checkpoint(cache, monkeypatch):
             raise KeyboardInterrupt
         return real(*args)
 
-    monkeypatch.setattr(tr, "sample_chunk", interrupt)
+    monkeypatch.setattr(tr, "sample_chunk_neuron_major", interrupt)
     with pytest.raises(KeyboardInterrupt):
         ex.run(cfg, progress=False)
     assert (whole.path / "checkpoint.pt").exists()
-    monkeypatch.setattr(tr, "sample_chunk", real)
+    monkeypatch.setattr(tr, "sample_chunk_neuron_major", real)
     resumed = ex.run(cfg, progress=False)
     assert resumed.metrics["resumed_from_step"] == 10
     for k, v in whole.params.items():

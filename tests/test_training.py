@@ -221,6 +221,23 @@ def test_nu_gets_no_weight_decay():
     assert float(out.params["W_in1"].abs().sum()) < 0.95 * float(params["W_in1"].abs().sum())
 
 
+def interrupt_at_chunk(monkeypatch, n, run):
+    """Run ``run()`` with the engine's data sampler raising KeyboardInterrupt at chunk ``n``."""
+    calls = {"n": 0}
+    real = tr.sample_chunk_neuron_major
+
+    def interrupt(*args):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(tr, "sample_chunk_neuron_major", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    monkeypatch.setattr(tr, "sample_chunk_neuron_major", real)
+
+
 def test_interrupted_run_resumes_exactly(tmp_path, monkeypatch):
     task = TeacherStudentTask.from_seed(3, seed=0, T=5)
     params, masks = stacked((5, 4, 0), (3, 4, 1))
@@ -228,21 +245,9 @@ def test_interrupted_run_resumes_exactly(tmp_path, monkeypatch):
     kw = dict(data_seeds=[1, 2], masks=masks, progress=False)
     whole = train([task, task], params, c, **kw)
 
-    calls = {"n": 0}
-    real = tr.sample_chunk
-
-    def interrupt_after_two_chunks(*args):
-        calls["n"] += 1
-        if calls["n"] == 3:  # chunk 3 of 6 (steps 10-14): the checkpoint at step 10 exists
-            raise KeyboardInterrupt
-        return real(*args)
-
-    monkeypatch.setattr(tr, "sample_chunk", interrupt_after_two_chunks)
     ckpt = tmp_path / "run.pt"
-    with pytest.raises(KeyboardInterrupt):
-        train([task, task], params, c, checkpoint=ckpt, **kw)
+    interrupt_at_chunk(monkeypatch, 3, lambda: train([task, task], params, c, checkpoint=ckpt, **kw))
     assert ckpt.exists()
-    monkeypatch.setattr(tr, "sample_chunk", real)
     resumed = train([task, task], params, c, checkpoint=ckpt, **kw)
     assert resumed.resumed_from == 10
     for k in params:
@@ -265,3 +270,40 @@ def test_importing_the_package_flushes_subnormals():
 
     assert float(torch.tensor([1e-39], dtype=torch.float32).mul(1.0)[0]) == 0.0
     assert float(torch.tensor([1e-30], dtype=torch.float32).mul(1.0)[0]) > 0.0  # normal
+
+
+@pytest.mark.parametrize("task", [TeacherStudentTask.from_seed(3, seed=0, T=5), LastStepTask()])
+def test_sample_chunk_neuron_major_equals_the_stacked_path(task):
+    out_steps = None if task.loss_mask is None else torch.nonzero(task.loss_mask).flatten()
+    gens = lambda: [torch.Generator().manual_seed(s) for s in (3, 4)]  # noqa: E731
+    x, y = tr.sample_chunk([task, task], gens(), 3, 4)
+    X, Y = tr.sample_chunk_neuron_major([task, task], gens(), 3, 4, torch.float32, out_steps)
+    assert torch.equal(X, inputs_neuron_major(x.to(torch.float32)))
+    assert torch.equal(Y, targets_neuron_major(y, out_steps).to(torch.float32))
+    assert not torch.equal(X[:, 0], X[:, 1])  # two streams
+
+
+def test_members_sharing_a_stream_equal_separate_runs(tmp_path, monkeypatch):
+    """A paired sweep (two sizes, one task and data seed; a third member on its own stream):
+    the shared stream is drawn once, and each member ends as if trained alone; a run
+    interrupted and resumed from its checkpoint ends the same."""
+    t0 = TeacherStudentTask.from_seed(3, seed=0, T=5)
+    specs, seeds = [(4, 3, 0), (7, 6, 1), (7, 6, 2)], [10, 10, 11]
+    c = TrainConfig(steps=20, lr=1e-2, weight_decay=1e-2, batch_size=8, **F64)
+    params, masks = stacked(*specs)
+    together = train([t0] * 3, params, c, data_seeds=seeds, masks=masks, progress=False)
+    joint = unstack_students(together.params, [(n, m) for n, m, _ in specs])
+    for e, (n, m, s) in enumerate(specs):
+        p, mk = stacked((n, m, s))
+        alone = train([t0], p, c, data_seeds=[seeds[e]], masks=mk, progress=False)
+        single = unstack_students(alone.params, [(n, m)])[0]
+        for k, v in single.named_parameters():
+            torch.testing.assert_close(getattr(joint[e], k), v, rtol=1e-10, atol=1e-10)
+    ck = tmp_path / "ck.pt"
+    cc = dataclasses.replace(c, checkpoint_every=10)
+    kw = dict(data_seeds=seeds, masks=masks, checkpoint=ck, progress=False)
+    interrupt_at_chunk(monkeypatch, 3, lambda: train([t0] * 3, params, cc, **kw))  # 2 chunks of 5
+    resumed = train([t0] * 3, params, cc, **kw)
+    assert resumed.resumed_from == 10
+    for k in params:
+        torch.testing.assert_close(resumed.params[k], together.params[k], rtol=0, atol=0)
