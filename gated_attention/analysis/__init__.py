@@ -7,6 +7,7 @@ Modules (one step of the analysis each):
     scores       Score KV and Score Q, 1 - R^2 of linear read-outs (Table 1)
     polynomial   exact input-output polynomials and their distance (Table 1, Table 2)
     merging      merging output-gating neurons with rank-1 summed kernels (App. C.2, Fig. 2C)
+    state_spectrum  how many directions a group of neurons uses (ours: near-copies)
     reorder      the construction's layout for the weight figure (Fig. 2B)
     report       the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
     transition   the transition point of Fig. 3A/B with a bootstrap over seeds
@@ -22,6 +23,7 @@ from .pruning import Pruned, contributions, output_change, prune
 from .reorder import Reordered, reorder
 from .report import ReverseEngineering, reverse_engineer
 from .scores import gaussian_inputs, reconstruction_score, score_kv, score_q
+from .state_spectrum import drop_after, state_spectrum
 from .transition import Transition, normalised_losses, transition_point
 
 __all__ = [
@@ -57,4 +59,6 @@ __all__ = [
     "output_kernels",
     "Reordered",
     "reorder",
+    "state_spectrum",
+    "drop_after",
 ]

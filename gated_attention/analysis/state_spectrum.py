@@ -1,0 +1,52 @@
+"""How many directions a group of hidden neurons uses: neurons can be near-copies (ours).
+
+Pruning (Fig. 2A) counts neurons that matter. A trained network can keep more neurons in a group
+than the construction needs when some of them carry (nearly) linear combinations of the others'
+states: each is read, so none can be pruned, yet together they span hardly more directions than
+the construction's group. This diagnostic is ours, not the paper's. For a group of hidden neurons:
+
+    S        the (B T, k) matrix of the group's states h_t over a batch of sequences (all steps,
+             not centred: a constant state is a direction of its own)
+    s_i      the singular values of S divided by the largest: 1 = s_1 >= ... >= s_k >= 0
+    drop     s_c / s_(c+1) for c = the construction's count of the group (d(d+1)/2 key-value,
+             d query neurons): how much weaker the directions beyond the construction's are
+
+No threshold is involved: the construction's own spectrum can be spread over two or three orders
+of magnitude (the teacher's matrices are random), so the spectrum is printed and the drop read
+against it. Exact copies give s_(c+1) = 0 (tests/test_analysis_state_spectrum.py).
+
+Glossary (code name -> paper symbol -> section):
+    h_t      the recurrent states, gated_rnn.hidden_states                   Eq. (2)
+    groups   lam ~ 1 (key-value) and lam ~ 0 (query) neurons, lam_groups     Sec. 4.1
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..gated_rnn import GatedRNN
+from .scores import _states
+
+__all__ = ["state_spectrum", "drop_after"]
+
+
+def state_spectrum(rnn_or_params: GatedRNN | dict, x: torch.Tensor, neurons) -> torch.Tensor:
+    """s_1 = 1 >= s_2 >= ... of the states of ``neurons`` on inputs x (B, T, d); (k,) float64.
+
+    An empty group gives an empty tensor; a group whose states are all zero gives zeros.
+    """
+    S = _states(rnn_or_params, x, neurons, "group")  # (B T, k)
+    if S.shape[1] == 0:
+        return torch.zeros(0, dtype=torch.float64)
+    s = torch.linalg.svdvals(S)
+    return s / s[0] if float(s[0]) > 0 else torch.zeros_like(s)
+
+
+def drop_after(spectrum: torch.Tensor, count: int) -> float | None:
+    """s_count / s_(count+1): inf for an exact copy, None when the group has <= count neurons."""
+    if count < 1:
+        raise ValueError(f"count must be a positive integer, got {count}")
+    if spectrum.numel() <= count:
+        return None
+    below = float(spectrum[count])
+    return float("inf") if below == 0.0 else float(spectrum[count - 1]) / below
