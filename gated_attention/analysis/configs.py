@@ -107,6 +107,10 @@ def how_many_neurons_config(profile: str, panel: str) -> TeacherStudentConfig:
             T; a step costs about a quarter), 15,000 steps for A and 5,000 for B: what fits the
             chapter's few minutes (B's 18 members of up to 126 neurons cost ~5 times A's per
             step). At T = 32 the same minutes bought 2,000 and 300 steps, and no size converged.
+            Pilot (panel A at T = 32, 15,000 steps, 3 seeds, 324 s before subnormals were
+            flushed): normalised loss 9.1e-3 (n = 8), 1.2e-3 (14), 3.2e-4 (20), 1.1e-4 (28),
+            1.1e-4 (36), 1.4e-4 (48): every size is below the chapter's threshold of 1e-2, so
+            its estimator gives n* = 8, while the loss stops falling from n = 28, as at T = 8.
     smoke   2 seeds, three small sizes, 20 steps
     """
     check_profile(profile)
