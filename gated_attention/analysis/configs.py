@@ -69,6 +69,10 @@ def teacher_identification_config(profile: str) -> TeacherStudentConfig:
             0.07 with 120,000 steps: seed 0 16 = 10 + 6 and seed 1 24 = 11 + 13, as with
             60,000: the extra lam ~ 0 (query-like) neurons are a stable outcome of this
             optimiser, not slow convergence; which of them survive depends on the seed.
+            Same lr x weight decay, other lr (seeds 0, 1): lr 3e-3, wd 0.233: 12 = 7 + 5 and
+            15 = 9 + 6 (losses 2e-4, 6e-6: key-value neurons lost); lr 3e-2, wd 0.0233: 16 =
+            10 + 6 and 22 = 10 + 12 (losses 9e-10, 3e-9). lam initialised in U(0.5, 1)
+            instead of U(0, 1): 15 = 9 + 6 (loss 3e-5) and 17 = 11 + 6 (loss 3e-8).
     smoke   n = m = 24, 30 steps, two seeds: only proves the code path
 
     Seeds: three independent runs (teacher, student and data from each seed; one ensemble).
