@@ -167,9 +167,11 @@ def gated_rnn_fast(
 
 
 @functools.lru_cache(maxsize=16)
-def _lags(T: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+def _lags(
+    T: int, dtype: torch.dtype, device: torch.device = torch.device("cpu")
+) -> tuple[torch.Tensor, torch.Tensor]:
     """lag[t, s] = max(t - s, 0) and the lower-triangular 0/1 mask (s <= t), both (T, T)."""
-    t = torch.arange(T)
+    t = torch.arange(T, device=device)
     lag = t[:, None] - t[None, :]
     return lag.clamp(min=0).to(dtype), (lag >= 0).to(dtype)
 
@@ -200,7 +202,7 @@ class FusedLoss(torch.autograd.Function):
         e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
         lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
         log_lam = torch.where(lam == 1.0, 0.0, -e_nu)  # lam == 1: every power exactly 1
-        lag, tril = _lags(T, X.dtype)
+        lag, tril = _lags(T, X.dtype, X.device)
         # L[t, s] = lam^(t-s) = exp((t-s) log lam) for s <= t: exact for lam = 0 and 1
         L = torch.exp(lag * log_lam[..., None, None]) * tril  # (E, n, T, T)
         Lo = L if out_steps is None else L[:, :, out_steps]
@@ -236,7 +238,7 @@ class FusedLoss(torch.autograd.Function):
         torch.mul(g_u, pq[:, :n], out=g_pq[:, n:])
         g_W_in = torch.bmm(g_pq, X.transpose(1, 2))
         # d L[t, s] / d nu = d exp((t - s) log lam) / d nu = (t - s) L[t, s] (-exp(nu))
-        lag, _ = _lags(T, X.dtype)
+        lag, _ = _lags(T, X.dtype, X.device)
         if out_steps is not None:
             lag = lag[out_steps]
         g_nu = (g_L * Lo * lag).sum(dim=(-2, -1)) * -e_nu

@@ -62,10 +62,34 @@ __all__ = [
     "sample_chunk_neuron_major",
     "cosine_lr",
     "flush_denormals",
+    "resolve_device",
+    "DEVICE_ENV",
 ]
 
 MODES = ("fast", "reference")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+#: the environment variable that names the device ``train`` runs on (default: the CPU)
+DEVICE_ENV = "GATED_ATTENTION_DEVICE"
+
+
+def resolve_device(device: str | torch.device | None = None) -> torch.device:
+    """The device to train on: ``device``, else $GATED_ATTENTION_DEVICE, else "cpu".
+
+    The data are drawn on the CPU (the tasks' generators) and moved chunk by chunk; results come
+    back to the CPU. A device that does not exist here is an error that names it.
+    """
+    name = device if device is not None else os.environ.get(DEVICE_ENV, "cpu")
+    try:
+        dev = torch.device(name)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"unknown device {name!r} (from {DEVICE_ENV} or device=): {err}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} requested, but torch sees no CUDA device here")
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device {name!r}: only 'cpu' and 'cuda' are supported")
+    return dev
 
 
 def flush_denormals() -> bool:
@@ -290,6 +314,7 @@ def train(
     checkpoint: str | os.PathLike | None = None,
     progress: bool = True,
     desc: str = "training",
+    device: str | torch.device | None = None,
 ) -> TrainResult:
     """Train an ensemble of E students, member e on ``tasks[e]`` with data from ``data_seeds[e]``.
 
@@ -305,9 +330,12 @@ def train(
         checkpoint: a file path: the run saves its state there every ``config.checkpoint_every``
             steps and, if the file exists, resumes from it. The caller deletes it when done.
         progress: show a tqdm bar (plain tqdm; TQDM_DISABLE=1 also turns it off).
+        device: where the computation runs (``resolve_device``: default $GATED_ATTENTION_DEVICE,
+            else the CPU); the returned parameters and losses are CPU tensors.
     """
     tasks = [check_task(t) for t in tasks]
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
+    dev = resolve_device(device)
     E = len(tasks)
     _check_ensemble(tasks, params, data_seeds, masks)
     c = config
@@ -319,8 +347,11 @@ def train(
     # tensor each; AdamW is elementwise, so packing changes no number)
     packed = c.mode == "fast" and forward is None
     pack = pack_params if packed else dict
-    P = {k: v.detach().to(dtype).clone().requires_grad_(True) for k, v in pack(params).items()}
-    Mk = None if masks is None else {k: v.to(dtype) for k, v in pack(masks).items()}
+    P = {
+        k: v.detach().to(dtype=dtype, device=dev).clone().requires_grad_(True)
+        for k, v in pack(params).items()
+    }
+    Mk = None if masks is None else {k: v.to(dtype=dtype, device=dev) for k, v in pack(masks).items()}
     if Mk is not None:
         with torch.no_grad():
             for k in P:
@@ -343,14 +374,16 @@ def train(
     stream_tasks = [tasks[keys.index(k)] for k in unique]
     gens = [torch.Generator().manual_seed(k[1]) for k in unique]
     mask_t = tasks[0].loss_mask
-    out_steps = None if mask_t is None else torch.nonzero(mask_t).flatten()
+    out_steps = None if mask_t is None else torch.nonzero(mask_t).flatten()  # for the data (CPU)
+    out_steps_dev = None if out_steps is None else out_steps.to(dev)  # for the model
+    mask_dev = None if mask_t is None else mask_t.to(dev)
     scale, T = float(tasks[0].loss_scale), tasks[0].T
 
     step, loss_steps, losses = 0, [], []
-    window = torch.zeros(E, dtype=dtype)  # the summed loss of the current log window
+    window = torch.zeros(E, dtype=dtype, device=dev)  # the summed loss of the current log window
     path = None if checkpoint is None else Path(checkpoint)
     if path is not None and path.exists():
-        state = torch.load(path, weights_only=True)
+        state = torch.load(path, weights_only=True, map_location="cpu")
         with torch.no_grad():
             for k in P:
                 P[k].copy_(state["params"][k])
@@ -362,8 +395,9 @@ def train(
         for u, k in enumerate(unique):
             gens[u].set_state(member_states[keys.index(k)])
         step = int(state["step"])
-        loss_steps, losses = state["loss_steps"].tolist(), list(state["losses"].unbind(0))
-        window = state["window"].to(dtype)
+        loss_steps = state["loss_steps"].tolist()
+        losses = [w.to(dev) for w in state["losses"].unbind(0)]
+        window = state["window"].to(dtype=dtype, device=dev)
     resumed_from = step
 
     # fast, output gating: one fused node (fast_path.FusedLoss). Masked entries start at zero and
@@ -375,16 +409,17 @@ def train(
     def step_loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """The (E,) losses of one step; x, y as prepared for the mode (see below)."""
         if fused_path:
-            return fused_loss(x, P, y, T, out_steps, scale)
+            return fused_loss(x, P, y, T, out_steps_dev, scale)
         p = P if Mk is None else {k: P[k] * Mk[k] for k in P}
         if packed:  # x (E, d+1, T*B), y (E, d_out, T'*B): neuron-major
-            return scale * (forward_packed(x, p, T, out_steps) - y).square().mean(dim=(1, 2))
+            y_hat = forward_packed(x, p, T, out_steps_dev)
+            return scale * (y_hat - y).square().mean(dim=(1, 2))
         if forward is not None:  # y already at the loss's steps
             y_hat = forward(x, p)
-            y_hat = y_hat if out_steps is None else y_hat[:, :, out_steps]
+            y_hat = y_hat if out_steps is None else y_hat[:, :, out_steps_dev]
             return scale * (y_hat - y).square().mean(dim=(-3, -2, -1))
         y_hat = gated_rnn_forward(x, p, mode="reference")  # the readable definition
-        return masked_mse(y_hat, y, mask_t, scale)
+        return masked_mse(y_hat, y, mask_dev, scale)
 
     bar = tqdm(total=c.steps, initial=step, desc=desc, **({} if progress else {"disable": True}))
     while step < c.steps:
@@ -401,6 +436,8 @@ def train(
             Y = Y.to(dtype)
         if len(unique) < E:
             X, Y = X[:, streams], Y[:, streams]
+        if dev.type != "cpu":
+            X, Y = X.to(dev, non_blocking=True), Y.to(dev, non_blocking=True)
         for i in range(k):
             loss = step_loss(X[i], Y[i])
             loss.sum().backward()  # the members' gradients stay separate
@@ -411,12 +448,12 @@ def train(
             if fast:
                 window += loss.detach()
             else:  # the reference reads the loss back every step, as a plain loop would
-                window += torch.tensor([float(v) for v in loss.detach()], dtype=dtype)
+                window += torch.tensor([float(v) for v in loss.detach()], dtype=dtype, device=dev)
             if step % c.log_every == 0 or step == c.steps:
                 n_win = step - (loss_steps[-1] if loss_steps else 0)
                 losses.append(window / n_win)
                 loss_steps.append(step)
-                window = torch.zeros(E, dtype=dtype)
+                window = torch.zeros(E, dtype=dtype, device=dev)
                 bar.set_postfix(loss=f"{float(losses[-1].mean()):.3g}", refresh=False)
         bar.update(k)
         if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
@@ -427,11 +464,11 @@ def train(
                 )
     bar.close()
     final = {k: v.detach() for k, v in P.items()}
-    final = {k: v.clone() for k, v in (unpack_params(final) if packed else final).items()}
+    final = {k: v.cpu().clone() for k, v in (unpack_params(final) if packed else final).items()}
     return TrainResult(
         params=final,
         loss_steps=torch.tensor(loss_steps, dtype=torch.long),
-        losses=torch.stack(losses) if losses else torch.zeros(0, E, dtype=dtype),
+        losses=torch.stack(losses).cpu() if losses else torch.zeros(0, E, dtype=dtype),
         wall_time=time.perf_counter() - t0,
         resumed_from=resumed_from,
     )
@@ -439,15 +476,15 @@ def train(
 
 def _save_checkpoint(path, P, opt, sched, gens, step, loss_steps, losses, window) -> None:
     """Atomically write the run's state (tensors and plain containers: loads with weights_only)."""
-    state = {
-        "params": {k: v.detach() for k, v in P.items()},
+    state = {  # CPU tensors, loadable anywhere (the optimiser's state moves back on load)
+        "params": {k: v.detach().cpu() for k, v in P.items()},
         "optimizer": opt.state_dict(),
         "scheduler": sched.state_dict(),
         "generators": [g.get_state() for g in gens],
         "step": step,
         "loss_steps": torch.tensor(loss_steps, dtype=torch.long),
-        "losses": torch.stack(losses) if losses else torch.zeros(0, len(gens)),
-        "window": window.clone(),
+        "losses": torch.stack(losses).cpu() if losses else torch.zeros(0, len(gens)),
+        "window": window.cpu().clone(),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")

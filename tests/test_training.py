@@ -307,3 +307,23 @@ def test_members_sharing_a_stream_equal_separate_runs(tmp_path, monkeypatch):
     assert resumed.resumed_from == 10
     for k in params:
         torch.testing.assert_close(resumed.params[k], together.params[k], rtol=0, atol=0)
+
+
+def test_device_is_resolved_and_checked(monkeypatch):
+    monkeypatch.delenv(tr.DEVICE_ENV, raising=False)
+    assert tr.resolve_device() == torch.device("cpu")
+    monkeypatch.setenv(tr.DEVICE_ENV, "cpu")
+    assert tr.resolve_device().type == "cpu"
+    monkeypatch.setenv(tr.DEVICE_ENV, "no-such-device")
+    with pytest.raises(ValueError, match="unknown device 'no-such-device'"):
+        tr.resolve_device()
+    with pytest.raises(ValueError, match="only 'cpu' and 'cuda'"):
+        tr.resolve_device("meta")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            tr.resolve_device("cuda")
+    # the env var reaches train: a bad device fails before any step, naming the variable
+    task = TeacherStudentTask.from_seed(3, seed=0, T=4)
+    params, _ = stacked((4, 4, 0))
+    with pytest.raises(ValueError, match="GATED_ATTENTION_DEVICE"):
+        train([task], params, TrainConfig(steps=2, **F64), data_seeds=[0], progress=False)
