@@ -47,7 +47,13 @@ import torch
 
 from .gated_rnn import GatedRNN
 from .tasks import TeacherStudentTask, masked_mse
-from .training import TrainConfig, gated_rnn_fast, stack_students, train, unstack_students
+from .training import (
+    TrainConfig,
+    gated_rnn_fast,
+    plan_ensembles,
+    train_by_size,
+    unstack_students,
+)
 
 __all__ = [
     "PROFILES",
@@ -96,7 +102,8 @@ class TeacherStudentConfig:
     Every member of ``members()`` is one independent run: its seed gives its teacher
     (``random_attention(d, rank=teacher_rank, std=teacher_std)``), its student's initialisation
     and its data stream (``derive_seed(seed, stream)``), so members with one seed and different
-    sizes share teacher and data (a paired sweep). All members train together as one ensemble.
+    sizes share teacher and data (a paired sweep). Members train as one ensemble, or as a few
+    ensembles of similar sizes one after another (``training.train_by_size``).
 
     Choices the paper does not give (ours): teacher weights N(0, 1/d); student weights
     N(0, 1/fan_in) times ``init_scale``, lam ~ U(lam_range) at initialisation; the optimiser
@@ -133,6 +140,12 @@ class TeacherStudentConfig:
         sizes = [(s, s) for s in self.sizes] if self.sizes else [(self.n, self.m)]
         return [(seed, n, m) for n, m in sizes for seed in self.seeds]
 
+    def ensembles(self) -> list[list[int]]:
+        """The member indices of each ensemble ``compute`` trains (``training.plan_ensembles``:
+        one for a single size; a size sweep splits where padding would cost more)."""
+        sizes = [(n, m) for _, n, m in self.members()]
+        return plan_ensembles(sizes, self.d, self.d, self.T, self.train.batch_size, self.side)
+
     def task(self, seed: int) -> TeacherStudentTask:
         """The task (teacher and data distribution) of the members with this seed."""
         return TeacherStudentTask.from_seed(
@@ -157,12 +170,10 @@ class TeacherStudentConfig:
         """Train every member; returns (tensors, metrics) for the results cache."""
         members = self.members()
         tasks = {seed: self.task(seed) for seed in self.seeds}
-        params, masks = stack_students([self.student(*mb) for mb in members])
-        res = train(
+        res = train_by_size(  # one ensemble, or a few of similar sizes (a size sweep)
             [tasks[seed] for seed, _, _ in members],
-            params,
+            [self.student(*mb) for mb in members],
             self.train,
-            masks=masks,
             data_seeds=[derive_seed(seed, "data") for seed, _, _ in members],
             checkpoint=checkpoint,
             progress=progress,
@@ -340,14 +351,7 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
     path.mkdir(parents=True, exist_ok=True)
     for stale in ("manifest.json", "meta.json", "tensors.pt"):
         (path / stale).unlink(missing_ok=True)
-    checkpoint = path / "checkpoint.pt"
-    if checkpoint.exists():
-        try:
-            torch.load(checkpoint, weights_only=True)
-        except Exception as err:  # noqa: BLE001 - any unreadable checkpoint is discarded
-            msg = f"checkpoint {checkpoint} is unreadable ({err}); starting over"
-            warnings.warn(msg, stacklevel=2)
-            checkpoint.unlink()
+    checkpoint = path / "checkpoint.pt"  # train() discards it, with a warning, if unreadable
     t0 = time.perf_counter()
     tensors, metrics = config.compute(checkpoint=checkpoint, progress=progress)
     meta = {

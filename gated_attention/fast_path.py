@@ -167,9 +167,7 @@ def gated_rnn_fast(
 
 
 @functools.lru_cache(maxsize=16)
-def _lags(
-    T: int, dtype: torch.dtype, device: torch.device = torch.device("cpu")
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _lags(T: int, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """lag[t, s] = max(t - s, 0) and the lower-triangular 0/1 mask (s <= t), both (T, T)."""
     t = torch.arange(T, device=device)
     lag = t[:, None] - t[None, :]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,11 @@ __all__ = [
     "TrainResult",
     "MODES",
     "train",
+    "train_by_size",
+    "size_groups",
+    "plan_ensembles",
+    "forward_macs",
+    "ENSEMBLE_OVERHEAD_MACS",
     "gated_rnn_fast",
     "stack_students",
     "unstack_students",
@@ -351,7 +357,9 @@ def train(
         k: v.detach().to(dtype=dtype, device=dev).clone().requires_grad_(True)
         for k, v in pack(params).items()
     }
-    Mk = None if masks is None else {k: v.to(dtype=dtype, device=dev) for k, v in pack(masks).items()}
+    Mk = None
+    if masks is not None:
+        Mk = {k: v.to(dtype=dtype, device=dev) for k, v in pack(masks).items()}
     if Mk is not None:
         with torch.no_grad():
             for k in P:
@@ -382,8 +390,8 @@ def train(
     step, loss_steps, losses = 0, [], []
     window = torch.zeros(E, dtype=dtype, device=dev)  # the summed loss of the current log window
     path = None if checkpoint is None else Path(checkpoint)
-    if path is not None and path.exists():
-        state = torch.load(path, weights_only=True, map_location="cpu")
+    state = _read_checkpoint(path)
+    if state is not None:
         with torch.no_grad():
             for k in P:
                 P[k].copy_(state["params"][k])
@@ -425,9 +433,7 @@ def train(
     while step < c.steps:
         k = min(c.chunk_steps, c.steps - step)
         if packed:  # (k, E, d+1, T*B), (k, E, d_out, T'*B), neuron-major, in dtype
-            X, Y = sample_chunk_neuron_major(
-                stream_tasks, gens, k, c.batch_size, dtype, out_steps
-            )
+            X, Y = sample_chunk_neuron_major(stream_tasks, gens, k, c.batch_size, dtype, out_steps)
         else:  # (k, E, B, T, d), (k, E, B, T, d_out)
             X, Y = sample_chunk(stream_tasks, gens, k, c.batch_size)
             X = X.to(dtype)
@@ -459,9 +465,7 @@ def train(
         if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
             if step < c.steps:
                 member_gens = [gens[int(u)] for u in streams]
-                _save_checkpoint(
-                    path, P, opt, sched, member_gens, step, loss_steps, losses, window
-                )
+                _save_checkpoint(path, P, opt, sched, member_gens, step, loss_steps, losses, window)
     bar.close()
     final = {k: v.detach() for k, v in P.items()}
     final = {k: v.cpu().clone() for k, v in (unpack_params(final) if packed else final).items()}
@@ -472,6 +476,147 @@ def train(
         wall_time=time.perf_counter() - t0,
         resumed_from=resumed_from,
     )
+
+
+#: what one more ensemble adds to a training step, in multiply-adds of ``forward_macs``:
+#: fitted on the 2-core CPU this project is measured on (Fig. 3A/B sweeps, T = 8, batch 64:
+#: ~1.2 ms per ensemble and step, against ~0.06 ms per million multiply-adds)
+ENSEMBLE_OVERHEAD_MACS = 20e6
+
+
+def forward_macs(d: int, d_out: int, n: int, m: int, T: int, B: int, side: bool = False) -> int:
+    """Multiply-adds of one forward of Eq. (2) for one member and one batch of B sequences:
+    the gatings' products, the decay-matrix scan (T per state) and the readout, all T steps."""
+    if side:
+        return T * B * (n * (3 * (d + 1) + T) + d_out * n)
+    return T * B * (n * (2 * (d + 1) + T + 2 * m) + d_out * m)
+
+
+def size_groups(
+    sizes: Sequence[tuple[int, int]],
+    cost: Callable[[int, int], float],
+    overhead: float = ENSEMBLE_OVERHEAD_MACS,
+) -> list[list[int]]:
+    """Split an ensemble of members of sizes[e] = (n_e, m_e) into ensembles trained apart.
+
+    In one ensemble every member costs what its largest network costs (the smaller ones are
+    masked inside it), and each ensemble adds ``overhead`` to a step. Returns the member
+    indices of each ensemble (sizes ascending; members of one size stay together): the split of
+    the sorted distinct sizes into consecutive runs that minimises the sum over ensembles of
+    ``overhead + members * cost(largest n, largest m)``, exactly (dynamic programming).
+    """
+    classes = sorted(set(sizes))
+    counts = [sum(1 for s in sizes if s == c) for c in classes]
+    K = len(classes)
+    best, cut = [0.0] + [math.inf] * K, [0] * (K + 1)
+    for j in range(1, K + 1):
+        for i in range(j):  # one ensemble of the sizes classes[i:j]
+            n = max(c[0] for c in classes[i:j])
+            m = max(c[1] for c in classes[i:j])
+            total = best[i] + overhead + sum(counts[i:j]) * cost(n, m)
+            if total < best[j]:
+                best[j], cut[j] = total, i
+    runs, j = [], K
+    while j > 0:
+        runs.append(set(classes[cut[j] : j]))
+        j = cut[j]
+    return [[e for e, s in enumerate(sizes) if s in run] for run in reversed(runs)]
+
+
+def plan_ensembles(
+    sizes: Sequence[tuple[int, int]],
+    d: int,
+    d_out: int,
+    T: int,
+    B: int,
+    side: bool = False,
+    *,
+    overhead: float = ENSEMBLE_OVERHEAD_MACS,
+) -> list[list[int]]:
+    """How ``train_by_size`` splits members of sizes (n_e, m_e): ``size_groups`` with the cost
+    ``forward_macs`` of Eq. (2) at input size d, output size d_out, T steps, batch B."""
+    return size_groups(sizes, lambda n, m: forward_macs(d, d_out, n, m, T, B, side), overhead)
+
+
+def train_by_size(
+    tasks: Sequence[Task],
+    students: Sequence[GatedRNN],
+    config: TrainConfig,
+    *,
+    data_seeds: Sequence[int],
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool = True,
+    desc: str = "training",
+    device: str | torch.device | None = None,
+    overhead: float = ENSEMBLE_OVERHEAD_MACS,
+) -> TrainResult:
+    """``train`` for GatedRNNs of different sizes: a few ensembles of similar sizes, one after
+    another (``size_groups``), instead of one in which every member costs the largest.
+
+    Each member's run is the same as in one ensemble (each equals its separate run; tested).
+    Returns one TrainResult for all members: params stacked and zero-padded as
+    ``stack_students`` stacks them, losses (K, E) in member order, wall_time and resumed_from
+    summed over the ensembles. With one ensemble this is ``train`` on ``stack_students``; with
+    several, ensemble k checkpoints to ``<stem>-<k><suffix>`` beside ``checkpoint`` and those
+    files are deleted once all have finished (the caller deletes ``checkpoint`` as usual).
+    """
+    if len(students) != len(tasks):
+        raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
+    if len(data_seeds) != len(tasks):
+        raise ValueError(f"{len(data_seeds)} data_seeds for {len(tasks)} tasks")
+    full, _ = stack_students(students)
+    sizes = [(s.n, s.m) for s in students]
+    s0 = students[0]
+    groups = plan_ensembles(
+        sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side, overhead=overhead
+    )
+    path = None if checkpoint is None else Path(checkpoint)
+    files = [path] * len(groups)
+    if path is not None and len(groups) > 1:
+        files = [path.with_name(f"{path.stem}-{k}{path.suffix}") for k in range(len(groups))]
+    params = {k: torch.zeros_like(v, dtype=config.torch_dtype) for k, v in full.items()}
+    losses, loss_steps, wall, resumed = None, None, 0.0, 0
+    for k, idx in enumerate(groups):
+        p, masks = stack_students([students[e] for e in idx])
+        n_k = max(sizes[e][0] for e in idx)
+        res = train(
+            [tasks[e] for e in idx],
+            p,
+            config,
+            data_seeds=[data_seeds[e] for e in idx],
+            masks=masks,
+            checkpoint=files[k],
+            progress=progress,
+            desc=desc if len(groups) == 1 else f"{desc} (n <= {n_k})",
+            device=device,
+        )
+        for name, v in res.params.items():  # back into the (E, ...) layout, zero-padded
+            params[name][(idx, *(slice(0, s) for s in v.shape[1:]))] = v
+        if losses is None:
+            loss_steps = res.loss_steps
+            losses = torch.zeros(len(loss_steps), len(students), dtype=res.losses.dtype)
+        losses[:, idx] = res.losses
+        wall += res.wall_time
+        resumed += res.resumed_from
+    if len(groups) > 1:
+        for f in files:
+            if f is not None:
+                f.unlink(missing_ok=True)
+    return TrainResult(params, loss_steps, losses, wall, resumed)
+
+
+def _read_checkpoint(path: Path | None) -> dict | None:
+    """The saved state at ``path``, or None if there is none; an unreadable file (a run killed
+    while the disk was full, a truncated copy) is discarded with a warning naming it, and the
+    run starts over."""
+    if path is None or not path.exists():
+        return None
+    try:
+        return torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as err:  # noqa: BLE001 - any unreadable checkpoint is discarded
+        warnings.warn(f"checkpoint {path} is unreadable ({err}); starting over", stacklevel=3)
+        path.unlink()
+        return None
 
 
 def _save_checkpoint(path, P, opt, sched, gens, step, loss_steps, losses, window) -> None:

@@ -246,7 +246,9 @@ def test_interrupted_run_resumes_exactly(tmp_path, monkeypatch):
     whole = train([task, task], params, c, **kw)
 
     ckpt = tmp_path / "run.pt"
-    interrupt_at_chunk(monkeypatch, 3, lambda: train([task, task], params, c, checkpoint=ckpt, **kw))
+    interrupt_at_chunk(
+        monkeypatch, 3, lambda: train([task, task], params, c, checkpoint=ckpt, **kw)
+    )
     assert ckpt.exists()
     resumed = train([task, task], params, c, checkpoint=ckpt, **kw)
     assert resumed.resumed_from == 10

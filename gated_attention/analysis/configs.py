@@ -73,6 +73,12 @@ def teacher_identification_config(profile: str) -> TeacherStudentConfig:
             15 = 9 + 6 (losses 2e-4, 6e-6: key-value neurons lost); lr 3e-2, wd 0.0233: 16 =
             10 + 6 and 22 = 10 + 12 (losses 9e-10, 3e-9). lam initialised in U(0.5, 1)
             instead of U(0, 1): 15 = 9 + 6 (loss 3e-5) and 17 = 11 + 6 (loss 3e-8).
+            Weight decay 0.08 on seeds 1 and 2: 22 = 12 + 10 and 16 = 9 + 7 (loss 6e-6).
+            Initial weights scaled (``init_scale``; nu unscaled), seeds 0 and 1: 0.1 prunes
+            almost nothing (35 = 12 + 22 + 1 between, 43 = 14 + 24 + 5; all 48 output-gating
+            neurons kept; losses 8e-10, 8e-9); 1.4 and 2.0 collapse to a network computing
+            ~0 or nearly so (seed 1 at 1.4: 4 hidden, 1 output, loss 0.04). The scale 1 of
+            this profile sits between keeping every neuron and losing the task.
     smoke   n = m = 24, 30 steps, two seeds: only proves the code path
 
     Seeds: three independent runs (teacher, student and data from each seed; one ensemble).
