@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import torch
 
@@ -36,7 +35,7 @@ from .attention import LinearSelfAttention
 from .construction import construct_rnn
 from .experiments import check_profile, derive_seed
 from .gated_rnn import GatedRNN
-from .training import TrainConfig, gated_rnn_fast, stack_students, train
+from .training import TrainConfig, gated_rnn_fast, train_by_size
 
 __all__ = [
     "InContextRegression",
@@ -358,43 +357,25 @@ class RegressionConfig:
         return out
 
     def compute(self, *, checkpoint=None, progress: bool = True):
-        """Train every member (one ensemble per group); returns (tensors, metrics) for the cache.
+        """Train every member (one ensemble per group, ``training.train_by_size``); returns
+        (tensors, metrics) for the cache.
 
-        Group k checkpoints to ``checkpoint-<k>.pt`` beside ``checkpoint`` and resumes from it;
-        the files are deleted once every group has finished.
+        With several groups, group k checkpoints to ``checkpoint-<k>.pt`` beside ``checkpoint``
+        and resumes from it; the files are deleted once every group has finished.
         """
         members = self.members()
-        students = [self.student(seed, n) for seed, n in members]
-        E = len(members)
-        full, _ = stack_students(students)  # (E, ...) at the largest size, zero-padded
-        p = {k: torch.zeros_like(v) for k, v in full.items()}
-        losses, wall, ckpts = [], 0.0, []
-        for k, idx in enumerate(self.groups()):
-            params, masks = stack_students([students[e] for e in idx])
-            ckpt = None
-            if checkpoint is not None:
-                ckpt = Path(checkpoint).with_name(f"checkpoint-{k}.pt")
-                ckpts.append(ckpt)
-            n_k = max(members[e][1] for e in idx)
-            res = train(
-                [self.task] * len(idx),
-                params,
-                self.train,
-                masks=masks,
-                data_seeds=[derive_seed(members[e][0], "data") for e in idx],
-                checkpoint=ckpt,
-                progress=progress,
-                desc=f"{self.name} n<={n_k}",
-            )
-            for name, v in res.params.items():  # back into the (E, ...) layout at n_max
-                p[name][(idx, *(slice(0, s) for s in v.shape[1:]))] = v.detach().to(torch.float64)
-            losses.append((idx, res.losses))
-            wall += res.wall_time
-        for ckpt in ckpts:
-            ckpt.unlink(missing_ok=True)
-        curve = torch.zeros(len(res.loss_steps), E, dtype=torch.float64)
-        for idx, L in losses:
-            curve[:, idx] = L.to(torch.float64)
+        res = train_by_size(
+            [self.task] * len(members),
+            [self.student(seed, n) for seed, n in members],
+            self.train,
+            data_seeds=[derive_seed(seed, "data") for seed, _ in members],
+            checkpoint=checkpoint,
+            progress=progress,
+            desc=self.name,
+            groups=self.groups(),
+        )
+        p = {k: v.detach().to(torch.float64) for k, v in res.params.items()}
+        curve, wall = res.losses.to(torch.float64), res.wall_time
         tensors = {
             "params": p,
             "sizes": torch.tensor([n for _, n in members]),

@@ -549,6 +549,7 @@ def train_by_size(
     desc: str = "training",
     device: str | torch.device | None = None,
     overhead: float = ENSEMBLE_OVERHEAD_MACS,
+    groups: Sequence[Sequence[int]] | None = None,
 ) -> TrainResult:
     """``train`` for GatedRNNs of different sizes: a few ensembles of similar sizes, one after
     another (``size_groups``), instead of one in which every member costs the largest.
@@ -559,6 +560,7 @@ def train_by_size(
     summed over the ensembles. With one ensemble this is ``train`` on ``stack_students``; with
     several, ensemble k checkpoints to ``<stem>-<k><suffix>`` beside ``checkpoint`` and those
     files are deleted once all have finished (the caller deletes ``checkpoint`` as usual).
+    ``groups``: the member indices of each ensemble, instead of ``plan_ensembles``'s split.
     """
     if len(students) != len(tasks):
         raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
@@ -567,9 +569,13 @@ def train_by_size(
     full, _ = stack_students(students)
     sizes = [(s.n, s.m) for s in students]
     s0 = students[0]
-    groups = plan_ensembles(
-        sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side, overhead=overhead
-    )
+    if groups is None:
+        groups = plan_ensembles(
+            sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side, overhead=overhead
+        )
+    elif sorted(e for g in groups for e in g) != list(range(len(students))):
+        raise ValueError(f"groups must split the members 0..{len(students) - 1}, got {groups}")
+    groups = [list(g) for g in groups]
     path = None if checkpoint is None else Path(checkpoint)
     files = [path] * len(groups)
     if path is not None and len(groups) > 1:
@@ -587,7 +593,7 @@ def train_by_size(
             masks=masks,
             checkpoint=files[k],
             progress=progress,
-            desc=desc if len(groups) == 1 else f"{desc} (n <= {n_k})",
+            desc=desc if len(groups) == 1 else f"{desc} n<={n_k}",
             device=device,
         )
         for name, v in res.params.items():  # back into the (E, ...) layout, zero-padded

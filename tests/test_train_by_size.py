@@ -160,3 +160,10 @@ def test_a_size_sweep_trains_as_its_config_plans(monkeypatch):
     tensors, _ = cfg.compute(progress=False)
     assert seen == [(4, 3), (2, 200)]  # 4 members padded to n = 3, then 2 of n = 200
     assert tensors["params"]["nu"].shape == (6, 200)
+
+
+def test_train_by_size_checks_given_groups():
+    tasks, students, seeds = students_and_tasks()
+    c = TrainConfig(steps=2, **F64)
+    with pytest.raises(ValueError, match="groups must split the members 0..3"):
+        train_by_size(tasks, students, c, data_seeds=seeds, groups=[[0, 1], [1, 2]])
