@@ -1,5 +1,33 @@
-"""Test set-up: one torch thread per test process (pytest -n 2 runs two on a 2-core machine)."""
+"""Test set-up: one torch thread per test process (pytest -n 2 runs two on a 2-core machine),
+and the ``interrupt_at_chunk`` fixture of the checkpoint tests."""
 
+import pytest
 import torch
 
+from gated_attention import training
+
 torch.set_num_threads(1)
+
+
+@pytest.fixture
+def interrupt_at_chunk(monkeypatch):
+    """``interrupt_at_chunk(n, run)`` runs ``run()`` with the engine's data sampler raising
+    KeyboardInterrupt when it is called for the n-th time (a run killed mid-way), then restores
+    the sampler."""
+    real = training.sample_chunk_neuron_major
+
+    def run_until(n, run):
+        calls = {"n": 0}
+
+        def interrupt(*args):
+            calls["n"] += 1
+            if calls["n"] == n:
+                raise KeyboardInterrupt
+            return real(*args)
+
+        monkeypatch.setattr(training, "sample_chunk_neuron_major", interrupt)
+        with pytest.raises(KeyboardInterrupt):
+            run()
+        monkeypatch.setattr(training, "sample_chunk_neuron_major", real)
+
+    return run_until

@@ -10,7 +10,6 @@ import torch
 
 import gated_attention
 from gated_attention import experiments as ex
-from gated_attention import training as tr
 from gated_attention.training import TrainConfig
 
 
@@ -110,24 +109,12 @@ def test_partial_entry_is_recomputed_with_a_warning(cache):
         assert not ex.run(cfg, progress=False).cached
 
 
-def test_interrupted_run_resumes_from_its_checkpoint(cache, monkeypatch):
+def test_interrupted_run_resumes_from_its_checkpoint(cache, interrupt_at_chunk):
     cfg = tiny()
     whole = ex.run(cfg, progress=False)
     shutil.rmtree(whole.path)
-    calls = {"n": 0}
-    real = tr.sample_chunk_neuron_major
-
-    def interrupt(*args):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real(*args)
-
-    monkeypatch.setattr(tr, "sample_chunk_neuron_major", interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        ex.run(cfg, progress=False)
+    interrupt_at_chunk(3, lambda: ex.run(cfg, progress=False))
     assert (whole.path / "checkpoint.pt").exists()
-    monkeypatch.setattr(tr, "sample_chunk_neuron_major", real)
     resumed = ex.run(cfg, progress=False)
     assert resumed.metrics["resumed_from_step"] == 10
     for k, v in whole.params.items():

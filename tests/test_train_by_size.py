@@ -90,25 +90,15 @@ def test_train_by_size_equals_one_ensemble():
     assert torch.equal(split.loss_steps, one.loss_steps)
 
 
-def test_train_by_size_resumes_each_ensemble_and_cleans_up(tmp_path, monkeypatch):
+def test_train_by_size_resumes_each_ensemble_and_cleans_up(tmp_path, interrupt_at_chunk):
     tasks, students, seeds = students_and_tasks()
     c = TrainConfig(steps=20, lr=1e-2, batch_size=4, checkpoint_every=10, **F64)
     kw = dict(data_seeds=seeds, progress=False, overhead=0.0)
     whole = train_by_size(tasks, students, c, **kw)
     ckpt = tmp_path / "checkpoint.pt"
-    real, calls = tr.sample_chunk_neuron_major, {"n": 0}
-
-    def interrupt(*args):  # 4 chunks per ensemble: stop in the middle of the second ensemble
-        calls["n"] += 1
-        if calls["n"] == 7:
-            raise KeyboardInterrupt
-        return real(*args)
-
-    monkeypatch.setattr(tr, "sample_chunk_neuron_major", interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        train_by_size(tasks, students, c, checkpoint=ckpt, **kw)
+    # 4 chunks per ensemble: stop in the middle of the second ensemble
+    interrupt_at_chunk(7, lambda: train_by_size(tasks, students, c, checkpoint=ckpt, **kw))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint-0.pt", "checkpoint-1.pt"]
-    monkeypatch.setattr(tr, "sample_chunk_neuron_major", real)
     resumed = train_by_size(tasks, students, c, checkpoint=ckpt, **kw)
     assert resumed.resumed_from == 10 + 10  # the first ensemble's last and the second's first
     for k, v in whole.params.items():

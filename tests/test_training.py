@@ -221,24 +221,7 @@ def test_nu_gets_no_weight_decay():
     assert float(out.params["W_in1"].abs().sum()) < 0.95 * float(params["W_in1"].abs().sum())
 
 
-def interrupt_at_chunk(monkeypatch, n, run):
-    """Run ``run()`` with the engine's data sampler raising KeyboardInterrupt at chunk ``n``."""
-    calls = {"n": 0}
-    real = tr.sample_chunk_neuron_major
-
-    def interrupt(*args):
-        calls["n"] += 1
-        if calls["n"] == n:
-            raise KeyboardInterrupt
-        return real(*args)
-
-    monkeypatch.setattr(tr, "sample_chunk_neuron_major", interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        run()
-    monkeypatch.setattr(tr, "sample_chunk_neuron_major", real)
-
-
-def test_interrupted_run_resumes_exactly(tmp_path, monkeypatch):
+def test_interrupted_run_resumes_exactly(tmp_path, interrupt_at_chunk):
     task = TeacherStudentTask.from_seed(3, seed=0, T=5)
     params, masks = stacked((5, 4, 0), (3, 4, 1))
     c = TrainConfig(steps=30, lr=1e-2, batch_size=4, checkpoint_every=10, **F64)
@@ -246,9 +229,7 @@ def test_interrupted_run_resumes_exactly(tmp_path, monkeypatch):
     whole = train([task, task], params, c, **kw)
 
     ckpt = tmp_path / "run.pt"
-    interrupt_at_chunk(
-        monkeypatch, 3, lambda: train([task, task], params, c, checkpoint=ckpt, **kw)
-    )
+    interrupt_at_chunk(3, lambda: train([task, task], params, c, checkpoint=ckpt, **kw))
     assert ckpt.exists()
     resumed = train([task, task], params, c, checkpoint=ckpt, **kw)
     assert resumed.resumed_from == 10
@@ -285,7 +266,7 @@ def test_sample_chunk_neuron_major_equals_the_stacked_path(task):
     assert not torch.equal(X[:, 0], X[:, 1])  # two streams
 
 
-def test_members_sharing_a_stream_equal_separate_runs(tmp_path, monkeypatch):
+def test_members_sharing_a_stream_equal_separate_runs(tmp_path, interrupt_at_chunk):
     """A paired sweep (two sizes, one task and data seed; a third member on its own stream):
     the shared stream is drawn once, and each member ends as if trained alone; a run
     interrupted and resumed from its checkpoint ends the same."""
@@ -304,7 +285,7 @@ def test_members_sharing_a_stream_equal_separate_runs(tmp_path, monkeypatch):
     ck = tmp_path / "ck.pt"
     cc = dataclasses.replace(c, checkpoint_every=10)
     kw = dict(data_seeds=seeds, masks=masks, checkpoint=ck, progress=False)
-    interrupt_at_chunk(monkeypatch, 3, lambda: train([t0] * 3, params, cc, **kw))  # 2 chunks of 5
+    interrupt_at_chunk(3, lambda: train([t0] * 3, params, cc, **kw))  # 2 chunks of 5
     resumed = train([t0] * 3, params, cc, **kw)
     assert resumed.resumed_from == 10
     for k in params:
