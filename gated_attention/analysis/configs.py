@@ -79,6 +79,12 @@ def teacher_identification_config(profile: str) -> TeacherStudentConfig:
             neurons kept; losses 8e-10, 8e-9); 1.4 and 2.0 collapse to a network computing
             ~0 or nearly so (seed 1 at 1.4: 4 hidden, 1 output, loss 0.04). The scale 1 of
             this profile sits between keeping every neuron and losing the task.
+            Adam's eps (1e-8 here), seed 0: 1e-6 keeps 15 = 10 + 4 + 1 with lam ~ 0.5 (loss
+            2e-8), 1e-5 keeps 16 = 10 + 4 + 2 with lam 0.44 and 0.55 (loss 1e-7; seed 1: 22 =
+            11 + 10 + 1), 1e-4 keeps 16 = 8 + 4 + 4 (loss 1e-6); with eps 1e-5 or 1e-6 on the
+            weights but 1e-8 on nu: 16 = 10 + 6 again. A large eps slows nu (whose gradient
+            is tiny near lam = 0 and 1) and leaves the surplus neurons between the groups; it
+            does not remove them.
     smoke   n = m = 24, 30 steps, two seeds: only proves the code path
 
     Seeds: three independent runs (teacher, student and data from each seed; one ensemble).
