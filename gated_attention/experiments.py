@@ -51,6 +51,7 @@ from .training import (
     TrainConfig,
     gated_rnn_fast,
     plan_ensembles,
+    resolve_device,
     train_by_size,
     unstack_students,
 )
@@ -325,14 +326,30 @@ def _load_entry(path: Path, config: Any) -> RunResult | None:
     return RunResult(config, tensors, meta["metrics"], meta, path, cached=True)
 
 
-def _hardware() -> dict:
-    return {
+def hardware(device: str | torch.device | None = None) -> dict:
+    """Where results were computed: the CPU (model, cores, torch threads), the platform, and the
+    training device (``training.resolve_device``), with its name when it is a GPU."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    dev = resolve_device(device)
+    out = {
         "machine": platform.machine(),
         "processor": platform.processor() or platform.machine(),
+        "cpu": model,
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "platform": platform.platform(),
+        "device": str(dev),
     }
+    if dev.type == "cuda":
+        out["device_name"] = torch.cuda.get_device_name(dev)
+    return out
 
 
 def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:
@@ -360,7 +377,7 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
         "package_version": __version__,
         "code_hash": code_hash(),
         "torch_version": torch.__version__,
-        "hardware": _hardware(),
+        "hardware": hardware(),
         "wall_time_s": time.perf_counter() - t0,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "metrics": metrics,

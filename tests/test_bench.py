@@ -59,6 +59,26 @@ def test_main_writes_the_required_keys(smoke):
     assert set(stored["targets_met"]) == {"engine_speedup", "ensemble_speedup"}
     table = bench.format_table(results)
     assert "steps/s" in table and "GFLOP/s" in table
+    # the paper's main run at the engine's rate, and where the bench ran
+    assert stored["paper_run_hours"] == pytest.approx(
+        bench.PAPER_STEPS / stored["engine_steps_per_s"] / 3600
+    )
+    assert f"{stored['paper_run_hours']:.1f} h" in table
+    assert stored["device"] == "cpu" and stored["device_max_abs_diff"] is None
+    assert stored["hardware"]["device"] == "cpu"
+
+
+def test_device_agreement_and_its_rows():
+    # the same device: the same numbers, exactly
+    assert bench.device_agreement("cpu", steps=3) == 0.0
+    with pytest.raises(ValueError, match="device"):
+        bench.device_agreement("no-such-device", steps=1)
+    # off the CPU the table names the device and its difference to the CPU
+    rows = dict(bench._device_rows({"device": "cuda:0", "device_max_abs_diff": 3e-15}))
+    assert rows["device"] == "cuda:0"
+    assert rows["  largest weight difference to the CPU"].startswith("3.0e-15")
+    assert dict(bench._device_rows({})) == {"device": "cpu"}  # a bench file of before
+    assert "CPU measurement" in bench._subnormal_rows(None, "cuda:0")[0][1]
 
 
 def test_load_or_run_prefers_the_file(smoke, tmp_path):

@@ -80,7 +80,8 @@ def test_run_caches_and_records_provenance(cache):
     assert meta["torch_version"] == torch.__version__
     assert meta["package_version"] == gated_attention.__version__
     assert meta["code_hash"] == ex.code_hash() and meta["wall_time_s"] > 0
-    assert set(meta["hardware"]) >= {"machine", "cpu_count", "torch_threads"}
+    assert set(meta["hardware"]) >= {"machine", "cpu", "cpu_count", "torch_threads", "device"}
+    assert meta["hardware"]["device"] == "cpu"
     assert len(meta["metrics"]["eval_loss"]) == 4
     students = again.students()
     assert [(s.n, s.m) for s in students] == [(4, 4), (4, 4), (6, 6), (6, 6)]
