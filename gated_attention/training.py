@@ -364,23 +364,9 @@ def train(
         with torch.no_grad():
             for k in P:
                 P[k].mul_(Mk[k])
-    decay = [P[k] for k in P if k not in no_decay]
-    keep = [P[k] for k in P if k in no_decay]
-    groups = [{"params": decay, "weight_decay": c.weight_decay}]
-    if keep:
-        groups.append({"params": keep, "weight_decay": 0.0})
     fast = c.mode == "fast"
-    # fast: one fused kernel for all parameters; reference: the plain per-parameter loop
-    fused = {"fused": True} if fast else {"foreach": False}
-    opt = torch.optim.AdamW(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, c) / c.lr)
-    # members with the same task and data seed (a paired sweep: sizes sharing a seed) draw the
-    # same stream: it is drawn once and shared (``streams``: member -> its stream)
-    keys = [(id(t), int(s)) for t, s in zip(tasks, data_seeds, strict=True)]
-    unique = list(dict.fromkeys(keys))
-    streams = torch.tensor([unique.index(k) for k in keys])
-    stream_tasks = [tasks[keys.index(k)] for k in unique]
-    gens = [torch.Generator().manual_seed(k[1]) for k in unique]
+    opt, sched = _optimiser(P, c, no_decay)
+    streams, stream_tasks, gens = _streams(tasks, data_seeds)
     mask_t = tasks[0].loss_mask
     out_steps = None if mask_t is None else torch.nonzero(mask_t).flatten()  # for the data (CPU)
     out_steps_dev = None if out_steps is None else out_steps.to(dev)  # for the model
@@ -392,20 +378,9 @@ def train(
     path = None if checkpoint is None else Path(checkpoint)
     state = _read_checkpoint(path)
     if state is not None:
-        with torch.no_grad():
-            for k in P:
-                P[k].copy_(state["params"][k])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        member_states = state["generators"]  # one per member (shared streams: equal states)
-        if len(member_states) != E:
-            raise ValueError(f"checkpoint {path} holds {len(member_states)} members, not {E}")
-        for u, k in enumerate(unique):
-            gens[u].set_state(member_states[keys.index(k)])
-        step = int(state["step"])
-        loss_steps = state["loss_steps"].tolist()
-        losses = [w.to(dev) for w in state["losses"].unbind(0)]
-        window = state["window"].to(dtype=dtype, device=dev)
+        step, loss_steps, losses, window = _restore(state, path, P, opt, sched, gens, streams)
+        losses = [w.to(dev) for w in losses]
+        window = window.to(dtype=dtype, device=dev)
     resumed_from = step
 
     # fast, output gating: one fused node (fast_path.FusedLoss). Masked entries start at zero and
@@ -440,7 +415,7 @@ def train(
             if forward is not None and out_steps is not None:
                 Y = Y[..., out_steps, :]
             Y = Y.to(dtype)
-        if len(unique) < E:
+        if len(gens) < E:  # shared streams: each member reads its own
             X, Y = X[:, streams], Y[:, streams]
         if dev.type != "cpu":
             X, Y = X.to(dev, non_blocking=True), Y.to(dev, non_blocking=True)
@@ -609,6 +584,50 @@ def train_by_size(
             if f is not None:
                 f.unlink(missing_ok=True)
     return TrainResult(params, loss_steps, losses, wall, resumed)
+
+
+def _optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
+    """AdamW (weight decay on every parameter but those named in ``no_decay``) and the cosine
+    schedule. Fast mode: one fused kernel for all parameters; reference: the per-parameter loop."""
+    decay = [P[k] for k in P if k not in no_decay]
+    keep = [P[k] for k in P if k in no_decay]
+    groups = [{"params": decay, "weight_decay": c.weight_decay}]
+    if keep:
+        groups.append({"params": keep, "weight_decay": 0.0})
+    fused = {"fused": True} if c.mode == "fast" else {"foreach": False}
+    opt = torch.optim.AdamW(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, c) / c.lr)
+
+
+def _streams(tasks: Sequence[Task], data_seeds: Sequence[int]):
+    """The data streams of an ensemble: members with the same task and data seed (a paired
+    sweep: sizes sharing a seed) draw the same stream, drawn once and shared.
+
+    Returns (streams, stream_tasks, generators): streams (E,) member -> its stream, and one
+    task and one generator per stream."""
+    keys = [(id(t), int(s)) for t, s in zip(tasks, data_seeds, strict=True)]
+    unique = list(dict.fromkeys(keys))
+    streams = torch.tensor([unique.index(k) for k in keys])
+    stream_tasks = [tasks[keys.index(k)] for k in unique]
+    return streams, stream_tasks, [torch.Generator().manual_seed(k[1]) for k in unique]
+
+
+def _restore(state: dict, path: Path, P: dict, opt, sched, gens: list, streams: torch.Tensor):
+    """Load a checkpoint's parameters, optimiser, schedule and generator states (in place);
+    returns (step, loss_steps, losses, window) as saved."""
+    E = len(streams)
+    member_states = state["generators"]  # one per member (shared streams: equal states)
+    if len(member_states) != E:
+        raise ValueError(f"checkpoint {path} holds {len(member_states)} members, not {E}")
+    with torch.no_grad():
+        for k in P:
+            P[k].copy_(state["params"][k])
+    opt.load_state_dict(state["optimizer"])
+    sched.load_state_dict(state["scheduler"])
+    for u, g in enumerate(gens):
+        g.set_state(member_states[int((streams == u).nonzero()[0])])
+    losses = list(state["losses"].unbind(0))
+    return int(state["step"]), state["loss_steps"].tolist(), losses, state["window"]
 
 
 def _read_checkpoint(path: Path | None) -> dict | None:
