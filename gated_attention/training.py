@@ -26,6 +26,11 @@ Two modes of the same training step (same data, same numbers up to rounding; tes
     "reference"  the readable definition: ``gated_rnn_forward(mode="reference")`` (a loop over
                  t), ``masked_mse``, a plain per-parameter AdamW, the loss read back every step.
 A model other than Eq. (2) can be trained by passing ``forward`` (then both modes run it as is).
+
+Size sweeps: in one ensemble a smaller member costs what the largest costs, so
+``train_by_size`` trains a sweep as a few ensembles of similar sizes, one after another (the
+split of ``plan_ensembles``, which minimises a cost model: ``forward_macs`` at each ensemble's
+largest size plus ``ENSEMBLE_OVERHEAD_MACS`` per ensemble).
 """
 
 from __future__ import annotations
@@ -548,7 +553,7 @@ def train_by_size(
         groups = plan_ensembles(
             sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side, overhead=overhead
         )
-    elif sorted(e for g in groups for e in g) != list(range(len(students))):
+    elif any(not g for g in groups) or sorted(sum(map(list, groups), [])) != [*range(len(tasks))]:
         raise ValueError(f"groups must split the members 0..{len(students) - 1}, got {groups}")
     groups = [list(g) for g in groups]
     path = None if checkpoint is None else Path(checkpoint)

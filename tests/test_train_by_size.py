@@ -157,3 +157,5 @@ def test_train_by_size_checks_given_groups():
     c = TrainConfig(steps=2, **F64)
     with pytest.raises(ValueError, match="groups must split the members 0..3"):
         train_by_size(tasks, students, c, data_seeds=seeds, groups=[[0, 1], [1, 2]])
+    with pytest.raises(ValueError, match="groups must split"):
+        train_by_size(tasks, students, c, data_seeds=seeds, groups=[[0, 1, 2, 3], []])
