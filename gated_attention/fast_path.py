@@ -185,7 +185,7 @@ class FusedLoss(torch.autograd.Function):
         g_y = 2 scale / (d_out T' B) * r          g_D = g_y g^T       g_g = D^T g_y
         g_[a; b] = [g_g * b; g_g * a]             g_W_out = g_[a; b] h^T
         g_h = W_out^T g_[a; b]                    g_L = g_h u^T       g_u = L^T g_h
-        g_[p; q] = [g_u * q; g_u * p]             g_W_in = g_[p; q] X^T
+        g_[p; q] = [g_u * q; g_u * p]             g_W_in = g_[p; q] X^T = (X g_[p; q]^T)^T
         L[t, s] = exp((t - s) log lam), log lam = -exp(nu), so
         g_nu = -exp(nu) sum_{t >= s} g_L[t, s] (t - s) L[t, s]   (zero where |nu| > NU_MAX)
     ``tests/test_training.py`` checks it against autograd through ``forward_packed`` (float64).
@@ -234,7 +234,9 @@ class FusedLoss(torch.autograd.Function):
         g_pq = torch.empty_like(pq)
         torch.mul(g_u, pq[:, n:], out=g_pq[:, :n])
         torch.mul(g_u, pq[:, :n], out=g_pq[:, n:])
-        g_W_in = torch.bmm(g_pq, X.transpose(1, 2))
+        # g_W_in = g_pq X^T, computed as (X g_pq^T)^T: with only d + 1 columns the product in
+        # this orientation is ~4x faster on a CPU (MKL), the same numbers up to rounding
+        g_W_in = torch.bmm(X, g_pq.transpose(1, 2)).transpose(1, 2)
         # d L[t, s] / d nu = d exp((t - s) log lam) / d nu = (t - s) L[t, s] (-exp(nu))
         lag, _ = _lags(T, X.dtype, X.device)
         if out_steps is not None:
