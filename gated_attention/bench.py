@@ -16,6 +16,13 @@ Forward, per step with R = B T rows: input gating 2 (2n)(d+1) R, scan 2 n T^2 B,
 2 (2m) n R, readout 2 d_out m R. Backward: two GEMMs of the same size per forward GEMM (gradient
 of both operands), except the input gating, whose input x needs no gradient (one GEMM).
 
+    floor       the matrix products of one engine step (forward + backward), each recorded as
+                the engine issues it (operation, shapes, strides: ``step_products``) and then
+                timed alone on fresh operands, fastest of many (``products_floor``): the time
+                of a step in which everything else (elementwise work, data, optimiser) were
+                free. The reference's step time over this floor bounds the engine's speed-up
+                (``engine_speedup_bound``) for these products on this machine.
+
     subnormal   milliseconds of the engine's forward + backward (``fast_path.fused_loss``) on
                 the trained students of the quick teacher-identification run (read from the
                 results cache; skipped when it is not there), one thread, with subnormal floats
@@ -25,7 +32,8 @@ of both operands), except the input gating, whose input x needs no gradient (one
                 of one Sec. 4.1 student (``PAPER_STEPS`` / engine steps/s)
 
 Each timing is the fastest of ``REPEATS`` runs (quick: 3), so that a moment of other work on
-the machine does not decide the number.
+the machine does not decide the number; the runs of all measurements take turns (``_fastest``),
+so that a slow stretch of the machine slows the engine and the reference alike.
 
 Device: the bench runs where ``training.train`` runs (``--device``, else
 $GATED_ATTENTION_DEVICE, else the CPU). On a device other than the CPU it first checks that the
@@ -45,6 +53,7 @@ import time
 from pathlib import Path
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .experiments import check_profile, derive_seed, hardware
 from .gated_rnn import GatedRNN
@@ -54,6 +63,8 @@ from .training import TrainConfig, resolve_device, stack_students, train
 __all__ = [
     "TARGETS",
     "step_flops",
+    "step_products",
+    "products_floor",
     "gemm_peak_gflops",
     "device_agreement",
     "PAPER_STEPS",
@@ -71,6 +82,8 @@ TARGETS = {"engine_speedup": 5.0, "ensemble_speedup": 3.0}
 STEPS = {"quick": (400, 60, 200, 100, 20), "smoke": (10, 3, 5, 3, 1)}
 #: the step count of the paper's main run (Sec. 4.1), for the projected time
 PAPER_STEPS = 1_000_000
+#: timed runs of each product in ``products_floor`` (the fastest is kept)
+FLOOR_REPEATS = {"quick": 30, "smoke": 2}
 #: the matrix size of the peak measurement (smoke: small, only proves the code path)
 GEMM_SIZE = {"quick": 2048, "smoke": 512}
 
@@ -88,6 +101,98 @@ def step_flops(d: int, n: int, m: int, T: int, B: int, d_out: int | None = None)
     bwd = {k: (1 if k == "input_gating" else 2) * v for k, v in fwd.items()}
     forward, backward = sum(fwd.values()), sum(bwd.values())
     return {"forward": forward, "backward": backward, "total": forward + backward, "parts": fwd}
+
+
+#: the matrix-product operations a step can issue (``torch.matmul`` of batched 4-d tensors
+#: reaches the dispatcher as ``bmm``)
+_PRODUCTS = {
+    torch.ops.aten.mm.default,
+    torch.ops.aten.addmm.default,
+    torch.ops.aten.bmm.default,
+    torch.ops.aten.baddbmm.default,
+}
+
+
+class _RecordProducts(TorchDispatchMode):
+    """Records every matrix product run under it: (operation, [(shape, stride) or value])."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in _PRODUCTS:
+            spec = [(tuple(a.shape), a.stride()) if torch.is_tensor(a) else a for a in args]
+            self.calls.append((func, spec, dict(kwargs or {})))
+        return func(*args, **(kwargs or {}))
+
+
+def step_products(
+    d: int, n: int, m: int, T: int, B: int, d_out: int | None = None, seed: int = 0
+) -> list[tuple]:
+    """The matrix products of one engine step (``fast_path.fused_loss``, forward and backward)
+    of a random student: a list of (operation, operand specs, keyword arguments), an operand
+    spec being (shape, stride) as the engine passes it (transposed views included)."""
+    from .fast_path import fused_loss, inputs_neuron_major, pack_params
+
+    d_out = d if d_out is None else d_out
+    g = torch.Generator().manual_seed(seed)
+    student = GatedRNN(d, n, m, d_out, seed=seed)
+    params, _ = stack_students([student])
+    P = {k: v.float().clone().requires_grad_(True) for k, v in pack_params(params).items()}
+    X = inputs_neuron_major(torch.randn(1, B, T, d, generator=g))
+    Y = torch.randn(1, d_out, T * B, generator=g)
+    with _RecordProducts() as rec:
+        fused_loss(X, P, Y, T, None).sum().backward()
+    return rec.calls
+
+
+def _is_operand(spec) -> bool:
+    """An operand spec of ``step_products``: (shape tuple, stride tuple)."""
+    return isinstance(spec, tuple) and isinstance(spec[0], tuple)
+
+
+def _product_flops(spec: list) -> int:
+    """2 x the multiply-adds of one recorded product (its last two operands are the factors:
+    (batch, M, K) x (batch, K, N), or (M, K) x (K, N))."""
+    a, b = [s[0] for s in spec if _is_operand(s)][-2:]
+    batch = a[0] if len(a) == 3 else 1
+    return 2 * batch * a[-2] * a[-1] * b[-1]
+
+
+def products_floor(
+    d: int, n: int, m: int, T: int, B: int, repeats: int = 20, device: str | None = None
+) -> dict:
+    """Milliseconds of the step's matrix products (``step_products``), each timed alone on
+    random operands with the engine's shapes and strides (on ``device``, default the CPU): the
+    fastest of ``repeats`` runs of each, summed.
+
+    Returns {"ms": total, "gflop": total GFLOP, "products": [(shapes, GFLOP, ms), ...]}."""
+    dev = torch.device("cpu") if device is None else resolve_device(device)
+    g = torch.Generator().manual_seed(0)
+    rows = []
+    for func, spec, kwargs in step_products(d, n, m, T, B):
+        args = [
+            torch.empty_strided(*s, device=dev).copy_(torch.randn(s[0], generator=g))
+            if _is_operand(s)
+            else s
+            for s in spec
+        ]
+        func(*args, **kwargs)  # warm-up
+        _sync(dev)
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            func(*args, **kwargs)
+            _sync(dev)
+            best = min(best, time.perf_counter() - t0)
+        shapes = " x ".join(str(list(s[0])) for s in spec if _is_operand(s))
+        rows.append((shapes, _product_flops(spec) / 1e9, 1e3 * best))
+    return {
+        "ms": sum(r[2] for r in rows),
+        "gflop": sum(r[1] for r in rows),
+        "products": rows,
+    }
 
 
 def gemm_peak_gflops(size: int = 2048, repeats: int = 5, device: str | None = None) -> float:
@@ -131,20 +236,30 @@ def device_agreement(device: str | torch.device, steps: int = 30) -> float:
 REPEATS = {"quick": 3, "smoke": 1}
 
 
-def _time_train(
-    tasks, students, steps: int, mode: str, warmup: int, seed: int, repeats: int = 1, device=None
-) -> float:
-    """Seconds for ``steps`` training steps (after ``warmup`` untimed ones), setup included;
-    the fastest of ``repeats`` timings (``train`` returns CPU tensors: the device is done)."""
+def _train_timer(tasks, students, steps: int, mode: str, warmup: int, seed: int, device=None):
+    """A function that times ``steps`` training steps (setup included) and returns seconds;
+    ``warmup`` untimed steps run once first (``train`` returns CPU tensors: the device is
+    done when it returns)."""
     params, masks = stack_students(students)
     seeds = [derive_seed(seed + e, "data") for e in range(len(tasks))]
     kw = dict(data_seeds=seeds, masks=masks, progress=False, device=device)
     train(tasks, params, TrainConfig(steps=warmup, mode=mode, chunk_steps=warmup), **kw)
-    best = float("inf")
-    for _ in range(repeats):
+
+    def timed() -> float:
         t0 = time.perf_counter()
         train(tasks, params, TrainConfig(steps=steps, mode=mode, log_every=steps), **kw)
-        best = min(best, time.perf_counter() - t0)
+        return time.perf_counter() - t0
+
+    return timed
+
+
+def _fastest(timers: dict, repeats: int) -> dict:
+    """The fastest of ``repeats`` timings of each timer, taken in turns (one round runs every
+    timer once), so that a slow moment of the machine falls on every measurement alike."""
+    best = {k: float("inf") for k in timers}
+    for _ in range(repeats):
+        for k, timed in timers.items():
+            best[k] = min(best[k], timed())
     return best
 
 
@@ -238,16 +353,20 @@ def _measure(kind: str, seed: int, dev: torch.device) -> dict:
     d, n, T, B, E, n_small = 4, 100, 32, 64, 16, 28
     task = TeacherStudentTask.from_seed(d, seed=derive_seed(seed, "teacher"), T=T)
     big = [GatedRNN(d, n, n, seed=derive_seed(seed, "student"))]
-    r = REPEATS[kind]
-    t_eng = _time_train([task], big, n_eng, "fast", warm, seed, r, dev)
-    t_ref = _time_train([task], big, n_ref, "reference", warm, seed, r, dev)
     small = [GatedRNN(d, n_small, n_small, seed=derive_seed(seed + e, "student")) for e in range(E)]
-    t_bat = _time_train([task] * E, small, n_bat, "fast", warm, seed, r, dev)
-    t_seq = sum(
-        _time_train([task], [s], n_seq, "fast", warm, seed + e, r, dev) for e, s in enumerate(small)
-    )
+    timers = {
+        "engine": _train_timer([task], big, n_eng, "fast", warm, seed, dev),
+        "reference": _train_timer([task], big, n_ref, "reference", warm, seed, dev),
+        "batched": _train_timer([task] * E, small, n_bat, "fast", warm, seed, dev),
+    }
+    for e, s in enumerate(small):  # the sequential runs: member e alone, its own data seed
+        timers[f"run {e}"] = _train_timer([task], [s], n_seq, "fast", warm, seed + e, dev)
+    best = _fastest(timers, REPEATS[kind])
+    t_eng, t_ref, t_bat = best["engine"], best["reference"], best["batched"]
+    t_seq = sum(best[f"run {e}"] for e in range(E))
     flops = step_flops(d, n, n, T, B)
     peak = gemm_peak_gflops(GEMM_SIZE[kind], device=dev)
+    floor = products_floor(d, n, n, T, B, repeats=FLOOR_REPEATS[kind], device=dev)
     eng = n_eng / t_eng
     out = {
         "profile": kind,
@@ -263,15 +382,20 @@ def _measure(kind: str, seed: int, dev: torch.device) -> dict:
         "engine_gflops": eng * flops["total"] / 1e9,
         "gemm_peak_gflops": peak,
         "gemm_size": GEMM_SIZE[kind],
+        "products_floor_ms": floor["ms"],
+        "products": floor["products"],
         "torch_version": torch.__version__,
         "threads": torch.get_num_threads(),
         "hardware": hardware(dev),
         "steps_timed": {"engine": n_eng, "reference": n_ref, "batched": n_bat, "sequential": n_seq},
-        "repeats": r,
+        "repeats": REPEATS[kind],
         "targets": dict(TARGETS),
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     out["engine_speedup"] = out["engine_steps_per_s"] / out["reference_steps_per_s"]
+    # the reference's step over the engine's products alone: the most any engine issuing
+    # these products could gain here
+    out["engine_speedup_bound"] = 1e3 / out["reference_steps_per_s"] / floor["ms"]
     out["ensemble_speedup"] = out["batched_steps_per_s"] / out["sequential_steps_per_s"]
     out["peak_fraction"] = out["engine_gflops"] / peak
     out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
@@ -320,6 +444,7 @@ def format_table(r: dict) -> str:
         ("engine achieved", f"{r['engine_gflops']:.1f} GFLOP/s"),
         (f"matmul peak ({r['gemm_size']}^3 float32)", f"{r['gemm_peak_gflops']:.1f} GFLOP/s"),
         ("  engine / peak", f"{100 * r['peak_fraction']:.0f}%"),
+        *_floor_rows(r),
         ("torch, threads", f"{r['torch_version']}, {r['threads']}"),
         *_device_rows(r),
         *_subnormal_rows(r.get("subnormal"), r.get("device", "cpu")),
@@ -327,6 +452,21 @@ def format_table(r: dict) -> str:
     ]
     width = max(len(a) for a, _ in rows)
     return "\n".join(f"{a:<{width}}  {b}" for a, b in rows)
+
+
+def _floor_rows(r: dict) -> list[tuple[str, str]]:
+    """The products-only floor of a step and the speed-up bound (absent in older benches)."""
+    if "products_floor_ms" not in r:
+        return []
+    ms = r["products_floor_ms"]
+    return [
+        ("step's products alone (floor)", f"{ms:.2f} ms per step, each timed on its own"),
+        (
+            "  reference step / floor",
+            f"{r['engine_speedup_bound']:.1f}x (the most an engine "
+            "issuing these products can gain here)",
+        ),
+    ]
 
 
 def _device_rows(r: dict) -> list[tuple[str, str]]:

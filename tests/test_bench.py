@@ -34,6 +34,53 @@ def test_step_flops_by_hand():
     assert bench.step_flops(4, 100, 100, 32, 64, d_out=2)["parts"]["readout"] == 2 * 2 * 100 * 2048
 
 
+def test_step_flops_is_what_the_engine_multiplies():
+    """step_flops (by hand) == the FLOPs torch counts in one engine step == the recorded
+    products of step_products, which are the engine's eleven products (4 forward, 7 backward)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from gated_attention.fast_path import fused_loss, inputs_neuron_major, pack_params
+    from gated_attention.gated_rnn import GatedRNN
+    from gated_attention.training import stack_students
+
+    d, n, m, T, B = 3, 7, 5, 6, 4
+    params, _ = stack_students([GatedRNN(d, n, m, seed=0)])
+    P = {k: v.float().requires_grad_(True) for k, v in pack_params(params).items()}
+    X = inputs_neuron_major(torch.randn(1, B, T, d))
+    with FlopCounterMode(display=False) as counter:
+        fused_loss(X, P, torch.randn(1, d, T * B), T, None).sum().backward()
+    total = bench.step_flops(d, n, m, T, B)["total"]
+    assert counter.get_total_flops() == total
+    calls = bench.step_products(d, n, m, T, B)
+    assert len(calls) == 11
+    assert sum(bench._product_flops(spec) for _, spec, _ in calls) == total
+
+
+def test_products_floor_times_each_product():
+    floor = bench.products_floor(3, 7, 5, 6, 4, repeats=1)
+    assert len(floor["products"]) == 11
+    assert all(ms > 0 for _, _, ms in floor["products"])
+    assert floor["ms"] == pytest.approx(sum(ms for _, _, ms in floor["products"]))
+    assert floor["gflop"] * 1e9 == pytest.approx(bench.step_flops(3, 7, 5, 6, 4)["total"])
+
+
+def test_fastest_takes_turns_and_keeps_the_minimum():
+    calls = []
+    times = {"a": iter([3.0, 1.0, 2.0]), "b": iter([5.0, 6.0, 4.0])}
+
+    def timer(name):
+        def timed():
+            calls.append(name)
+            return next(times[name])
+
+        return timed
+
+    best = bench._fastest({"a": timer("a"), "b": timer("b")}, repeats=3)
+    assert best == {"a": 1.0, "b": 4.0}
+    assert calls == ["a", "b"] * 3
+
+
 def test_gemm_peak_is_positive():
     assert bench.gemm_peak_gflops(size=64, repeats=2) > 0
 
@@ -64,6 +111,12 @@ def test_main_writes_the_required_keys(smoke):
         bench.PAPER_STEPS / stored["engine_steps_per_s"] / 3600
     )
     assert f"{stored['paper_run_hours']:.1f} h" in table
+    # the products-only floor and the bound it puts on the engine's speed-up
+    assert stored["products_floor_ms"] > 0 and len(stored["products"]) == 11
+    assert stored["engine_speedup_bound"] == pytest.approx(
+        1e3 / stored["reference_steps_per_s"] / stored["products_floor_ms"]
+    )
+    assert f"{stored['engine_speedup_bound']:.1f}x" in table
     assert stored["device"] == "cpu" and stored["device_max_abs_diff"] is None
     assert stored["hardware"]["device"] == "cpu"
 
