@@ -27,6 +27,13 @@ meta.json (config, package version, code hash, torch version, hardware, wall tim
 manifest.json (sha256 of both), written last, each atomically (temp file + rename). An entry whose
 manifest is missing or does not match is recomputed with a warning that names it; a run that
 was interrupted resumes from the entry's checkpoint.pt.
+
+Recorded runs: a run too long for ``make book`` (the paper profile) is shipped with the package
+as its results entry, unchanged, in ``gated_attention/recorded/<name>/`` with a
+``provenance.json`` (the commit of the code that wrote it, the command, anything unusual about
+the run); ``recorded(name)`` loads it, its config rebuilt from its meta.json. Its code hash is
+that of the code that produced it, not necessarily today's, and it is never recomputed: a
+damaged recorded entry is an error. ``save_recorded`` adds one from a cache entry.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import os
 import platform
 import shutil
 import time
+import typing
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +76,11 @@ __all__ = [
     "code_hash",
     "config_hash",
     "entry_path",
+    "config_from_dict",
+    "RECORDED_ROOT",
+    "recorded",
+    "recorded_names",
+    "save_recorded",
 ]
 
 PROFILES = ("smoke", "quick", "paper")
@@ -240,6 +253,7 @@ class RunResult:
     meta: dict
     path: Path
     cached: bool
+    provenance: dict = field(default_factory=dict)  # recorded runs: provenance.json
 
     @property
     def params(self) -> dict[str, torch.Tensor]:
@@ -305,6 +319,22 @@ def _atomic_write(path: Path, write) -> None:
     os.replace(tmp, path)
 
 
+def _read_entry(path: Path) -> tuple[dict, dict]:
+    """(meta, tensors) of the entry at ``path``, its files checked against its manifest; raises
+    ValueError naming the problem if a file is missing, unreadable or altered."""
+    try:
+        sums = json.loads((path / "manifest.json").read_text())
+        for fname, digest in sums.items():
+            if _sha256(path / fname) != digest:
+                raise ValueError(f"checksum of {fname} does not match the manifest")
+        meta = json.loads((path / "meta.json").read_text())
+        tensors = torch.load(path / "tensors.pt", weights_only=True)
+        meta["metrics"]  # noqa: B018 (a meta.json without metrics is damaged)
+    except (OSError, ValueError, RuntimeError, KeyError) as err:
+        raise ValueError(str(err)) from err
+    return meta, tensors
+
+
 def _load_entry(path: Path, config: Any) -> RunResult | None:
     """The entry if complete and intact; None if absent; warns and returns None if damaged."""
     manifest = path / "manifest.json"
@@ -314,16 +344,98 @@ def _load_entry(path: Path, config: Any) -> RunResult | None:
             warnings.warn(msg, stacklevel=3)
         return None
     try:
-        sums = json.loads(manifest.read_text())
-        for fname, digest in sums.items():
-            if _sha256(path / fname) != digest:
-                raise ValueError(f"checksum of {fname} does not match the manifest")
-        meta = json.loads((path / "meta.json").read_text())
-        tensors = torch.load(path / "tensors.pt", weights_only=True)
-    except (OSError, ValueError, RuntimeError, KeyError) as err:
+        meta, tensors = _read_entry(path)
+    except ValueError as err:
         warnings.warn(f"results entry {path} is corrupt ({err}); recomputing", stacklevel=3)
         return None
     return RunResult(config, tensors, meta["metrics"], meta, path, cached=True)
+
+
+def _config_types() -> dict[str, type]:
+    """The config classes a results entry can name (imported here: no import cycle)."""
+    from .regression import RegressionConfig
+
+    return {cls.__qualname__: cls for cls in (TeacherStudentConfig, RegressionConfig)}
+
+
+def _as_tuple(value: Any) -> Any:
+    """JSON lists back to the tuples of a frozen config (nested lists too)."""
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, list) else value
+
+
+def _rebuild(cls: type, fields: dict) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(fields) - names)
+    if unknown:
+        raise ValueError(f"{cls.__qualname__} has no field(s) {', '.join(unknown)}")
+    kwargs = {}
+    for name, value in fields.items():
+        hint = hints[name]
+        if dataclasses.is_dataclass(hint):
+            value = _rebuild(hint, value)
+        elif typing.get_origin(hint) is tuple:
+            value = _as_tuple(value)
+        kwargs[name] = value
+    return cls(**kwargs)
+
+
+def config_from_dict(d: dict) -> Any:
+    """The config a results entry's meta.json describes (``meta["config"]``): the inverse of
+    what ``run`` stores. Fields missing from ``d`` take today's defaults; a field that the
+    config class no longer has is an error."""
+    types = _config_types()
+    cls = types.get(d.get("type")) if isinstance(d, dict) else None
+    if cls is None:
+        got = d.get("type") if isinstance(d, dict) else d
+        raise ValueError(f"unknown config type {got!r}; expected one of {', '.join(types)}")
+    return _rebuild(cls, d["fields"])
+
+
+#: where the recorded runs live (package data)
+RECORDED_ROOT = Path(__file__).resolve().parent / "recorded"
+
+
+def recorded_names() -> list[str]:
+    """The names of the recorded runs shipped with the package."""
+    if not RECORDED_ROOT.is_dir():
+        return []
+    return sorted(p.name for p in RECORDED_ROOT.iterdir() if (p / "manifest.json").exists())
+
+
+def recorded(name: str) -> RunResult:
+    """The recorded run ``name`` (see the module docstring), its config rebuilt from its
+    meta.json and its ``provenance.json`` in ``provenance``."""
+    path = RECORDED_ROOT / str(name)
+    if not isinstance(name, str) or not (path / "manifest.json").exists():
+        known = ", ".join(recorded_names()) or "none"
+        raise ValueError(f"no recorded run {name!r} in {RECORDED_ROOT}; recorded runs: {known}")
+    try:
+        meta, tensors = _read_entry(path)
+    except ValueError as err:
+        raise ValueError(
+            f"recorded run {path} is damaged ({err}); it cannot be recomputed here: "
+            "restore it from version control"
+        ) from None
+    prov_file = path / "provenance.json"
+    provenance = json.loads(prov_file.read_text()) if prov_file.exists() else {}
+    config = config_from_dict(meta["config"])
+    return RunResult(config, tensors, meta["metrics"], meta, path, True, provenance)
+
+
+def save_recorded(result: RunResult, name: str, **provenance: Any) -> Path:
+    """Copy the results entry of ``result`` (from ``run``) to ``RECORDED_ROOT/<name>`` with
+    ``provenance`` (e.g. commit=..., command=...) as its provenance.json; returns the folder.
+    An existing recorded run of that name is an error (remove it by hand to replace it)."""
+    dest = RECORDED_ROOT / name
+    if dest.exists():
+        raise FileExistsError(f"recorded run {dest} exists; remove it first to replace it")
+    _read_entry(result.path)  # intact, or ValueError naming the problem
+    dest.mkdir(parents=True)
+    for fname in ("tensors.pt", "meta.json", "manifest.json"):
+        shutil.copy2(result.path / fname, dest / fname)
+    (dest / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n")
+    return dest
 
 
 def hardware(device: str | torch.device | None = None) -> dict:

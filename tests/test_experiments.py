@@ -141,3 +141,74 @@ def test_config_hash_and_bad_configs():
         ex.config_hash({"name": "x"})
     with pytest.raises(TypeError, match="TrainConfig"):
         tiny(train={"steps": 3})
+
+
+# --- recorded runs -------------------------------------------------------------------------
+
+
+def every_config():
+    from gated_attention.analysis import configs
+    from gated_attention.regression import regression_config
+
+    for profile in ex.PROFILES:
+        yield configs.teacher_identification_config(profile)
+        yield configs.how_many_neurons_config(profile, "A")
+        yield configs.how_many_neurons_config(profile, "B")
+        yield regression_config(profile)
+        yield ex.teacher_student_config(profile)
+
+
+def test_config_from_dict_inverts_what_run_stores():
+    for config in every_config():
+        stored = json.loads(json.dumps(ex._config_dict(config), default=str))  # as in meta.json
+        assert ex.config_from_dict(stored) == config
+    with pytest.raises(ValueError, match="unknown config type 'Nope'"):
+        ex.config_from_dict({"type": "Nope", "fields": {}})
+    stored = ex._config_dict(tiny())
+    stored["fields"]["gone"] = 1
+    with pytest.raises(ValueError, match="no field.*gone"):
+        ex.config_from_dict(stored)
+
+
+def test_the_recorded_paper_run_is_the_paper_profile():
+    from gated_attention.analysis import configs
+
+    assert "teacher-identification-paper-seed0" in ex.recorded_names()
+    r = ex.recorded("teacher-identification-paper-seed0")
+    paper = configs.teacher_identification_config("paper")
+    assert r.config == dataclasses.replace(paper, seeds=(0,))
+    assert r.tensors["sizes"].tolist() == [[100, 100]]
+    assert int(r.tensors["loss_steps"][-1]) == paper.train.steps
+    (student,) = r.students()
+    assert (student.n, student.m, student.d) == (100, 100, 4)
+    assert len(r.provenance["commit"]) == 40 and "command" in r.provenance
+    assert r.meta["code_hash"] and r.meta["hardware"]["cpu"]
+
+
+def test_recorded_errors_name_the_problem(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="no recorded run 'nope'.*teacher-identification"):
+        ex.recorded("nope")
+    src = ex.RECORDED_ROOT / "teacher-identification-paper-seed0"
+    monkeypatch.setattr(ex, "RECORDED_ROOT", tmp_path)
+    shutil.copytree(src, tmp_path / "copy")
+    assert ex.recorded("copy").metrics == json.loads((src / "meta.json").read_text())["metrics"]
+    with open(tmp_path / "copy" / "tensors.pt", "r+b") as f:  # one byte altered
+        f.seek(100)
+        byte = f.read(1)
+        f.seek(100)
+        f.write(bytes([byte[0] ^ 1]))
+    with pytest.raises(ValueError, match="damaged.*tensors.pt"):
+        ex.recorded("copy")
+
+
+def test_save_recorded_round_trip(cache, tmp_path, monkeypatch):
+    monkeypatch.setattr(ex, "RECORDED_ROOT", tmp_path / "recorded")
+    result = ex.run(tiny(), progress=False)
+    dest = ex.save_recorded(result, "tiny-run", commit="abc", command="run(tiny())")
+    back = ex.recorded("tiny-run")
+    assert dest == tmp_path / "recorded" / "tiny-run"
+    assert back.config == result.config and back.provenance["commit"] == "abc"
+    for k, v in result.params.items():
+        assert torch.equal(back.params[k], v)
+    with pytest.raises(FileExistsError, match="tiny-run"):
+        ex.save_recorded(result, "tiny-run")

@@ -60,6 +60,8 @@ def teacher_identification_config(profile: str) -> TeacherStudentConfig:
             training, resumed once from its checkpoint): 27 hidden (11 + 16) and 11 output-
             gating neurons (10 after merging), held-out loss 7e-12, Score KV 1e-13, Score Q
             6e-18, polynomial distance 2.9e-6: Table 1 met by far, the pruning counts not.
+            That run ships as the recorded run "teacher-identification-paper-seed0"
+            (``experiments.recorded``), which the chapter analyses at build time.
     quick   T = QUICK_T = 8, n = m = QUICK_N = 48 (over twice the construction's 14; 100 is
             about 4 times slower per step), QUICK_STEPS steps with a larger learning rate and
             weight decay (QUICK_LR, QUICK_WD), so that unused neurons decay within the budget.
