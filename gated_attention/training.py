@@ -40,6 +40,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -285,29 +286,106 @@ def sample_chunk_neuron_major(
     batch_size: int,
     dtype: torch.dtype,
     out_steps: torch.Tensor | None = None,
+    pool: ThreadPoolExecutor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``sample_chunk`` written straight into the fast path's layout, one copy per member.
 
     Returns X (steps, E, d+1, T*B) with x~ = [x; 1] and Y (steps, E, d_out, T'*B) at the steps
     ``out_steps`` (None: all), both in ``dtype``, column t*B + b: the same numbers as
     ``inputs_neuron_major(x.to(dtype))`` and ``targets_neuron_major(y, out_steps).to(dtype)``
-    of ``sample_chunk``'s x, y (tested), without the stacked float64 copies.
+    of ``sample_chunk``'s x, y (tested), without the stacked float64 copies. ``pool``: draw
+    the members in these threads (the same numbers: each member has its own generator).
     """
     t0, E, B = tasks[0], len(tasks), batch_size
     T, d, d_out = t0.T, t0.d, t0.d_out
     T_out = T if out_steps is None else len(out_steps)
+    if len(generators) != E:
+        raise ValueError(f"{len(generators)} generators for {E} tasks")
     X = torch.empty(steps, E, d + 1, T * B, dtype=dtype)
     X[:, :, d] = 1.0
     Y = torch.empty(steps, E, d_out, T_out * B, dtype=dtype)
-    for e, (task, g) in enumerate(zip(tasks, generators, strict=True)):
-        x, y = task.sample(steps * B, g)  # (steps*B, T, d), (steps*B, T, d_out)
+
+    def fill(e: int) -> None:  # member e's columns; members write disjoint memory
+        x, y = tasks[e].sample(steps * B, generators[e])  # (steps*B, T, d), (steps*B, T, d_out)
         if out_steps is not None:
             y = y[:, out_steps]
         X[:, e, :d].view(steps, d, T, B).copy_(x.view(steps, B, T, d).permute(0, 3, 2, 1))
         Y[:, e].view(steps, d_out, T_out, B).copy_(
             y.reshape(steps, B, T_out, d_out).permute(0, 3, 2, 1)
         )
+
+    if pool is None or E == 1:
+        for e in range(E):
+            fill(e)
+    else:  # each member draws from its own generator: the threads change no number
+        list(pool.map(fill, range(E)))
     return X, Y
+
+
+def _draw_in_background(dev: torch.device) -> bool:
+    """Whether ``train`` draws data in background threads: off the CPU (on it, the training
+    itself keeps every core busy)."""
+    return dev.type != "cpu"
+
+
+class _GraphedStep:
+    """The fast step's loss, its gradients and the loss window, on fixed input buffers.
+
+    ``step(x, y)`` copies one step's data into the buffers X, Y, computes ``loss_fn(X, Y)`` (E,),
+    its backward (into the parameters' .grad) and adds the loss into ``window``; the caller then
+    runs the optimiser. Eagerly, gradients are cleared first (as ``zero_grad`` after the last
+    step would). With ``capture`` (a CUDA device), the first WARMUP steps run eagerly on a side
+    stream (the warm-up torch's CUDA-graph notes ask for; they are real training steps), the
+    next is recorded once as a CUDA graph and every step from then on replays it: one launch
+    for the ~40 small kernels of a step, whose launches otherwise cost more than the kernels.
+    A replay writes the same gradient tensors each time, so they are never cleared in between.
+    ``before_capture``: a pending future (the prefetch of the next chunk) finished first, so no
+    other thread of this run talks to the device during the recording.
+    """
+
+    WARMUP = 3
+
+    def __init__(self, loss_fn, opt: torch.optim.Optimizer, window: torch.Tensor, capture: bool):
+        self.loss_fn, self.opt, self.window, self.capture = loss_fn, opt, window, capture
+        self.X = self.Y = None
+        self.graph = None
+        self.eager_steps = 0
+        self.side = torch.cuda.Stream(window.device) if capture else None
+
+    def _body(self) -> None:
+        loss = self.loss_fn(self.X, self.Y)
+        loss.sum().backward()  # the members' gradients stay separate
+        self.window += loss.detach()
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, before_capture: Future | None = None):
+        if self.X is None:
+            self.X, self.Y = torch.empty_like(x), torch.empty_like(y)
+        self.X.copy_(x)
+        self.Y.copy_(y)
+        if self.graph is not None:
+            self.graph.replay()
+            return
+        if not self.capture:
+            self.opt.zero_grad(set_to_none=True)
+            self._body()
+            return
+        current = torch.cuda.current_stream(self.window.device)
+        if self.eager_steps < self.WARMUP:
+            self.eager_steps += 1
+            self.side.wait_stream(current)
+            with torch.cuda.stream(self.side):
+                self.opt.zero_grad(set_to_none=True)
+                self._body()
+            current.wait_stream(self.side)
+            return
+        if before_capture is not None:
+            before_capture.result()
+        self.opt.zero_grad(set_to_none=True)  # the recorded backward allocates the gradients
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            self._body()
+        self.graph = graph
+        graph.replay()  # recording ran nothing: this is the step itself
 
 
 Forward = Callable[[torch.Tensor, dict], torch.Tensor]
@@ -326,6 +404,7 @@ def train(
     progress: bool = True,
     desc: str = "training",
     device: str | torch.device | None = None,
+    cuda_graph: bool | None = None,
 ) -> TrainResult:
     """Train an ensemble of E students, member e on ``tasks[e]`` with data from ``data_seeds[e]``.
 
@@ -343,6 +422,8 @@ def train(
         progress: show a tqdm bar (plain tqdm; TQDM_DISABLE=1 also turns it off).
         device: where the computation runs (``resolve_device``: default $GATED_ATTENTION_DEVICE,
             else the CPU); the returned parameters and losses are CPU tensors.
+        cuda_graph: run the fast step (output gating) as a captured CUDA graph (``_GraphedStep``;
+            None: on a CUDA device, which is where it exists).
     """
     tasks = [check_task(t) for t in tasks]
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
@@ -409,43 +490,91 @@ def train(
         y_hat = gated_rnn_forward(x, p, mode="reference")  # the readable definition
         return masked_mse(y_hat, y, mask_dev, scale)
 
-    bar = tqdm(total=c.steps, initial=step, desc=desc, **({} if progress else {"disable": True}))
-    while step < c.steps:
-        k = min(c.chunk_steps, c.steps - step)
-        if packed:  # (k, E, d+1, T*B), (k, E, d_out, T'*B), neuron-major, in dtype
-            X, Y = sample_chunk_neuron_major(stream_tasks, gens, k, c.batch_size, dtype, out_steps)
-        else:  # (k, E, B, T, d), (k, E, B, T, d_out)
+    on_cpu = dev.type == "cpu"
+    # off the CPU the data are drawn while the device trains: the next chunk in a background
+    # thread, the streams of a chunk in threads of their own (the same numbers: each stream has
+    # its own generator, drawn in the same order)
+    background = _draw_in_background(dev)
+    pool = ThreadPoolExecutor(len(gens)) if background and len(gens) > 1 else None
+    prefetch = ThreadPoolExecutor(1) if background else None
+    streams_dev = streams.to(dev)
+
+    def draw(k: int) -> tuple[torch.Tensor, torch.Tensor, list]:
+        """The next k steps' data (CPU) and every generator's state right after drawing them."""
+        if packed:  # (k, S, d+1, T*B), (k, S, d_out, T'*B), neuron-major, in dtype
+            X, Y = sample_chunk_neuron_major(
+                stream_tasks, gens, k, c.batch_size, dtype, out_steps, pool
+            )
+        else:  # (k, S, B, T, d), (k, S, B, T, d_out)
             X, Y = sample_chunk(stream_tasks, gens, k, c.batch_size)
             X = X.to(dtype)
             if forward is not None and out_steps is not None:
                 Y = Y[..., out_steps, :]
             Y = Y.to(dtype)
-        if len(gens) < E:  # shared streams: each member reads its own
-            X, Y = X[:, streams], Y[:, streams]
-        if dev.type != "cpu":
-            X, Y = X.to(dev, non_blocking=True), Y.to(dev, non_blocking=True)
-        for i in range(k):
-            loss = step_loss(X[i], Y[i])
-            loss.sum().backward()  # the members' gradients stay separate
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            sched.step()
-            step += 1
-            if fast:
-                window += loss.detach()
-            else:  # the reference reads the loss back every step, as a plain loop would
-                window += torch.tensor([float(v) for v in loss.detach()], dtype=dtype, device=dev)
-            if step % c.log_every == 0 or step == c.steps:
-                n_win = step - (loss_steps[-1] if loss_steps else 0)
-                losses.append(window / n_win)
-                loss_steps.append(step)
-                window = torch.zeros(E, dtype=dtype, device=dev)
-                bar.set_postfix(loss=f"{float(losses[-1].mean()):.3g}", refresh=False)
-        bar.update(k)
-        if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
-            if step < c.steps:
-                member_gens = [gens[int(u)] for u in streams]
-                _save_checkpoint(path, P, opt, sched, member_gens, step, loss_steps, losses, window)
+        states = [g.get_state() for g in gens]
+        if dev.type == "cuda":  # page-locked: the copy to the GPU runs without stopping the host
+            X, Y = X.pin_memory(), Y.pin_memory()
+        return X, Y, states
+
+    graphed = None
+    if fused_path:
+        use_graph = (dev.type == "cuda") if cuda_graph is None else bool(cuda_graph)
+        if use_graph and dev.type != "cuda":
+            raise ValueError(f"cuda_graph=True needs a CUDA device, not {dev}")
+        graphed = _GraphedStep(
+            lambda x, y: fused_loss(x, P, y, T, out_steps_dev, scale), opt, window, use_graph
+        )
+
+    bar = tqdm(total=c.steps, initial=step, desc=desc, **({} if progress else {"disable": True}))
+    pending: Future | None = None
+    try:
+        while step < c.steps:
+            k = min(c.chunk_steps, c.steps - step)
+            X, Y, states = pending.result() if pending is not None else draw(k)
+            pending = None
+            if prefetch is not None and step + k < c.steps:
+                pending = prefetch.submit(draw, min(c.chunk_steps, c.steps - step - k))
+            if on_cpu:
+                if len(gens) < E:  # shared streams: each member reads its own
+                    X, Y = X[:, streams], Y[:, streams]
+            else:  # each stream crosses to the device once, then each member reads its own
+                X, Y = X.to(dev, non_blocking=True), Y.to(dev, non_blocking=True)
+                if len(gens) < E:
+                    X, Y = X[:, streams_dev], Y[:, streams_dev]
+            for i in range(k):
+                if graphed is not None:  # loss, gradients and the loss window in one node
+                    graphed(X[i], Y[i], before_capture=pending)
+                    opt.step()
+                else:
+                    loss = step_loss(X[i], Y[i])
+                    loss.sum().backward()  # the members' gradients stay separate
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+                    if fast:
+                        window += loss.detach()
+                    else:  # the reference reads the loss back every step, as a plain loop would
+                        window += torch.tensor(
+                            [float(v) for v in loss.detach()], dtype=dtype, device=dev
+                        )
+                sched.step()
+                step += 1
+                if step % c.log_every == 0 or step == c.steps:
+                    n_win = step - (loss_steps[-1] if loss_steps else 0)
+                    losses.append(window / n_win)
+                    loss_steps.append(step)
+                    window.zero_()  # in place: a captured step adds into this very tensor
+                    bar.set_postfix(loss=f"{float(losses[-1].mean()):.3g}", refresh=False)
+            bar.update(k)
+            if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
+                if step < c.steps:
+                    member_states = [states[int(u)] for u in streams]
+                    _save_checkpoint(
+                        path, P, opt, sched, member_states, step, loss_steps, losses, window
+                    )
+    finally:
+        for ex in (prefetch, pool):
+            if ex is not None:
+                ex.shutdown(wait=True, cancel_futures=True)
     bar.close()
     final = {k: v.detach() for k, v in P.items()}
     final = {k: v.cpu().clone() for k, v in (unpack_params(final) if packed else final).items()}
@@ -540,7 +669,9 @@ def train_by_size(
     summed over the ensembles. With one ensemble this is ``train`` on ``stack_students``; with
     several, ensemble k checkpoints to ``<stem>-<k><suffix>`` beside ``checkpoint`` and those
     files are deleted once all have finished (the caller deletes ``checkpoint`` as usual).
-    ``groups``: the member indices of each ensemble, instead of ``plan_ensembles``'s split.
+    ``groups``: the member indices of each ensemble, instead of ``plan_ensembles``'s split
+    (which models a CPU; on a GPU, whose step of small kernels costs about the same for a few
+    members or for many, the default is one ensemble).
     """
     if len(students) != len(tasks):
         raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
@@ -549,6 +680,8 @@ def train_by_size(
     full, _ = stack_students(students)
     sizes = [(s.n, s.m) for s in students]
     s0 = students[0]
+    if groups is None and resolve_device(device).type != "cpu":
+        groups = [range(len(students))]  # a GPU runs a step's small kernels side by side
     if groups is None:
         groups = plan_ensembles(
             sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side, overhead=overhead
@@ -649,16 +782,17 @@ def _read_checkpoint(path: Path | None) -> dict | None:
         return None
 
 
-def _save_checkpoint(path, P, opt, sched, gens, step, loss_steps, losses, window) -> None:
-    """Atomically write the run's state (tensors and plain containers: loads with weights_only)."""
+def _save_checkpoint(path, P, opt, sched, gen_states, step, loss_steps, losses, window) -> None:
+    """Atomically write the run's state (tensors and plain containers: loads with weights_only).
+    ``gen_states``: each member's generator state after the data of the steps done so far."""
     state = {  # CPU tensors, loadable anywhere (the optimiser's state moves back on load)
         "params": {k: v.detach().cpu() for k, v in P.items()},
         "optimizer": opt.state_dict(),
         "scheduler": sched.state_dict(),
-        "generators": [g.get_state() for g in gens],
+        "generators": list(gen_states),
         "step": step,
         "loss_steps": torch.tensor(loss_steps, dtype=torch.long),
-        "losses": torch.stack(losses).cpu() if losses else torch.zeros(0, len(gens)),
+        "losses": torch.stack(losses).cpu() if losses else torch.zeros(0, len(gen_states)),
         "window": window.cpu().clone(),
     }
     path.parent.mkdir(parents=True, exist_ok=True)

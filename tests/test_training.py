@@ -310,3 +310,38 @@ def test_device_is_resolved_and_checked(monkeypatch):
     params, _ = stacked((4, 4, 0))
     with pytest.raises(ValueError, match="GATED_ATTENTION_DEVICE"):
         train([task], params, TrainConfig(steps=2, **F64), data_seeds=[0], progress=False)
+
+
+def test_drawing_in_background_threads_changes_no_number(tmp_path, monkeypatch, interrupt_at_chunk):
+    """Off the CPU the data are drawn in background threads (the next chunk while the device
+    trains, each stream in its own thread). Forced here on the CPU: the same numbers as drawing
+    in line, also after an interruption (the checkpoint keeps the generators' states of the
+    chunks trained, not of the one drawn ahead)."""
+    t0 = TeacherStudentTask.from_seed(3, seed=0, T=5)
+    t1 = TeacherStudentTask.from_seed(3, seed=1, T=5)
+    specs, seeds = [(4, 3, 0), (7, 6, 1), (7, 6, 2)], [10, 10, 11]
+    c = TrainConfig(steps=20, lr=1e-2, weight_decay=1e-2, batch_size=8, **F64)
+    params, masks = stacked(*specs)
+    tasks = [t0, t0, t1]
+    inline = train(tasks, params, c, data_seeds=seeds, masks=masks, progress=False)
+    monkeypatch.setattr(tr, "_draw_in_background", lambda dev: True)
+    threads = train(tasks, params, c, data_seeds=seeds, masks=masks, progress=False)
+    for k in params:
+        torch.testing.assert_close(threads.params[k], inline.params[k], rtol=0, atol=0)
+    torch.testing.assert_close(threads.losses, inline.losses, rtol=0, atol=0)
+    ck = tmp_path / "ck.pt"
+    cc = dataclasses.replace(c, checkpoint_every=10)
+    kw = dict(data_seeds=seeds, masks=masks, checkpoint=ck, progress=False)
+    interrupt_at_chunk(4, lambda: train(tasks, params, cc, **kw))  # chunk 4 is drawn ahead
+    resumed = train(tasks, params, cc, **kw)
+    assert resumed.resumed_from == 10
+    for k in params:
+        torch.testing.assert_close(resumed.params[k], inline.params[k], rtol=0, atol=0)
+
+
+def test_cuda_graph_needs_a_cuda_device():
+    task = TeacherStudentTask.from_seed(3, seed=0, T=5)
+    params, masks = stacked((4, 3, 0))
+    c = TrainConfig(steps=5, batch_size=4, **F64)
+    with pytest.raises(ValueError, match="cuda_graph=True needs a CUDA device"):
+        train([task], params, c, data_seeds=[0], masks=masks, progress=False, cuda_graph=True)
