@@ -71,6 +71,7 @@ __all__ = [
     "run_bench",
     "default_out",
     "load_or_run",
+    "recorded_benches",
     "format_table",
     "main",
 ]
@@ -400,6 +401,26 @@ def _measure(kind: str, seed: int, dev: torch.device) -> dict:
     out["peak_fraction"] = out["engine_gflops"] / peak
     out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
     out["subnormal"] = subnormal_cost(30 if kind == "quick" else 3) if on_cpu else None
+    return out
+
+
+def recorded_benches() -> dict[str, dict]:
+    """Bench results measured on hardware this machine may not have (a GPU), shipped with the
+    package as ``recorded/bench-<name>.json``: what ``run_bench`` returned there, plus a
+    "provenance" entry (commit, command, how it ran). By name; a file that is not such a
+    result is an error naming it."""
+    from .experiments import RECORDED_ROOT
+
+    out = {}
+    for path in sorted(RECORDED_ROOT.glob("bench-*.json")):
+        try:
+            r = json.loads(path.read_text())
+        except ValueError as err:
+            raise ValueError(f"recorded bench {path} is not valid JSON ({err})") from None
+        missing = [k for k in ("engine_speedup", "ensemble_speedup", "provenance") if k not in r]
+        if missing:
+            raise ValueError(f"recorded bench {path} lacks {', '.join(missing)}")
+        out[path.stem.removeprefix("bench-")] = r
     return out
 
 

@@ -162,3 +162,29 @@ def test_subnormal_cost_reads_the_cached_run(tmp_path, monkeypatch):
     import torch
 
     assert float(torch.tensor([1e-39]).mul(1.0)[0]) == 0.0
+
+
+def test_recorded_benches_load_and_render():
+    """The GPU bench shipped with the package: its own ratios, its provenance, the table."""
+    recs = bench.recorded_benches()
+    assert "h200" in recs
+    r = recs["h200"]
+    assert r["device"] == "cuda" and r["hardware"]["device_name"] == "NVIDIA H200"
+    assert r["device_max_abs_diff"] < 1e-12  # float64 on the GPU = on the CPU
+    assert r["engine_speedup"] == pytest.approx(
+        r["engine_steps_per_s"] / r["reference_steps_per_s"]
+    )
+    assert len(r["provenance"]["commit"]) == 40
+    assert "engine / reference" in bench.format_table(r)
+
+
+def test_a_damaged_recorded_bench_is_named(tmp_path, monkeypatch):
+    from gated_attention import experiments
+
+    monkeypatch.setattr(experiments, "RECORDED_ROOT", tmp_path)
+    (tmp_path / "bench-x.json").write_text("{not json")
+    with pytest.raises(ValueError, match="bench-x.json is not valid JSON"):
+        bench.recorded_benches()
+    (tmp_path / "bench-x.json").write_text('{"engine_speedup": 2.0}')
+    with pytest.raises(ValueError, match="lacks ensemble_speedup, provenance"):
+        bench.recorded_benches()

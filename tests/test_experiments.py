@@ -185,6 +185,21 @@ def test_the_recorded_paper_run_is_the_paper_profile():
     assert r.meta["code_hash"] and r.meta["hardware"]["cpu"]
 
 
+def test_the_recorded_gpu_run_is_the_whole_paper_profile():
+    """The paper profile itself (three seeds, one ensemble), trained on a GPU: every member
+    trained the full budget, and the run says where it ran."""
+    from gated_attention.analysis import configs
+
+    r = ex.recorded("teacher-identification-paper-gpu")
+    paper = configs.teacher_identification_config("paper")
+    assert r.config == paper and r.config.seeds == (0, 1, 2)
+    assert r.tensors["sizes"].tolist() == [[100, 100]] * 3
+    assert int(r.tensors["loss_steps"][-1]) == paper.train.steps
+    assert r.meta["hardware"]["device"] == "cuda" and r.metrics["resumed_from_step"] == 0
+    assert len(r.students()) == 3 and len(r.metrics["eval_loss"]) == 3
+    assert len(r.provenance["commit"]) == 40 and "cuda" in r.provenance["command"]
+
+
 def test_recorded_errors_name_the_problem(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="no recorded run 'nope'.*teacher-identification"):
         ex.recorded("nope")

@@ -63,7 +63,10 @@ def teacher_identification_config(profile: str) -> TeacherStudentConfig:
             That run ships as the recorded run "teacher-identification-paper-seed0"
             (``experiments.recorded``), which the chapter analyses at build time; seed 1
             ("teacher-identification-paper-seed1", 60 min in one go): 37 hidden (12 + 25),
-            32 output-gating neurons, loss 1.2e-9, Score KV 1e-12, distance 1.2e-4.
+            32 output-gating neurons, loss 1.2e-9, Score KV 1e-12, distance 1.2e-4. This
+            profile itself, all three seeds as one ensemble, on one H200 GPU (8 min, the step
+            as a CUDA graph; "teacher-identification-paper-gpu"): seeds 0, 1, 2 keep 27 (11 +
+            16), 37 (13 + 24) and 25 (11 + 14) hidden neurons, losses 4e-12 to 9e-10.
     quick   T = QUICK_T = 8, n = m = QUICK_N = 48 (over twice the construction's 14; 100 is
             about 4 times slower per step), QUICK_STEPS steps with a larger learning rate and
             weight decay (QUICK_LR, QUICK_WD), so that unused neurons decay within the budget.
