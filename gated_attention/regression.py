@@ -35,7 +35,7 @@ from .attention import LinearSelfAttention
 from .construction import construct_rnn
 from .experiments import check_profile, derive_seed
 from .gated_rnn import GatedRNN
-from .training import TrainConfig, gated_rnn_fast, train_by_size
+from .training import TrainConfig, gated_rnn_fast, resolve_device, train_by_size
 
 __all__ = [
     "InContextRegression",
@@ -372,7 +372,8 @@ class RegressionConfig:
             checkpoint=checkpoint,
             progress=progress,
             desc=self.name,
-            groups=self.groups(),
+            # a GPU runs the small kernels of a step side by side: one ensemble there
+            groups=self.groups() if resolve_device().type == "cpu" else None,
         )
         p = {k: v.detach().to(torch.float64) for k, v in res.params.items()}
         curve, wall = res.losses.to(torch.float64), res.wall_time
