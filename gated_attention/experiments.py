@@ -89,6 +89,7 @@ PROFILES = ("smoke", "quick", "paper")
 PRESENTATION_ONLY = (
     "book.py",
     "bench.py",
+    "record.py",
     "scorecard.py",
     "sphinxext.py",
     "plotting.py",

@@ -1,0 +1,145 @@
+"""Run a chapter's experiment in a profile, and record it with the package: the command line.
+
+    python -m gated_attention.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
+
+EXPERIMENT is one of ``EXPERIMENTS`` (the configs the chapters run). The run goes through the
+results cache (``experiments.run``: a finished entry is reused, an interrupted one resumes from
+its checkpoint), on the device that $GATED_ATTENTION_DEVICE names (default: the CPU). With
+``--name`` the finished entry is copied to ``gated_attention/recorded/<name>/`` as a recorded
+run (``experiments.save_recorded``), with a provenance that this module writes itself: the git
+commit of the package and whether the working tree differed from it, the command line, the
+device. Recorded runs are committed to git, so an entry larger than ``LARGE_MB`` is refused
+unless ``--allow-large``.
+
+Glossary (code name -> meaning):
+    EXPERIMENTS   experiment name -> config factory of a profile (the chapters' own configs)
+    provenance    what ``save_recorded`` stores beside the entry (commit, tree_clean, command)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import experiments
+from .analysis.configs import how_many_neurons_config, teacher_identification_config
+from .regression import regression_config
+from .training import resolve_device
+
+__all__ = ["EXPERIMENTS", "LARGE_MB", "config_for", "git_state", "record", "main"]
+
+#: the chapters' experiments: name -> config of a profile
+EXPERIMENTS: dict[str, Callable[[str], Any]] = {
+    "teacher-identification": teacher_identification_config,
+    "how-many-neurons-A": lambda profile: how_many_neurons_config(profile, "A"),
+    "how-many-neurons-B": lambda profile: how_many_neurons_config(profile, "B"),
+    "in-context-regression": regression_config,
+}
+
+#: recorded runs live in git: an entry above this many megabytes needs --allow-large
+LARGE_MB = 10.0
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+
+
+def config_for(experiment: str, profile: str, seeds: tuple[int, ...] | None = None) -> Any:
+    """The config of ``experiment`` in ``profile``, with only ``seeds`` if given."""
+    if experiment not in EXPERIMENTS:
+        known = ", ".join(EXPERIMENTS)
+        raise ValueError(f"unknown experiment {experiment!r}; expected one of {known}")
+    config = EXPERIMENTS[experiment](experiments.check_profile(profile))
+    if seeds:
+        config = dataclasses.replace(config, seeds=tuple(seeds))
+    return config
+
+
+def git_state(root: Path = PACKAGE_ROOT) -> dict:
+    """The commit of the checkout holding ``root`` and whether the package's files differ from
+    it (``tree_clean``); ``{"commit": None}`` outside a git checkout."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        if out.returncode:
+            raise RuntimeError(out.stderr.strip())
+        return out.stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        changed = git("status", "--porcelain", "--", str(root))
+    except (OSError, RuntimeError):
+        return {"commit": None, "tree_clean": None}
+    return {"commit": commit, "tree_clean": not changed}
+
+
+def record(
+    experiment: str,
+    profile: str = "paper",
+    *,
+    seeds: tuple[int, ...] | None = None,
+    name: str | None = None,
+    allow_large: bool = False,
+    command: str | None = None,
+    progress: bool = True,
+) -> tuple[experiments.RunResult, Path | None]:
+    """Run ``experiment`` in ``profile`` through the results cache; with ``name``, save the
+    entry as a recorded run with its provenance. Returns (result, recorded folder or None)."""
+    config = config_for(experiment, profile, seeds)
+    dev = resolve_device()
+    if name is not None and name in experiments.recorded_names():
+        raise FileExistsError(f"recorded run {name!r} exists; remove it first to replace it")
+    result = experiments.run(config, progress=progress)
+    if name is None:
+        return result, None
+    size_mb = sum(f.stat().st_size for f in result.path.iterdir() if f.is_file()) / 1e6
+    if size_mb > LARGE_MB and not allow_large:
+        raise ValueError(
+            f"the entry {result.path} holds {size_mb:.0f} MB, more than LARGE_MB = {LARGE_MB:g} "
+            "MB for a file in git; pass --allow-large to record it anyway"
+        )
+    state = git_state()
+    provenance = {
+        **state,
+        "code": "the package at that commit"
+        + ("" if state["tree_clean"] else " plus uncommitted changes in the working tree"),
+        "command": command or f"python -m gated_attention.record {experiment} --profile {profile}",
+        "run": f"device {dev}"
+        + (f" ({result.meta['hardware'].get('device_name')})" if dev.type == "cuda" else "")
+        + ("; loaded from the results cache" if result.cached else ""),
+    }
+    return result, experiments.save_recorded(result, name, **provenance)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m gated_attention.record",
+        description="Run a chapter's experiment (results cache) and optionally record it.",
+    )
+    parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
+    parser.add_argument("--profile", default="paper", help="smoke, quick or paper")
+    parser.add_argument("--seeds", type=int, nargs="*", help="only these seeds")
+    parser.add_argument("--name", help="record the finished run under this name")
+    parser.add_argument("--allow-large", action="store_true", help=f"above {LARGE_MB:g} MB too")
+    args = parser.parse_args(argv)
+    command = shlex.join(["python", "-m", "gated_attention.record", *(argv or sys.argv[1:])])
+    result, dest = record(
+        args.experiment,
+        args.profile,
+        seeds=tuple(args.seeds) if args.seeds else None,
+        name=args.name,
+        allow_large=args.allow_large,
+        command=command,
+    )
+    print(f"entry: {result.path} ({'cached' if result.cached else 'computed'})")
+    if dest is not None:
+        print(f"recorded: {dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
