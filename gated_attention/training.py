@@ -30,7 +30,11 @@ A model other than Eq. (2) can be trained by passing ``forward`` (then both mode
 Size sweeps: in one ensemble a smaller member costs what the largest costs, so
 ``train_by_size`` trains a sweep as a few ensembles of similar sizes, one after another (the
 split of ``plan_ensembles``, which minimises a cost model: ``forward_macs`` at each ensemble's
-largest size plus ``ENSEMBLE_OVERHEAD_MACS`` per ensemble).
+largest size plus ``ENSEMBLE_OVERHEAD_MACS`` per ensemble). On a GPU a sweep is one ensemble.
+
+On a GPU (``device``, or $GATED_ATTENTION_DEVICE): the fast step is recorded once as a CUDA
+graph and replayed (``_GraphedStep``), and the data, drawn on the CPU as everywhere (the same
+numbers), are drawn in background threads while the GPU trains (``_draw_in_background``).
 """
 
 from __future__ import annotations
@@ -331,16 +335,17 @@ def _draw_in_background(dev: torch.device) -> bool:
 class _GraphedStep:
     """The fast step's loss, its gradients and the loss window, on fixed input buffers.
 
-    ``step(x, y)`` copies one step's data into the buffers X, Y, computes ``loss_fn(X, Y)`` (E,),
-    its backward (into the parameters' .grad) and adds the loss into ``window``; the caller then
-    runs the optimiser. Eagerly, gradients are cleared first (as ``zero_grad`` after the last
-    step would). With ``capture`` (a CUDA device), the first WARMUP steps run eagerly on a side
-    stream (the warm-up torch's CUDA-graph notes ask for; they are real training steps), the
-    next is recorded once as a CUDA graph and every step from then on replays it: one launch
-    for the ~40 small kernels of a step, whose launches otherwise cost more than the kernels.
-    A replay writes the same gradient tensors each time, so they are never cleared in between.
-    ``before_capture``: a pending future (the prefetch of the next chunk) finished first, so no
-    other thread of this run talks to the device during the recording.
+    Called with one step's data (x, y), it copies them into the buffers X, Y, computes
+    ``loss_fn(X, Y)`` (E,), its backward (into the parameters' .grad) and adds the loss into
+    ``window``; the caller then runs the optimiser. Eagerly, gradients are cleared first (as
+    ``zero_grad`` after the last step would). With ``capture`` (a CUDA device), the first WARMUP
+    steps run eagerly on a side stream (the warm-up torch's CUDA-graph notes ask for; they are
+    real training steps), the next is recorded once as a CUDA graph and every step from then on
+    replays it: one launch for the ~40 small kernels of a step, whose launches otherwise cost
+    more than the kernels. A replay writes the same gradient tensors each time, so they are
+    never cleared in between. ``before_capture``: a pending future (the prefetch of the next
+    chunk) finished first, so no other thread of this run talks to the device during the
+    recording.
     """
 
     WARMUP = 3
