@@ -97,6 +97,15 @@ def teacher_identification_config(profile: str) -> TeacherStudentConfig:
             neurons kept; losses 8e-10, 8e-9); 1.4 and 2.0 collapse to a network computing
             ~0 or nearly so (seed 1 at 1.4: 4 hidden, 1 output, loss 0.04). The scale 1 of
             this profile sits between keeping every neuron and losing the task.
+            Teacher scale (TEACHER_STD, 0.2 here), seeds 0, 1, 2 as one ensemble, hidden =
+            lam ~ 1 + lam ~ 0 (+ between): 0.5 (about the engine's default 1/sqrt(d)) prunes
+            almost nothing (48, 48, 45 hidden; losses 2e-7 to 1e-6); 0.2 (this profile): 16 =
+            10 + 6, 24 = 11 + 13, 19 = 10 + 9 (losses 8e-10, 9e-9, 6e-6); 0.185: 16 = 9 + 7,
+            24 = 11 + 12 + 1, 16 = 9 + 7 (losses 2e-5, 1e-8, 4e-6); 0.17: 15 = 7 + 8, 21 =
+            11 + 10, 18 = 9 + 9 (losses 7e-5, 4e-9, 2e-6); 0.14: 9 = 5 + 2 + 2, 15 = 9 + 6,
+            12 = 5 + 7 (losses 5e-5, 6e-7, 1e-4); 0.1: 3 = 1 + 2 and 6 = 2 + 4, seed 2 pruned
+            to nothing. A smaller teacher acts like a stronger weight decay: key-value neurons
+            are lost before the surplus query-like ones, and no scale keeps 10 + 4 for a seed.
             Adam's eps (1e-8 here), seed 0: 1e-6 keeps 15 = 10 + 4 + 1 with lam ~ 0.5 (loss
             2e-8), 1e-5 keeps 16 = 10 + 4 + 2 with lam 0.44 and 0.55 (loss 1e-7; seed 1: 22 =
             11 + 10 + 1), 1e-4 keeps 16 = 8 + 4 + 4 (loss 1e-6); with eps 1e-5 or 1e-6 on the
