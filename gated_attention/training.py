@@ -327,8 +327,10 @@ def sample_chunk_neuron_major(
 
 
 def _draw_in_background(dev: torch.device) -> bool:
-    """Whether ``train`` draws data in background threads: off the CPU (on it, the training
-    itself keeps every core busy)."""
+    """Whether ``train`` draws data in background threads: off the CPU only. On it the training
+    itself keeps the cores busy: forced on a 2-core CPU, background drawing made a step 1.6 to
+    2.6 times slower (E = 1, n = 100, T = 32: 3.1 -> 6.1 ms; E = 16, n = 28: 9.9 -> 16.2 ms;
+    E = 3, n = 48, T = 8: 1.5 -> 3.7 ms)."""
     return dev.type != "cpu"
 
 
