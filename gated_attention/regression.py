@@ -297,6 +297,10 @@ class RegressionConfig:
         """(seed, n) of every ensemble member: sizes outer, seeds inner."""
         return [(seed, n) for n in self.sizes for seed in self.seeds]
 
+    def table2_members(self) -> list[int]:
+        """Member indices of Table 2's networks: every seed of the largest size (n = 80)."""
+        return [e for e, (_, n) in enumerate(self.members()) if n == max(self.sizes)]
+
     def student(self, seed: int, n: int) -> GatedRNN:
         """The initial network of one member: n hidden and n output-gating neurons."""
         t = self.task
@@ -360,6 +364,12 @@ class RegressionConfig:
         """Train every member (one ensemble per group, ``training.train_by_size``); returns
         (tensors, metrics) for the cache.
 
+        For the held-out set (``eval``) and the OOD set (``ood``), with E members, N sequences:
+        ``<set>_rnn_mean`` (E,) each member's mean loss; ``<set>_gap``, ``<set>_gap_se`` (E,)
+        its paired difference to the GD step on the same sequences, with standard error;
+        ``<set>_rnn_table2`` (N,) the per-sequence loss averaged over Table 2's networks
+        (``table2_members``), paired with ``<set>_gd`` (N,), the GD step's per-sequence loss.
+
         With several groups, group k checkpoints to ``checkpoint-<k>.pt`` beside ``checkpoint``
         and resumes from it; the files are deleted once every group has finished.
         """
@@ -384,13 +394,23 @@ class RegressionConfig:
             "loss_steps": res.loss_steps,
             "losses": curve,
         }
+        table2 = self.table2_members()
         for key, ood in (("eval", False), ("ood", True)):
             z, y = self.evaluation_set(ood)
-            tensors[f"{key}_rnn"] = self.per_sequence_losses(p, z, y, [n for _, n in members])
-            tensors[f"{key}_gd"] = query_loss(gd_predict(z, ETA_STAR, self.task.d_x), y[:, -1])
+            rnn = self.per_sequence_losses(p, z, y, [n for _, n in members])  # (E, N)
+            gd = query_loss(gd_predict(z, ETA_STAR, self.task.d_x), y[:, -1])  # (N,)
+            # the sweep keeps paired summaries per member; only the mean over Table 2's networks
+            # keeps its per-sequence losses (all of them: ~70 MB in the paper profile)
+            paired = torch.tensor(
+                [paired_difference(rnn[e], gd) for e in range(len(members))], dtype=torch.float64
+            )
+            tensors[f"{key}_rnn_mean"] = rnn.mean(-1)
+            tensors[f"{key}_gap"], tensors[f"{key}_gap_se"] = paired[:, 0], paired[:, 1]
+            tensors[f"{key}_rnn_table2"] = rnn[table2].mean(0)
+            tensors[f"{key}_gd"] = gd
         metrics = {
             "final_train_loss": curve[-1].tolist(),
-            "eval_rnn_loss": tensors["eval_rnn"].mean(-1).tolist(),
+            "eval_rnn_loss": tensors["eval_rnn_mean"].tolist(),
             "eval_gd_loss": tensors["eval_gd"].mean().item(),
             "train_wall_time_s": wall,
         }

@@ -149,7 +149,10 @@ def test_compute_stores_paired_losses(tmp_path):
     )
     tensors, metrics = config.compute(checkpoint=tmp_path / "checkpoint.pt", progress=False)
     E = len(config.members())
-    assert tensors["eval_rnn"].shape == tensors["ood_rnn"].shape == (E, 300)
+    for key in ("eval", "ood"):
+        for name in ("rnn_mean", "gap", "gap_se"):
+            assert tensors[f"{key}_{name}"].shape == (E,)
+        assert tensors[f"{key}_rnn_table2"].shape == tensors[f"{key}_gd"].shape == (300,)
     assert tensors["params"]["W_in1"].shape == (E, max(config.sizes), 7)
     assert tensors["losses"].shape[1] == E and torch.isfinite(tensors["losses"]).all()
     # members smaller than the largest keep exact zeros outside their own block
@@ -161,6 +164,17 @@ def test_compute_stores_paired_losses(tmp_path):
     gd = regression.query_loss(regression.gd_predict(z, ETA_STAR, 3), y[:, -1])
     assert torch.allclose(tensors["eval_gd"], gd)
     assert metrics["eval_gd_loss"] == pytest.approx(gd.mean().item())
+    # the summaries are those of the per-sequence losses, recomputed from the stored networks
+    rnn = config.per_sequence_losses(tensors["params"], z, y, [n for _, n in config.members()])
+    assert torch.allclose(tensors["eval_rnn_mean"], rnn.mean(-1))
+    for e in range(E):
+        gap, se = regression.paired_difference(rnn[e], gd)
+        assert tensors["eval_gap"][e].item() == pytest.approx(gap, rel=1e-9, abs=1e-15)
+        assert tensors["eval_gap_se"][e].item() == pytest.approx(se, rel=1e-9)
+    table2 = config.table2_members()
+    assert table2 and all(config.members()[e][1] == max(config.sizes) for e in table2)
+    assert len(table2) == len(config.seeds)
+    assert torch.allclose(tensors["eval_rnn_table2"], rnn[table2].mean(0))
     assert not list(tmp_path.glob("checkpoint-*.pt"))  # group checkpoints are cleaned up
 
 
