@@ -93,6 +93,7 @@ def record(
     dev = resolve_device()
     if name is not None and name in experiments.recorded_names():
         raise FileExistsError(f"recorded run {name!r} exists; remove it first to replace it")
+    state = git_state()  # the code that trains: taken before a run that may last an hour
     result = experiments.run(config, progress=progress)
     if name is None:
         return result, None
@@ -102,16 +103,19 @@ def record(
             f"the entry {result.path} holds {size_mb:.0f} MB, more than LARGE_MB = {LARGE_MB:g} "
             "MB for a file in git; pass --allow-large to record it anyway"
         )
-    state = git_state()
+    end = git_state()
     provenance = {
         **state,
         "code": "the package at that commit"
-        + ("" if state["tree_clean"] else " plus uncommitted changes in the working tree"),
+        + ("" if state["tree_clean"] else " plus uncommitted changes in the working tree")
+        + ("" if end == state else "; the checkout changed while it ran (checkout_at_end)"),
         "command": command or f"python -m gated_attention.record {experiment} --profile {profile}",
         "run": f"device {dev}"
         + (f" ({result.meta['hardware'].get('device_name')})" if dev.type == "cuda" else "")
         + ("; loaded from the results cache" if result.cached else ""),
     }
+    if end != state:
+        provenance["checkout_at_end"] = end
     return result, experiments.save_recorded(result, name, **provenance)
 
 

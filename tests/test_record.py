@@ -51,6 +51,18 @@ def test_record_writes_a_loadable_run_with_provenance(places, capsys):
         rec.record("teacher-identification", "smoke", name="ti-smoke")
 
 
+def test_provenance_names_the_checkout_that_trained(places, monkeypatch):
+    states = iter(
+        [{"commit": "a" * 40, "tree_clean": True}, {"commit": "b" * 40, "tree_clean": True}]
+    )
+    monkeypatch.setattr(rec, "git_state", lambda: next(states))
+    _, dest = rec.record("teacher-identification", "smoke", name="moved", progress=False)
+    prov = json.loads((dest / "provenance.json").read_text())
+    assert prov["commit"] == "a" * 40  # taken before training, not after
+    assert prov["checkout_at_end"]["commit"] == "b" * 40
+    assert "changed while it ran" in prov["code"]
+
+
 def test_large_entries_need_consent(places, monkeypatch):
     monkeypatch.setattr(rec, "LARGE_MB", 0.0)
     with pytest.raises(ValueError, match="more than LARGE_MB.*--allow-large"):
