@@ -296,18 +296,19 @@ def _config_dict(config: Any) -> dict:
     return {"type": type(config).__qualname__, "fields": dataclasses.asdict(config)}
 
 
-def config_hash(config: Any) -> str:
-    """12 hex digits of sha256(config as JSON + code_hash())."""
-    text = json.dumps(_config_dict(config), sort_keys=True, default=str) + code_hash()
+def config_hash(config: Any, code: str | None = None) -> str:
+    """12 hex digits of sha256(config as JSON + ``code``, by default ``code_hash()``)."""
+    code = code_hash() if code is None else code
+    text = json.dumps(_config_dict(config), sort_keys=True, default=str) + code
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def entry_path(config: Any) -> Path:
-    """The cache entry of a config: ``<cache>/<name>-<hash>``."""
+def entry_path(config: Any, code: str | None = None) -> Path:
+    """The cache entry of a config: ``<cache>/<name>-<config_hash(config, code)>``."""
     name = getattr(config, "name", None)
     if not isinstance(name, str) or not name:
         raise TypeError(f"{type(config).__name__} needs a non-empty str field 'name'")
-    return cache_root() / f"{name}-{config_hash(config)}"
+    return cache_root() / f"{name}-{config_hash(config, code)}"
 
 
 def _sha256(path: Path) -> str:
@@ -472,7 +473,8 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
     """
     from . import __version__
 
-    path = entry_path(config)
+    code = code_hash()  # of the code that trains: the source may change during a long run
+    path = entry_path(config, code)
     if recompute and path.exists():
         shutil.rmtree(path)
     found = _load_entry(path, config)
@@ -488,7 +490,7 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
         "name": config.name,
         "config": _config_dict(config),
         "package_version": __version__,
-        "code_hash": code_hash(),
+        "code_hash": code,
         "torch_version": torch.__version__,
         "hardware": hardware(),
         "wall_time_s": time.perf_counter() - t0,

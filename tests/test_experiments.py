@@ -89,6 +89,14 @@ def test_run_caches_and_records_provenance(cache):
     assert ex.entry_path(tiny(seeds=(2,))) != ex.entry_path(cfg)
 
 
+def test_an_entry_names_the_code_that_trained_it(cache, monkeypatch):
+    hashes = iter(["code-at-start", "code-edited-during-the-run"])
+    monkeypatch.setattr(ex, "code_hash", lambda root=None: next(hashes, "later"))
+    result = ex.run(tiny(), progress=False)
+    assert result.meta["code_hash"] == "code-at-start"
+    assert result.path.name == f"tiny-{ex.config_hash(tiny(), 'code-at-start')}"
+
+
 def test_corrupt_entry_is_recomputed_with_a_warning(cache):
     cfg = tiny()
     first = ex.run(cfg, progress=False)
