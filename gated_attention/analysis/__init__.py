@@ -11,10 +11,12 @@ Modules (one step of the analysis each):
     reorder      the construction's layout for the weight figure (Fig. 2B)
     report       the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
     transition   the transition point of Fig. 3A/B with a bootstrap over seeds
+    gd_learned   the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
     configs      the experiment configs of the two chapters, per profile
 """
 
 from .configs import PANELS, TEACHER_STD, how_many_neurons_config, teacher_identification_config
+from .gd_learned import RegressionAnalysis, analyse_regression
 from .lam_groups import LamGroups, lam_groups
 from .merging import Merged, merge, merge_error, output_kernels
 from .params import as_params, member, to_rnn
@@ -39,6 +41,8 @@ __all__ = [
     "Transition",
     "transition_point",
     "normalised_losses",
+    "RegressionAnalysis",
+    "analyse_regression",
     "PANELS",
     "TEACHER_STD",
     "teacher_identification_config",

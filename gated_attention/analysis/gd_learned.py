@@ -1,0 +1,153 @@
+"""Which algorithm the trained RNNs learned: the Sec. 5.2 analysis of an in-context regression run.
+
+One function, ``analyse_regression``, turns a run of ``regression.RegressionConfig`` (from the
+results cache or a recorded run) into every number the chapter "RNNs learn gradient descent"
+reports and scores, so the profile's own run and a recorded paper-profile run are read the
+same way:
+
+    loss         Table 2's networks (every seed of the largest size): each one's paired gap to the
+                 optimal GD step, and the seed mean's gap, paired sequence by sequence; the RNN's
+                 loss is reported as 7/74 + that gap (unbiased, with the gap's small error)
+    polynomial   the coefficients of x_t[i] y_t[1] x_q[i] of each network's first output, read off
+                 its weights (``rnn_polynomial``), against eta* = 5/74, and the norm of all other
+                 coefficients relative to theirs (``gd_theory.gd_terms``)
+    Fig. 3C      the paired gap relative to the GD loss for every size and seed, and the transition
+                 point of ``transition_point`` with threshold ``regression.TRANSITION_THRESHOLD``
+    OOD          the same gap on the set with doubled variance of W
+    memory       lam of the used hidden neurons of Table 2's networks (used: |W_in1 row| x
+                 |W_in2 row| > USED_TOL); one GD step needs lam = 1 for its memory neurons
+
+Glossary (code name -> paper symbol -> section):
+    eta_star     eta* = 5/74, the optimal GD step size        Sec. 5.1 / App. D.2
+    gd_loss      7/74, the loss of one optimal GD step        Sec. 5.2
+    n_top        n = m = 80, the networks of Table 2          Table 2
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .. import gd_theory, regression
+from ..gated_rnn import lam_from_nu
+from .params import member
+from .polynomial import rnn_polynomial
+from .transition import Transition, transition_point
+
+__all__ = ["RegressionAnalysis", "analyse_regression"]
+
+#: a network at or below the GD loss counts as this relative gap (transition_point needs > 0)
+GAP_FLOOR = 1e-4
+
+#: a hidden neuron is used if the product of its two input-gating rows' norms exceeds this
+USED_TOL = 1e-3
+
+#: memory neurons: used hidden neurons with lam above this
+MEMORY_LAM = 0.9
+
+
+@dataclasses.dataclass(frozen=True)
+class RegressionAnalysis:
+    """The Sec. 5.2 numbers of one run; k = len(top) networks in Table 2, S sizes in Fig. 3C."""
+
+    n_top: int
+    top: np.ndarray  # (k,) member indices of Table 2's networks
+    top_seeds: np.ndarray  # (k,)
+    gd_mean: float  # the GD step's mean loss on the evaluation set
+    top_rnn_mean: np.ndarray  # (k,) each network's mean loss
+    top_gap: np.ndarray  # (k,) each network's paired gap RNN - GD
+    top_gap_se: np.ndarray  # (k,)
+    raw_mean: float  # mean loss of the k networks on the evaluation set
+    gap: float  # paired gap of the seed mean
+    gap_se: float
+    coefs: np.ndarray  # (k, t, i) GD-term coefficients of the first output
+    residual_ratios: np.ndarray  # (k,) other coefficients' norm / GD terms' norm
+    sweep: tuple[int, ...]  # the S sizes of Fig. 3C
+    gap_table: np.ndarray  # (S, seeds) paired gap / GD loss
+    transition: Transition
+    ood_rnn: float  # OOD: mean loss of Table 2's networks
+    ood_gd: float
+    ood_gap: float
+    ood_gap_se: float
+    lam_used: np.ndarray  # lam of the used hidden neurons of Table 2's networks, all seeds
+
+    @property
+    def memory_lam(self) -> np.ndarray:
+        """lam of the memory neurons (lam > MEMORY_LAM) of Table 2's networks, all seeds."""
+        return self.lam_used[self.lam_used > MEMORY_LAM]
+
+    @property
+    def rnn_loss(self) -> float:
+        """7/74 + the seed mean's paired gap: the low-variance estimate of the RNN's loss."""
+        return regression.GD_MIN_LOSS + self.gap
+
+    @property
+    def per_seed_coefs(self) -> np.ndarray:
+        """(k, i): the coefficients averaged over the observation steps t."""
+        return self.coefs.mean(axis=1)
+
+    @property
+    def coef_rel_error(self) -> float:
+        """max over i of |seed mean of the t-averaged coefficient - eta*| / eta*."""
+        eta = regression.ETA_STAR
+        return float(np.abs(self.per_seed_coefs.mean(axis=0) - eta).max() / eta)
+
+
+def analyse_regression(result) -> RegressionAnalysis:
+    """The analysis of a run of ``regression.RegressionConfig`` (``experiments.run`` or
+    ``experiments.recorded``); see the module docstring."""
+    config, T = result.config, result.tensors
+    if not isinstance(config, regression.RegressionConfig):
+        raise TypeError(f"expected a run of RegressionConfig, got {type(config).__name__}")
+    task = config.task  # T = observations + 1 inputs, the last the query
+    missing = [k for k in ("eval_gap", "eval_rnn_table2", "ood_rnn_table2") if k not in T]
+    if missing:
+        raise ValueError(
+            f"run {result.path} lacks {', '.join(missing)}: it was stored by an older version "
+            "that kept per-sequence losses of every network; recompute it"
+        )
+    sizes, seeds = T["sizes"].numpy(), T["seeds"].numpy()
+    top = np.array(config.table2_members())
+    gd_eval = T["eval_gd"]
+    gd_mean = gd_eval.mean().item()
+    gap, gap_se = regression.paired_difference(T["eval_rnn_table2"], gd_eval)
+    terms = [
+        gd_theory.gd_terms(rnn_polynomial(member(result.params, int(e)), task.T), task.d_x)
+        for e in top
+    ]
+    sweep = tuple(sorted(set(sizes.tolist())))
+    rel = T["eval_gap"].numpy() / gd_mean
+    gap_table = np.stack([rel[sizes == n] for n in sweep])
+    tr = transition_point(
+        sweep,
+        np.clip(gap_table, GAP_FLOOR, None),
+        threshold=regression.TRANSITION_THRESHOLD,
+        seed=0,
+    )
+    ood_gap, ood_se = regression.paired_difference(T["ood_rnn_table2"], T["ood_gd"])
+    p = result.params
+    used = (p["W_in1"][top].norm(dim=-1) * p["W_in2"][top].norm(dim=-1)) > USED_TOL  # (k, n)
+    lam_used = lam_from_nu(p["nu"][top])[used].numpy()
+    return RegressionAnalysis(
+        n_top=max(config.sizes),
+        top=top,
+        top_seeds=seeds[top],
+        gd_mean=gd_mean,
+        top_rnn_mean=T["eval_rnn_mean"][top].numpy(),
+        top_gap=T["eval_gap"][top].numpy(),
+        top_gap_se=T["eval_gap_se"][top].numpy(),
+        raw_mean=T["eval_rnn_mean"][top].mean().item(),
+        gap=gap,
+        gap_se=gap_se,
+        coefs=np.stack([t.coefs for t in terms]),
+        residual_ratios=np.array([t.residual_ratio for t in terms]),
+        sweep=sweep,
+        gap_table=gap_table,
+        transition=tr,
+        ood_rnn=T["ood_rnn_mean"][top].mean().item(),
+        ood_gd=T["ood_gd"].mean().item(),
+        ood_gap=ood_gap,
+        ood_gap_se=ood_se,
+        lam_used=lam_used,
+    )

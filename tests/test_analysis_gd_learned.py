@@ -1,0 +1,75 @@
+"""The Sec. 5.2 analysis (analysis/gd_learned.py) on planted truth: the GD network, known gaps."""
+
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from gated_attention import regression
+from gated_attention.analysis import analyse_regression
+from gated_attention.gated_rnn import GatedRNN
+from gated_attention.training import stack_students
+
+
+def planted_run(table2_gap=0.01, sweep_gaps=(0.5, 0.4, 0.001, 0.003)):
+    """A run of the smoke config (sizes 12 and 24, seeds 0 and 1) with planted tensors: every
+    network is the 12-neuron GD network, Table 2's seed mean loses exactly GD + table2_gap on
+    every sequence, and member e has relative gap sweep_gaps[e] (members: sizes outer)."""
+    config = regression.regression_config("smoke", eval_batch=400)
+    wide = GatedRNN(6, 24, 24, 3)  # only sets the padded size: the planted networks are GD's
+    params, _ = stack_students([regression.gd_rnn()] * 4 + [wide])
+    params = {k: v[:4] for k, v in params.items()}
+    T = {
+        "params": params,
+        "sizes": torch.tensor([12, 12, 24, 24]),
+        "seeds": torch.tensor([0, 1] * 2),
+    }
+    for key, ood in (("eval", False), ("ood", True)):
+        z, y = config.evaluation_set(ood)
+        gd = regression.query_loss(regression.gd_predict(z, regression.ETA_STAR, 3), y[:, -1])
+        T[f"{key}_gd"] = gd
+        T[f"{key}_rnn_table2"] = gd + table2_gap if key == "eval" else 2 * gd
+        gap = torch.tensor(sweep_gaps, dtype=torch.float64) * gd.mean()
+        T[f"{key}_gap"], T[f"{key}_gap_se"] = gap, torch.full((4,), 1e-5, dtype=torch.float64)
+        T[f"{key}_rnn_mean"] = gd.mean() + gap
+    return types.SimpleNamespace(config=config, tensors=T, params=params, path="planted")
+
+
+def test_the_planted_gd_network_and_gaps_are_read_back():
+    a = analyse_regression(planted_run())
+    assert a.n_top == 24 and a.top.tolist() == [2, 3] and a.top_seeds.tolist() == [0, 1]
+    assert a.gap == pytest.approx(0.01, abs=1e-12) and a.gap_se == pytest.approx(0, abs=1e-12)
+    assert a.rnn_loss == pytest.approx(7 / 74 + 0.01, abs=1e-12)
+    np.testing.assert_allclose(a.top_gap / a.gd_mean, [0.001, 0.003])
+    assert a.raw_mean == pytest.approx(a.gd_mean * 1.002)
+    # the GD network's polynomial: every GD term is eta*, nothing else
+    np.testing.assert_allclose(a.coefs, regression.ETA_STAR, atol=1e-12)
+    assert a.coef_rel_error < 1e-10 and a.residual_ratios.max() < 1e-10
+    # Fig. 3C: relative gaps 0.5, 0.4 at n = 12 and 0.001, 0.003 at n = 24; threshold 2%
+    assert a.sweep == (12, 24)
+    np.testing.assert_allclose(a.gap_table, [[0.5, 0.4], [0.001, 0.003]])
+    assert a.transition.estimate == 24 and a.transition.threshold == regression.TRANSITION_THRESHOLD
+    # memory: the GD network's 12 hidden neurons are all used; 9 remember (lam = 1), 3 do not
+    gd = regression.gd_rnn()
+    assert len(a.lam_used) == 2 * gd.n
+    np.testing.assert_allclose(np.sort(a.lam_used), np.sort(np.tile(gd.lam.detach().numpy(), 2)))
+    assert len(a.memory_lam) == 2 * 9 and (a.memory_lam == 1).all()
+    # OOD: the seed mean loses twice GD's loss on every sequence
+    assert a.ood_gap == pytest.approx(a.ood_gd) and a.ood_rnn == pytest.approx(a.ood_gd * 1.002)
+
+
+def test_the_transition_moves_with_the_planted_gaps():
+    a = analyse_regression(planted_run(sweep_gaps=(0.01, 0.005, 0.001, 0.003)))
+    assert a.transition.estimate == 12
+    b = analyse_regression(planted_run(sweep_gaps=(0.5, 0.4, 0.1, 0.03)))  # geometric mean 5.5%
+    assert b.transition.estimate is None
+
+
+def test_bad_runs_are_named():
+    run = planted_run()
+    del run.tensors["eval_rnn_table2"]
+    with pytest.raises(ValueError, match="lacks eval_rnn_table2.*older version"):
+        analyse_regression(run)
+    with pytest.raises(TypeError, match="expected a run of RegressionConfig"):
+        analyse_regression(types.SimpleNamespace(config=object(), tensors={}))
