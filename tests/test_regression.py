@@ -190,3 +190,26 @@ def test_per_sequence_losses_of_the_gd_network_are_the_gd_losses():
     gd_05 = regression.query_loss(regression.gd_predict(z, 0.05, 3), y[:, -1])
     assert torch.allclose(losses[1], gd_05, atol=1e-12)
     assert not torch.allclose(losses[1], gd, atol=1e-3)
+
+
+def test_the_recorded_paper_run_is_the_paper_profile_and_fits_in_git():
+    """The recorded Sec. 5.2 run: the whole paper profile, its summaries consistent with its
+    metrics, small enough for git, and readable by the chapter's analysis."""
+    from gated_attention import experiments
+    from gated_attention.analysis import analyse_regression
+    from gated_attention.record import LARGE_MB
+
+    r = experiments.recorded("in-context-regression-paper-cpu")
+    paper = regression.regression_config("paper")
+    assert r.config == paper and int(r.tensors["loss_steps"][-1]) == paper.train.steps
+    E = len(paper.members())
+    for key in ("eval", "ood"):
+        assert r.tensors[f"{key}_gap"].shape == r.tensors[f"{key}_rnn_mean"].shape == (E,)
+        assert r.tensors[f"{key}_rnn_table2"].shape == (paper.eval_batch,)
+    assert r.metrics["eval_rnn_loss"] == pytest.approx(r.tensors["eval_rnn_mean"].tolist())
+    size_mb = sum(f.stat().st_size for f in r.path.iterdir()) / 1e6
+    assert size_mb < LARGE_MB
+    assert len(r.provenance["commit"]) == 40 and r.meta["hardware"]["device"] == "cpu"
+    a = analyse_regression(r)
+    assert a.n_top == 80 and len(a.top) == 4 and a.sweep == paper.sizes
+    assert (r.tensors["sizes"][a.top] == 80).all()
