@@ -1,6 +1,7 @@
 """Run a chapter's experiment in a profile, and record it with the package: the command line.
 
     python -m gated_attention.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
+                                     [--resume-from CHECKPOINT]
 
 EXPERIMENT is one of ``EXPERIMENTS`` (the configs the chapters run). The run goes through the
 results cache (``experiments.run``: a finished entry is reused, an interrupted one resumes from
@@ -11,6 +12,12 @@ commit of the package and whether the working tree differed from it, the command
 device. Recorded runs are committed to git, so an entry larger than ``LARGE_MB`` is refused
 unless ``--allow-large``.
 
+``--resume-from CHECKPOINT`` continues a run from a checkpoint written elsewhere (another
+machine, an earlier session, possibly an earlier commit): it must hold the config's members and
+fewer steps than its budget; it is placed as the entry's checkpoint, the run must then resume
+from exactly its step (else nothing is recorded, and the finished entry stays in the cache), and
+the provenance names the file, its sha256 and its step (``resumed_from``).
+
 Glossary (code name -> meaning):
     EXPERIMENTS   experiment name -> config factory of a profile (the chapters' own configs)
     provenance    what ``save_recorded`` stores beside the entry (commit, tree_clean, command)
@@ -20,19 +27,32 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import os
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from . import experiments
 from .analysis.configs import how_many_neurons_config, teacher_identification_config
 from .regression import regression_config
 from .training import resolve_device
 
-__all__ = ["EXPERIMENTS", "LARGE_MB", "config_for", "git_state", "record", "main"]
+__all__ = [
+    "EXPERIMENTS",
+    "LARGE_MB",
+    "config_for",
+    "git_state",
+    "place_checkpoint",
+    "record",
+    "main",
+]
 
 #: the chapters' experiments: name -> config of a profile
 EXPERIMENTS: dict[str, Callable[[str], Any]] = {
@@ -77,6 +97,40 @@ def git_state(root: Path = PACKAGE_ROOT) -> dict:
     return {"commit": commit, "tree_clean": not changed}
 
 
+def place_checkpoint(config: Any, checkpoint: str | os.PathLike) -> dict:
+    """Copy ``checkpoint`` into the results entry of ``config`` as the checkpoint its run resumes
+    from, after checking it fits; returns what the provenance says of it (file, sha256, step).
+    """
+    src = Path(checkpoint)
+    try:
+        state = torch.load(src, weights_only=True, map_location="cpu")
+        step, members = int(state["step"]), len(state["generators"])
+    except Exception as err:  # noqa: BLE001 - any unreadable file gets the same clear message
+        raise ValueError(
+            f"checkpoint {src} cannot be read as a training checkpoint ({err})"
+        ) from err
+    E, steps = len(config.members()), config.train.steps
+    if members != E:
+        raise ValueError(f"checkpoint {src} holds {members} members; the config has {E}")
+    if not 0 < step < steps:
+        raise ValueError(f"checkpoint {src} is at step {step}; resuming needs 0 < step < {steps}")
+    entry = experiments.entry_path(config)
+    if (entry / "manifest.json").exists():
+        raise FileExistsError(f"the entry {entry} is already complete: nothing to resume")
+    dest = entry / "checkpoint.pt"
+    if dest.exists():
+        raise FileExistsError(
+            f"{dest} exists (an interrupted run of this config): remove it to resume from "
+            f"{src} instead, or drop --resume-from to resume from it"
+        )
+    entry.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp{os.getpid()}")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dest)
+    digest = hashlib.sha256(src.read_bytes()).hexdigest()
+    return {"file": src.name, "sha256": digest, "step": step}
+
+
 def record(
     experiment: str,
     profile: str = "paper",
@@ -86,6 +140,7 @@ def record(
     allow_large: bool = False,
     command: str | None = None,
     progress: bool = True,
+    resume_from: str | os.PathLike | None = None,
 ) -> tuple[experiments.RunResult, Path | None]:
     """Run ``experiment`` in ``profile`` through the results cache; with ``name``, save the
     entry as a recorded run with its provenance. Returns (result, recorded folder or None)."""
@@ -93,8 +148,15 @@ def record(
     dev = resolve_device()
     if name is not None and name in experiments.recorded_names():
         raise FileExistsError(f"recorded run {name!r} exists; remove it first to replace it")
+    resumed = None if resume_from is None else place_checkpoint(config, resume_from)
     state = git_state()  # the code that trains: taken before a run that may last an hour
     result = experiments.run(config, progress=progress)
+    if resumed is not None and result.metrics.get("resumed_from_step") != resumed["step"]:
+        raise RuntimeError(
+            f"the run did not resume from {resumed['file']} at step {resumed['step']} "
+            f"(resumed_from_step: {result.metrics.get('resumed_from_step')}); not recorded. "
+            f"The finished entry is in the cache: {result.path}"
+        )
     if name is None:
         return result, None
     size_mb = sum(f.stat().st_size for f in result.path.iterdir() if f.is_file()) / 1e6
@@ -108,7 +170,8 @@ def record(
         **state,
         "code": "the package at that commit"
         + ("" if state["tree_clean"] else " plus uncommitted changes in the working tree")
-        + ("" if end == state else "; the checkout changed while it ran (checkout_at_end)"),
+        + ("" if end == state else "; the checkout changed while it ran (checkout_at_end)")
+        + ("" if resumed is None else f"; resumed at step {resumed['step']} (resumed_from)"),
         "command": command or f"python -m gated_attention.record {experiment} --profile {profile}",
         "run": f"device {dev}"
         + (f" ({result.meta['hardware'].get('device_name')})" if dev.type == "cuda" else "")
@@ -116,6 +179,8 @@ def record(
     }
     if end != state:
         provenance["checkout_at_end"] = end
+    if resumed is not None:
+        provenance["resumed_from"] = resumed
     return result, experiments.save_recorded(result, name, **provenance)
 
 
@@ -129,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="*", help="only these seeds")
     parser.add_argument("--name", help="record the finished run under this name")
     parser.add_argument("--allow-large", action="store_true", help=f"above {LARGE_MB:g} MB too")
+    parser.add_argument("--resume-from", help="continue from this checkpoint file")
     args = parser.parse_args(argv)
     command = shlex.join(["python", "-m", "gated_attention.record", *(argv or sys.argv[1:])])
     result, dest = record(
@@ -138,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         name=args.name,
         allow_large=args.allow_large,
         command=command,
+        resume_from=args.resume_from,
     )
     print(f"entry: {result.path} ({'cached' if result.cached else 'computed'})")
     if dest is not None:

@@ -8,6 +8,13 @@ import pytest
 from gated_attention import experiments as ex
 from gated_attention import record as rec
 from gated_attention.analysis.configs import teacher_identification_config
+from gated_attention.training import TrainConfig
+
+
+def tiny(profile="smoke"):
+    """A teacher-student config of one ensemble that trains in well under a second."""
+    tc = TrainConfig(steps=20, batch_size=8, log_every=5, chunk_steps=5, checkpoint_every=5)
+    return ex.TeacherStudentConfig(name="tiny", d=3, T=5, n=6, m=6, eval_batch=16, train=tc)
 
 
 @pytest.fixture
@@ -80,3 +87,53 @@ def test_git_state_outside_a_checkout(tmp_path):
     assert state["commit"] is None or (
         len(state["commit"]) == 40 and state["tree_clean"] in (True, False)
     )
+
+
+def test_resume_from_a_checkpoint_written_elsewhere(places, monkeypatch, interrupt_at_chunk):
+    import shutil
+
+    import torch
+
+    monkeypatch.setitem(rec.EXPERIMENTS, "tiny", tiny)
+    whole = ex.run(tiny(), progress=False)  # uninterrupted, for comparison
+    shutil.rmtree(whole.path)
+    interrupt_at_chunk(3, lambda: ex.run(tiny(), progress=False))  # checkpoint at step 10
+    moved = places / "elsewhere.pt"  # as if brought from another machine
+    shutil.move(whole.path / "checkpoint.pt", moved)
+    shutil.rmtree(whole.path)
+    result, dest = rec.record("tiny", "smoke", name="tiny-resumed", resume_from=moved)
+    assert result.metrics["resumed_from_step"] == 10
+    for k, v in whole.params.items():  # the same run as the uninterrupted one
+        torch.testing.assert_close(result.params[k], v, rtol=0, atol=0)
+    prov = json.loads((dest / "provenance.json").read_text())
+    assert prov["resumed_from"]["step"] == 10 and prov["resumed_from"]["file"] == "elsewhere.pt"
+    assert len(prov["resumed_from"]["sha256"]) == 64 and "resumed at step 10" in prov["code"]
+    # a complete entry has nothing to resume
+    with pytest.raises(FileExistsError, match="already complete"):
+        rec.place_checkpoint(tiny(), moved)
+
+
+def test_resume_from_refuses_what_does_not_fit(places, monkeypatch, interrupt_at_chunk):
+    import shutil
+
+    monkeypatch.setitem(rec.EXPERIMENTS, "tiny", tiny)
+    interrupt_at_chunk(3, lambda: ex.run(tiny(), progress=False))
+    entry = ex.entry_path(tiny())
+    ckpt = places / "ckpt.pt"
+    shutil.copy(entry / "checkpoint.pt", ckpt)
+    with pytest.raises(FileExistsError, match="exists .*interrupted run"):
+        rec.place_checkpoint(tiny(), ckpt)  # the entry has a checkpoint of its own
+    two = dataclasses.replace(tiny(), seeds=(0, 1))
+    with pytest.raises(ValueError, match="holds 1 members; the config has 2"):
+        rec.place_checkpoint(two, ckpt)
+    done = dataclasses.replace(tiny(), train=dataclasses.replace(tiny().train, steps=10))
+    with pytest.raises(ValueError, match="at step 10; resuming needs 0 < step < 10"):
+        rec.place_checkpoint(done, ckpt)
+    (places / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="junk.pt cannot be read as a training checkpoint"):
+        rec.place_checkpoint(tiny(), places / "junk.pt")
+    # a run that does not resume from the placed checkpoint is not recorded
+    monkeypatch.setattr(rec, "place_checkpoint", lambda config, f: {"step": 15, "file": "x"})
+    with pytest.raises(RuntimeError, match="did not resume from x at step 15.*not recorded"):
+        rec.record("tiny", "smoke", name="never", progress=False, resume_from=ckpt)
+    assert "never" not in ex.recorded_names()
