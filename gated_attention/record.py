@@ -14,9 +14,11 @@ unless ``--allow-large``.
 
 ``--resume-from CHECKPOINT`` continues a run from a checkpoint written elsewhere (another
 machine, an earlier session, possibly an earlier commit): it must hold the config's members and
-fewer steps than its budget; it is placed as the entry's checkpoint, the run must then resume
-from exactly its step (else nothing is recorded, and the finished entry stays in the cache), and
-the provenance names the file, its sha256 and its step (``resumed_from``).
+fewer steps than its budget; it is placed as the entry's checkpoint, with a note of it
+(``RESUMED_NOTE``: file, sha256, step) that stays in the entry, so a run interrupted again and
+finished by a later call without the option still names it. The run must then resume from that
+step or a later one of its own (else nothing is recorded, and the finished entry stays in the
+cache), and the provenance holds the note (``resumed_from``).
 
 Glossary (code name -> meaning):
     EXPERIMENTS   experiment name -> config factory of a profile (the chapters' own configs)
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import json
 import os
 import shlex
 import shutil
@@ -97,10 +100,14 @@ def git_state(root: Path = PACKAGE_ROOT) -> dict:
     return {"commit": commit, "tree_clean": not changed}
 
 
+#: beside an entry's checkpoint: the checkpoint from elsewhere that the run was resumed from
+RESUMED_NOTE = "resumed_from.json"
+
+
 def place_checkpoint(config: Any, checkpoint: str | os.PathLike) -> dict:
     """Copy ``checkpoint`` into the results entry of ``config`` as the checkpoint its run resumes
-    from, after checking it fits; returns what the provenance says of it (file, sha256, step).
-    """
+    from, after checking it fits, and note it there (``RESUMED_NOTE``); returns the note (file,
+    sha256, step)."""
     src = Path(checkpoint)
     try:
         state = torch.load(src, weights_only=True, map_location="cpu")
@@ -127,8 +134,9 @@ def place_checkpoint(config: Any, checkpoint: str | os.PathLike) -> dict:
     tmp = dest.with_name(f".{dest.name}.tmp{os.getpid()}")
     shutil.copyfile(src, tmp)
     os.replace(tmp, dest)
-    digest = hashlib.sha256(src.read_bytes()).hexdigest()
-    return {"file": src.name, "sha256": digest, "step": step}
+    note = {"file": src.name, "sha256": hashlib.sha256(src.read_bytes()).hexdigest(), "step": step}
+    (entry / RESUMED_NOTE).write_text(json.dumps(note, indent=1) + "\n")
+    return note
 
 
 def record(
@@ -148,10 +156,13 @@ def record(
     dev = resolve_device()
     if name is not None and name in experiments.recorded_names():
         raise FileExistsError(f"recorded run {name!r} exists; remove it first to replace it")
-    resumed = None if resume_from is None else place_checkpoint(config, resume_from)
+    if resume_from is not None:
+        place_checkpoint(config, resume_from)
     state = git_state()  # the code that trains: taken before a run that may last an hour
     result = experiments.run(config, progress=progress)
-    if resumed is not None and result.metrics.get("resumed_from_step") != resumed["step"]:
+    note = result.path / RESUMED_NOTE
+    resumed = json.loads(note.read_text()) if note.exists() else None
+    if resumed is not None and result.metrics.get("resumed_from_step", 0) < resumed["step"]:
         raise RuntimeError(
             f"the run did not resume from {resumed['file']} at step {resumed['step']} "
             f"(resumed_from_step: {result.metrics.get('resumed_from_step')}); not recorded. "
@@ -171,7 +182,7 @@ def record(
         "code": "the package at that commit"
         + ("" if state["tree_clean"] else " plus uncommitted changes in the working tree")
         + ("" if end == state else "; the checkout changed while it ran (checkout_at_end)")
-        + ("" if resumed is None else f"; resumed at step {resumed['step']} (resumed_from)"),
+        + ("" if resumed is None else f"; resumed from step {resumed['step']} (resumed_from)"),
         "command": command or f"python -m gated_attention.record {experiment} --profile {profile}",
         "run": f"device {dev}"
         + (f" ({result.meta['hardware'].get('device_name')})" if dev.type == "cuda" else "")

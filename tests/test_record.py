@@ -107,7 +107,7 @@ def test_resume_from_a_checkpoint_written_elsewhere(places, monkeypatch, interru
         torch.testing.assert_close(result.params[k], v, rtol=0, atol=0)
     prov = json.loads((dest / "provenance.json").read_text())
     assert prov["resumed_from"]["step"] == 10 and prov["resumed_from"]["file"] == "elsewhere.pt"
-    assert len(prov["resumed_from"]["sha256"]) == 64 and "resumed at step 10" in prov["code"]
+    assert len(prov["resumed_from"]["sha256"]) == 64 and "resumed from step 10" in prov["code"]
     # a complete entry has nothing to resume
     with pytest.raises(FileExistsError, match="already complete"):
         rec.place_checkpoint(tiny(), moved)
@@ -133,7 +133,25 @@ def test_resume_from_refuses_what_does_not_fit(places, monkeypatch, interrupt_at
     with pytest.raises(ValueError, match="junk.pt cannot be read as a training checkpoint"):
         rec.place_checkpoint(tiny(), places / "junk.pt")
     # a run that does not resume from the placed checkpoint is not recorded
-    monkeypatch.setattr(rec, "place_checkpoint", lambda config, f: {"step": 15, "file": "x"})
+    note = {"file": "x", "sha256": "0" * 64, "step": 15}
+    (entry / rec.RESUMED_NOTE).write_text(json.dumps(note))  # placed, but the run has step 10
     with pytest.raises(RuntimeError, match="did not resume from x at step 15.*not recorded"):
-        rec.record("tiny", "smoke", name="never", progress=False, resume_from=ckpt)
+        rec.record("tiny", "smoke", name="never", progress=False)
     assert "never" not in ex.recorded_names()
+
+
+def test_a_resumed_run_finished_by_a_later_call_still_names_its_checkpoint(
+    places, monkeypatch, interrupt_at_chunk
+):
+    import shutil
+
+    monkeypatch.setitem(rec.EXPERIMENTS, "tiny", tiny)
+    interrupt_at_chunk(2, lambda: ex.run(tiny(), progress=False))  # checkpoint at step 5
+    entry = ex.entry_path(tiny())
+    shutil.move(entry / "checkpoint.pt", places / "first.pt")
+    # resumed from step 5, interrupted again (checkpoint at step 15), finished by a plain call
+    interrupt_at_chunk(3, lambda: rec.record("tiny", "smoke", resume_from=places / "first.pt"))
+    result, dest = rec.record("tiny", "smoke", name="twice", progress=False)
+    assert result.metrics["resumed_from_step"] == 15
+    prov = json.loads((dest / "provenance.json").read_text())
+    assert prov["resumed_from"]["file"] == "first.pt" and prov["resumed_from"]["step"] == 5
