@@ -33,7 +33,7 @@ install: $(STAMP) ## create .venv with the pinned installs (nothing else)
 	@echo "environment ready: $(VENV) ($$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
 execute: $(STAMP) ## execute every chapter with papermill in PROFILE (no rendering)
-	$(PY) -m gated_attention.book execute --profile $(PROFILE)
+	$(PY) -m gated_attention.tools.book execute --profile $(PROFILE)
 
 render: $(STAMP) ## render the executed chapters to HTML (execution off)
 	$(BIN)/jupyter-book build -W -n --keep-going .
@@ -46,15 +46,16 @@ book: ## set up, execute every chapter in PROFILE (default quick) and render the
 unit: $(STAMP) ## the unit tests only (fast)
 	$(PY) -m pytest -n 2 tests
 
-test: $(STAMP) ## set up, run the unit tests, execute + nbval-check every chapter (smoke), build with -W
+test: $(STAMP) ## set up, lint, run the unit tests, execute + nbval-check every chapter (smoke), build with -W
+	$(MAKE) lint
 	$(PY) -m pytest -n 2 tests
-	$(PY) -m gated_attention.book execute --profile smoke
+	$(PY) -m gated_attention.tools.book execute --profile smoke
 	OMP_NUM_THREADS=1 TQDM_DISABLE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax book/*.ipynb
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	@echo "make test: all passed"
 
 notebooks: $(STAMP) ## write plain .ipynb notebooks (no outputs) to notebooks/ for Jupyter and Colab
-	$(PY) -m gated_attention.book notebooks --out notebooks
+	$(PY) -m gated_attention.tools.book notebooks --out notebooks
 
 lint: $(STAMP) ## ruff check and format check
 	$(BIN)/ruff check gated_attention tests
@@ -65,7 +66,7 @@ format: $(STAMP) ## ruff format the code
 	$(BIN)/ruff check --fix gated_attention tests
 
 bench: $(STAMP) ## time the training engine against the reference loop; writes _build/bench.json
-	$(PY) -m gated_attention.bench --out _build/bench.json
+	$(PY) -m gated_attention.tools.bench --out _build/bench.json
 
 clean: ## remove the build, the executed notebooks and the environment (keeps results/)
 	rm -rf _build book/*.ipynb notebooks $(VENV) *.egg-info .pytest_cache .ruff_cache

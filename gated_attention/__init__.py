@@ -1,16 +1,18 @@
 """gated-attention: a runnable companion to "Gated recurrent neural networks discover attention"
 (Zucchet et al., arXiv:2309.01775v2).
 
-Modules (one concept each):
-    attention      Eq. (1), causal linear self-attention (the teacher)
-    gated_rnn      Eq. (2), the gated diagonal linear RNN (the student), reference and fast forms
-    construction   App. A, RNN weights that implement an attention layer exactly
-    experiments    profiles, frozen configs and the results cache
-    scorecard      paper-vs-reproduced records
+Wings (one concept per module; the README's "Architecture" section has the map):
+    models          Eq. (1) attention, Eq. (2) the gated RNN, its fast path, the other families
+    constructions   App. A and B: weights that make an RNN implement attention
+    tasks           teacher-student, in-context regression (with its GD step and theory)
+    engine          training: loop, ensembles, data, checkpoints, device
+    experiments     profiles, the results cache, recorded runs, one config per experiment
+    analysis        reverse engineering: pruning, lam groups, scores, polynomials, transitions
+    report          the scorecard and the plots
+    tools           command lines: book, bench, record
 """
 
-from .attention import LinearSelfAttention, random_attention
-from .construction import (
+from .constructions import (
     VARIANTS,
     ConstructionError,
     attention_parameter_count,
@@ -18,10 +20,9 @@ from .construction import (
     neuron_count,
     parameter_count,
 )
-from .gated_rnn import GatedRNN, gated_rnn_forward
-from .regression import InContextRegression, RegressionConfig
-from .tasks import Task, TeacherStudentTask
-from .training import TrainConfig, TrainResult, flush_denormals, train
+from .engine import TrainConfig, TrainResult, flush_denormals, train
+from .models import GatedRNN, LinearSelfAttention, gated_rnn_forward, random_attention
+from .tasks import InContextRegression, Task, TeacherStudentTask
 
 # subnormal floats to zero, before torch's worker threads start (they copy the setting): the
 # decaying weights of dead neurons otherwise make training several times slower (see there)
@@ -46,5 +47,4 @@ __all__ = [
     "TrainResult",
     "train",
     "InContextRegression",
-    "RegressionConfig",
 ]

@@ -6,17 +6,19 @@ import numpy as np
 import pytest
 import torch
 
-from gated_attention import regression
 from gated_attention.analysis import analyse_regression
-from gated_attention.gated_rnn import GatedRNN
-from gated_attention.training import stack_students
+from gated_attention.engine import stack_students
+from gated_attention.experiments import in_context_regression as icr
+from gated_attention.experiments.in_context_regression import TRANSITION_THRESHOLD
+from gated_attention.models.gated_rnn import GatedRNN
+from gated_attention.tasks import regression
 
 
 def planted_run(table2_gap=0.01, sweep_gaps=(0.5, 0.4, 0.001, 0.003)):
     """A run of the smoke config (sizes 12 and 24, seeds 0 and 1) with planted tensors: every
     network is the 12-neuron GD network, Table 2's seed mean loses exactly GD + table2_gap on
     every sequence, and member e has relative gap sweep_gaps[e] (members: sizes outer)."""
-    config = regression.regression_config("smoke", eval_batch=400)
+    config = icr.regression_config("smoke", eval_batch=400)
     wide = GatedRNN(6, 24, 24, 3)  # only sets the padded size: the planted networks are GD's
     params, _ = stack_students([regression.gd_rnn()] * 4 + [wide])
     params = {k: v[:4] for k, v in params.items()}
@@ -49,7 +51,7 @@ def test_the_planted_gd_network_and_gaps_are_read_back():
     # Fig. 3C: relative gaps 0.5, 0.4 at n = 12 and 0.001, 0.003 at n = 24; threshold 2%
     assert a.sweep == (12, 24)
     np.testing.assert_allclose(a.gap_table, [[0.5, 0.4], [0.001, 0.003]])
-    assert a.transition.estimate == 24 and a.transition.threshold == regression.TRANSITION_THRESHOLD
+    assert a.transition.estimate == 24 and a.transition.threshold == TRANSITION_THRESHOLD
     # memory: the GD network's 12 hidden neurons are all used; 9 remember (lam = 1), 3 do not
     gd = regression.gd_rnn()
     assert len(a.lam_used) == 2 * gd.n

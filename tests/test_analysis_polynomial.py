@@ -13,7 +13,7 @@ from gated_attention.analysis import (
     polynomial_distance,
     rnn_polynomial,
 )
-from gated_attention.gated_rnn import lam_from_nu
+from gated_attention.models.gated_rnn import lam_from_nu
 
 
 def _sympy_rnn_output(rnn, steps):

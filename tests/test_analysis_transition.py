@@ -7,14 +7,13 @@ import pytest
 import torch
 
 from gated_attention import experiments
-from gated_attention.analysis import (
+from gated_attention.analysis import normalised_losses, transition_point
+from gated_attention.experiments import (
     PANELS,
     how_many_neurons_config,
-    normalised_losses,
     teacher_identification_config,
-    transition_point,
 )
-from gated_attention.analysis.configs import QUICK_T
+from gated_attention.experiments.teacher_identification import QUICK_T
 
 
 def planted(sizes, step_at, R=5, seed=0, noise=0.3):

@@ -2,9 +2,9 @@
 
 import pytest
 
-from gated_attention import book
 from gated_attention.experiments import check_profile
-from gated_attention.sphinxext import retarget
+from gated_attention.tools import book
+from gated_attention.tools.sphinxext import retarget
 
 
 def test_chapters_follow_the_toc_and_exist():

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from gated_attention import GatedRNN
-from gated_attention import training as tr
+from gated_attention import engine as tr
 from gated_attention.tasks import TeacherStudentTask
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")

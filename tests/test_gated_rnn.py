@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from gated_attention import GatedRNN, gated_rnn_forward
-from gated_attention.gated_rnn import (
+from gated_attention.models.gated_rnn import (
     decay_matrix,
     lam_from_nu,
     nu_from_lam,

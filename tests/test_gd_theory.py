@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from gated_attention import gd_theory
-from gated_attention.gd_theory import eta
+from gated_attention.tasks import gd_theory
+from gated_attention.tasks.gd_theory import eta
 
 
 def test_paper_setting_gives_5_over_74_and_7_over_74():
@@ -88,7 +88,7 @@ def _gd_polynomial(rnn):
 
 
 def test_gd_terms_of_the_constructed_gd_network():
-    from gated_attention.regression import ETA_STAR, gd_rnn
+    from gated_attention.tasks.regression import ETA_STAR, gd_rnn
 
     terms = gd_theory.gd_terms(_gd_polynomial(gd_rnn()), d_x=3)
     assert terms.coefs.shape == (12, 3)
@@ -102,7 +102,7 @@ def test_gd_terms_of_the_constructed_gd_network():
 def test_gd_terms_sees_forgetting_and_extra_terms():
     import torch
 
-    from gated_attention.regression import ETA_STAR, gd_rnn
+    from gated_attention.tasks.regression import ETA_STAR, gd_rnn
 
     rnn = gd_rnn()
     rnn.set_lam(torch.tensor([0.9] + [1.0] * 8 + [0.0] * 3))  # key-value neuron (y_0, x_0) forgets
@@ -120,7 +120,7 @@ def test_gd_terms_sees_forgetting_and_extra_terms():
 
 
 def test_gd_terms_rejects_bad_arguments():
-    from gated_attention.regression import gd_rnn
+    from gated_attention.tasks.regression import gd_rnn
 
     poly = _gd_polynomial(gd_rnn())
     with pytest.raises(ValueError, match="d_x must lie"):

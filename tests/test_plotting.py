@@ -7,7 +7,12 @@ import pytest
 import torch
 
 from gated_attention import construct_rnn, neuron_count, parameter_count, random_attention
-from gated_attention.plotting import construction_counts, lam_groups, plot_construction, plot_counts
+from gated_attention.report.plotting import (
+    construction_counts,
+    lam_groups,
+    plot_construction,
+    plot_counts,
+)
 
 matplotlib.use("Agg")  # tests only; chapters draw inline
 

@@ -1,4 +1,4 @@
-"""``python -m gated_attention.record``: run a chapter's experiment and record it."""
+"""``python -m gated_attention.tools.record``: run a chapter's experiment and record it."""
 
 import dataclasses
 import json
@@ -6,9 +6,10 @@ import json
 import pytest
 
 from gated_attention import experiments as ex
-from gated_attention import record as rec
-from gated_attention.analysis.configs import teacher_identification_config
-from gated_attention.training import TrainConfig
+from gated_attention.engine import TrainConfig
+from gated_attention.experiments import recorded_runs
+from gated_attention.experiments.teacher_identification import teacher_identification_config
+from gated_attention.tools import record as rec
 
 
 def tiny(profile="smoke"):
@@ -22,7 +23,7 @@ def places(tmp_path, monkeypatch):
     """A fresh results cache and recorded-runs folder."""
     monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("GATED_ATTENTION_DEVICE", raising=False)
-    monkeypatch.setattr(ex, "RECORDED_ROOT", tmp_path / "recorded")
+    monkeypatch.setattr(recorded_runs, "RECORDED_ROOT", tmp_path / "recorded")
     return tmp_path
 
 
@@ -48,7 +49,7 @@ def test_record_writes_a_loadable_run_with_provenance(places, capsys):
     assert back.config == rec.config_for("teacher-identification", "smoke", seeds=(1,))
     prov = json.loads((places / "recorded" / "ti-smoke" / "provenance.json").read_text())
     assert prov["command"] == (
-        "python -m gated_attention.record teacher-identification --profile smoke --seeds 1 "
+        "python -m gated_attention.tools.record teacher-identification --profile smoke --seeds 1 "
         "--name ti-smoke"
     )
     assert prov["run"].startswith("device cpu")

@@ -5,10 +5,11 @@ import math
 import pytest
 import torch
 
-from gated_attention import regression
-from gated_attention.regression import ETA_STAR, GD_MIN_LOSS, InContextRegression
-from gated_attention.tasks import check_task, masked_mse
-from gated_attention.training import gated_rnn_fast, stack_students
+from gated_attention.engine import stack_students
+from gated_attention.experiments import in_context_regression as icr
+from gated_attention.models.fast_path import gated_rnn_fast
+from gated_attention.tasks import check_task, masked_mse, regression
+from gated_attention.tasks.regression import ETA_STAR, GD_MIN_LOSS, InContextRegression
 
 
 def gen(seed=0):
@@ -120,31 +121,19 @@ def test_bad_input_raises_clear_errors():
         regression.gd_predict(torch.zeros(4, 13), ETA_STAR, 3)
 
 
-def test_profiles_and_groups():
-    for profile in ("smoke", "quick", "paper"):
-        config = regression.regression_config(profile)
-        assert len(config.seeds) >= 2
-        members = config.members()
-        flat = sorted(e for g in config.groups() for e in g)
-        assert flat == list(range(len(members)))  # the groups partition the members
-        for g in config.groups():
-            ns = [members[e][1] for e in g]
-            assert max(ns) <= 1.5 * min(ns)
-    quick = regression.regression_config("quick")
-    assert 80 in quick.sizes and len(quick.seeds) >= 4
-    assert min(quick.sizes) < 16 and max(s for s in quick.sizes if s < 80) > 24
-    paper = regression.regression_config("paper")
-    assert paper.train.steps == 300_000 and paper.train.batch_size == 64
+def test_regression_config_rejects_bad_input():
     with pytest.raises(ValueError, match="unknown profile"):
-        regression.regression_config("fast")
+        icr.regression_config("fast")
     with pytest.raises(ValueError, match="sizes must be positive"):
-        regression.RegressionConfig(sizes=(0,))
+        icr.RegressionConfig(sizes=(0,))
+    with pytest.raises(ValueError, match="at least one"):
+        icr.RegressionConfig(seeds=())
 
 
 def test_compute_stores_paired_losses(tmp_path):
-    from gated_attention.training import TrainConfig
+    from gated_attention.engine import TrainConfig
 
-    config = regression.regression_config(
+    config = icr.regression_config(
         "smoke", eval_batch=300, train=TrainConfig(steps=4, batch_size=16, chunk_steps=2)
     )
     tensors, metrics = config.compute(checkpoint=tmp_path / "checkpoint.pt", progress=False)
@@ -179,7 +168,7 @@ def test_compute_stores_paired_losses(tmp_path):
 
 
 def test_per_sequence_losses_of_the_gd_network_are_the_gd_losses():
-    config = regression.regression_config("smoke", eval_batch=500)
+    config = icr.regression_config("smoke", eval_batch=500)
     params, _ = stack_students([regression.gd_rnn(), regression.gd_rnn(eta=0.05)])
     z, y = config.evaluation_set()
     losses = config.per_sequence_losses(params, z, y, chunk=128, dtype=torch.float64)
@@ -197,10 +186,10 @@ def test_the_recorded_paper_run_is_the_paper_profile_and_fits_in_git():
     metrics, small enough for git, and readable by the chapter's analysis."""
     from gated_attention import experiments
     from gated_attention.analysis import analyse_regression
-    from gated_attention.record import LARGE_MB
+    from gated_attention.tools.record import LARGE_MB
 
     r = experiments.recorded("in-context-regression-paper-cpu")
-    paper = regression.regression_config("paper")
+    paper = icr.regression_config("paper")
     assert r.config == paper and int(r.tensors["loss_steps"][-1]) == paper.train.steps
     E = len(paper.members())
     for key in ("eval", "ood"):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from gated_attention import scorecard
+from gated_attention.report import scorecard
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ import sympy as sp
 import torch
 
 from gated_attention import random_attention
-from gated_attention.construction import VARIANTS, construct_rnn, neuron_count
-from gated_attention.symbolic import (
+from gated_attention.constructions.gated_rnn import VARIANTS, construct_rnn, neuron_count
+from gated_attention.constructions.symbolic import (
     attention_outputs,
     count_terms,
     numeric_errors,

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from gated_attention import random_attention
-from gated_attention.construction import numerical_rank
+from gated_attention.constructions.gated_rnn import numerical_rank
 from gated_attention.tasks import Task, TeacherStudentTask, check_task, masked_mse
 
 

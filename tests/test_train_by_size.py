@@ -7,16 +7,17 @@ import pytest
 import torch
 
 from gated_attention import GatedRNN
-from gated_attention import training as tr
-from gated_attention.tasks import TeacherStudentTask
-from gated_attention.training import (
+from gated_attention import engine as tr
+from gated_attention.engine import (
     TrainConfig,
+    ensembles,
     forward_macs,
     size_groups,
     stack_students,
     train,
     train_by_size,
 )
+from gated_attention.tasks import TeacherStudentTask
 
 F64 = dict(dtype="float64", log_every=5, chunk_steps=5)
 
@@ -146,7 +147,7 @@ def test_a_size_sweep_trains_as_its_config_plans(monkeypatch):
         seen.append(params["nu"].shape)
         return real(tasks, params, *args, **kw)
 
-    monkeypatch.setattr(tr, "train", record)
+    monkeypatch.setattr(ensembles, "train", record)
     tensors, _ = cfg.compute(progress=False)
     assert seen == [(4, 3), (2, 200)]  # 4 members padded to n = 3, then 2 of n = 200
     assert tensors["params"]["nu"].shape == (6, 200)

@@ -8,8 +8,16 @@ import pytest
 import torch
 
 from gated_attention import GatedRNN
-from gated_attention import training as tr
-from gated_attention.fast_path import (
+from gated_attention import engine as tr
+from gated_attention.engine import (
+    TrainConfig,
+    cosine_lr,
+    loop,
+    stack_students,
+    train,
+    unstack_students,
+)
+from gated_attention.models.fast_path import (
     decay_matrix_neuron_major,
     forward_packed,
     fused_loss,
@@ -18,15 +26,8 @@ from gated_attention.fast_path import (
     pack_params,
     targets_neuron_major,
 )
-from gated_attention.gated_rnn import decay_matrix, gated_rnn_forward
+from gated_attention.models.gated_rnn import decay_matrix, gated_rnn_forward
 from gated_attention.tasks import TeacherStudentTask
-from gated_attention.training import (
-    TrainConfig,
-    cosine_lr,
-    stack_students,
-    train,
-    unstack_students,
-)
 
 F64 = dict(dtype="float64", log_every=5, chunk_steps=5)
 
@@ -324,7 +325,7 @@ def test_drawing_in_background_threads_changes_no_number(tmp_path, monkeypatch, 
     params, masks = stacked(*specs)
     tasks = [t0, t0, t1]
     inline = train(tasks, params, c, data_seeds=seeds, masks=masks, progress=False)
-    monkeypatch.setattr(tr, "_draw_in_background", lambda dev: True)
+    monkeypatch.setattr(loop, "draw_in_background", lambda dev: True)
     threads = train(tasks, params, c, data_seeds=seeds, masks=masks, progress=False)
     for k in params:
         torch.testing.assert_close(threads.params[k], inline.params[k], rtol=0, atol=0)

@@ -15,7 +15,6 @@ Modules (one step of the analysis each):
     configs      the experiment configs of the two chapters, per profile
 """
 
-from .configs import PANELS, TEACHER_STD, how_many_neurons_config, teacher_identification_config
 from .gd_learned import RegressionAnalysis, analyse_regression
 from .lam_groups import LamGroups, lam_groups
 from .merging import Merged, merge, merge_error, output_kernels

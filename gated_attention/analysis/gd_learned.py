@@ -1,6 +1,6 @@
 """Which algorithm the trained RNNs learned: the Sec. 5.2 analysis of an in-context regression run.
 
-One function, ``analyse_regression``, turns a run of ``regression.RegressionConfig`` (from the
+One function, ``analyse_regression``, turns a run of ``RegressionConfig`` (from the
 results cache or a recorded run) into every number the chapter "RNNs learn gradient descent"
 reports and scores, so the profile's own run and a recorded paper-profile run are read the
 same way:
@@ -12,7 +12,7 @@ same way:
                  its weights (``rnn_polynomial``), against eta* = 5/74, and the norm of all other
                  coefficients relative to theirs (``gd_theory.gd_terms``)
     Fig. 3C      the paired gap relative to the GD loss for every size and seed, and the transition
-                 point of ``transition_point`` with threshold ``regression.TRANSITION_THRESHOLD``
+                 point of ``transition_point`` with threshold ``TRANSITION_THRESHOLD``
     OOD          the same gap on the set with doubled variance of W
     memory       lam of the used hidden neurons of Table 2's networks (used: |W_in1 row| x
                  |W_in2 row| > USED_TOL); one GD step needs lam = 1 for its memory neurons
@@ -29,8 +29,9 @@ import dataclasses
 
 import numpy as np
 
-from .. import gd_theory, regression
-from ..gated_rnn import lam_from_nu
+from ..experiments import in_context_regression
+from ..models.gated_rnn import lam_from_nu
+from ..tasks import gd_theory, regression
 from .params import member
 from .polynomial import rnn_polynomial
 from .transition import Transition, transition_point
@@ -95,10 +96,10 @@ class RegressionAnalysis:
 
 
 def analyse_regression(result) -> RegressionAnalysis:
-    """The analysis of a run of ``regression.RegressionConfig`` (``experiments.run`` or
+    """The analysis of a run of ``in_context_regression.RegressionConfig`` (``experiments.run`` or
     ``experiments.recorded``); see the module docstring."""
     config, T = result.config, result.tensors
-    if not isinstance(config, regression.RegressionConfig):
+    if not isinstance(config, in_context_regression.RegressionConfig):
         raise TypeError(f"expected a run of RegressionConfig, got {type(config).__name__}")
     task = config.task  # T = observations + 1 inputs, the last the query
     missing = [k for k in ("eval_gap", "eval_rnn_table2", "ood_rnn_table2") if k not in T]
@@ -122,7 +123,7 @@ def analyse_regression(result) -> RegressionAnalysis:
     tr = transition_point(
         sweep,
         np.clip(gap_table, GAP_FLOOR, None),
-        threshold=regression.TRANSITION_THRESHOLD,
+        threshold=in_context_regression.TRANSITION_THRESHOLD,
         seed=0,
     )
     ood_gap, ood_se = regression.paired_difference(T["ood_rnn_table2"], T["ood_gd"])

@@ -17,7 +17,7 @@ import dataclasses
 
 import torch
 
-from ..gated_rnn import GatedRNN, lam_from_nu
+from ..models.gated_rnn import GatedRNN, lam_from_nu
 from .params import as_params
 
 __all__ = ["LamGroups", "lam_groups"]

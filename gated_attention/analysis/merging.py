@@ -27,7 +27,7 @@ import itertools
 
 import torch
 
-from ..gated_rnn import GatedRNN
+from ..models.gated_rnn import GatedRNN
 from .params import as_params, to_rnn
 
 __all__ = ["Merged", "output_kernels", "merge_error", "merge"]

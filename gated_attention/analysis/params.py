@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from ..gated_rnn import GatedRNN
+from ..models.gated_rnn import GatedRNN
 
 __all__ = ["as_params", "member", "to_rnn"]
 

@@ -32,8 +32,8 @@ import dataclasses
 import numpy as np
 import torch
 
-from ..attention import LinearSelfAttention
-from ..gated_rnn import GatedRNN, lam_from_nu
+from ..models.attention import LinearSelfAttention
+from ..models.gated_rnn import GatedRNN, lam_from_nu
 from .params import as_params
 
 __all__ = ["Polynomial", "rnn_polynomial", "attention_polynomial", "polynomial_distance"]

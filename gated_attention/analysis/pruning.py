@@ -27,7 +27,7 @@ import dataclasses
 
 import torch
 
-from ..gated_rnn import GatedRNN, gated_rnn_forward
+from ..models.gated_rnn import GatedRNN, gated_rnn_forward
 from .params import as_params, to_rnn
 
 __all__ = ["Pruned", "prune", "output_change", "contributions"]

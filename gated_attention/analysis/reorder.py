@@ -20,7 +20,7 @@ import dataclasses
 
 import torch
 
-from ..gated_rnn import GatedRNN
+from ..models.gated_rnn import GatedRNN
 from .lam_groups import lam_groups
 from .params import as_params, to_rnn
 

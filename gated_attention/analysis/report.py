@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..attention import LinearSelfAttention
-from ..gated_rnn import GatedRNN, gated_rnn_forward
+from ..models.attention import LinearSelfAttention
+from ..models.gated_rnn import GatedRNN, gated_rnn_forward
 from .lam_groups import LamGroups, lam_groups
 from .merging import Merged, merge
 from .params import as_params

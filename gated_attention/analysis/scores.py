@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import torch
 
-from ..attention import LinearSelfAttention
-from ..gated_rnn import GatedRNN, hidden_states
+from ..models.attention import LinearSelfAttention
+from ..models.gated_rnn import GatedRNN, hidden_states
 from .params import as_params
 
 __all__ = ["reconstruction_score", "score_kv", "score_q", "gaussian_inputs"]

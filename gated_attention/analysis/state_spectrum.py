@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import torch
 
-from ..gated_rnn import GatedRNN
+from ..models.gated_rnn import GatedRNN
 from .scores import _states
 
 __all__ = ["state_spectrum", "drop_after"]

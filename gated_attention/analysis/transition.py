@@ -25,7 +25,8 @@ import dataclasses
 import numpy as np
 import torch
 
-from ..experiments import TeacherStudentConfig, derive_seed
+from ..experiments.profiles import derive_seed
+from ..experiments.teacher_student import TeacherStudentConfig
 
 __all__ = ["Transition", "transition_point", "normalised_losses"]
 

@@ -35,8 +35,8 @@ from collections.abc import Callable
 import sympy as sp
 import torch
 
-from .attention import random_attention
-from .construction import (
+from ..models.attention import random_attention
+from .gated_rnn import (
     VARIANTS,
     construct_rnn,
     fill_query_key_value,

@@ -1,9 +1,11 @@
-"""Execute the book's chapters once with papermill, and write plain notebooks (TOOLCHAIN.md).
+"""Execute the book's chapters once with papermill, and write plain notebooks.
 
-    python -m gated_attention.book execute --profile quick        every chapter, in _toc.yml order
-    python -m gated_attention.book execute --profile smoke --only construction
-    python -m gated_attention.book notebooks --out notebooks      plain .ipynb for Jupyter / Colab
-    python -m gated_attention.book list                           the chapters
+README.md ("Architecture") says why the book is executed once and rendered apart.
+
+    python -m gated_attention.tools.book execute --profile quick    every chapter, in _toc.yml order
+    python -m gated_attention.tools.book execute --profile smoke --only construction
+    python -m gated_attention.tools.book notebooks --out notebooks  plain .ipynb for Jupyter, Colab
+    python -m gated_attention.tools.book list                       the chapters
 
 Each chapter ``book/<stem>.md`` (jupytext MyST) becomes ``book/<stem>.ipynb`` (git-ignored),
 executed with ``cwd=book`` and the ``profile`` parameter injected (only parameters a chapter
@@ -20,11 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-from .experiments import check_profile
+from ..experiments.profiles import check_profile
 
 __all__ = ["chapters", "execute", "write_notebooks", "main"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def chapters(root: Path = ROOT) -> list[Path]:
@@ -132,7 +134,8 @@ def write_notebooks(out_dir: Path, root: Path = ROOT) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gated_attention.book", description=__doc__)
+    prog = "python -m gated_attention.tools.book"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("execute", help="execute chapters with papermill")
     ex.add_argument("--profile", default="quick", help="smoke, quick or paper")

@@ -21,13 +21,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from .construction import (
+from ..constructions.gated_rnn import (
     VARIANTS,
     attention_parameter_count,
     neuron_count,
     parameter_count,
 )
-from .gated_rnn import GatedRNN
+from ..models.gated_rnn import GatedRNN
 
 __all__ = ["lam_groups", "plot_construction", "construction_counts", "plot_counts"]
 

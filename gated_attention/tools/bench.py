@@ -1,6 +1,6 @@
 """``make bench``: how fast the training engine is, against its reference and the machine's peak.
 
-Measures, on this machine (``python -m gated_attention.bench --out _build/bench.json``):
+Measures, on this machine (``python -m gated_attention.tools.bench --out _build/bench.json``):
     engine      steps/s of ``training.train`` (mode "fast") at the Sec. 4.1 config:
                 d 4, n = m = 100, T 32, batch 64 (the paper's network, one run)
     reference   steps/s of the same training in mode "reference" (the loop over t of Eq. 2)
@@ -55,10 +55,11 @@ from pathlib import Path
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .experiments import check_profile, derive_seed, hardware
-from .gated_rnn import GatedRNN
-from .tasks import TeacherStudentTask
-from .training import TrainConfig, resolve_device, stack_students, train
+from ..atomic import atomic_write_json
+from ..engine import TrainConfig, hardware, resolve_device, stack_students, train
+from ..experiments.profiles import check_profile, derive_seed
+from ..models.gated_rnn import GatedRNN
+from ..tasks.teacher_student import TeacherStudentTask
 
 __all__ = [
     "TARGETS",
@@ -134,7 +135,7 @@ def step_products(
     """The matrix products of one engine step (``fast_path.fused_loss``, forward and backward)
     of a random student: a list of (operation, operand specs, keyword arguments), an operand
     spec being (shape, stride) as the engine passes it (transposed views included)."""
-    from .fast_path import fused_loss, inputs_neuron_major, pack_params
+    from ..models.fast_path import fused_loss, inputs_neuron_major, pack_params
 
     d_out = d if d_out is None else d_out
     g = torch.Generator().manual_seed(seed)
@@ -271,10 +272,15 @@ def subnormal_cost(repeats: int = 30) -> dict | None:
     the smallest normal float32 (1.2e-38), where x86 arithmetic is many times slower. One thread,
     so that switching flush-to-zero on the calling thread covers all the work.
     """
-    from .analysis.configs import teacher_identification_config
-    from .experiments import _load_entry, entry_path
-    from .fast_path import fused_loss, inputs_neuron_major, pack_params, targets_neuron_major
-    from .training import flush_denormals, sample_chunk
+    from ..engine import flush_denormals, sample_chunk
+    from ..experiments import teacher_identification_config
+    from ..experiments.cache import _load_entry, entry_path
+    from ..models.fast_path import (
+        fused_loss,
+        inputs_neuron_major,
+        pack_params,
+        targets_neuron_major,
+    )
 
     config = teacher_identification_config("quick")
     path = entry_path(config)
@@ -409,7 +415,7 @@ def recorded_benches() -> dict[str, dict]:
     package as ``recorded/bench-<name>.json``: what ``run_bench`` returned there, plus a
     "provenance" entry (commit, command, how it ran). By name; a file that is not such a
     result is an error naming it."""
-    from .experiments import RECORDED_ROOT
+    from ..experiments.recorded_runs import RECORDED_ROOT
 
     out = {}
     for path in sorted(RECORDED_ROOT.glob("bench-*.json")):
@@ -426,7 +432,7 @@ def recorded_benches() -> dict[str, dict]:
 
 def default_out() -> Path:
     """Where ``make bench`` writes: ``<build>/bench.json`` (the scorecard's build folder)."""
-    from .scorecard import build_dir
+    from ..report.scorecard import build_dir
 
     return build_dir() / "bench.json"
 
@@ -514,7 +520,7 @@ def _subnormal_rows(sub: dict | None, device: str = "cpu") -> list[tuple[str, st
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """Command line: ``python -m gated_attention.bench [--out FILE] [--profile quick|smoke]
+    """Command line: ``python -m gated_attention.tools.bench [--out FILE] [--profile quick|smoke]
     [--threads N] [--device DEVICE]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
@@ -527,10 +533,7 @@ def main(argv: list[str] | None = None) -> dict:
     results = run_bench(args.profile, threads=args.threads, device=args.device)
     print(format_table(results))
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.out.with_name(args.out.name + ".tmp")
-        tmp.write_text(json.dumps(results, indent=1))
-        os.replace(tmp, args.out)
+        atomic_write_json(args.out, results, indent=1)
         print(f"written: {args.out}")
     return results
 

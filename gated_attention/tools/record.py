@@ -1,6 +1,6 @@
 """Run a chapter's experiment in a profile, and record it with the package: the command line.
 
-    python -m gated_attention.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
+    python -m gated_attention.tools.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
                                      [--resume-from CHECKPOINT]
 
 EXPERIMENT is one of ``EXPERIMENTS`` (the configs the chapters run). The run goes through the
@@ -36,16 +36,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from . import experiments
-from .analysis.configs import how_many_neurons_config, teacher_identification_config
-from .regression import regression_config
-from .training import resolve_device
+from .. import experiments
+from ..atomic import atomic_write
+from ..engine import resolve_device
+from ..experiments.registry import EXPERIMENTS, experiment_config
 
 __all__ = [
     "EXPERIMENTS",
@@ -57,26 +56,15 @@ __all__ = [
     "main",
 ]
 
-#: the chapters' experiments: name -> config of a profile
-EXPERIMENTS: dict[str, Callable[[str], Any]] = {
-    "teacher-identification": teacher_identification_config,
-    "how-many-neurons-A": lambda profile: how_many_neurons_config(profile, "A"),
-    "how-many-neurons-B": lambda profile: how_many_neurons_config(profile, "B"),
-    "in-context-regression": regression_config,
-}
-
 #: recorded runs live in git: an entry above this many megabytes needs --allow-large
 LARGE_MB = 10.0
 
-PACKAGE_ROOT = Path(__file__).resolve().parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def config_for(experiment: str, profile: str, seeds: tuple[int, ...] | None = None) -> Any:
     """The config of ``experiment`` in ``profile``, with only ``seeds`` if given."""
-    if experiment not in EXPERIMENTS:
-        known = ", ".join(EXPERIMENTS)
-        raise ValueError(f"unknown experiment {experiment!r}; expected one of {known}")
-    config = EXPERIMENTS[experiment](experiments.check_profile(profile))
+    config = experiment_config(experiment, experiments.check_profile(profile))
     if seeds:
         config = dataclasses.replace(config, seeds=tuple(seeds))
     return config
@@ -131,9 +119,7 @@ def place_checkpoint(config: Any, checkpoint: str | os.PathLike) -> dict:
             f"{src} instead, or drop --resume-from to resume from it"
         )
     entry.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.tmp{os.getpid()}")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dest)
+    atomic_write(dest, lambda tmp: shutil.copyfile(src, tmp))
     note = {"file": src.name, "sha256": hashlib.sha256(src.read_bytes()).hexdigest(), "step": step}
     (entry / RESUMED_NOTE).write_text(json.dumps(note, indent=1) + "\n")
     return note
@@ -183,7 +169,8 @@ def record(
         + ("" if state["tree_clean"] else " plus uncommitted changes in the working tree")
         + ("" if end == state else "; the checkout changed while it ran (checkout_at_end)")
         + ("" if resumed is None else f"; resumed from step {resumed['step']} (resumed_from)"),
-        "command": command or f"python -m gated_attention.record {experiment} --profile {profile}",
+        "command": command
+        or f"python -m gated_attention.tools.record {experiment} --profile {profile}",
         "run": f"device {dev}"
         + (f" ({result.meta['hardware'].get('device_name')})" if dev.type == "cuda" else "")
         + ("; loaded from the results cache" if result.cached else ""),
@@ -197,7 +184,7 @@ def record(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.record",
+        prog="python -m gated_attention.tools.record",
         description="Run a chapter's experiment (results cache) and optionally record it.",
     )
     parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
@@ -207,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-large", action="store_true", help=f"above {LARGE_MB:g} MB too")
     parser.add_argument("--resume-from", help="continue from this checkpoint file")
     args = parser.parse_args(argv)
-    command = shlex.join(["python", "-m", "gated_attention.record", *(argv or sys.argv[1:])])
+    command = shlex.join(["python", "-m", "gated_attention.tools.record", *(argv or sys.argv[1:])])
     result, dest = record(
         args.experiment,
         args.profile,

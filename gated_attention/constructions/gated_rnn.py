@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import torch
 
-from .attention import LinearSelfAttention
-from .gated_rnn import GatedRNN
+from ..models.attention import LinearSelfAttention
+from ..models.gated_rnn import GatedRNN
 
 __all__ = [
     "VARIANTS",

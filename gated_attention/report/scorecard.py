@@ -1,4 +1,4 @@
-"""The scorecard: every reproduced number beside the paper's (DESIGN.md, "Scorecard").
+"""The scorecard: every reproduced number beside the paper's (README.md, "Architecture").
 
 A chapter calls ``record(id, ours, profile=...)``. The paper's value, its source, the tolerance and
 the criterion come from ``paper_values.json`` (one data file, one entry per id), so a chapter
@@ -23,9 +23,10 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
 from importlib import resources
 from pathlib import Path
+
+from ..atomic import atomic_write_json
 
 __all__ = [
     "Record",
@@ -61,7 +62,7 @@ class Record:
 
 def paper_values() -> dict[str, dict]:
     """The entries of paper_values.json, keyed by id, in file order."""
-    text = resources.files("gated_attention").joinpath("paper_values.json").read_text()
+    text = resources.files("gated_attention.report").joinpath("paper_values.json").read_text()
     return {entry["id"]: entry for entry in json.loads(text)["records"]}
 
 
@@ -86,7 +87,7 @@ def build_dir() -> Path:
     for folder in (here, *here.parents):
         if (folder / "_toc.yml").exists() and (folder / "gated_attention").is_dir():
             return folder / "_build"
-    return Path(__file__).resolve().parents[1] / "_build"
+    return Path(__file__).resolve().parents[2] / "_build"
 
 
 def _status(entry: dict, ours) -> str:
@@ -113,14 +114,6 @@ def _status(entry: dict, ours) -> str:
     raise ValueError(f"unknown criterion {kind!r} in paper_values.json (id {entry['id']!r})")
 
 
-def _atomic_write_json(path: Path, obj) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=2, allow_nan=False)
-    os.replace(tmp, path)
-
-
 def _plain(x):
     """Numbers from numpy/torch as plain Python numbers."""
     if isinstance(x, str | int | float) or x is None:
@@ -143,7 +136,7 @@ def record(
         note: anything a reader should know about this value.
         write: store the record under the build folder (False: only score it).
     """
-    from .experiments import check_profile
+    from ..experiments.profiles import check_profile
 
     check_profile(profile)
     values = paper_values()
@@ -174,9 +167,12 @@ def record(
     )
     if write:
         root = build_dir()
-        _atomic_write_json(root / "scorecard" / profile / f"{id}.json", dataclasses.asdict(rec))
-        _atomic_write_json(
-            root / "scorecard.json", [dataclasses.asdict(r) for r in collect(profile)]
+        strict = {"indent": 2, "allow_nan": False}
+        atomic_write_json(
+            root / "scorecard" / profile / f"{id}.json", dataclasses.asdict(rec), **strict
+        )
+        atomic_write_json(
+            root / "scorecard.json", [dataclasses.asdict(r) for r in collect(profile)], **strict
         )
     return rec
 

@@ -1,0 +1,30 @@
+"""Constructions: weights that make an RNN implement a given linear self-attention layer.
+
+gated_rnn    App. A: the gated RNN of Eq. (2), exactly (full, symmetric, low-rank, side)
+symbolic     the sympy proofs and float64 checks of the App. A constructions
+lru          App. B.1, Table 3: 2-layer LRU and 1-layer LRU In+Out (linearised GLUs)
+mamba        App. B.2, Table 3: one Mamba-style layer (side gating), exactly
+lstm         App. B.3, Table 4: one LSTM layer (linearised gates)
+gru          App. B.4: what a GRU's gates can and cannot multiply
+linearised   the error-against-eps slope of the linearised constructions
+"""
+
+from .gated_rnn import (
+    VARIANTS,
+    ConstructionError,
+    attention_parameter_count,
+    construct_rnn,
+    neuron_count,
+    numerical_rank,
+    parameter_count,
+)
+
+__all__ = [
+    "VARIANTS",
+    "ConstructionError",
+    "attention_parameter_count",
+    "construct_rnn",
+    "neuron_count",
+    "numerical_rank",
+    "parameter_count",
+]

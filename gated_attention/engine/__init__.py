@@ -1,0 +1,51 @@
+"""The training engine: AdamW + cosine annealing for ensembles of networks (Sec. 4.1).
+
+Modules (one job each):
+    config        TrainConfig (the optimiser and engine settings), TrainResult, the schedule
+    loop          ``train``: the training loop of one ensemble, fast and reference modes
+    ensembles     stacking students of different sizes; ``train_by_size`` for size sweeps
+    data          drawing a chunk of training data per call, shared streams
+    checkpoints   saving and resuming a run
+    device        the device choice, subnormal flushing, the GPU path (CUDA graph), hardware
+"""
+
+from .checkpoints import read_checkpoint, restore, save_checkpoint
+from .config import DTYPES, MODES, TrainConfig, TrainResult, cosine_lr
+from .data import data_streams, sample_chunk, sample_chunk_neuron_major
+from .device import DEVICE_ENV, flush_denormals, hardware, resolve_device
+from .ensembles import (
+    ENSEMBLE_OVERHEAD_MACS,
+    forward_macs,
+    plan_ensembles,
+    size_groups,
+    stack_students,
+    train_by_size,
+    unstack_students,
+)
+from .loop import train
+
+__all__ = [
+    "DEVICE_ENV",
+    "DTYPES",
+    "ENSEMBLE_OVERHEAD_MACS",
+    "MODES",
+    "TrainConfig",
+    "TrainResult",
+    "cosine_lr",
+    "data_streams",
+    "flush_denormals",
+    "forward_macs",
+    "hardware",
+    "plan_ensembles",
+    "read_checkpoint",
+    "resolve_device",
+    "restore",
+    "sample_chunk",
+    "sample_chunk_neuron_major",
+    "save_checkpoint",
+    "size_groups",
+    "stack_students",
+    "train",
+    "train_by_size",
+    "unstack_students",
+]

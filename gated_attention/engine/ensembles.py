@@ -1,0 +1,223 @@
+"""Ensembles of students: stacking GatedRNNs of different sizes into one (E, ...) computation
+(smaller members masked inside the largest), the cost model that splits a size sweep into a few
+ensembles, and ``train_by_size``, which trains them one after another."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import torch
+
+from ..models.gated_rnn import GatedRNN
+from ..tasks.protocol import Task
+from .config import TrainConfig, TrainResult
+from .device import resolve_device
+from .loop import train
+
+
+def stack_students(students: Sequence[GatedRNN]) -> tuple[dict, dict]:
+    """Stack GatedRNNs of equal d, d_out and gating kind (n, m may differ) into an ensemble.
+
+    Returns ``(params, masks)``: dicts of (E, ...) float64 tensors; a member with fewer neurons
+    sits in the top-left block, zero-padded, and its mask is 1 exactly on its own entries.
+    """
+    if not students:
+        raise ValueError("stack_students needs at least one GatedRNN")
+    first = students[0]
+    for s in students:
+        if not isinstance(s, GatedRNN):
+            raise TypeError(f"expected GatedRNN members, got {type(s).__name__}")
+        if (s.d, s.d_out, s.side) != (first.d, first.d_out, first.side):
+            raise ValueError(
+                "ensemble members must share d, d_out and the gating kind; got "
+                f"{(first.d, first.d_out, first.side)} and {(s.d, s.d_out, s.side)}"
+            )
+    n = max(s.n for s in students)
+    m = max(s.m for s in students)
+    params, masks = {}, {}
+    for name, _ in first.named_parameters():
+        full = full_shape(name, first, n, m)
+        P = torch.zeros(len(students), *full, dtype=torch.float64)
+        Mk = torch.zeros_like(P)
+        for e, s in enumerate(students):
+            w = getattr(s, name).detach().to(torch.float64)
+            idx = (e, *(slice(0, k) for k in w.shape))
+            P[idx] = w
+            Mk[idx] = 1.0
+        params[name], masks[name] = P, Mk
+    return params, masks
+
+
+def full_shape(name: str, s: GatedRNN, n: int, m: int) -> tuple[int, ...]:
+    d1 = s.d + 1
+    return {
+        "W_in1": (n, d1),
+        "W_in2": (n, d1),
+        "W_side": (n, d1),
+        "nu": (n,),
+        "W_out1": (m, n),
+        "W_out2": (m, n),
+        "D": (s.d_out, n if s.side else m),
+    }[name]
+
+
+def unstack_students(
+    params: dict[str, torch.Tensor],
+    sizes: Sequence[tuple[int, int]],
+    dtype: torch.dtype = torch.float64,
+) -> list[GatedRNN]:
+    """The inverse of ``stack_students``: member e becomes a GatedRNN with (n, m) = sizes[e]."""
+    side = "W_side" in params
+    d = params["W_in1"].shape[-1] - 1
+    d_out = params["D"].shape[-2]
+    if len(sizes) != params["nu"].shape[0]:
+        raise ValueError(f"{len(sizes)} sizes for an ensemble of {params['nu'].shape[0]}")
+    out = []
+    for e, (n, m) in enumerate(sizes):
+        rnn = GatedRNN(d, n, 0 if side else m, d_out, side=side, dtype=dtype)
+        with torch.no_grad():
+            for name, p in rnn.named_parameters():
+                src = params[name][e][tuple(slice(0, k) for k in p.shape)]
+                p.copy_(src.to(dtype))
+        out.append(rnn)
+    return out
+
+
+#: what one more ensemble adds to a training step, in multiply-adds of ``forward_macs``:
+#: fitted on the 2-core CPU this project is measured on (Fig. 3A/B sweeps, T = 8, batch 64:
+#: ~1.2 ms per ensemble and step, against ~0.06 ms per million multiply-adds)
+ENSEMBLE_OVERHEAD_MACS = 20e6
+
+
+def forward_macs(d: int, d_out: int, n: int, m: int, T: int, B: int, side: bool = False) -> int:
+    """Multiply-adds of one forward of Eq. (2) for one member and one batch of B sequences:
+    the gatings' products, the decay-matrix scan (T per state) and the readout, all T steps."""
+    if side:
+        return T * B * (n * (3 * (d + 1) + T) + d_out * n)
+    return T * B * (n * (2 * (d + 1) + T + 2 * m) + d_out * m)
+
+
+def size_groups(
+    sizes: Sequence[tuple[int, int]],
+    cost: Callable[[int, int], float],
+    overhead: float = ENSEMBLE_OVERHEAD_MACS,
+) -> list[list[int]]:
+    """Split an ensemble of members of sizes[e] = (n_e, m_e) into ensembles trained apart.
+
+    In one ensemble every member costs what its largest network costs (the smaller ones are
+    masked inside it), and each ensemble adds ``overhead`` to a step. Returns the member
+    indices of each ensemble (sizes ascending; members of one size stay together): the split of
+    the sorted distinct sizes into consecutive runs that minimises the sum over ensembles of
+    ``overhead + members * cost(largest n, largest m)``, exactly (dynamic programming).
+    """
+    classes = sorted(set(sizes))
+    counts = [sum(1 for s in sizes if s == c) for c in classes]
+    K = len(classes)
+    best, cut = [0.0] + [math.inf] * K, [0] * (K + 1)
+    for j in range(1, K + 1):
+        for i in range(j):  # one ensemble of the sizes classes[i:j]
+            n = max(c[0] for c in classes[i:j])
+            m = max(c[1] for c in classes[i:j])
+            total = best[i] + overhead + sum(counts[i:j]) * cost(n, m)
+            if total < best[j]:
+                best[j], cut[j] = total, i
+    runs, j = [], K
+    while j > 0:
+        runs.append(set(classes[cut[j] : j]))
+        j = cut[j]
+    return [[e for e, s in enumerate(sizes) if s in run] for run in reversed(runs)]
+
+
+def plan_ensembles(
+    sizes: Sequence[tuple[int, int]],
+    d: int,
+    d_out: int,
+    T: int,
+    B: int,
+    side: bool = False,
+    *,
+    overhead: float = ENSEMBLE_OVERHEAD_MACS,
+) -> list[list[int]]:
+    """How ``train_by_size`` splits members of sizes (n_e, m_e): ``size_groups`` with the cost
+    ``forward_macs`` of Eq. (2) at input size d, output size d_out, T steps, batch B."""
+    return size_groups(sizes, lambda n, m: forward_macs(d, d_out, n, m, T, B, side), overhead)
+
+
+def train_by_size(
+    tasks: Sequence[Task],
+    students: Sequence[GatedRNN],
+    config: TrainConfig,
+    *,
+    data_seeds: Sequence[int],
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool = True,
+    desc: str = "training",
+    device: str | torch.device | None = None,
+    overhead: float = ENSEMBLE_OVERHEAD_MACS,
+    groups: Sequence[Sequence[int]] | None = None,
+) -> TrainResult:
+    """``train`` for GatedRNNs of different sizes: a few ensembles of similar sizes, one after
+    another (``size_groups``), instead of one in which every member costs the largest.
+
+    Each member's run is the same as in one ensemble (each equals its separate run; tested).
+    Returns one TrainResult for all members: params stacked and zero-padded as
+    ``stack_students`` stacks them, losses (K, E) in member order, wall_time and resumed_from
+    summed over the ensembles. With one ensemble this is ``train`` on ``stack_students``; with
+    several, ensemble k checkpoints to ``<stem>-<k><suffix>`` beside ``checkpoint`` and those
+    files are deleted once all have finished (the caller deletes ``checkpoint`` as usual).
+    ``groups``: the member indices of each ensemble, instead of ``plan_ensembles``'s split
+    (which models a CPU; on a GPU, whose step of small kernels costs about the same for a few
+    members or for many, the default is one ensemble).
+    """
+    if len(students) != len(tasks):
+        raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
+    if len(data_seeds) != len(tasks):
+        raise ValueError(f"{len(data_seeds)} data_seeds for {len(tasks)} tasks")
+    full, _ = stack_students(students)
+    sizes = [(s.n, s.m) for s in students]
+    s0 = students[0]
+    if groups is None and resolve_device(device).type != "cpu":
+        groups = [range(len(students))]  # a GPU runs a step's small kernels side by side
+    if groups is None:
+        groups = plan_ensembles(
+            sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side, overhead=overhead
+        )
+    elif any(not g for g in groups) or sorted(sum(map(list, groups), [])) != [*range(len(tasks))]:
+        raise ValueError(f"groups must split the members 0..{len(students) - 1}, got {groups}")
+    groups = [list(g) for g in groups]
+    path = None if checkpoint is None else Path(checkpoint)
+    files = [path] * len(groups)
+    if path is not None and len(groups) > 1:
+        files = [path.with_name(f"{path.stem}-{k}{path.suffix}") for k in range(len(groups))]
+    params = {k: torch.zeros_like(v, dtype=config.torch_dtype) for k, v in full.items()}
+    losses, loss_steps, wall, resumed = None, None, 0.0, 0
+    for k, idx in enumerate(groups):
+        p, masks = stack_students([students[e] for e in idx])
+        n_k = max(sizes[e][0] for e in idx)
+        res = train(
+            [tasks[e] for e in idx],
+            p,
+            config,
+            data_seeds=[data_seeds[e] for e in idx],
+            masks=masks,
+            checkpoint=files[k],
+            progress=progress,
+            desc=desc if len(groups) == 1 else f"{desc} n<={n_k}",
+            device=device,
+        )
+        for name, v in res.params.items():  # back into the (E, ...) layout, zero-padded
+            params[name][(idx, *(slice(0, s) for s in v.shape[1:]))] = v
+        if losses is None:
+            loss_steps = res.loss_steps
+            losses = torch.zeros(len(loss_steps), len(students), dtype=res.losses.dtype)
+        losses[:, idx] = res.losses
+        wall += res.wall_time
+        resumed += res.resumed_from
+    if len(groups) > 1:
+        for f in files:
+            if f is not None:
+                f.unlink(missing_ok=True)
+    return TrainResult(params, loss_steps, losses, wall, resumed)

@@ -1,0 +1,46 @@
+"""Experiments: one module per experiment owning its config, the profiles, the results cache and
+the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapter``.
+
+    profiles                 smoke / quick / paper, and the seeds of a run's random streams
+    cache                    ``run(config)``: compute once, load afterwards
+    recorded_runs            results entries of long runs shipped with the package
+    teacher_student          the teacher-student config (Sec. 4.1-4.2)
+    teacher_identification   its config for Sec. 4.1 (Fig. 2, Table 1)
+    how_many_neurons         its configs for Sec. 4.2 (Fig. 3A/B)
+    in_context_regression    Sec. 5.2 (Table 2, Fig. 3C)
+    registry                 every experiment by name
+"""
+
+from .cache import RunResult, code_hash, config_from_dict, config_hash, entry_path, run
+from .how_many_neurons import PANELS, how_many_neurons_config
+from .in_context_regression import RegressionConfig, regression_config
+from .profiles import PROFILES, check_profile, derive_seed
+from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
+from .registry import EXPERIMENTS, experiment_config
+from .teacher_identification import TEACHER_STD, teacher_identification_config
+from .teacher_student import TeacherStudentConfig
+
+__all__ = [
+    "EXPERIMENTS",
+    "PANELS",
+    "PROFILES",
+    "RECORDED_ROOT",
+    "TEACHER_STD",
+    "RegressionConfig",
+    "RunResult",
+    "TeacherStudentConfig",
+    "check_profile",
+    "code_hash",
+    "config_from_dict",
+    "config_hash",
+    "derive_seed",
+    "entry_path",
+    "experiment_config",
+    "how_many_neurons_config",
+    "recorded",
+    "recorded_names",
+    "regression_config",
+    "run",
+    "save_recorded",
+    "teacher_identification_config",
+]

@@ -1,0 +1,220 @@
+"""The results cache: ``run(config)`` computes an experiment once and loads it afterwards.
+
+An experiment config is any frozen dataclass with a ``name`` (str) and a method
+``compute(*, checkpoint, progress) -> (tensors, metrics)``: ``tensors`` a (nested) dict of
+tensors, ``metrics`` a JSON-able dict; ``checkpoint`` a file path the computation may save its
+state to and resume from (``engine.train(checkpoint=...)`` does both). ``run`` does the rest.
+
+``run(config)`` returns the entry ``<cache>/<name>-<hash>/`` when it is complete and intact, else
+computes and stores it. ``<cache>`` is ``results/`` at the repository root unless the
+environment variable GATED_ATTENTION_CACHE names another folder. The hash covers the config and
+the source of the package's computing modules (``code_hash``: a change to model or training code
+invalidates; the presentation-only modules of PRESENTATION_ONLY, the chapters and the analysis
+code do not). An entry holds tensors.pt (loaded with weights_only=True), meta.json (config,
+package version, code hash, torch version, hardware, wall time, metrics) and manifest.json
+(sha256 of both), written last, each atomically. An entry whose manifest is missing or does not
+match is recomputed with a warning that names it; an interrupted run resumes from the entry's
+checkpoint.pt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import time
+import typing
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..atomic import atomic_write
+from ..engine import hardware, unstack_students
+from ..models.gated_rnn import GatedRNN
+
+#: Modules whose source does not change any result (the hash of ``code_hash`` skips them).
+PRESENTATION_ONLY = ("tools/", "report/", "analysis/")
+
+
+@dataclass
+class RunResult:
+    """A results-cache entry: ``tensors``, ``metrics`` (from ``compute``) and ``meta``."""
+
+    config: Any
+    tensors: dict
+    metrics: dict
+    meta: dict
+    path: Path
+    cached: bool
+    provenance: dict = field(default_factory=dict)  # recorded runs: provenance.json
+
+    @property
+    def params(self) -> dict[str, torch.Tensor]:
+        """The trained parameters, (E, ...) float64."""
+        return self.tensors["params"]
+
+    def students(self) -> list[GatedRNN]:
+        """Member e as a float64 GatedRNN of its own size (n_e, m_e)."""
+        sizes = [tuple(s) for s in self.tensors["sizes"].tolist()]
+        return unstack_students(self.params, sizes)
+
+
+def cache_root() -> Path:
+    """``$GATED_ATTENTION_CACHE`` if set, else ``results/`` at the repository root."""
+    env = os.environ.get("GATED_ATTENTION_CACHE")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "results"
+
+
+def code_hash(root: str | os.PathLike | None = None) -> str:
+    """sha256 over the source of the package's computing modules (see PRESENTATION_ONLY).
+
+    ``root`` is the package folder (default: this package).
+    """
+    root = Path(__file__).resolve().parents[1] if root is None else Path(root)
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        if rel in PRESENTATION_ONLY or any(rel.startswith(p) for p in PRESENTATION_ONLY):
+            continue
+        h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _config_dict(config: Any) -> dict:
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise TypeError(f"config must be a dataclass instance, got {type(config).__name__}")
+    return {"type": type(config).__qualname__, "fields": dataclasses.asdict(config)}
+
+
+def config_hash(config: Any, code: str | None = None) -> str:
+    """12 hex digits of sha256(config as JSON + ``code``, by default ``code_hash()``)."""
+    code = code_hash() if code is None else code
+    text = json.dumps(_config_dict(config), sort_keys=True, default=str) + code
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def entry_path(config: Any, code: str | None = None) -> Path:
+    """The cache entry of a config: ``<cache>/<name>-<config_hash(config, code)>``."""
+    name = getattr(config, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{type(config).__name__} needs a non-empty str field 'name'")
+    return cache_root() / f"{name}-{config_hash(config, code)}"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_entry(path: Path) -> tuple[dict, dict]:
+    """(meta, tensors) of the entry at ``path``, its files checked against its manifest; raises
+    ValueError naming the problem if a file is missing, unreadable or altered."""
+    try:
+        sums = json.loads((path / "manifest.json").read_text())
+        for fname, digest in sums.items():
+            if _sha256(path / fname) != digest:
+                raise ValueError(f"checksum of {fname} does not match the manifest")
+        meta = json.loads((path / "meta.json").read_text())
+        tensors = torch.load(path / "tensors.pt", weights_only=True)
+        meta["metrics"]  # noqa: B018 (a meta.json without metrics is damaged)
+    except (OSError, ValueError, RuntimeError, KeyError) as err:
+        raise ValueError(str(err)) from err
+    return meta, tensors
+
+
+def _load_entry(path: Path, config: Any) -> RunResult | None:
+    """The entry if complete and intact; None if absent; warns and returns None if damaged."""
+    manifest = path / "manifest.json"
+    if not manifest.exists():
+        if (path / "tensors.pt").exists() or (path / "meta.json").exists():
+            msg = f"results entry {path} is partial (no manifest); recomputing"
+            warnings.warn(msg, stacklevel=3)
+        return None
+    try:
+        meta, tensors = read_entry(path)
+    except ValueError as err:
+        warnings.warn(f"results entry {path} is corrupt ({err}); recomputing", stacklevel=3)
+        return None
+    return RunResult(config, tensors, meta["metrics"], meta, path, cached=True)
+
+
+def _as_tuple(value: Any) -> Any:
+    """JSON lists back to the tuples of a frozen config (nested lists too)."""
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, list) else value
+
+
+def _rebuild(cls: type, fields: dict) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(fields) - names)
+    if unknown:
+        raise ValueError(f"{cls.__qualname__} has no field(s) {', '.join(unknown)}")
+    kwargs = {}
+    for name, value in fields.items():
+        hint = hints[name]
+        if dataclasses.is_dataclass(hint):
+            value = _rebuild(hint, value)
+        elif typing.get_origin(hint) is tuple:
+            value = _as_tuple(value)
+        kwargs[name] = value
+    return cls(**kwargs)
+
+
+def config_from_dict(d: dict) -> Any:
+    """The config a results entry's meta.json describes (``meta["config"]``): the inverse of
+    what ``run`` stores. Fields missing from ``d`` take today's defaults; a field that the
+    config class no longer has is an error."""
+    from .registry import config_types  # the experiment modules, imported when needed
+
+    types = config_types()
+    cls = types.get(d.get("type")) if isinstance(d, dict) else None
+    if cls is None:
+        got = d.get("type") if isinstance(d, dict) else d
+        raise ValueError(f"unknown config type {got!r}; expected one of {', '.join(types)}")
+    return _rebuild(cls, d["fields"])
+
+
+def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:
+    """Return the cached results of ``config``, computing and storing them if needed.
+
+    ``recompute=True`` ignores a stored entry (and its checkpoint) and computes afresh.
+    """
+    from .. import __version__
+
+    code = code_hash()  # of the code that trains: the source may change during a long run
+    path = entry_path(config, code)
+    if recompute and path.exists():
+        shutil.rmtree(path)
+    found = _load_entry(path, config)
+    if found is not None:
+        return found
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in ("manifest.json", "meta.json", "tensors.pt"):
+        (path / stale).unlink(missing_ok=True)
+    checkpoint = path / "checkpoint.pt"  # train() discards it, with a warning, if unreadable
+    t0 = time.perf_counter()
+    tensors, metrics = config.compute(checkpoint=checkpoint, progress=progress)
+    meta = {
+        "name": config.name,
+        "config": _config_dict(config),
+        "package_version": __version__,
+        "code_hash": code,
+        "torch_version": torch.__version__,
+        "hardware": hardware(),
+        "wall_time_s": time.perf_counter() - t0,
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "metrics": metrics,
+    }
+    atomic_write(path / "tensors.pt", lambda p: torch.save(tensors, p))
+    meta_text = json.dumps(meta, indent=1, default=str)
+    atomic_write(path / "meta.json", lambda p: p.write_text(meta_text))
+    sums = {f: _sha256(path / f) for f in ("tensors.pt", "meta.json")}
+    atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(sums, indent=1)))
+    checkpoint.unlink(missing_ok=True)
+    return RunResult(config, tensors, metrics, meta, path, cached=False)

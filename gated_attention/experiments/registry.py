@@ -1,0 +1,38 @@
+"""Every experiment by name: its config class and its config of a profile.
+
+The command lines (``tools.record``) and the results cache (``cache.config_from_dict``, which
+rebuilds a stored config from its class name) read these tables; a new experiment is added here
+and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .how_many_neurons import how_many_neurons_config
+from .in_context_regression import RegressionConfig, regression_config
+from .teacher_identification import teacher_identification_config
+from .teacher_student import TeacherStudentConfig
+
+__all__ = ["EXPERIMENTS", "config_types", "experiment_config"]
+
+#: experiment name -> the function giving its config in a profile
+EXPERIMENTS: dict[str, Callable[[str], Any]] = {
+    "teacher-identification": teacher_identification_config,
+    "how-many-neurons-A": lambda profile: how_many_neurons_config(profile, "A"),
+    "how-many-neurons-B": lambda profile: how_many_neurons_config(profile, "B"),
+    "in-context-regression": regression_config,
+}
+
+
+def config_types() -> dict[str, type]:
+    """The config classes a results entry can name, by class name."""
+    return {cls.__qualname__: cls for cls in (TeacherStudentConfig, RegressionConfig)}
+
+
+def experiment_config(name: str, profile: str) -> Any:
+    """The config of experiment ``name`` in ``profile``; an unknown name is a ValueError."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}; expected one of {', '.join(EXPERIMENTS)}")
+    return EXPERIMENTS[name](profile)

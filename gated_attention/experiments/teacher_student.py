@@ -1,0 +1,138 @@
+"""The teacher-student experiment (Sec. 4.1-4.2): one frozen config whose members (seed, n, m)
+train as one ensemble or a few (a size sweep); the chapters' configs are built from it in
+``teacher_identification`` and ``how_many_neurons``.
+
+Glossary (code name -> paper symbol -> section):
+    TeacherStudentConfig  the teacher-student experiment (d, T, n = m, seeds)         Sec. 4.1-4.2
+    sizes                 n = m of each ensemble member (a Fig. 3A/B sweep)           Sec. 4.2
+    teacher_rank          rank of the teacher's matrices (6 for d = 12, Fig. 3B)      Sec. 4.2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from ..engine import TrainConfig, plan_ensembles, train_by_size
+from ..models.fast_path import gated_rnn_fast
+from ..models.gated_rnn import GatedRNN
+from ..tasks.teacher_student import TeacherStudentTask, masked_mse
+from .profiles import derive_seed
+
+
+@dataclass(frozen=True)
+class TeacherStudentConfig:
+    """The teacher-student experiment of Sec. 4.1 (and the size sweeps of Sec. 4.2, Fig. 3A/B).
+
+    Every member of ``members()`` is one independent run: its seed gives its teacher
+    (``random_attention(d, rank=teacher_rank, std=teacher_std)``), its student's initialisation
+    and its data stream (``derive_seed(seed, stream)``), so members with one seed and different
+    sizes share teacher and data (a paired sweep). Members train as one ensemble, or as a few
+    ensembles of similar sizes one after another (``training.train_by_size``).
+
+    Choices the paper does not give (ours): teacher weights N(0, 1/d); student weights
+    N(0, 1/fan_in) times ``init_scale``, lam ~ U(lam_range) at initialisation; the optimiser
+    settings in ``train`` (TrainConfig); the held-out evaluation batch of ``eval_batch``
+    sequences.
+    """
+
+    name: str = "teacher-student"
+    d: int = 4
+    T: int = 32
+    teacher_rank: int | None = None
+    teacher_std: float | None = None
+    n: int = 100
+    m: int = 100
+    sizes: tuple[int, ...] = ()  # n = m of each member; empty: every member has (n, m)
+    seeds: tuple[int, ...] = (0,)
+    side: bool = False
+    lam_range: tuple[float, float] = (0.0, 1.0)
+    init_scale: float = 1.0
+    eval_batch: int = 1024
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=1_000_000))
+
+    def __post_init__(self) -> None:
+        if not self.seeds:
+            raise ValueError("seeds must name at least one seed")
+        for k in (self.d, self.T, self.n, self.m, *self.sizes):
+            if not isinstance(k, int) or k < 1:
+                raise ValueError(f"d, T, n, m and sizes must be positive integers, got {k!r}")
+        if not isinstance(self.train, TrainConfig):
+            raise TypeError(f"train must be a TrainConfig, got {type(self.train).__name__}")
+
+    def members(self) -> list[tuple[int, int, int]]:
+        """(seed, n, m) of every ensemble member: sizes outer, seeds inner."""
+        sizes = [(s, s) for s in self.sizes] if self.sizes else [(self.n, self.m)]
+        return [(seed, n, m) for n, m in sizes for seed in self.seeds]
+
+    def ensembles(self) -> list[list[int]]:
+        """The member indices of each ensemble ``compute`` trains (``training.plan_ensembles``:
+        one for a single size; a size sweep splits where padding would cost more)."""
+        sizes = [(n, m) for _, n, m in self.members()]
+        return plan_ensembles(sizes, self.d, self.d, self.T, self.train.batch_size, self.side)
+
+    def task(self, seed: int) -> TeacherStudentTask:
+        """The task (teacher and data distribution) of the members with this seed."""
+        return TeacherStudentTask.from_seed(
+            self.d,
+            seed=derive_seed(seed, "teacher"),
+            T=self.T,
+            rank=self.teacher_rank,
+            std=self.teacher_std,
+        )
+
+    def student(self, seed: int, n: int, m: int) -> GatedRNN:
+        """The initial student of one member."""
+        seed = derive_seed(seed, "student")
+        rnn = GatedRNN(self.d, n, m, side=self.side, seed=seed, lam_range=self.lam_range)
+        with torch.no_grad():
+            for name, p in rnn.named_parameters():
+                if name != "nu":
+                    p.mul_(self.init_scale)
+        return rnn
+
+    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
+        """Train every member; returns (tensors, metrics) for the results cache."""
+        members = self.members()
+        tasks = {seed: self.task(seed) for seed in self.seeds}
+        res = train_by_size(  # one ensemble, or a few of similar sizes (a size sweep)
+            [tasks[seed] for seed, _, _ in members],
+            [self.student(*mb) for mb in members],
+            self.train,
+            data_seeds=[derive_seed(seed, "data") for seed, _, _ in members],
+            checkpoint=checkpoint,
+            progress=progress,
+            desc=self.name,
+        )
+        eval_loss = _eval_loss(self, tasks, members, res.params)
+        tensors = {
+            "params": {k: v.to(torch.float64) for k, v in res.params.items()},
+            "sizes": torch.tensor([[n, m] for _, n, m in members]),
+            "seeds": torch.tensor([seed for seed, _, _ in members]),
+            "loss_steps": res.loss_steps,
+            "losses": res.losses.to(torch.float64),
+            "eval_loss": eval_loss,
+        }
+        metrics = {
+            "final_train_loss": res.final_loss.tolist(),
+            "eval_loss": eval_loss.tolist(),
+            "train_wall_time_s": res.wall_time,
+            "resumed_from_step": res.resumed_from,
+        }
+        return tensors, metrics
+
+
+def _eval_loss(config, tasks, members, params) -> torch.Tensor:
+    """MSE of each member on ``eval_batch`` fresh held-out sequences (float64)."""
+    xs, ys = [], []
+    for seed, _, _ in members:
+        g = torch.Generator().manual_seed(derive_seed(seed, "eval"))
+        x, y = tasks[seed].sample(config.eval_batch, g)
+        xs.append(x)
+        ys.append(y)
+    p = {k: v.detach().to(torch.float64) for k, v in params.items()}
+    with torch.no_grad():
+        y_hat = gated_rnn_fast(torch.stack(xs), p)
+    return masked_mse(y_hat, torch.stack(ys))

@@ -1,0 +1,23 @@
+"""Models: the teacher, the student and the other recurrent families the paper compares.
+
+attention   Eq. (1): causal linear self-attention (the teacher)
+gated_rnn   Eq. (2): the gated diagonal linear RNN (the student), reference and parallel forms
+fast_path   the training engine's fused form of Eq. (2) (hand-written backward)
+shell       embedding -> recurrent layer(s) -> readout, for an ensemble; the ``Family`` record
+"""
+
+from .attention import LinearSelfAttention, check_sequence, random_attention
+from .gated_rnn import GatedRNN, gated_rnn_forward, lam_from_nu, nu_from_lam
+from .shell import Family, parameter_count
+
+__all__ = [
+    "Family",
+    "GatedRNN",
+    "LinearSelfAttention",
+    "check_sequence",
+    "gated_rnn_forward",
+    "lam_from_nu",
+    "nu_from_lam",
+    "parameter_count",
+    "random_attention",
+]

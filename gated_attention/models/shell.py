@@ -1,0 +1,83 @@
+"""The shell every architecture of Sec. 4.3 shares: linear embedding -> recurrent layer(s) ->
+linear readout, written for an *ensemble* of E independent members (seeds of one size).
+
+Glossary (code name -> meaning -> shape):
+    E            ensemble members (independent networks trained in one computation)
+    B, T         batch size, sequence length
+    params       dict of (E, ...) tensors; a member's parameters are ``params[k][e]``
+    Family       one architecture: how to draw its parameters, its fast forward, its reference
+                 forward (a plain loop over t), and which parameters get no weight decay
+
+Every family's ``forward(x, params)`` maps x (E, B, T, d_in) to y (E, B, T, d_out), so the
+training engine (``engine.train(..., forward=family.forward)``) trains any of them as it trains
+the gated RNN of Eq. (2).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["Family", "linear", "init_linear", "parameter_count"]
+
+Params = dict[str, torch.Tensor]
+
+
+def linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
+    """Each member's own affine map: x (E, ..., i), W (E, o, i), b (E, o) -> (E, ..., o)."""
+    E = x.shape[0]
+    y = torch.bmm(x.reshape(E, -1, x.shape[-1]), W.transpose(1, 2))  # (E, N, o)
+    if b is not None:
+        y = y + b[:, None, :]
+    return y.reshape(*x.shape[:-1], W.shape[1])
+
+
+def init_linear(
+    E: int,
+    n_out: int,
+    n_in: int,
+    generator: torch.Generator,
+    dtype: torch.dtype = torch.float64,
+    *,
+    bias: bool = True,
+    scale: float = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """torch.nn.Linear's default draw for E members: U(-k, k), k = scale / sqrt(n_in).
+
+    Returns W (E, n_out, n_in) and b (E, n_out) or None.
+    """
+    k = scale / math.sqrt(n_in)
+    W = (torch.rand(E, n_out, n_in, generator=generator, dtype=torch.float64) * 2 - 1) * k
+    b = None
+    if bias:
+        b = (torch.rand(E, n_out, generator=generator, dtype=torch.float64) * 2 - 1) * k
+        b = b.to(dtype)
+    return W.to(dtype), b
+
+
+def parameter_count(params: Params) -> int:
+    """Trainable numbers of one member (the leading ensemble dim dropped)."""
+    return sum(v[0].numel() for v in params.values())
+
+
+@dataclass(frozen=True)
+class Family:
+    """One architecture of Sec. 4.3 / 5.3 in the shape the engine trains.
+
+    name       short id used in configs and results ("lstm", "lru", ...)
+    label      how figures and tables name it
+    init       init(d_in, d_out, width, E, generator, dtype) -> params (E, ...)
+    forward    forward(x (E, B, T, d_in), params) -> y (E, B, T, d_out), the fast form
+    reference  the same map as a plain loop over t (the definition the tests compare to)
+    no_decay   parameter names without weight decay (recurrence parameters, as nu in Sec. 4.1)
+    """
+
+    name: str
+    label: str
+    init: Callable[..., Params]
+    forward: Callable[[torch.Tensor, Params], torch.Tensor]
+    reference: Callable[[torch.Tensor, Params], torch.Tensor]
+    no_decay: tuple[str, ...] = ()
