@@ -1,0 +1,272 @@
+"""Can a GRU implement linear self-attention? A numeric check of App. B.4's claim.
+
+The claim (App. B.4, Table 3): a GRU cannot implement attention at any depth, because it has no
+product of two different input projections. But one GRU step from h_0 = 0 is
+    h_1 = (1 - z) * n,   z = sigmoid(W_iz u + b_iz),   n = tanh(W_in u + b_in + r * b_hn)
+and (1 - z) * n IS such a product to second order. With b_in = b_hn = 0 and beta = b_iz:
+    h_1 = sigmoid(-beta - w_z.u) tanh(w_n.u) = sigmoid(-beta) (w_n.u) - sigma'(beta) (w_z.u)(w_n.u)
+          + O(|u|^3),
+so the Hessian of h_1 in u is exactly -sigma'(beta) (w_z w_n^T + w_n w_z^T): the symmetric kernel
+of the bilinear form (k.u)(v.u) for w_z = k, w_n = v (``hessian_check``). A tanh unit alone has a
+rank-1 Hessian tanh''(b) w w^T; the GRU's is indefinite of rank 2, the product itself. (Two tanh
+units with b != 0 give it too, by polarisation: (k.u)(v.u) = ((k+v).u)^2/4 - ((k-v).u)^2/4;
+second-order products are generic in smooth units. The GRU's is built in, and its gate 1 - z
+also sets the memory, which is what the construction below uses.)
+
+Findings (``gru_findings()``, teacher ``random_attention(4, seed=0)``, B = 8, T = 32, float64,
+delta = eps^2, eps = 1e-2, 3e-3, 1e-3):
+  (a) one step of a GRU with random PyTorch weights (d = 4, 8 units) has cross-term coefficients
+      (u_i u_j, i != j) up to 0.04; with w_z = k, w_n = v the Hessian equals
+      -sigma'(beta)(k v^T + v k^T) to 2e-16 relative, with eigenvalues of both signs.
+  (b) ONE LAYER accumulates M_t = sum_s v_s k_s^T (``gru_kv_construction``): units (i, j, s),
+      s = +-1, with z = sigmoid(beta + s eps k_j), n = tanh(s eps v_i), sigmoid(-beta) = delta
+      (z ~ 1: memory). The pair sum cancels the linear terms s eps v_i:
+          h_+ + h_- ~ -2 sigma'(beta) eps^2 M_t[i, j]   (relative error O(eps^2) + O(delta T))
+      and a linear readout divides it out. Relative error of M_t: 2.0e-3, 1.8e-4, 2.0e-5
+      (slope 2.00); below eps ~ 3e-4 rounding in 1 - z (~1e-16 / (delta eps)) takes over.
+  (c) TWO LAYERS compute M_t q_t. Layer 1 also passes q_t through (units with z = 0,
+      n = tanh(eps q_j)). Layer 2 accumulates P_t = sum_s q_s M_s with the same paired units
+      (z reads q_j, n reads M_t[i, j]), and one "copy" unit per output i holds the previous step's
+      sum_j P_{t-1}[i, j] through the reset-gated recurrent path (n = tanh(r W_hn h_{t-1}), z = 0).
+      The readout takes the difference: y_t[i] = sum_j (P_t - P_{t-1})[i, j] = (M_t q_t)[i].
+      Relative error of y_t = M_t q_t: 6.6e-2, 6.5e-3, 7.3e-4 (slope 1.96; 6.5e-5 at 3e-4), so
+      the query product IS achieved, in the same linearised limit the paper accepts for the
+      LSTM and LRU (the readout weights grow as 1 / (delta eps^2) = eps^-4).
+      The stack is a plain ``torch.nn.GRU(num_layers=2)`` (checked against it in the tests).
+So the claim holds only for exact implementations; in the linearised limit that Table 3 uses
+for the other architectures, two GRU layers suffice (sizes: 2 d^2 + d units per layer, d = d_v).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..models.attention import random_attention
+from ..models.gru import forward as gru_forward
+from ..models.gru import gru_states
+from ..models.shell import init_linear
+from .linearised import attention_output, error_slope, random_inputs, relative_error
+
+__all__ = [
+    "hessian_check",
+    "random_gru_cross_terms",
+    "gru_kv_construction",
+    "gru_kv_error",
+    "gru_two_layer_construction",
+    "gru_stack_forward",
+    "gru_two_layer_error",
+    "gru_findings",
+]
+
+CLOSED = 50.0  # z = sigmoid(-50) ~ 2e-22: (1 - z) == 1.0 in float64, no memory
+
+Params = dict[str, torch.Tensor]
+
+
+def _step(u: torch.Tensor, layer: Params) -> torch.Tensor:
+    """h_1 of one GRU step from h_0 = 0 for one input u (H,): (N,)."""
+    return gru_states(u[None, None, None], {k: v[None] for k, v in layer.items()})[0, 0, 0]
+
+
+def _hessian(layer: Params, unit: int, d: int) -> torch.Tensor:
+    """d^2 h_1[unit] / du^2 at u = 0, (d, d); Taylor: h_1 = ... + 1/2 u^T Hess u."""
+    u0 = torch.zeros(d, dtype=torch.float64)
+    return torch.autograd.functional.hessian(lambda u: _step(u, layer)[unit], u0)
+
+
+def random_gru_cross_terms(d: int = 4, width: int = 8, seed: int = 0) -> float:
+    """max |coefficient of u_i u_j| (i != j) in h_1 over all units, PyTorch's random GRU init."""
+    g = torch.Generator().manual_seed(seed)
+    W_ih, b_ih = init_linear(1, 3 * width, d, g, scale=(d / width) ** 0.5)
+    W_hh, b_hh = init_linear(1, 3 * width, width, g)
+    layer = {"W_ih": W_ih[0], "W_hh": W_hh[0], "b_ih": b_ih[0], "b_hh": b_hh[0]}
+    off = ~torch.eye(d, dtype=torch.bool)
+    # Taylor: h_1 = ... + 1/2 u^T Hess u, so the u_i u_j coefficient (i < j) is Hess_ij
+    return max(float(_hessian(layer, n, d)[off].abs().max()) for n in range(width))
+
+
+def hessian_check(v: torch.Tensor, k: torch.Tensor, beta: float = 2.0) -> dict[str, float]:
+    """One unit with w_z = k, w_n = v, b_iz = beta, all else 0: Hessian vs -sigma'(beta)(kv^T+vk^T).
+
+    Returns the relative deviation and the Hessian's extreme eigenvalues (opposite signs: an
+    indefinite rank-2 form, the product (k.u)(v.u), which no single tanh(w.u) unit gives).
+    """
+    v, k = v.to(torch.float64), k.to(torch.float64)
+    d = v.numel()
+    W_ih = torch.zeros(3, d, dtype=torch.float64)
+    W_ih[1], W_ih[2] = k, v  # rows r, z, n
+    b_ih = torch.tensor([0.0, beta, 0.0], dtype=torch.float64)
+    zeros = torch.zeros(3, dtype=torch.float64)
+    layer = {"W_ih": W_ih, "W_hh": torch.zeros(3, 1, dtype=torch.float64), "b_ih": b_ih,
+             "b_hh": zeros}  # fmt: skip
+    H = _hessian(layer, 0, d)
+    s = torch.sigmoid(torch.tensor(beta, dtype=torch.float64))
+    target = -s * (1 - s) * (torch.outer(k, v) + torch.outer(v, k))
+    eig = torch.linalg.eigvalsh(H)
+    return {
+        "relative_deviation": float((H - target).abs().max() / target.abs().max()),
+        "eig_min": float(eig[0]),
+        "eig_max": float(eig[-1]),
+    }
+
+
+def _kv_units(W_V, W_K, eps: float, beta: float, n_in: int, offset: int = 0):
+    """Rows (z, n) of the paired accumulator units: unit 2 (i d_k + j) + {0: s=+1, 1: s=-1}."""
+    d_v, d_k = W_V.shape[0], W_K.shape[0]
+    W_z = torch.zeros(2 * d_v * d_k, n_in, dtype=torch.float64)
+    W_n = torch.zeros_like(W_z)
+    for i in range(d_v):
+        for j in range(d_k):
+            for p, s in enumerate((1.0, -1.0)):
+                W_z[2 * (i * d_k + j) + p, offset : offset + W_K.shape[1]] = s * eps * W_K[j]
+                W_n[2 * (i * d_k + j) + p, offset : offset + W_V.shape[1]] = s * eps * W_V[i]
+    return W_z, W_n, torch.full((2 * d_v * d_k,), beta, dtype=torch.float64)
+
+
+def _pair_scale(eps: float, delta: float) -> float:
+    """h_+ + h_- per step ~ -2 sigma'(beta) eps^2 (a b), sigma'(beta) = delta (1 - delta)."""
+    return -2.0 * delta * (1.0 - delta) * eps**2
+
+
+def _layer(W_r, W_z, W_n, b_z, W_hn=None) -> Params:
+    """A GRU layer's tensors from its gate rows (r, z, n); biases other than b_iz are 0."""
+    N, n_in = W_z.shape
+    W_hh = torch.zeros(3 * N, N, dtype=torch.float64)
+    if W_hn is not None:
+        W_hh[2 * N :] = W_hn
+    b_ih = torch.zeros(3 * N, dtype=torch.float64)
+    b_ih[N : 2 * N] = b_z
+    return {"W_ih": torch.cat([W_r, W_z, W_n]), "W_hh": W_hh, "b_ih": b_ih,
+            "b_hh": torch.zeros(3 * N, dtype=torch.float64)}  # fmt: skip
+
+
+def gru_kv_construction(attention, eps: float, delta: float | None = None) -> Params:
+    """1-layer GRU family params (E = 1) whose readout is M_t flattened (d_v d_k, row-major)."""
+    delta = eps**2 if delta is None else delta
+    W_V, W_K = (w.detach().to(torch.float64) for w in (attention.W_V, attention.W_K))
+    d_v, d = W_V.shape
+    d_k = W_K.shape[0]
+    beta = math.log((1 - delta) / delta)  # sigmoid(-beta) = delta
+    W_z, W_n, b_z = _kv_units(W_V, W_K, eps, beta, d)
+    layer = _layer(torch.zeros_like(W_z), W_z, W_n, b_z)
+    W_o = torch.zeros(d_v * d_k, 2 * d_v * d_k, dtype=torch.float64)
+    for m in range(d_v * d_k):
+        W_o[m, 2 * m : 2 * m + 2] = 1.0 / _pair_scale(eps, delta)
+    params = {"W_e": torch.eye(d, dtype=torch.float64), "b_e": torch.zeros(d, dtype=torch.float64),
+              **layer, "W_o": W_o, "b_o": torch.zeros(d_v * d_k, dtype=torch.float64)}  # fmt: skip
+    return {k: v[None].clone() for k, v in params.items()}
+
+
+def gru_kv_error(attention, eps: float, delta: float | None = None, *, B=8, T=32, seed=0) -> float:
+    """max |readout - M_t| / max |M_t| of ``gru_kv_construction`` on random Gaussian inputs."""
+    x = random_inputs(attention.d, B=B, T=T, seed=seed)
+    W_V, W_K = (w.detach().to(torch.float64) for w in (attention.W_V, attention.W_K))
+    M = torch.cumsum((x @ W_V.T)[..., :, None] * (x @ W_K.T)[..., None, :], dim=1)
+    with torch.no_grad():
+        y = gru_forward(x[None], gru_kv_construction(attention, eps, delta))[0]
+    return relative_error(y, M.flatten(-2))
+
+
+def gru_two_layer_construction(attention, eps: float, delta: float | None = None) -> dict:
+    """Two stacked GRU layers (equal width N) and a readout approximating ``attention``.
+
+    Returns {"layers": [layer1, layer2], "W_o": (d_v, N), "b_o": (d_v,)}, each layer a dict of
+    PyTorch-shaped tensors (W_ih, W_hh, b_ih, b_hh; gate order r, z, n); layer 1 reads x.
+    """
+    delta = eps**2 if delta is None else delta
+    W_V, W_K, W_Q = (
+        w.detach().to(torch.float64) for w in (attention.W_V, attention.W_K, attention.W_Q)
+    )
+    d_v, d = W_V.shape
+    d_k = W_K.shape[0]
+    n_kv = 2 * d_v * d_k
+    N = n_kv + max(d_k, d_v)  # KV / P units, then query (layer 1) or copy (layer 2) units
+    beta = math.log((1 - delta) / delta)  # sigmoid(-beta) = delta: memory
+    scale = _pair_scale(eps, delta)
+
+    def rows(n_in: int) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """Zero gate rows (r, z, n) for N units reading n_in inputs, and a zero b_iz."""
+        zeros = [torch.zeros(N, n_in, dtype=torch.float64) for _ in range(3)]
+        return zeros, torch.zeros(N, dtype=torch.float64)
+
+    # layer 1: paired KV accumulators (h_+ + h_- ~ scale M) and query pass-through h ~ eps q
+    (W_r, W_z, W_n), b_z = rows(d)
+    W_z[:n_kv], W_n[:n_kv], b_z[:n_kv] = _kv_units(W_V, W_K, eps, beta, d)
+    W_n[n_kv : n_kv + d_k] = eps * W_Q
+    b_z[n_kv : n_kv + d_k] = -CLOSED  # z = 0: h_t = n_t, no memory
+    layer1 = _layer(W_r, W_z, W_n, b_z)
+
+    # layer 2: paired accumulators of q_j M[i, j] (P), copy units C_i = sum_j P_{t-1}[i, j]
+    (W_r, W_z, W_n), b_z = rows(N)
+    W_hn = torch.zeros(N, N, dtype=torch.float64)
+    for i in range(d_v):
+        for j in range(d_k):
+            for p, s in enumerate((1.0, -1.0)):
+                unit = 2 * (i * d_k + j) + p
+                W_z[unit, n_kv + j] = s  # z = sigmoid(beta + s tanh(eps q_j))
+                pair = slice(2 * (i * d_k + j), 2 * (i * d_k + j) + 2)
+                W_n[unit, pair] = s * eps / scale  # n = tanh(s eps M[i, j])
+                b_z[unit] = beta
+                W_hn[n_kv + i, unit] = 2.0  # r = sigmoid(0) = 1/2 halves it back to 1
+        b_z[n_kv + i] = -CLOSED
+    layer2 = _layer(W_r, W_z, W_n, b_z, W_hn)
+
+    # readout: y_i = (sum_j P_t[i, j] - P_{t-1}[i, j]) / scale
+    W_o = torch.zeros(d_v, N, dtype=torch.float64)
+    for i in range(d_v):
+        W_o[i, 2 * i * d_k : 2 * (i + 1) * d_k] = 1.0 / scale
+        W_o[i, n_kv + i] = -1.0 / scale
+    return {"layers": [layer1, layer2], "W_o": W_o, "b_o": torch.zeros(d_v, dtype=torch.float64)}
+
+
+def gru_stack_forward(x: torch.Tensor, stack: dict) -> torch.Tensor:
+    """x (B, T, d) through the stacked layers and the readout: (B, T, d_out)."""
+    h = x[None]
+    for layer in stack["layers"]:
+        h = gru_states(h, {k: v[None] for k, v in layer.items()})
+    return h[0] @ stack["W_o"].T + stack["b_o"]
+
+
+def gru_two_layer_error(attention, eps: float, delta: float | None = None, *, B=8, T=32, seed=0):
+    """max |y_gru - y_att| / max |y_att| of ``gru_two_layer_construction``."""
+    x = random_inputs(attention.d, B=B, T=T, seed=seed)
+    with torch.no_grad():
+        y = gru_stack_forward(x, gru_two_layer_construction(attention, eps, delta))
+    return relative_error(y, attention_output(attention, x))
+
+
+def gru_findings(
+    attention=None, eps_values=(1e-2, 3e-3, 1e-3), *, B: int = 8, T: int = 32, seed: int = 0
+) -> dict:
+    """The measured numbers behind the module docstring's findings (delta = eps^2 throughout).
+
+    ``attention`` defaults to ``random_attention(4, seed=0)``.
+    """
+    attention = random_attention(4, seed=0) if attention is None else attention
+    g = torch.Generator().manual_seed(seed)
+    v, k = torch.randn(2, attention.d, generator=g, dtype=torch.float64)
+    hess = hessian_check(v, k)
+    eps = list(eps_values)
+    kv = [gru_kv_error(attention, e, B=B, T=T, seed=seed) for e in eps]
+    two = [gru_two_layer_error(attention, e, B=B, T=T, seed=seed) for e in eps]
+    kv_slope, two_slope = error_slope(eps, kv), error_slope(eps, two)
+
+    def converges(errors: list[float], slope: float) -> bool:
+        return slope > 1.5 and errors[-1] < 1e-3
+
+    stack = gru_two_layer_construction(attention, eps[0])
+    return {
+        "random_cross_term_max": random_gru_cross_terms(attention.d, seed=seed),
+        "prescribed_product_deviation": hess["relative_deviation"],
+        "prescribed_product_eigs": (hess["eig_min"], hess["eig_max"]),
+        "eps": eps,
+        "kv_errors": kv,
+        "kv_slope": kv_slope,
+        "two_layer_errors": two,
+        "two_layer_slope": two_slope,
+        "one_layer_accumulates_M": converges(kv, kv_slope),
+        "query_product_achieved": converges(two, two_slope),
+        "units_per_layer": stack["W_o"].shape[1],
+    }

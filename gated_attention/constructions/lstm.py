@@ -1,0 +1,112 @@
+"""A 1-layer LSTM that implements linear self-attention in the limit eps -> 0 (Table 4, App. B).
+
+The teacher (Eq. 1): y_t[i] = sum_j M_t[i, j] q_t[j], M_t = sum_{s<=t} v_s k_s^T.
+The LSTM (``gated_attention.models.lstm``, PyTorch's gates i, f, g, o):
+    c_t = f_t * c_{t-1} + i_t * g_t,   h_t = o_t * tanh(c_t),   y_t = W_o h_t
+
+Layout: embedding u_t = x_t (W_e = I, H = d); no recurrent weights (W_hh = 0); four cells per
+entry (i, j) of M, one per pair of signs (a, b) in {+1, -1}^2 (N = 4 d_v d_k):
+    input gate   i = sigmoid(a eps k_j)          k = W_K x_t
+    candidate    g = tanh(a eps v_i)             v = W_V x_t
+    forget gate  f = sigmoid(forget_bias) = 1    (forget_bias = 50: exactly 1.0 in float64)
+    output gate  o = sigmoid(b eps q_j)          q = W_Q x_t
+    readout      W_o[i, (i, j, a, b)] = b * 4 / eps^3
+Why it works. Write sigmoid(z) = 1/2 + S(z) with S odd (S(z) = z/4 - z^3/48 + ...). Cell a
+accumulates c_a = sum_s sigmoid(a eps k_s) tanh(a eps v_s) = a L + P with
+    L = 1/2 sum_s tanh(eps v_s)       (linear in eps: the 1/2 of the input gate)
+    P = sum_s S(eps k_s) tanh(eps v_s) = eps^2 M / 4 + O(eps^4)   (the product we want)
+The readout combines the four cells as sum_b b sigmoid(b eps q) * sum_a tanh(a L + P):
+    sum_b b sigmoid(b eps q) = 2 S(eps q) = eps q / 2 + O(eps^3)   (the 1/2 of o cancels)
+    sum_a tanh(a L + P) = 2 P (1 - L^2) + O(P^3)                     (L cancels, to first order)
+so y ~ (4 / eps^3) (eps q / 2) (2 eps^2 M / 4) = M q. Only odd powers of eps survive each
+pairing, so every correction is relative O(eps^2): (eps k)^2/12 from S, (eps v)^2/3 from tanh,
+(eps q)^2/12 from the output gate, and L^2 ~ eps^2 (sum_s v_s)^2 / 4 from tanh(c) -- the largest
+one on long sequences (it grows as T). Predicted slope in log-log: 2.
+
+Measured (d = 4 teacher ``random_attention(4, seed=0)``, B = 8, T = 32, float64): relative error
+max|y_lstm - y_att| / max|y_att| = 3.0e-1, 4.2e-2, 4.8e-3, 4.4e-4, 4.9e-5, 4.9e-7 at
+eps = 1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 1e-4: slope 1.99 over [1e-3, 3e-2] (1.90 over [1e-3, 1e-1],
+where higher orders still show). Rounding takes over below eps ~ 1e-4 (9.5e-7 at 1e-5, 1.8e-4 at
+1e-6: the readout weights are 4 / eps^3). A forget bias of 3 (f = 0.95) stays at 0.42 for every
+eps; one cell with its output-pair sign flipped diverges (34 at eps = 1e-1, 4e5 at 1e-3).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..models.attention import LinearSelfAttention
+from ..models.lstm import forward as lstm_forward
+from .linearised import attention_output, random_inputs, relative_error
+
+__all__ = ["FORGET_BIAS", "lstm_construction", "lstm_error", "cell_index"]
+
+#: sigmoid(50) == 1.0 exactly in float64 (1 - sigmoid(50) ~ 2e-22 < 2^-53): perfect memory
+FORGET_BIAS = 50.0
+
+SIGNS = ((1, 1), (1, -1), (-1, 1), (-1, -1))  # (a, b): input pair sign a, output pair sign b
+
+
+def cell_index(i: int, j: int, pair: int, d_k: int) -> int:
+    """The cell of entry (i, j) and sign pair ``pair`` (an index into SIGNS)."""
+    return 4 * (i * d_k + j) + pair
+
+
+def lstm_construction(
+    attention: LinearSelfAttention,
+    eps: float,
+    *,
+    forget_bias: float = FORGET_BIAS,
+    dtype: torch.dtype = torch.float64,
+) -> dict[str, torch.Tensor]:
+    """Parameters (ensemble E = 1) of the LSTM family approximating ``attention`` as eps -> 0."""
+    W_V, W_K, W_Q = (w.detach().to(dtype) for w in (attention.W_V, attention.W_K, attention.W_Q))
+    d_v, d = W_V.shape
+    d_k = W_K.shape[0]
+    N = 4 * d_v * d_k
+    W_i, W_g, W_oq = (torch.zeros(N, d, dtype=dtype) for _ in range(3))
+    W_o = torch.zeros(d_v, N, dtype=dtype)
+    for i in range(d_v):
+        for j in range(d_k):
+            for p, (a, b) in enumerate(SIGNS):
+                n = cell_index(i, j, p, d_k)
+                W_i[n] = a * eps * W_K[j]  # input gate ~ 1/2 + a eps k_j / 4
+                W_g[n] = a * eps * W_V[i]  # candidate ~ a eps v_i
+                W_oq[n] = b * eps * W_Q[j]  # output gate ~ 1/2 + b eps q_j / 4
+                W_o[i, n] = b * 4.0 / eps**3
+    W_ih = torch.cat([W_i, torch.zeros(N, d, dtype=dtype), W_g, W_oq])  # order i, f, g, o
+    b_ih = torch.zeros(4 * N, dtype=dtype)
+    b_ih[N : 2 * N] = forget_bias  # f = sigmoid(forget_bias) -> 1: perfect memory
+    params = {
+        "W_e": torch.eye(d, dtype=dtype),
+        "b_e": torch.zeros(d, dtype=dtype),
+        "W_ih": W_ih,
+        "W_hh": torch.zeros(4 * N, N, dtype=dtype),
+        "b_ih": b_ih,
+        "b_hh": torch.zeros(4 * N, dtype=dtype),
+        "W_o": W_o,
+        "b_o": torch.zeros(d_v, dtype=dtype),
+    }
+    return {k: v[None].clone() for k, v in params.items()}  # the ensemble dim, E = 1
+
+
+def lstm_error(
+    attention: LinearSelfAttention,
+    eps: float,
+    params: dict[str, torch.Tensor] | None = None,
+    *,
+    B: int = 8,
+    T: int = 32,
+    seed: int = 0,
+    **construction_kwargs,
+) -> float:
+    """max |y_lstm - y_att| / max |y_att| over B random Gaussian sequences of length T.
+
+    ``params`` defaults to ``lstm_construction(attention, eps, **construction_kwargs)``.
+    """
+    if params is None:
+        params = lstm_construction(attention, eps, **construction_kwargs)
+    x = random_inputs(attention.d, B=B, T=T, seed=seed)
+    with torch.no_grad():
+        y = lstm_forward(x[None], params)[0]
+    return relative_error(y, attention_output(attention, x))

@@ -1,0 +1,119 @@
+"""A 1-layer GRU in the shell of Sec. 4.3: linear embedding -> GRU -> linear readout.
+
+Glossary (code name -> symbol -> shape, E ensemble members, H = N = width):
+    W_e, b_e    embedding u_t = W_e x_t + b_e                                   (E, H, d_in), (E, H)
+    W_ih, b_ih  input weights of the three gates, stacked in PyTorch's order r, z, n
+                                                                                (E, 3N, H), (E, 3N)
+    W_hh, b_hh  recurrent weights of the three gates, same order                (E, 3N, N), (E, 3N)
+    h           hidden state h_t, h_0 = 0                                       (E, B, N)
+    W_o, b_o    readout y_t = W_o h_t + b_o                        (E, d_out, N), (E, d_out)
+
+PyTorch's gate equations (``torch.nn.GRU``):
+    r_t = sigmoid(W_ir u_t + b_ir + W_hr h_{t-1} + b_hr)              reset gate
+    z_t = sigmoid(W_iz u_t + b_iz + W_hz h_{t-1} + b_hz)              update gate
+    n_t = tanh(W_in u_t + b_in + r_t * (W_hn h_{t-1} + b_hn))         candidate
+    h_t = (1 - z_t) * n_t + z_t * h_{t-1}
+
+Width: width = N (the hidden size = the recurrent state) and the embedding size H = width.
+Parameters of one member:
+    H (d_in + 1) + 3N (H + N) + 6N + d_out (N + 1)    (embedding, GRU, readout).
+The GRU part, 3N (H + N) + 6N, is what ``torch.nn.GRU(H, N)`` counts (b_hn is not redundant:
+it sits inside the reset gate's product; the other biases could merge, PyTorch keeps both).
+
+Initialisation: embedding and readout as ``torch.nn.Linear``; GRU weights and biases
+U(-1/sqrt(N), 1/sqrt(N)), as ``torch.nn.GRU``. Everything gets weight decay (no_decay = ()).
+
+Two forms: ``forward`` projects the inputs of all t in one product and loops over t with one
+batched product per step for the recurrent part, all members at once; ``reference`` loads each
+member's weights into a ``torch.nn.GRU`` (batch_first) and runs PyTorch's own forward.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.func import functional_call
+
+from .shell import Family, init_linear, linear
+
+__all__ = ["GRU", "init", "forward", "reference", "parameter_count_formula", "gru_states"]
+
+Params = dict[str, torch.Tensor]
+
+
+def init(
+    d_in: int,
+    d_out: int,
+    width: int,
+    E: int,
+    generator: torch.Generator,
+    dtype: torch.dtype = torch.float64,
+) -> Params:
+    """Draw E members: nn.Linear's init for embedding/readout, nn.GRU's for the cell."""
+    H = N = width
+    W_e, b_e = init_linear(E, H, d_in, generator, dtype)
+    # U(-1/sqrt(N), 1/sqrt(N)) for every GRU tensor: init_linear's bound is scale / sqrt(n_in)
+    W_ih, b_ih = init_linear(E, 3 * N, H, generator, dtype, scale=(H / N) ** 0.5)
+    W_hh, b_hh = init_linear(E, 3 * N, N, generator, dtype)
+    W_o, b_o = init_linear(E, d_out, N, generator, dtype)
+    return {
+        "W_e": W_e,
+        "b_e": b_e,
+        "W_ih": W_ih,
+        "W_hh": W_hh,
+        "b_ih": b_ih,
+        "b_hh": b_hh,
+        "W_o": W_o,
+        "b_o": b_o,
+    }
+
+
+def parameter_count_formula(d_in: int, d_out: int, width: int) -> int:
+    """H (d_in + 1) + 3N (H + N) + 6N + d_out (N + 1), with H = N = width."""
+    H = N = width
+    return H * (d_in + 1) + 3 * N * (H + N) + 6 * N + d_out * (N + 1)
+
+
+def gru_states(u: torch.Tensor, params: Params) -> torch.Tensor:
+    """The GRU's hidden states h_t for layer inputs u (E, B, T, H) -> (E, B, T, N)."""
+    E, B, T, _ = u.shape
+    N = params["W_hh"].shape[-1]
+    pre = linear(u, params["W_ih"], params["b_ih"])  # (E, B, T, 3N), all t in one product
+    h = u.new_zeros(E, B, N)
+    hs = []
+    for t in range(T):
+        rec = linear(h, params["W_hh"], params["b_hh"])  # (E, B, 3N)
+        a_r, a_z, a_n = pre[:, :, t].chunk(3, dim=-1)  # PyTorch's order r, z, n
+        h_r, h_z, h_n = rec.chunk(3, dim=-1)
+        r = torch.sigmoid(a_r + h_r)
+        z = torch.sigmoid(a_z + h_z)
+        n = torch.tanh(a_n + r * h_n)  # b_hn stays inside the reset gate's product
+        h = (1 - z) * n + z * h
+        hs.append(h)
+    return torch.stack(hs, dim=2)
+
+
+def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
+    """The fast ensemble form: x (E, B, T, d_in) -> y (E, B, T, d_out)."""
+    u = linear(x, params["W_e"], params["b_e"])  # (E, B, T, H)
+    return linear(gru_states(u, params), params["W_o"], params["b_o"])
+
+
+def reference(x: torch.Tensor, params: Params) -> torch.Tensor:
+    """Each member through ``torch.nn.GRU`` (batch_first), with its weights loaded."""
+    H, N = params["W_ih"].shape[-1], params["W_hh"].shape[-1]
+    cell = torch.nn.GRU(H, N, batch_first=True, device=x.device, dtype=x.dtype)
+    ys = []
+    for e in range(x.shape[0]):
+        u = x[e] @ params["W_e"][e].T + params["b_e"][e]  # (B, T, H)
+        weights = {
+            "weight_ih_l0": params["W_ih"][e],
+            "weight_hh_l0": params["W_hh"][e],
+            "bias_ih_l0": params["b_ih"][e],
+            "bias_hh_l0": params["b_hh"][e],
+        }
+        h, _ = functional_call(cell, weights, (u,))  # (B, T, N)
+        ys.append(h @ params["W_o"][e].T + params["b_o"][e])
+    return torch.stack(ys)
+
+
+GRU = Family(name="gru", label="GRU", init=init, forward=forward, reference=reference)

@@ -1,0 +1,309 @@
+"""The LRU family of Sec. 4.3 / 5.3 (Fig. 4), arXiv:2309.01775v2: the linear recurrent unit of
+Orvieto et al. (2023) with output GLU (2 stacked layers), the paper's "LRU In+Out" (an input GLU
+as well, 1 layer) and its App. B.1 ablation with both GLUs replaced by MLPs of equal size.
+
+Glossary (code name -> paper symbol -> shape), layer l in {1, 2}, H = N = width:
+    W_emb, b_emb        linear embedding u_t = W_emb x_t + b_emb                    (H, d_in), (H)
+    l{l}_nu, l{l}_theta lam = exp(-exp(nu) + i exp(theta)), the complex diagonal recurrence  (N)
+    gamma               sqrt(1 - |lam|^2) = sqrt(-expm1(-2 exp(nu))), input normalisation   (N)
+    l{l}_B_re, l{l}_B_im  B = B_re + i B_im, input matrix                                (N, H)
+    l{l}_C_re, l{l}_C_im  C = C_re + i C_im, output matrix                               (H, N)
+    l{l}_D              Dskip, the elementwise skip of the layer input                     (H)
+    l{l}_W_1, _b_1, _W_2, _b_2   output GLU  o_t = (W_1 y_t + b_1) * sigmoid(W_2 y_t + b_2)  (H, H)
+    l{l}_W_3, _b_3, _W_4, _b_4   input GLU   v_t = (W_3 u_t + b_3) * sigmoid(W_4 u_t + b_4)  (H, H)
+    l{l}_mlp_{in,out}_W1, _b1, _W2, _b2   the MLP replacing a GLU: W2 gelu(W1 z + b1) + b2
+                                          (M, H), (M), (H, M), (H), hidden size M = H
+    W_out, b_out        linear readout                                           (d_out, H), (d_out)
+
+One block (LRU layer with its gates, applied to u_t (H)):
+    v_t = u_t  (LRU)    or  input GLU / input MLP of u_t  (LRU In+Out / its MLP ablation)
+    h_t = lam * h_{t-1} + gamma * (B v_t),  h_0 = 0                      (complex, N)
+    y_t = Re(C h_t) + Dskip * v_t                                         (H)
+    o_t = output GLU (or output MLP) of y_t                               (H)
+    u_t <- u_t + o_t                                                      residual connection
+The residual is the LRU paper's block (x + block(x), without its normalisation, which would make
+the map non-polynomial). It costs no parameters and the App. B constructions still work: the
+embedding and each block write to disjoint coordinates of u, so a later block or the readout reads
+exactly the coordinates it needs (see ``gated_attention.constructions.lru``).
+
+Families (all: embedding -> block(s) -> readout, as in Sec. 4.3):
+    LRU             2 blocks with output GLU only     12 H^2 + 10 H + H (d_in + 1) + d_out (H + 1)
+    LRU_IN_OUT      1 block, input and output GLU      8 H^2 +  7 H + H (d_in + 1) + d_out (H + 1)
+    LRU_IN_OUT_MLP  1 block, both GLUs -> MLPs          the same as LRU_IN_OUT, exactly
+Per block: recurrence 4 N H + 2 N + H (B, C complex; nu, theta; Dskip), each GLU 2 H^2 + 2 H. An
+MLP H -> M -> H has 2 H M + M + H parameters; equal to the GLU's when M (2 H + 1) = 2 H^2 + H,
+i.e. M = H exactly (``mlp_hidden_size``), so the ablation has the very same count.
+
+Two forms of the same map:
+    forward    the recurrence for all t at once, h_t = sum_{s<=t} lam^(t-s) gamma B v_s, as one
+               contraction with the complex decay matrix L[t, s] = lam^(t-s) (s <= t), where
+               lam^k = exp(k (-exp(nu) + i exp(theta))) in closed form (T <= 33 here: T^2 is
+               cheap, and a log-depth scan would not pay off).
+    reference  a plain loop over t: the whole network stepped one time step at a time.
+Parameters are real (float32 or float64); the complex numbers are formed on the fly in the
+matching complex dtype (complex64 or complex128).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .shell import Family, init_linear, linear
+
+__all__ = [
+    "NU_MAX",
+    "LRU",
+    "LRU_IN_OUT",
+    "LRU_IN_OUT_MLP",
+    "lam_from",
+    "gamma_from_nu",
+    "decay_matrix",
+    "lru_layer",
+    "glu",
+    "mlp",
+    "mlp_hidden_size",
+    "closed_form_count",
+    "forward",
+    "reference",
+    "init_lru",
+    "init_lru_in_out",
+    "init_lru_in_out_mlp",
+]
+
+Params = dict[str, torch.Tensor]
+
+#: nu and theta are clamped to [-NU_MAX, NU_MAX]: exp(-exp(40)) == 0.0 and exp(-exp(-40)) == 1.0
+#: in float64, so |lam| = 0 and |lam| = 1 are reachable, and lam^k never meets 0 * inf.
+NU_MAX = 40.0
+
+#: Ring initialisation (Orvieto et al. 2023, Sec. 3.3): |lam|^2 uniform in [r_min^2, r_max^2]
+#: (lam uniform on the ring's area), phase uniform in [0, max_phase]. r_min = 0: the attention
+#: construction needs both instantaneous (lam ~ 0) and perfect-memory (lam ~ 1) neurons, so the
+#: whole disc is covered, as lam ~ U(0, 1) for the student of Eq. (2). r_max = 0.99: for T <= 32 a
+#: |lam| = 0.99 neuron keeps 72% of the first step, while gamma >= 0.14 keeps B's scale sane at
+#: init. max_phase = pi/10 (the LRU paper's choice for long sequences): the target needs real lam,
+#: so start near the real axis but leave the phase trainable.
+R_MIN, R_MAX, MAX_PHASE = 0.0, 0.99, math.pi / 10
+
+
+def lam_from(nu: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """lam = exp(-exp(nu) + i exp(theta)): (*, N) real -> (*, N) complex, |lam| in [0, 1]."""
+    return torch.exp(_log_lam(nu, theta))
+
+
+def _log_lam(nu: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    nu, theta = nu.clamp(-NU_MAX, NU_MAX), theta.clamp(-NU_MAX, NU_MAX)
+    return torch.complex(-torch.exp(nu), torch.exp(theta))
+
+
+def gamma_from_nu(nu: torch.Tensor) -> torch.Tensor:
+    """gamma = sqrt(1 - |lam|^2), written with expm1 so it stays accurate as |lam| -> 1.
+
+    |lam|^2 = exp(-2 exp(nu)); at nu = -40, |lam| rounds to 1.0 but gamma = 2.9e-9 is exact.
+    """
+    return torch.sqrt(-torch.expm1(-2 * torch.exp(nu.clamp(-NU_MAX, NU_MAX))))
+
+
+def decay_matrix(nu: torch.Tensor, theta: torch.Tensor, T: int) -> torch.Tensor:
+    """L[e, t, s, n] = lam^(t-s) for s <= t, else 0: nu, theta (E, N) -> (E, T, T, N) complex.
+
+    The powers are exp(k log lam) with log lam known in closed form, so lam = 0 gives exactly
+    lam^0 = 1 and lam^k = 0 (k >= 1), and lam = 1 gives exactly 1.
+    """
+    k = torch.arange(T, device=nu.device, dtype=nu.dtype)
+    powers = torch.exp(k[None, :, None] * _log_lam(nu, theta)[:, None, :])  # (E, T, N)
+    t = torch.arange(T, device=nu.device)
+    lag = t[:, None] - t[None, :]  # (T, T)
+    L = powers[:, lag.clamp(min=0), :]  # (E, T, T, N)
+    return L * (lag >= 0).to(nu.dtype)[None, :, :, None]
+
+
+def _member(a: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """A per-member vector a (E, n) viewed as (E, 1, ..., 1, n) to broadcast against ``like``."""
+    return a.reshape(a.shape[0], *([1] * (like.dim() - 2)), a.shape[-1])
+
+
+def _drive(v: torch.Tensor, P: Params, l: int) -> torch.Tensor:
+    """gamma * (B v): v (E, ..., H) real -> (E, ..., N) complex."""
+    Bv = torch.complex(linear(v, P[f"l{l}_B_re"]), linear(v, P[f"l{l}_B_im"]))
+    return _member(gamma_from_nu(P[f"l{l}_nu"]), v) * Bv
+
+
+def _observe(h: torch.Tensor, v: torch.Tensor, P: Params, l: int) -> torch.Tensor:
+    """y = Re(C h) + Dskip * v = C_re Re(h) - C_im Im(h) + Dskip * v: (E, ..., H) real."""
+    Ch = linear(h.real, P[f"l{l}_C_re"]) - linear(h.imag, P[f"l{l}_C_im"])
+    return Ch + _member(P[f"l{l}_D"], v) * v
+
+
+def lru_layer(v: torch.Tensor, P: Params, l: int = 1) -> torch.Tensor:
+    """One LRU recurrence (layer l), all steps at once: v (E, B, T, H) -> y (E, B, T, H).
+
+    h_t = lam * h_{t-1} + gamma * (B v_t), h_0 = 0;  y_t = Re(C h_t) + Dskip * v_t.
+    """
+    w = _drive(v, P, l)  # (E, B, T, N)
+    L = decay_matrix(P[f"l{l}_nu"], P[f"l{l}_theta"], v.shape[-2])  # (E, T, T, N)
+    h = torch.einsum("etsn,ebsn->ebtn", L, w)  # (E, B, T, N)
+    return _observe(h, v, P, l)
+
+
+def glu(z: torch.Tensor, W_a, b_a, W_g, b_g) -> torch.Tensor:
+    """(W_a z + b_a) * sigmoid(W_g z + b_g), per member: z (E, ..., H) -> (E, ..., H)."""
+    return linear(z, W_a, b_a) * torch.sigmoid(linear(z, W_g, b_g))
+
+
+def mlp(z: torch.Tensor, W1, b1, W2, b2) -> torch.Tensor:
+    """W2 gelu(W1 z + b1) + b2 (exact, erf GELU), per member: z (E, ..., H) -> (E, ..., H)."""
+    return linear(F.gelu(linear(z, W1, b1)), W2, b2)
+
+
+def mlp_hidden_size(H: int) -> int:
+    """Hidden size M of the MLP H -> M -> H with the parameters of a GLU H -> H.
+
+    GLU: 2 H^2 + 2 H. MLP: 2 H M + M + H. Equal iff M = (2 H^2 + H) / (2 H + 1) = H.
+    """
+    return round((2 * H * H + H) / (2 * H + 1))
+
+
+#: the parameter names of a block's input GLU (W_3 ... b_4) and output GLU (W_1 ... b_2)
+_GLU_NAMES = {"in": ("W_3", "b_3", "W_4", "b_4"), "out": ("W_1", "b_1", "W_2", "b_2")}
+
+
+def _gate(z: torch.Tensor, P: Params, l: int, where: str) -> torch.Tensor:
+    """The block's input ("in") or output ("out") map of z: GLU, MLP, or identity (no input GLU)."""
+    W = _GLU_NAMES[where]
+    if f"l{l}_{W[0]}" in P:
+        return glu(z, *(P[f"l{l}_{k}"] for k in W))
+    if f"l{l}_mlp_{where}_W1" in P:
+        return mlp(z, *(P[f"l{l}_mlp_{where}_{k}"] for k in ("W1", "b1", "W2", "b2")))
+    if where == "in":
+        return z
+    raise KeyError(f"layer {l} has neither an output GLU nor an output MLP")
+
+
+def _layers(P: Params) -> list[int]:
+    """The block indices present in the parameters (1, or 1 and 2)."""
+    layers = []
+    while f"l{len(layers) + 1}_nu" in P:
+        layers.append(len(layers) + 1)
+    return layers
+
+
+def forward(x: torch.Tensor, P: Params) -> torch.Tensor:
+    """The fast form of every LRU family: x (E, B, T, d_in) -> y (E, B, T, d_out).
+
+    The parameter names say which family it is: l2_* present -> 2 blocks; l1_W_3 -> input GLU;
+    l1_mlp_* -> the MLP ablation.
+    """
+    u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
+    for l in _layers(P):
+        v = _gate(u, P, l, "in")  # (E, B, T, H)
+        u = u + _gate(lru_layer(v, P, l), P, l, "out")
+    return linear(u, P["W_out"], P["b_out"])  # (E, B, T, d_out)
+
+
+def reference(x: torch.Tensor, P: Params) -> torch.Tensor:
+    """The definition, stepped one t at a time through every block: x (E, B, T, d_in) -> y."""
+    E, B, T, _ = x.shape
+    layers = _layers(P)
+    lam = {l: lam_from(P[f"l{l}_nu"], P[f"l{l}_theta"])[:, None, :] for l in layers}  # (E, 1, N)
+    h = {l: torch.zeros_like(lam[l]).expand(E, B, -1) for l in layers}  # (E, B, N) complex
+    ys = []
+    for t in range(T):
+        u = linear(x[:, :, t], P["W_emb"], P["b_emb"])  # (E, B, H)
+        for l in layers:
+            v = _gate(u, P, l, "in")
+            h[l] = lam[l] * h[l] + _drive(v, P, l)
+            u = u + _gate(_observe(h[l], v, P, l), P, l, "out")
+        ys.append(linear(u, P["W_out"], P["b_out"]))  # (E, B, d_out)
+    return torch.stack(ys, dim=2)
+
+
+def closed_form_count(name: str, d_in: int, d_out: int, width: int) -> int:
+    """Trainable parameters of one member of family ``name`` (see the module docstring)."""
+    H = width
+    shell = H * (d_in + 1) + d_out * (H + 1)
+    if name == "lru":
+        return 12 * H * H + 10 * H + shell
+    if name in ("lru_inout", "lru_inout_mlp"):
+        return 8 * H * H + 7 * H + shell
+    raise ValueError(f"unknown LRU family {name!r}")
+
+
+def _normal(E: int, *shape: int, std: float, g: torch.Generator) -> torch.Tensor:
+    return torch.randn(E, *shape, generator=g, dtype=torch.float64) * std
+
+
+def _init_recurrence(P: Params, l: int, E: int, H: int, g: torch.Generator, ring: dict) -> None:
+    """Ring init of nu, theta, and B, C, Dskip with the LRU paper's scales (H = N)."""
+    N = H
+    r_min, r_max, max_phase = ring["r_min"], ring["r_max"], ring["max_phase"]
+    mod2 = torch.rand(E, N, generator=g, dtype=torch.float64) * (r_max**2 - r_min**2) + r_min**2
+    P[f"l{l}_nu"] = torch.log(-0.5 * torch.log(mod2)).clamp(-NU_MAX, NU_MAX)  # |lam|^2 = mod2
+    phase = torch.rand(E, N, generator=g, dtype=torch.float64) * max_phase
+    P[f"l{l}_theta"] = torch.log(phase).clamp(-NU_MAX, NU_MAX)
+    # complex B with E|B_nh|^2 = 1/H (Glorot-like); C with E|C_hn|^2 = 2/N; Dskip ~ N(0, 1)
+    P[f"l{l}_B_re"] = _normal(E, N, H, std=(2 * H) ** -0.5, g=g)
+    P[f"l{l}_B_im"] = _normal(E, N, H, std=(2 * H) ** -0.5, g=g)
+    P[f"l{l}_C_re"] = _normal(E, H, N, std=N**-0.5, g=g)
+    P[f"l{l}_C_im"] = _normal(E, H, N, std=N**-0.5, g=g)
+    P[f"l{l}_D"] = _normal(E, H, std=1.0, g=g)
+
+
+def _init(d_in, d_out, width, E, g, dtype, *, layers: int, maps: tuple, ring: dict) -> Params:
+    """Embedding, ``layers`` blocks whose (input, output) maps are ``maps``, readout; float64
+    draws (nn.Linear's for the shell, GLUs and MLPs), cast to ``dtype`` at the end."""
+    H = width
+    P: Params = {}
+    P["W_emb"], P["b_emb"] = init_linear(E, H, d_in, g)
+    for l in range(1, layers + 1):
+        _init_recurrence(P, l, E, H, g, ring)
+        for where, kind in zip(("in", "out"), maps, strict=True):
+            if kind == "glu":  # value branch W_a and gate branch W_g, both H -> H
+                W_a, b_a, W_g, b_g = (f"l{l}_{k}" for k in _GLU_NAMES[where])
+                P[W_a], P[b_a] = init_linear(E, H, H, g)
+                P[W_g], P[b_g] = init_linear(E, H, H, g)
+            elif kind == "mlp":  # H -> M -> H
+                M, key = mlp_hidden_size(H), f"l{l}_mlp_{where}_"
+                P[key + "W1"], P[key + "b1"] = init_linear(E, M, H, g)
+                P[key + "W2"], P[key + "b2"] = init_linear(E, H, M, g)
+    P["W_out"], P["b_out"] = init_linear(E, d_out, H, g)
+    return {k: v.to(dtype) for k, v in P.items()}
+
+
+def _ring(r_min: float = R_MIN, r_max: float = R_MAX, max_phase: float = MAX_PHASE) -> dict:
+    """The ring of lam at init (keyword overrides of an ``init``; an unknown one is a TypeError)."""
+    if not 0.0 <= r_min < r_max <= 1.0 or max_phase < 0:
+        raise ValueError(f"need 0 <= r_min < r_max <= 1, max_phase >= 0: {r_min, r_max, max_phase}")
+    return {"r_min": r_min, "r_max": r_max, "max_phase": max_phase}
+
+
+def init_lru(d_in, d_out, width, E, generator, dtype=torch.float64, **ring) -> Params:
+    """2 blocks, output GLU only; width = H = N. ``ring``: r_min, r_max, max_phase overrides."""
+    ring = _ring(**ring)
+    return _init(d_in, d_out, width, E, generator, dtype, layers=2, maps=(None, "glu"), ring=ring)
+
+
+def init_lru_in_out(d_in, d_out, width, E, generator, dtype=torch.float64, **ring) -> Params:
+    """1 block with input and output GLU; width = H = N. ``ring`` as for ``init_lru``."""
+    ring = _ring(**ring)
+    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("glu", "glu"), ring=ring)
+
+
+def init_lru_in_out_mlp(d_in, d_out, width, E, generator, dtype=torch.float64, **ring) -> Params:
+    """1 block, both GLUs replaced by GELU MLPs of hidden size M = H; width = H = N."""
+    ring = _ring(**ring)
+    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("mlp", "mlp"), ring=ring)
+
+
+def _no_decay(layers: int) -> tuple[str, ...]:
+    return tuple(f"l{l}_{k}" for l in range(1, layers + 1) for k in ("nu", "theta"))
+
+
+LRU = Family("lru", "LRU (2 layers)", init_lru, forward, reference, _no_decay(2))
+LRU_IN_OUT = Family("lru_inout", "LRU In+Out", init_lru_in_out, forward, reference, _no_decay(1))
+LRU_IN_OUT_MLP = Family(
+    "lru_inout_mlp", "LRU In+Out (MLP)", init_lru_in_out_mlp, forward, reference, _no_decay(1)
+)

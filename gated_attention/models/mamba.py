@@ -1,0 +1,163 @@
+"""A Mamba-style selective layer (Gu & Dao, 2023; simplified, no convolution) in the shell of
+Sec. 4.3: linear embedding -> selective diagonal recurrence -> side gate -> linear readout.
+
+Glossary (code name -> symbol -> shape, E ensemble members, H = width channels, N states each):
+    W_e, b_e        embedding u_t = W_e x_t + b_e                          (E, H, d_in), (E, H)
+    W_Delta, b_Delta  step size Delta_t = softplus(W_Delta u_t + b_Delta)  (E, H, H), (E, H)
+    W_B             input-dependent input matrix B_t = W_B u_t             (E, N, H)
+    W_C             input-dependent output matrix C_t = W_C u_t            (E, N, H)
+    A_log           A = -exp(A_log), the diagonal (per channel) dynamics    (E, H, N)
+    Dskip           skip connection Dskip[c] u_t[c]                         (E, H)
+    W_z, b_z        side gate silu(W_z x_t + b_z), from the current input   (E, H, d_in), (E, H)
+    W_o, b_o        readout                                           (E, d_out, H), (E, d_out)
+    h               state h_t[c, k], h_0 = 0                                (E, B, H, N)
+
+For every channel c and state index k:
+    h_t[c, k] = exp(Delta_t[c] A[c, k]) h_{t-1}[c, k] + Delta_t[c] B_t[k] u_t[c]
+    y_t[c]    = sum_k C_t[k] h_t[c, k] + Dskip[c] u_t[c]
+    o_t       = y_t * silu(W_z x_t + b_z)          (side gating, App. A.2: the gate sees x_t)
+    out_t     = W_o o_t + b_o
+The product B_t[k] u_t[c] is the input gating of Eq. (2) (a product of two projections of the
+input), C_t reads the state with a query-like projection: one layer can implement linear
+attention (``gated_attention.constructions.mamba``).
+
+Width: width = H (channels = embedding size); each channel has N = ``n_state`` states (a fixed
+small state, default 4; Mamba's own default is 16), so the recurrent state has H N numbers. The
+attention construction needs N >= d_k and H >= d_v + d. Parameters of one member:
+    2 H (d_in + 1) + H^2 + 2 H + 3 N H + d_out (H + 1)
+    (embedding, gate; W_Delta, b_Delta, Dskip; W_B, W_C, A_log; readout).
+
+Initialisation as Mamba: A_log[c, k] = log(k + 1) (A = -1, ..., -N), Dskip = 1,
+b_Delta = softplus^-1(dt) with dt log-uniform in [1e-3, 1e-1] (so Delta starts in that range
+up to the W_Delta u term), W_Delta ~ U(-1/sqrt(H), 1/sqrt(H)); every other matrix as
+``torch.nn.Linear``. A_log and Dskip get no weight decay (as in Mamba).
+
+Two forms: ``reference`` is a loop over t; ``forward`` computes the decays a_t = exp(Delta A)
+and inputs b_t = Delta B u of all t at once and solves h_t = a_t h_{t-1} + b_t by a doubling
+scan (ceil(log2 T) steps of elementwise products; no exp of differences, so a_t = 1 is exact).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .shell import Family, init_linear, linear
+
+__all__ = ["MAMBA", "init", "forward", "reference", "parameter_count_formula", "diagonal_scan"]
+
+Params = dict[str, torch.Tensor]
+
+DT_MIN, DT_MAX = 1e-3, 1e-1
+
+
+def init(
+    d_in: int,
+    d_out: int,
+    width: int,
+    E: int,
+    generator: torch.Generator,
+    dtype: torch.dtype = torch.float64,
+    *,
+    n_state: int = 4,
+) -> Params:
+    """Draw E members with Mamba's initialisation (see the module docstring)."""
+    H, N = width, n_state
+    W_e, b_e = init_linear(E, H, d_in, generator, dtype)
+    W_Delta, _ = init_linear(E, H, H, generator, dtype, bias=False)
+    log_dt = torch.rand(E, H, generator=generator, dtype=torch.float64)
+    dt = torch.exp(log_dt * (math.log(DT_MAX) - math.log(DT_MIN)) + math.log(DT_MIN))
+    b_Delta = (dt + torch.log(-torch.expm1(-dt))).to(dtype)  # softplus(b_Delta) = dt
+    W_B, _ = init_linear(E, N, H, generator, dtype, bias=False)
+    W_C, _ = init_linear(E, N, H, generator, dtype, bias=False)
+    A_log = torch.log(torch.arange(1, N + 1, dtype=torch.float64)).expand(E, H, N).to(dtype)
+    Dskip = torch.ones(E, H, dtype=dtype)
+    W_z, b_z = init_linear(E, H, d_in, generator, dtype)
+    W_o, b_o = init_linear(E, d_out, H, generator, dtype)
+    return {
+        "W_e": W_e,
+        "b_e": b_e,
+        "W_Delta": W_Delta,
+        "b_Delta": b_Delta,
+        "W_B": W_B,
+        "W_C": W_C,
+        "A_log": A_log.clone(),
+        "Dskip": Dskip,
+        "W_z": W_z,
+        "b_z": b_z,
+        "W_o": W_o,
+        "b_o": b_o,
+    }
+
+
+def parameter_count_formula(d_in: int, d_out: int, width: int, n_state: int = 4) -> int:
+    """2 H (d_in + 1) + H^2 + 2 H + 3 N H + d_out (H + 1), with H = width, N = n_state."""
+    H, N = width, n_state
+    return 2 * H * (d_in + 1) + H * H + 2 * H + 3 * N * H + d_out * (H + 1)
+
+
+def diagonal_scan(a: torch.Tensor, b: torch.Tensor, dim: int = 2) -> torch.Tensor:
+    """h_t = a_t * h_{t-1} + b_t (h_0 = 0) along ``dim`` for all t, by recursive doubling.
+
+    After the step with shift s, (a_t, b_t) is the composed update of steps t-2s+1 .. t; an
+    update (a1, b1) followed by (a2, b2) composes to (a2 a1, a2 b1 + b2).
+    """
+    T, s = a.shape[dim], 1
+    while s < T:
+        head_a, tail_a = a.narrow(dim, 0, s), a.narrow(dim, s, T - s)
+        head_b, tail_b = b.narrow(dim, 0, s), b.narrow(dim, s, T - s)
+        b = torch.cat([head_b, tail_b + tail_a * b.narrow(dim, 0, T - s)], dim=dim)
+        a = torch.cat([head_a, tail_a * a.narrow(dim, 0, T - s)], dim=dim)
+        s *= 2
+    return b
+
+
+def _gate(x: torch.Tensor, params: Params) -> torch.Tensor:
+    """silu(W_z x + b_z): x (E, ..., d_in) -> (E, ..., H)."""
+    return F.silu(linear(x, params["W_z"], params["b_z"]))
+
+
+def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
+    """The fast form: x (E, B, T, d_in) -> out (E, B, T, d_out)."""
+    u = linear(x, params["W_e"], params["b_e"])  # (E, B, T, H)
+    Delta = F.softplus(linear(u, params["W_Delta"], params["b_Delta"]))  # (E, B, T, H)
+    B_t = linear(u, params["W_B"])  # (E, B, T, N)
+    C_t = linear(u, params["W_C"])  # (E, B, T, N)
+    A = -torch.exp(params["A_log"])  # (E, H, N)
+    a = torch.exp(Delta[..., None] * A[:, None, None])  # (E, B, T, H, N)
+    b = (Delta * u)[..., None] * B_t[..., None, :]  # (E, B, T, H, N)
+    h = diagonal_scan(a, b, dim=2)  # (E, B, T, H, N)
+    y = torch.einsum("ebthn,ebtn->ebth", h, C_t) + params["Dskip"][:, None, None] * u
+    return linear(y * _gate(x, params), params["W_o"], params["b_o"])
+
+
+def reference(x: torch.Tensor, params: Params) -> torch.Tensor:
+    """The definition, a loop over t, one time step's equations at a time."""
+    E, B, T, _ = x.shape
+    A = -torch.exp(params["A_log"])  # (E, H, N)
+    h = x.new_zeros(E, B, *A.shape[1:])  # (E, B, H, N)
+    outs = []
+    for t in range(T):
+        x_t = x[:, :, t]  # (E, B, d_in)
+        u = x_t @ params["W_e"].transpose(1, 2) + params["b_e"][:, None]  # (E, B, H)
+        Delta = F.softplus(u @ params["W_Delta"].transpose(1, 2) + params["b_Delta"][:, None])
+        B_t = u @ params["W_B"].transpose(1, 2)  # (E, B, N)
+        C_t = u @ params["W_C"].transpose(1, 2)  # (E, B, N)
+        decay = torch.exp(Delta[..., None] * A[:, None])  # (E, B, H, N)
+        h = decay * h + (Delta * u)[..., None] * B_t[:, :, None, :]
+        y = (h * C_t[:, :, None, :]).sum(-1) + params["Dskip"][:, None] * u  # (E, B, H)
+        gate = F.silu(x_t @ params["W_z"].transpose(1, 2) + params["b_z"][:, None])
+        outs.append((y * gate) @ params["W_o"].transpose(1, 2) + params["b_o"][:, None])
+    return torch.stack(outs, dim=2)
+
+
+MAMBA = Family(
+    name="mamba",
+    label="Mamba-style",
+    init=init,
+    forward=forward,
+    reference=reference,
+    no_decay=("A_log", "Dskip"),
+)
