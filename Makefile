@@ -43,8 +43,8 @@ book: ## set up, execute every chapter in PROFILE (default quick) and render the
 	$(MAKE) execute PROFILE=$(PROFILE)
 	$(MAKE) render
 
-unit: $(STAMP) ## the unit tests only (fast)
-	$(PY) -m pytest -n 2 tests
+unit: $(STAMP) ## the unit tests without those marked slow (seconds)
+	$(PY) -m pytest -n 2 -m "not slow" tests
 
 test: $(STAMP) ## set up, lint, run the unit tests, execute + nbval-check every chapter (smoke), build with -W
 	$(MAKE) lint

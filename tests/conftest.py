@@ -9,6 +9,13 @@ from gated_attention.engine import loop
 torch.set_num_threads(1)
 
 
+@pytest.fixture(autouse=True)
+def seeded():
+    """Every test starts from the same global torch seed: a draw without its own generator is
+    still the same draw on every run (tests that matter pass their own ``torch.Generator``)."""
+    torch.manual_seed(0)
+
+
 @pytest.fixture
 def interrupt_at_chunk(monkeypatch):
     """``interrupt_at_chunk(n, run)`` runs ``run()`` with the engine's data sampler raising

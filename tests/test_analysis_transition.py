@@ -6,14 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from gated_attention import experiments
 from gated_attention.analysis import normalised_losses, transition_point
 from gated_attention.experiments import (
     PANELS,
     how_many_neurons_config,
     teacher_identification_config,
 )
-from gated_attention.experiments.teacher_identification import QUICK_T
 
 
 def planted(sizes, step_at, R=5, seed=0, noise=0.3):
@@ -58,21 +56,20 @@ def test_transition_bad_inputs():
         transition_point([1, 2], np.zeros((2, 2)))
 
 
-def test_configs_per_profile():
-    for profile in experiments.PROFILES:
-        c = teacher_identification_config(profile)
-        assert c.d == 4 and c.teacher_std == 0.2
-        assert c.T == (32 if profile != "quick" else QUICK_T)  # the paper's T but in quick
-        for p in "AB":
-            h = how_many_neurons_config(profile, p)
-            assert h.d == PANELS[p]["d"] and h.teacher_rank == PANELS[p]["rank"]
-            k = 2 * PANELS[p]["construction"]
-            if profile != "smoke":
-                assert min(h.sizes) < k < max(h.sizes) and len(h.seeds) >= 3
+def test_the_paper_profiles_are_the_papers_settings():
+    """The paper profile uses the paper's numbers (Sec. 4.1-4.2): d 4, n = m = 100, T 32, batch
+    64, 1,000,000 steps; the Fig. 3 sweeps bracket twice the construction's count, >= 5 seeds."""
     paper = teacher_identification_config("paper")
-    assert paper.train.steps == 1_000_000 and (paper.n, paper.m, paper.T) == (100, 100, 32)
-    assert how_many_neurons_config("paper", "B").T == 32
-    assert len(how_many_neurons_config("paper", "A").seeds) >= 5
+    assert (paper.d, paper.n, paper.m, paper.T) == (4, 100, 100, 32)
+    assert (paper.train.batch_size, paper.train.steps) == (64, 1_000_000)
+    for p in "AB":
+        h = how_many_neurons_config("paper", p)
+        assert (h.d, h.teacher_rank, h.T) == (PANELS[p]["d"], PANELS[p]["rank"], 32)
+        assert min(h.sizes) < 2 * PANELS[p]["construction"] < max(h.sizes)
+        assert len(h.seeds) >= 5 and h.train.steps == 1_000_000
+
+
+def test_configs_reject_unknown_panel_and_profile():
     with pytest.raises(ValueError, match="panel"):
         how_many_neurons_config("quick", "C")
     with pytest.raises(ValueError, match="profile"):

@@ -1,10 +1,13 @@
-"""``make bench``: the FLOP count, the JSON it writes, and the chapter's loader."""
+"""``make bench``: FLOP count, family costs, the JSON it writes, and the chapter's loader."""
 
+import dataclasses
 import json
 
 import pytest
 
-from gated_attention.tools import bench
+from gated_attention.models.families import FAMILIES
+from gated_attention.report import bench_table
+from gated_attention.tools import bench, bench_products, bench_timing, family_bench
 
 REQUIRED = (
     "engine_steps_per_s",
@@ -54,7 +57,7 @@ def test_step_flops_is_what_the_engine_multiplies():
     assert counter.get_total_flops() == total
     calls = bench.step_products(d, n, m, T, B)
     assert len(calls) == 11
-    assert sum(bench._product_flops(spec) for _, spec, _ in calls) == total
+    assert sum(bench_products.product_flops(spec) for _, spec, _ in calls) == total
 
 
 def test_products_floor_times_each_product():
@@ -76,7 +79,7 @@ def test_fastest_takes_turns_and_keeps_the_minimum():
 
         return timed
 
-    best = bench._fastest({"a": timer("a"), "b": timer("b")}, repeats=3)
+    best = bench_timing.fastest({"a": timer("a"), "b": timer("b")}, repeats=3)
     assert best == {"a": 1.0, "b": 4.0}
     assert calls == ["a", "b"] * 3
 
@@ -127,11 +130,11 @@ def test_device_agreement_and_its_rows():
     with pytest.raises(ValueError, match="device"):
         bench.device_agreement("no-such-device", steps=1)
     # off the CPU the table names the device and its difference to the CPU
-    rows = dict(bench._device_rows({"device": "cuda:0", "device_max_abs_diff": 3e-15}))
+    rows = dict(bench_table._device_rows({"device": "cuda:0", "device_max_abs_diff": 3e-15}))
     assert rows["device"] == "cuda:0"
     assert rows["  largest weight difference to the CPU"].startswith("3.0e-15")
-    assert dict(bench._device_rows({})) == {"device": "cpu"}  # a bench file of before
-    assert "CPU measurement" in bench._subnormal_rows(None, "cuda:0")[0][1]
+    assert dict(bench_table._device_rows({})) == {"device": "cpu"}  # a bench file of before
+    assert "CPU measurement" in bench_table._subnormal_rows(None, "cuda:0")[0][1]
 
 
 def test_load_or_run_prefers_the_file(smoke, tmp_path):
@@ -142,6 +145,60 @@ def test_load_or_run_prefers_the_file(smoke, tmp_path):
         bench.load_or_run("fast", out)
 
 
+def test_every_family_is_timed_at_the_matched_count(smoke):
+    """The bench's "families": every family, a positive time, a parameter count near the target."""
+    results, out = smoke
+    fam = json.loads(out.read_text())["families"]
+    target = family_bench.FAMILY_SETUP["target_params"]
+    assert fam["config"]["target_params"] == target and fam["config"]["steps"] >= 1
+    assert list(fam["costs"]) == list(FAMILIES)
+    for name, r in fam["costs"].items():
+        assert r["ms_per_step"] > 0, name
+        assert abs(r["params"] - target) <= 0.15 * target, (name, r["params"])
+        assert r["member_steps_per_s"] == pytest.approx(
+            fam["config"]["ensemble"] * 1e3 / r["ms_per_step"]
+        )
+        assert r["label"] == FAMILIES[name].label and r["width"] >= 1
+
+
+def test_the_family_table_has_a_row_per_family(smoke):
+    results, _ = smoke
+    lines = bench.format_families(results["families"]).splitlines()
+    assert len(lines) == 2 + len(FAMILIES)  # the setting, the column names, one row each
+    assert "ms/step" in lines[1] and "member-steps/s" in lines[1]
+    for line, (name, r) in zip(lines[2:], results["families"]["costs"].items(), strict=True):
+        assert line.startswith(f"{name} ({r['label']})")
+        assert f"{r['ms_per_step']:.2f}" in line and f"{r['params']:,}" in line
+    assert lines[2].endswith("1.0x")  # the gated RNN against itself
+    assert "not measured" in bench.format_families(None)
+
+
+def test_the_gated_family_trains_through_the_fused_path(monkeypatch):
+    """forward=None for "gated": its Family.forward is never called; an unknown name is named."""
+
+    def refuse(x, p):
+        raise AssertionError("the gated family must train through the engine's fused path")
+
+    monkeypatch.setitem(FAMILIES, "gated", dataclasses.replace(FAMILIES["gated"], forward=refuse))
+    costs = family_bench.family_costs("smoke", names=("gated",))["costs"]
+    assert list(costs) == ["gated"] and costs["gated"]["ms_per_step"] > 0
+    with pytest.raises(ValueError, match="unknown family 'rnn'"):
+        family_bench.family_costs("smoke", names=("rnn",))
+
+
+def test_an_older_bench_file_gets_the_family_costs(smoke, tmp_path):
+    """A bench.json from before the family costs: measured now, and the source says so."""
+    results, out = smoke
+    old = {k: v for k, v in json.loads(out.read_text()).items() if k != "families"}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(old))
+    loaded, source = bench.load_or_run("smoke", path)
+    assert "family costs measured now" in source and "make bench" in source
+    assert list(loaded["families"]["costs"]) == list(FAMILIES)
+    assert loaded["families"]["threads"] == 1
+    assert {k: v for k, v in loaded.items() if k != "families"} == old
+
+
 def test_subnormal_cost_reads_the_cached_run(tmp_path, monkeypatch):
     """Skipped (None, and said so in the table) without the cached run; measured with it."""
     from gated_attention import experiments
@@ -149,7 +206,7 @@ def test_subnormal_cost_reads_the_cached_run(tmp_path, monkeypatch):
 
     monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path / "cache"))
     assert bench.subnormal_cost(repeats=1) is None
-    assert "not measured" in "\n".join(a + b for a, b in bench._subnormal_rows(None))
+    assert "not measured" in "\n".join(a + b for a, b in bench_table._subnormal_rows(None))
     smoke = configs.teacher_identification_config("smoke")
     monkeypatch.setattr(configs, "teacher_identification_config", lambda profile: smoke)
     experiments.run(smoke, progress=False)

@@ -47,3 +47,22 @@ def test_notebooks_are_written(tmp_path):
     written = book.write_notebooks(tmp_path)
     assert {p.stem for p in written} == {p.stem for p in book.chapters()}
     assert all(p.read_text().startswith("{") for p in written)
+
+
+@pytest.mark.slow
+def test_a_full_run_starts_from_no_scorecard_records(tmp_path, monkeypatch):
+    """A chapter that fails cannot hide behind a record an earlier build left: a full run removes
+    the profile's records first, and names the failing chapter."""
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path / "build"))
+    stale = tmp_path / "build" / "scorecard" / "smoke" / "fig4a.gated_below_gru.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/broken\n")
+    header = (book.ROOT / "book" / "intro.md").read_text().split("---")[1]  # the chapters' own
+    header = f"---{header}---\n"
+    cell = "```{code-cell} ipython3\nraise RuntimeError('this chapter fails')\n```\n"
+    (tmp_path / "book" / "broken.md").write_text(header + cell)
+    with pytest.raises(RuntimeError, match="broken"):
+        book.execute("smoke", root=tmp_path)
+    assert not stale.exists()

@@ -44,6 +44,7 @@ def test_members_and_seeds():
         tiny(seeds=())
 
 
+@pytest.mark.slow
 def test_paper_profile_runs_end_to_end():
     """The paper's configuration (d 4, n = m = 100, T 32, batch 64) is accepted; 2 steps of it."""
     paper = ex.teacher_identification_config("paper")

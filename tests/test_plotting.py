@@ -9,7 +9,7 @@ import torch
 from gated_attention import construct_rnn, neuron_count, parameter_count, random_attention
 from gated_attention.report.plotting import (
     construction_counts,
-    lam_groups,
+    lam_blocks,
     plot_construction,
     plot_counts,
 )
@@ -45,16 +45,16 @@ def test_plot_construction_marks_the_groups():
 
 def test_lam_groups():
     lam = torch.tensor([1.0, 1.0, 0.0, 0.5, 1.0])
-    assert lam_groups(lam) == [
+    assert lam_blocks(lam) == [
         ("key-value (λ=1)", 0, 2),
         ("query (λ=0)", 2, 3),
         ("0<λ<1", 3, 4),
         ("key-value (λ=1)", 4, 5),
     ]
-    assert lam_groups(torch.zeros(0)) == []
+    assert lam_blocks(torch.zeros(0)) == []
     near = torch.tensor([0.9999, 1e-5])  # a trained network's lam is rarely exact
-    assert lam_groups(near) == [("0<λ<1", 0, 2)]
-    assert lam_groups(near, atol=1e-3) == [("key-value (λ=1)", 0, 1), ("query (λ=0)", 1, 2)]
+    assert lam_blocks(near) == [("0<λ<1", 0, 2)]
+    assert lam_blocks(near, atol=1e-3) == [("key-value (λ=1)", 0, 1), ("query (λ=0)", 1, 2)]
 
 
 def test_bad_groups_raise():

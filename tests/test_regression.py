@@ -130,6 +130,7 @@ def test_regression_config_rejects_bad_input():
         icr.RegressionConfig(seeds=())
 
 
+@pytest.mark.slow
 def test_compute_stores_paired_losses(tmp_path):
     from gated_attention.engine import TrainConfig
 
@@ -181,6 +182,7 @@ def test_per_sequence_losses_of_the_gd_network_are_the_gd_losses():
     assert not torch.allclose(losses[1], gd, atol=1e-3)
 
 
+@pytest.mark.slow
 def test_the_recorded_paper_run_is_the_paper_profile_and_fits_in_git():
     """The recorded Sec. 5.2 run: the whole paper profile, its summaries consistent with its
     metrics, small enough for git, and readable by the chapter's analysis."""

@@ -132,6 +132,7 @@ def test_train_by_size_checks_its_inputs():
         train_by_size(tasks, students, c, data_seeds=seeds[:2])
 
 
+@pytest.mark.slow
 def test_a_size_sweep_trains_as_its_config_plans(monkeypatch):
     """``TeacherStudentConfig.ensembles`` names the ensembles ``compute`` trains."""
     from gated_attention.experiments import TeacherStudentConfig

@@ -18,7 +18,7 @@ from gated_attention.engine import (
     unstack_students,
 )
 from gated_attention.models.fast_path import (
-    decay_matrix_neuron_major,
+    decay_matrix_from_nu,
     forward_packed,
     fused_loss,
     gated_rnn_fast,
@@ -26,7 +26,12 @@ from gated_attention.models.fast_path import (
     pack_params,
     targets_neuron_major,
 )
-from gated_attention.models.gated_rnn import decay_matrix, gated_rnn_forward
+from gated_attention.models.gated_rnn import (
+    decay_matrix,
+    gated_rnn_forward,
+    lam_from_nu,
+    nu_from_lam,
+)
 from gated_attention.tasks import TeacherStudentTask
 
 F64 = dict(dtype="float64", log_every=5, chunk_steps=5)
@@ -51,11 +56,23 @@ class LastStepTask:
         return x, y
 
 
-def test_decay_matrix_neuron_major_matches_reference():
+def test_decay_matrix_from_nu_matches_reference_values_and_gradients():
+    """lam = 0, 0.3, 1, 0.9 (nu = +inf, ., -inf, .): the same matrix as the readable twin, exact
+    at 0 and 1, and the same gradient wherever nu is inside the clamp."""
     lam = torch.tensor([[0.0, 0.3, 1.0, 0.9]], dtype=torch.float64)
-    ref = decay_matrix(lam, 7).permute(0, 3, 1, 2)  # (E, n, T, T)
-    torch.testing.assert_close(decay_matrix_neuron_major(lam, 7), ref, rtol=0, atol=1e-15)
-    assert decay_matrix_neuron_major(lam, 1).shape == (1, 4, 1, 1)
+    nu = nu_from_lam(lam).requires_grad_(True)
+    L, _ = decay_matrix_from_nu(nu, 7)
+    nu_ref = nu.detach().clone().requires_grad_(True)
+    ref = decay_matrix(lam_from_nu(nu_ref), 7).permute(0, 3, 1, 2)  # (E, n, T, T)
+    torch.testing.assert_close(L, ref, rtol=0, atol=1e-15)
+    assert torch.equal(L[0, 0], torch.eye(7, dtype=torch.float64))  # lam = 0: exactly identity
+    assert torch.equal(L[0, 2], torch.ones(7, 7, dtype=torch.float64).tril())  # lam = 1
+    w = torch.randn(L.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    (g,) = torch.autograd.grad((L * w).sum(), nu)
+    (g_ref,) = torch.autograd.grad((ref * w).sum(), nu_ref)
+    assert torch.isfinite(g).all()
+    torch.testing.assert_close(g, g_ref, rtol=1e-10, atol=1e-12)
+    assert decay_matrix_from_nu(nu.detach(), 1)[0].shape == (1, 4, 1, 1)
 
 
 @pytest.mark.parametrize("side", [False, True])

@@ -8,11 +8,13 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     teacher_identification   its config for Sec. 4.1 (Fig. 2, Table 1)
     how_many_neurons         its configs for Sec. 4.2 (Fig. 3A/B)
     in_context_regression    Sec. 5.2 (Table 2, Fig. 3C)
+    architectures            Sec. 4.3 and 5.3 (Fig. 4A/B): every family at matched sizes
     registry                 every experiment by name
 """
 
+from .architectures import ArchitectureConfig, architectures_config, architectures_sweep_config
 from .cache import RunResult, code_hash, config_from_dict, config_hash, entry_path, run
-from .how_many_neurons import PANELS, how_many_neurons_config
+from .how_many_neurons import PANELS, TRANSITION_LOSS, how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .profiles import PROFILES, check_profile, derive_seed
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
@@ -21,11 +23,15 @@ from .teacher_identification import TEACHER_STD, teacher_identification_config
 from .teacher_student import TeacherStudentConfig
 
 __all__ = [
+    "ArchitectureConfig",
+    "architectures_config",
+    "architectures_sweep_config",
     "EXPERIMENTS",
     "PANELS",
     "PROFILES",
     "RECORDED_ROOT",
     "TEACHER_STD",
+    "TRANSITION_LOSS",
     "RegressionConfig",
     "RunResult",
     "TeacherStudentConfig",

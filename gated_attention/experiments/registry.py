@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .architectures import ArchitectureConfig, architectures_sweep_config
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .teacher_identification import teacher_identification_config
@@ -23,12 +24,19 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     "how-many-neurons-A": lambda profile: how_many_neurons_config(profile, "A"),
     "how-many-neurons-B": lambda profile: how_many_neurons_config(profile, "B"),
     "in-context-regression": regression_config,
+    "architectures-teacher-lr": lambda profile: architectures_sweep_config(profile, "teacher"),
+    "architectures-regression-lr": lambda profile: architectures_sweep_config(
+        profile, "regression"
+    ),
 }
 
 
 def config_types() -> dict[str, type]:
     """The config classes a results entry can name, by class name."""
-    return {cls.__qualname__: cls for cls in (TeacherStudentConfig, RegressionConfig)}
+    return {
+        cls.__qualname__: cls
+        for cls in (TeacherStudentConfig, RegressionConfig, ArchitectureConfig)
+    }
 
 
 def experiment_config(name: str, profile: str) -> Any:

@@ -32,11 +32,11 @@ import functools
 
 import torch
 
-from .gated_rnn import NU_MAX, lam_from_nu
+from .gated_rnn import NU_MAX
 
 __all__ = [
     "GatedProduct",
-    "decay_matrix_neuron_major",
+    "decay_matrix_from_nu",
     "pack_params",
     "unpack_params",
     "inputs_neuron_major",
@@ -76,22 +76,20 @@ class GatedProduct(torch.autograd.Function):
         return g_W, g_X
 
 
-def decay_matrix_neuron_major(lam: torch.Tensor, T: int) -> torch.Tensor:
-    """L[..., t, s] = lam^(t-s) for s <= t, else 0: lam (*E, n) -> L (*E, n, T, T).
+def decay_matrix_from_nu(nu: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """L[..., t, s] = lam^(t-s) for s <= t, else 0, from nu (lam = exp(-exp(nu))), neuron-major.
 
-    ``gated_rnn.decay_matrix`` with the neuron axis first, built as a Toeplitz view (``unfold``)
-    of the powers lam^0..lam^(T-1) instead of a gather (whose backward is slow). The powers come
-    from a cumulative product, so lam = 0 and lam = 1 are exact.
+    nu (*E, n) -> L (*E, n, T, T) and exp(nu) (*E, n), clamped as ``lam_from_nu`` clamps it.
+    ``gated_rnn.decay_matrix`` is the readable twin (time-major, from lam, by a cumulative
+    product). Here L = exp((t - s) log lam) with log lam = -exp(nu): one elementwise kernel and
+    its backward, and still exact where lam is 0 (exp(nu) = exp(NU_MAX) sends every power above
+    0 to 0) or 1 (log lam is set to 0), with finite gradients (tested against the twin).
     """
-    ones = torch.ones_like(lam)[..., None]  # (*E, n, 1)
-    if T > 1:
-        reps = lam[..., None].expand(*lam.shape, T - 1)
-        powers = torch.cat([ones, torch.cumprod(reps, dim=-1)], dim=-1)  # (*E, n, T): lam^k
-    else:
-        powers = ones
-    # q[i] = lam^(T-1-i) for i < T, 0 beyond; windows w[j, s] = q[j + s]; L[t, s] = w[T-1-t, s]
-    q = torch.cat([powers.flip(-1), torch.zeros_like(powers[..., 1:])], dim=-1)  # (*E, n, 2T-1)
-    return q.unfold(-1, T, 1).flip(-2)
+    e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
+    lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
+    log_lam = torch.where(lam == 1.0, 0.0, -e_nu)  # lam == 1: every power exactly 1
+    lag, tril = _lags(T, nu.dtype, nu.device)
+    return torch.exp(lag * log_lam[..., None, None]) * tril, e_nu
 
 
 def pack_params(params: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -140,7 +138,7 @@ def forward_packed(
     B = TB // T
     n = packed["W_in"].shape[-2] // 2
     u = GatedProduct.apply(packed["W_in"], X).view(E, n, T, B)  # g_in(x~_t)
-    L = decay_matrix_neuron_major(lam_from_nu(packed["nu"]), T)  # (E, n, T, T)
+    L, _ = decay_matrix_from_nu(packed["nu"], T)  # (E, n, T, T)
     if out_steps is not None:
         L = L[:, :, out_steps]  # only the rows of the steps the loss reads
     h = torch.matmul(L, u)  # (E, n, T', B): h_t = sum_{s<=t} lam^(t-s) u_s
@@ -197,12 +195,7 @@ class FusedLoss(torch.autograd.Function):
         B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
         pq = torch.bmm(W_in, X)  # (E, 2n, T*B)
         u = pq[:, :n] * pq[:, n:]  # g_in(x~_t)
-        e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
-        lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
-        log_lam = torch.where(lam == 1.0, 0.0, -e_nu)  # lam == 1: every power exactly 1
-        lag, tril = _lags(T, X.dtype, X.device)
-        # L[t, s] = lam^(t-s) = exp((t-s) log lam) for s <= t: exact for lam = 0 and 1
-        L = torch.exp(lag * log_lam[..., None, None]) * tril  # (E, n, T, T)
+        L, e_nu = decay_matrix_from_nu(nu, T)  # (E, n, T, T): lam^(t-s), exact at 0 and 1
         Lo = L if out_steps is None else L[:, :, out_steps]
         h = torch.matmul(Lo, u.view(E, n, T, B)).view(E, n, -1)  # (E, n, T'*B)
         ab = torch.bmm(W_out, h)  # (E, 2m, T'*B)

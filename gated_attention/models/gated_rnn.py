@@ -88,8 +88,10 @@ def scan_reference(u: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
 def decay_matrix(lam: torch.Tensor, T: int) -> torch.Tensor:
     """L[..., t, s, :] = lam^(t-s) for s <= t, else 0. lam: (*E, n) -> (*E, T, T, n).
 
-    The powers come from a cumulative product (not exp((t-s) log lam)) so that lam = 0 and
-    lam = 1 are exact and their gradients finite.
+    The powers come from a cumulative product, so that lam = 0 and lam = 1 are exact and their
+    gradients finite for any lam (exp((t-s) log lam) would need log 0). The fast path builds the
+    same matrix from nu instead (``fast_path.decay_matrix_from_nu``), where log lam = -exp(nu)
+    is always finite.
     """
     ones = lam[..., None, :] * 0.0 + 1.0  # (*E, 1, n); keeps lam in the graph when T = 1
     if T > 1:

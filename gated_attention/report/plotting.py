@@ -10,7 +10,7 @@ Glossary (code name -> paper symbol -> section):
                     key-value neurons (lam = 1) and the query neurons (lam = 0) of Fig. 1
 
 ``plot_construction`` takes any ``GatedRNN``: a constructed one (Fig. 1) or a trained, pruned
-and reordered one (Fig. 2B); ``lam_groups`` finds the lam = 1 / lam = 0 blocks of either.
+and reordered one (Fig. 2B); ``lam_blocks`` finds the lam = 1 / lam = 0 blocks of either.
 """
 
 from __future__ import annotations
@@ -29,12 +29,18 @@ from ..constructions.gated_rnn import (
 )
 from ..models.gated_rnn import GatedRNN
 
-__all__ = ["lam_groups", "plot_construction", "construction_counts", "plot_counts"]
+__all__ = [
+    "lam_blocks",
+    "plot_construction",
+    "construction_counts",
+    "plot_counts",
+    "plot_error_vs_eps",
+]
 
 Groups = Sequence[tuple[str, int, int]]
 
 
-def lam_groups(lam: torch.Tensor, atol: float = 1e-6) -> list[tuple[str, int, int]]:
+def lam_blocks(lam: torch.Tensor, atol: float = 1e-6) -> list[tuple[str, int, int]]:
     """Contiguous runs of neurons with lam ~ 1 ("key-value"), lam ~ 0 ("query") or in between.
 
     Returns ``[(label, start, stop), ...]`` covering 0 .. len(lam), in order.
@@ -109,7 +115,7 @@ def plot_construction(
     Args:
         rnn: any ``GatedRNN`` (constructed, or trained and pruned).
         hidden_groups: blocks of hidden neurons, ``[(label, start, stop), ...]``, marked by lines
-            and labelled; "lam" (default) finds them from lam (``lam_groups``); None: no marks.
+            and labelled; "lam" (default) finds them from lam (``lam_blocks``); None: no marks.
         output_groups: blocks of output-gating neurons, marked the same way.
         title: the figure's title.
         lam_atol: how close to 1 (or 0) lam must be to count as 1 (or 0) for hidden_groups="lam";
@@ -129,7 +135,7 @@ def plot_construction(
             raise ValueError(
                 f"hidden_groups must be a list of groups, None or 'lam', got {hidden_groups!r}"
             )
-        hidden_groups = lam_groups(rnn.lam, atol=lam_atol)
+        hidden_groups = lam_blocks(rnn.lam, atol=lam_atol)
     hidden = _check_groups(hidden_groups, n, "hidden_groups")
     top = ["W_in1", "W_in2", "lam"] + (["W_side", "D^T"] if rnn.side else [])
     output = _check_groups(output_groups, 0 if rnn.side else rnn.m, "output_groups")
@@ -214,4 +220,55 @@ def plot_counts(
     ax_p.set(xlabel="d", ylabel="parameters", title="parameters", yscale="log")
     ax_n.legend(fontsize=8)
     ax_p.legend(fontsize=8)
+    return fig
+
+
+def plot_error_vs_eps(
+    curves: dict[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    exact: dict[str, float] | None = None,
+    guide_slope: float = 2.0,
+    title: str | None = None,
+) -> plt.Figure:
+    """Relative error against the gate scale eps on log-log axes (App. B constructions).
+
+    Args:
+        curves: label -> (eps values, relative errors), one line per linearised construction.
+        exact: label -> the error of a construction that does not depend on eps (Mamba),
+            drawn as a horizontal dotted line with its value written on it.
+        guide_slope: the slope of the dashed guide line (eps^2: the constructions' Taylor order),
+            drawn a factor 3 below the lowest curve at the largest eps.
+        title: the axes' title.
+    """
+    if not curves:
+        raise ValueError("curves must hold at least one (eps, errors) pair")
+    fig, ax = plt.subplots(figsize=(7.5, 4.8), layout="constrained")
+    markers = "osD^v<>p"
+    for i, (label, (eps, err)) in enumerate(curves.items()):
+        # shrinking open markers: coinciding curves stay visible one inside the other
+        ms = max(9 - 1.5 * i, 4)
+        ax.loglog(eps, err, f"{markers[i % len(markers)]}-", ms=ms, mfc="none", label=label)
+    eps_all = np.unique(np.concatenate([np.asarray(e, dtype=float) for e, _ in curves.values()]))
+    top = float(eps_all[-1])
+    at_top = [float(r[list(e).index(top)]) for e, r in curves.values() if top in list(e)]
+    guide = min(at_top) / 3 * (eps_all / top) ** guide_slope
+    ax.loglog(
+        eps_all, guide, "k--", lw=1, label=rf"guide $\propto \varepsilon^{{{guide_slope:g}}}$"
+    )
+    for label, value in (exact or {}).items():
+        ax.axhline(value, color="0.3", ls=":", lw=1.5)
+        ax.annotate(
+            f"{label}: {value:.1e}",
+            (eps_all[0], value),
+            xytext=(0, 4),
+            textcoords="offset points",
+            fontsize=8,
+            color="0.3",
+        )
+    ax.set(
+        xlabel=r"$\varepsilon$ (input scale of the linearised sigmoids)", ylabel="relative error"
+    )
+    ax.legend(fontsize=8, loc="center right")
+    if title:
+        ax.set_title(title, fontsize=10)
     return fig

@@ -10,17 +10,9 @@ Measures, on this machine (``python -m gated_attention.tools.bench --out _build/
     GFLOP/s     the engine's achieved matrix-multiply FLOP rate (``step_flops``) against
                 ``gemm_peak_gflops``, the best rate of a timed 2048 x 2048 float32 matmul.
 
-FLOP count (``step_flops``): only matrix products are counted (elementwise work is ignored),
-2 FLOPs per multiply-add, as computed (the decay-matrix GEMM includes its zero upper triangle).
-Forward, per step with R = B T rows: input gating 2 (2n)(d+1) R, scan 2 n T^2 B, output gating
-2 (2m) n R, readout 2 d_out m R. Backward: two GEMMs of the same size per forward GEMM (gradient
-of both operands), except the input gating, whose input x needs no gradient (one GEMM).
-
-    floor       the matrix products of one engine step (forward + backward), each recorded as
-                the engine issues it (operation, shapes, strides: ``step_products``) and then
-                timed alone on fresh operands, fastest of many (``products_floor``): the time
-                of a step in which everything else (elementwise work, data, optimiser) were
-                free. The reference's step time over this floor bounds the engine's speed-up
+    floor       the matrix products of one engine step (forward + backward), each timed alone
+                (``products_floor``): the time of a step in which everything else were free.
+                The reference's step time over this floor bounds the engine's speed-up
                 (``engine_speedup_bound``) for these products on this machine.
 
     subnormal   milliseconds of the engine's forward + backward (``fast_path.fused_loss``) on
@@ -28,12 +20,21 @@ of both operands), except the input gating, whose input x needs no gradient (one
                 results cache; skipped when it is not there), one thread, with subnormal floats
                 flushed to zero (the package's setting, ``training.flush_denormals``) and not.
 
+    families    the training cost per step of every model family (``models.families``) at a
+                matched parameter count (``family_bench.family_costs``): ms per step and
+                member-steps/s of a 3-member ensemble of each
+
     paper       the engine's rate turned into the time of the paper's main run: 1,000,000 steps
                 of one Sec. 4.1 student (``PAPER_STEPS`` / engine steps/s)
 
 Each timing is the fastest of ``REPEATS`` runs (quick: 3), so that a moment of other work on
-the machine does not decide the number; the runs of all measurements take turns (``_fastest``),
-so that a slow stretch of the machine slows the engine and the reference alike.
+the machine does not decide the number; the runs of all measurements take turns
+(``bench_timing.fastest``), so that a slow stretch of the machine slows the engine and the
+reference alike.
+
+Modules: this one measures and runs the command line; ``bench_products`` counts, records and
+times the step's matrix products; ``family_bench`` times the model families; ``bench_timing``
+holds the timing helpers; ``report.bench_table`` formats the results as tables.
 
 Device: the bench runs where ``training.train`` runs (``--device``, else
 $GATED_ATTENTION_DEVICE, else the CPU). On a device other than the CPU it first checks that the
@@ -53,13 +54,16 @@ import time
 from pathlib import Path
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..atomic import atomic_write_json
 from ..engine import TrainConfig, hardware, resolve_device, stack_students, train
 from ..experiments.profiles import check_profile, derive_seed
 from ..models.gated_rnn import GatedRNN
+from ..report.bench_table import PAPER_STEPS, format_families, format_table
 from ..tasks.teacher_student import TeacherStudentTask
+from .bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
+from .bench_timing import fastest
+from .family_bench import family_costs
 
 __all__ = [
     "TARGETS",
@@ -69,11 +73,13 @@ __all__ = [
     "gemm_peak_gflops",
     "device_agreement",
     "PAPER_STEPS",
+    "family_costs",
     "run_bench",
     "default_out",
     "load_or_run",
     "recorded_benches",
     "format_table",
+    "format_families",
     "main",
 ]
 
@@ -82,143 +88,10 @@ TARGETS = {"engine_speedup": 5.0, "ensemble_speedup": 3.0}
 
 #: steps timed per measurement: (engine, reference, batched, sequential per run, warm-up)
 STEPS = {"quick": (400, 60, 200, 100, 20), "smoke": (10, 3, 5, 3, 1)}
-#: the step count of the paper's main run (Sec. 4.1), for the projected time
-PAPER_STEPS = 1_000_000
 #: timed runs of each product in ``products_floor`` (the fastest is kept)
 FLOOR_REPEATS = {"quick": 30, "smoke": 2}
 #: the matrix size of the peak measurement (smoke: small, only proves the code path)
 GEMM_SIZE = {"quick": 2048, "smoke": 512}
-
-
-def step_flops(d: int, n: int, m: int, T: int, B: int, d_out: int | None = None) -> dict:
-    """Matrix-multiply FLOPs of one training step (forward + backward); see the module docstring."""
-    d_out = d if d_out is None else d_out
-    R = B * T
-    fwd = {
-        "input_gating": 2 * (2 * n) * (d + 1) * R,
-        "scan": 2 * n * T * T * B,
-        "output_gating": 2 * (2 * m) * n * R,
-        "readout": 2 * d_out * m * R,
-    }
-    bwd = {k: (1 if k == "input_gating" else 2) * v for k, v in fwd.items()}
-    forward, backward = sum(fwd.values()), sum(bwd.values())
-    return {"forward": forward, "backward": backward, "total": forward + backward, "parts": fwd}
-
-
-#: the matrix-product operations a step can issue (``torch.matmul`` of batched 4-d tensors
-#: reaches the dispatcher as ``bmm``)
-_PRODUCTS = {
-    torch.ops.aten.mm.default,
-    torch.ops.aten.addmm.default,
-    torch.ops.aten.bmm.default,
-    torch.ops.aten.baddbmm.default,
-}
-
-
-class _RecordProducts(TorchDispatchMode):
-    """Records every matrix product run under it: (operation, [(shape, stride) or value])."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func in _PRODUCTS:
-            spec = [(tuple(a.shape), a.stride()) if torch.is_tensor(a) else a for a in args]
-            self.calls.append((func, spec, dict(kwargs or {})))
-        return func(*args, **(kwargs or {}))
-
-
-def step_products(
-    d: int, n: int, m: int, T: int, B: int, d_out: int | None = None, seed: int = 0
-) -> list[tuple]:
-    """The matrix products of one engine step (``fast_path.fused_loss``, forward and backward)
-    of a random student: a list of (operation, operand specs, keyword arguments), an operand
-    spec being (shape, stride) as the engine passes it (transposed views included)."""
-    from ..models.fast_path import fused_loss, inputs_neuron_major, pack_params
-
-    d_out = d if d_out is None else d_out
-    g = torch.Generator().manual_seed(seed)
-    student = GatedRNN(d, n, m, d_out, seed=seed)
-    params, _ = stack_students([student])
-    P = {k: v.float().clone().requires_grad_(True) for k, v in pack_params(params).items()}
-    X = inputs_neuron_major(torch.randn(1, B, T, d, generator=g))
-    Y = torch.randn(1, d_out, T * B, generator=g)
-    with _RecordProducts() as rec:
-        fused_loss(X, P, Y, T, None).sum().backward()
-    return rec.calls
-
-
-def _is_operand(spec) -> bool:
-    """An operand spec of ``step_products``: (shape tuple, stride tuple)."""
-    return isinstance(spec, tuple) and isinstance(spec[0], tuple)
-
-
-def _product_flops(spec: list) -> int:
-    """2 x the multiply-adds of one recorded product (its last two operands are the factors:
-    (batch, M, K) x (batch, K, N), or (M, K) x (K, N))."""
-    a, b = [s[0] for s in spec if _is_operand(s)][-2:]
-    batch = a[0] if len(a) == 3 else 1
-    return 2 * batch * a[-2] * a[-1] * b[-1]
-
-
-def products_floor(
-    d: int, n: int, m: int, T: int, B: int, repeats: int = 20, device: str | None = None
-) -> dict:
-    """Milliseconds of the step's matrix products (``step_products``), each timed alone on
-    random operands with the engine's shapes and strides (on ``device``, default the CPU): the
-    fastest of ``repeats`` runs of each, summed.
-
-    Returns {"ms": total, "gflop": total GFLOP, "products": [(shapes, GFLOP, ms), ...]}."""
-    dev = torch.device("cpu") if device is None else resolve_device(device)
-    g = torch.Generator().manual_seed(0)
-    rows = []
-    for func, spec, kwargs in step_products(d, n, m, T, B):
-        args = [
-            torch.empty_strided(*s, device=dev).copy_(torch.randn(s[0], generator=g))
-            if _is_operand(s)
-            else s
-            for s in spec
-        ]
-        func(*args, **kwargs)  # warm-up
-        _sync(dev)
-        best = float("inf")
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            func(*args, **kwargs)
-            _sync(dev)
-            best = min(best, time.perf_counter() - t0)
-        shapes = " x ".join(str(list(s[0])) for s in spec if _is_operand(s))
-        rows.append((shapes, _product_flops(spec) / 1e9, 1e3 * best))
-    return {
-        "ms": sum(r[2] for r in rows),
-        "gflop": sum(r[1] for r in rows),
-        "products": rows,
-    }
-
-
-def gemm_peak_gflops(size: int = 2048, repeats: int = 5, device: str | None = None) -> float:
-    """The best GFLOP/s of ``repeats`` timed (size x size) @ (size x size) float32 products on
-    ``device`` (default: the CPU)."""
-    dev = torch.device("cpu") if device is None else resolve_device(device)
-    g = torch.Generator().manual_seed(0)
-    a = torch.randn(size, size, generator=g).to(dev)
-    b = torch.randn(size, size, generator=g).to(dev)
-    a @ b  # warm-up
-    _sync(dev)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        a @ b
-        _sync(dev)
-        best = min(best, time.perf_counter() - t0)
-    return 2 * size**3 / best / 1e9
-
-
-def _sync(dev: torch.device) -> None:
-    """Wait for the device's queued work (CUDA runs asynchronously; a CPU has nothing queued)."""
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
 
 
 def device_agreement(device: str | torch.device, steps: int = 30) -> float:
@@ -253,16 +126,6 @@ def _train_timer(tasks, students, steps: int, mode: str, warmup: int, seed: int,
         return time.perf_counter() - t0
 
     return timed
-
-
-def _fastest(timers: dict, repeats: int) -> dict:
-    """The fastest of ``repeats`` timings of each timer, taken in turns (one round runs every
-    timer once), so that a slow moment of the machine falls on every measurement alike."""
-    best = {k: float("inf") for k in timers}
-    for _ in range(repeats):
-        for k, timed in timers.items():
-            best[k] = min(best[k], timed())
-    return best
 
 
 def subnormal_cost(repeats: int = 30) -> dict | None:
@@ -368,7 +231,7 @@ def _measure(kind: str, seed: int, dev: torch.device) -> dict:
     }
     for e, s in enumerate(small):  # the sequential runs: member e alone, its own data seed
         timers[f"run {e}"] = _train_timer([task], [s], n_seq, "fast", warm, seed + e, dev)
-    best = _fastest(timers, REPEATS[kind])
+    best = fastest(timers, REPEATS[kind])
     t_eng, t_ref, t_bat = best["engine"], best["reference"], best["batched"]
     t_seq = sum(best[f"run {e}"] for e in range(E))
     flops = step_flops(d, n, n, T, B)
@@ -407,6 +270,7 @@ def _measure(kind: str, seed: int, dev: torch.device) -> dict:
     out["peak_fraction"] = out["engine_gflops"] / peak
     out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
     out["subnormal"] = subnormal_cost(30 if kind == "quick" else 3) if on_cpu else None
+    out["families"] = family_costs(kind, seed, dev)
     return out
 
 
@@ -442,81 +306,27 @@ def load_or_run(profile: str, path: str | os.PathLike | None = None) -> tuple[di
     run now on one thread (steady even on a busy machine): "smoke" for the smoke profile
     (seconds), "quick" otherwise (about a minute).
 
+    A file from before the family costs gets them measured now (``family_costs``), on one thread
+    (seconds), and the source says so.
+
     Returns ``(results, source)``, source saying where the numbers come from.
     """
     check_profile(profile)
     path = default_out() if path is None else Path(path)
-    if path.exists():
-        return json.loads(path.read_text()), f"{path.name} written by make bench"
     kind = "smoke" if profile == "smoke" else "quick"
-    source = f"a {kind} bench run in this chapter on one thread ({path.name} absent)"
-    return run_bench(kind, threads=1), source
-
-
-def format_table(r: dict) -> str:
-    """The bench results as a plain-text table."""
-    rows = [
-        ("engine (fast), Sec. 4.1 config", f"{r['engine_steps_per_s']:.1f} steps/s"),
-        ("reference loop, Sec. 4.1 config", f"{r['reference_steps_per_s']:.1f} steps/s"),
-        ("  engine / reference", f"{r['engine_speedup']:.1f}x (target >= 5x)"),
-        (
-            f"  {PAPER_STEPS:,} steps at the engine's rate",
-            f"{PAPER_STEPS / r['engine_steps_per_s'] / 3600:.1f} h (the paper's Sec. 4.1 run, "
-            "one student)",
-        ),
-        ("16 x n=28 ensemble, batched", f"{r['batched_steps_per_s']:.1f} member-steps/s"),
-        ("16 x n=28, sequential runs", f"{r['sequential_steps_per_s']:.1f} member-steps/s"),
-        ("  batched / sequential", f"{r['ensemble_speedup']:.1f}x (target >= 3x)"),
-        ("FLOPs per step (fwd + bwd)", f"{r['step_gflop'] * 1e3:.0f} MFLOP"),
-        ("engine achieved", f"{r['engine_gflops']:.1f} GFLOP/s"),
-        (f"matmul peak ({r['gemm_size']}^3 float32)", f"{r['gemm_peak_gflops']:.1f} GFLOP/s"),
-        ("  engine / peak", f"{100 * r['peak_fraction']:.0f}%"),
-        *_floor_rows(r),
-        ("torch, threads", f"{r['torch_version']}, {r['threads']}"),
-        *_device_rows(r),
-        *_subnormal_rows(r.get("subnormal"), r.get("device", "cpu")),
-        ("cpu", f"{r['hardware']['cpu']} ({r['hardware']['cpu_count']} cores)"),
-    ]
-    width = max(len(a) for a, _ in rows)
-    return "\n".join(f"{a:<{width}}  {b}" for a, b in rows)
-
-
-def _floor_rows(r: dict) -> list[tuple[str, str]]:
-    """The products-only floor of a step and the speed-up bound (absent in older benches)."""
-    if "products_floor_ms" not in r:
-        return []
-    ms = r["products_floor_ms"]
-    return [
-        ("step's products alone (floor)", f"{ms:.2f} ms per step, each timed on its own"),
-        (
-            "  reference step / floor",
-            f"{r['engine_speedup_bound']:.1f}x (the most an engine "
-            "issuing these products can gain here)",
-        ),
-    ]
-
-
-def _device_rows(r: dict) -> list[tuple[str, str]]:
-    """The device and, off the CPU, its agreement with the CPU (results of older benches: CPU)."""
-    dev = r.get("device", "cpu")
-    if dev == "cpu":
-        return [("device", "cpu")]
-    diff = r["device_max_abs_diff"]
-    return [("device", dev), ("  largest weight difference to the CPU", f"{diff:.1e} (float64)")]
-
-
-def _subnormal_rows(sub: dict | None, device: str = "cpu") -> list[tuple[str, str]]:
-    if device != "cpu":
-        return [("trained student, subnormals", "not measured (a CPU measurement)")]
-    if not sub:
-        return [("trained student, subnormals", "not measured (no cached quick run)")]
-    return [
-        (
-            f"trained students (x{sub['members']}), fwd+bwd",
-            f"{sub['flushed_ms']:.2f} ms flushed, {sub['subnormal_ms']:.2f} ms with subnormals",
-        ),
-        ("  subnormal slowdown (1 thread)", f"{sub['slowdown']:.1f}x"),
-    ]
+    if not path.exists():
+        source = f"a {kind} bench run in this chapter on one thread ({path.name} absent)"
+        return run_bench(kind, threads=1), source
+    results, source = json.loads(path.read_text()), f"{path.name} written by make bench"
+    if "families" not in results:
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            results["families"] = family_costs(kind)
+        finally:
+            torch.set_num_threads(before)
+        source += f" (the family costs measured now, {kind}, on one thread: the file predates them)"
+    return results, source
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -532,6 +342,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     results = run_bench(args.profile, threads=args.threads, device=args.device)
     print(format_table(results))
+    print(format_families(results["families"]))
     if args.out is not None:
         atomic_write_json(args.out, results, indent=1)
         print(f"written: {args.out}")

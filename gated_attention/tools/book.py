@@ -18,11 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
 
 from ..experiments.profiles import check_profile
+from ..report import scorecard
 
 __all__ = ["chapters", "execute", "write_notebooks", "main"]
 
@@ -68,7 +70,9 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
     """Execute chapters with papermill in ``profile``; returns seconds per chapter.
 
     Every chapter is attempted; if any fails, a RuntimeError lists the failures at the end (the
-    results cache keeps what the others computed).
+    results cache keeps what the others computed). A run of every chapter (``only`` None) first
+    removes the profile's scorecard records of earlier builds, so a chapter that fails cannot
+    hide behind records it wrote before: the scorecard then reads only this build's records.
     """
     import jupytext
     import nbformat
@@ -76,6 +80,8 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
 
     check_profile(profile)
     os.environ["TQDM_DISABLE"] = "1"
+    if only is None:
+        shutil.rmtree(scorecard.build_dir() / "scorecard" / profile, ignore_errors=True)
     times, failures = {}, []
     for md in _select(only, root):
         out = md.with_suffix(".ipynb")

@@ -1,0 +1,282 @@
+"""Which architectures learn attention (Sec. 4.3, Fig. 4A, App. Fig. 6) and in context (Sec. 5.3,
+Fig. 4B): every family of ``models.families`` trained at matched parameter counts.
+
+Each (family, parameter-count target) trains its seeds as one ensemble through the engine
+(``engine.train(..., forward=family.forward)``; the diagonal gated RNN through its fused path).
+The width of each family is the one whose parameter count is closest to the target
+(``models.width_for``), so the families are compared at equal size, as in App. Fig. 6.
+
+Glossary (code name -> paper symbol -> section):
+    task          "teacher": the teacher-student task at d = 6 (Fig. 4A); "regression": in-context
+                  regression, scored in distribution and OOD (W variance doubled, Fig. 4B)
+    targets       parameter counts the families are matched at                 App. Fig. 6
+    lr_grid       a learning-rate sweep: every family trains at every rate (the same search for
+                  all); ``best_lrs`` picks each family's rate for the main run
+    lrs           the rate of each family in a main run, ((family, lr), ...)
+    eval_loss     (G, E) held-out loss; teacher: normalised by the teacher's output power;
+                  regression: the query loss (OOD in ``ood_loss``)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from ..atomic import atomic_write
+from ..engine import TrainConfig, train
+from ..models.families import family, width_for
+from ..models.shell import parameter_count
+from ..tasks.protocol import masked_mse
+from ..tasks.regression import InContextRegression
+from ..tasks.teacher_student import TeacherStudentTask
+from .profiles import check_profile, derive_seed
+
+__all__ = [
+    "ArchitectureConfig",
+    "FIG4_FAMILIES",
+    "LR_GRID",
+    "architectures_config",
+    "architectures_sweep_config",
+    "best_lrs",
+    "largest_common",
+]
+
+#: the families of Fig. 4A/B, in the order the figures list them
+FIG4_FAMILIES = ("gated", "dense", "lstm", "gru", "lru", "lru_inout", "lru_inout_mlp")
+
+
+@dataclass(frozen=True)
+class ArchitectureConfig:
+    """Families x parameter targets x seeds (x learning rates in a sweep), for ``experiments.run``.
+
+    Choices the paper does not give (ours): the teacher's scale ``teacher_std``, each family's
+    initialisation (``models``), the optimiser settings in ``train`` (AdamW and cosine annealing
+    as everywhere in the book), the learning rate per family (chosen by the same sweep for all).
+    """
+
+    name: str = "architectures-teacher"
+    task: str = "teacher"
+    d: int = 6
+    T: int = 32
+    teacher_std: float | None = None
+    families: tuple[str, ...] = FIG4_FAMILIES
+    targets: tuple[int, ...] = (3000,)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    lr_grid: tuple[float, ...] = ()
+    lrs: tuple[tuple[str, float], ...] = ()
+    eval_batch: int = 2048
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=100_000))
+
+    def __post_init__(self) -> None:
+        if self.task not in ("teacher", "regression"):
+            raise ValueError(f"unknown task {self.task!r}; expected 'teacher' or 'regression'")
+        if not self.seeds or not self.targets or not self.families:
+            raise ValueError("families, targets and seeds must each name at least one value")
+        for name in self.families:
+            family(name)  # an unknown family is an error that lists the known ones
+        unknown = {f for f, _ in self.lrs} - set(self.families)
+        if unknown:
+            raise ValueError(f"lrs names families not in the run: {sorted(unknown)}")
+
+    def data_task(self, seed: int):
+        """The task of the members with this seed (teacher-student: its own teacher)."""
+        if self.task == "regression":
+            return InContextRegression()
+        return TeacherStudentTask.from_seed(
+            self.d, seed=derive_seed(seed, "teacher"), T=self.T, std=self.teacher_std
+        )
+
+    def groups(self) -> list[tuple[str, int, float]]:
+        """(family, target, lr) of every ensemble trained: families outer, then targets, lrs."""
+        lrs = dict(self.lrs)
+        rates = self.lr_grid or (None,)
+        return [
+            (f, t, lr if lr is not None else lrs.get(f, self.train.lr))
+            for f in self.families
+            for t in self.targets
+            for lr in rates
+        ]
+
+    def width(self, fam: str, target: int) -> int:
+        task = self.data_task(self.seeds[0])
+        return width_for(family(fam), task.d, task.d_out, target)
+
+    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
+        """Train every group (resuming finished ones from ``<checkpoint>-<k>-done.pt``)."""
+        tasks = [self.data_task(s) for s in self.seeds]
+        d_in, d_out = tasks[0].d, tasks[0].d_out
+        rows, wall = [], 0.0
+        groups = self.groups()
+        for k, (fam_name, target, lr) in enumerate(groups):
+            done = None if checkpoint is None else checkpoint.with_name(f"group-{k}-done.pt")
+            if done is not None and done.exists():
+                rows.append(torch.load(done, weights_only=True))
+                continue
+            row = self._train_group(
+                k, fam_name, target, lr, tasks, d_in, d_out, checkpoint, progress
+            )
+            if done is not None:
+                atomic_write(done, lambda p, row=row: torch.save(row, p))
+            rows.append(row)
+        wall = sum(float(r["wall_time"]) for r in rows)
+        tensors = {
+            "widths": torch.tensor([int(r["width"]) for r in rows]),
+            "counts": torch.tensor([int(r["count"]) for r in rows]),
+            "lrs": torch.tensor([lr for _, _, lr in groups], dtype=torch.float64),
+            "eval_loss": torch.stack([r["eval_loss"] for r in rows]),  # (G, E)
+            "final_train_loss": torch.stack([r["losses"][-1] for r in rows]),  # (G, E)
+            "step_time": torch.tensor([float(r["wall_time"]) / self.train.steps for r in rows]),
+            "params": {f"group{k}": r["params"] for k, r in enumerate(rows)},
+        }
+        if self.task == "regression":
+            tensors["ood_loss"] = torch.stack([r["ood_loss"] for r in rows])
+        metrics = {"train_wall_time_s": wall, "groups": [list(g) for g in groups]}
+        for f in checkpoint.parent.glob("group-*-done.pt") if checkpoint is not None else []:
+            f.unlink(missing_ok=True)
+        return tensors, metrics
+
+    def _train_group(self, k, fam_name, target, lr, tasks, d_in, d_out, checkpoint, progress):
+        fam = family(fam_name)
+        width = width_for(fam, d_in, d_out, target)
+        g = torch.Generator().manual_seed(derive_seed(k, f"init/{fam_name}/{target}"))
+        params = fam.init(d_in, d_out, width, len(self.seeds), g, torch.float64)
+        res = train(
+            tasks,
+            params,
+            dataclasses.replace(self.train, lr=lr),
+            data_seeds=[derive_seed(s, "data") for s in self.seeds],
+            no_decay=fam.no_decay,
+            forward=None if fam_name == "gated" else fam.forward,  # gated: the fused path
+            checkpoint=None if checkpoint is None else checkpoint.with_name(f"group-{k}.pt"),
+            progress=progress,
+            desc=f"{self.name} {fam_name} {target}",
+        )
+        p = {name: v.to(torch.float64) for name, v in res.params.items()}
+        row = {
+            "width": width,
+            "count": parameter_count(p),
+            "params": p,
+            "losses": res.losses.to(torch.float64),
+            "wall_time": res.wall_time,
+            "eval_loss": self._eval(fam, p, ood=False),
+        }
+        if self.task == "regression":
+            row["ood_loss"] = self._eval(fam, p, ood=True)
+        if checkpoint is not None:
+            checkpoint.with_name(f"group-{k}.pt").unlink(missing_ok=True)
+        return row
+
+    def _eval(self, fam, params: dict, ood: bool) -> torch.Tensor:
+        """(E,) held-out loss of every member on ``eval_batch`` sequences of its own task."""
+        xs, ys = [], []
+        for s in self.seeds:
+            task = self.data_task(s)
+            task = task.ood() if ood else task
+            g = torch.Generator().manual_seed(derive_seed(s, "eval-ood" if ood else "eval"))
+            x, y = task.sample(self.eval_batch, g)
+            xs.append(x)
+            ys.append(y)
+        x, y = torch.stack(xs), torch.stack(ys)  # (E, N, T, d), (E, N, T, d_out)
+        with torch.no_grad():
+            y_hat = fam.forward(x, params)
+        t0 = self.data_task(self.seeds[0])
+        loss = masked_mse(y_hat, y, t0.loss_mask, t0.loss_scale)  # (E,)
+        if self.task == "teacher":  # normalised: 1 is the loss of predicting 0
+            loss = loss / y.square().mean(dim=(1, 2, 3))
+        return loss
+
+
+def largest_common(config: ArchitectureConfig) -> int:
+    """The largest parameter target: every family is trained there (matched counts)."""
+    return max(config.targets)
+
+
+def best_lrs(config: ArchitectureConfig, tensors: dict) -> tuple[tuple[str, float], ...]:
+    """Each family's rate from a sweep (``lr_grid``): the lowest seed-mean held-out loss (the
+    largest target of the sweep; a diverged member counts as infinitely bad)."""
+    if not config.lr_grid:
+        raise ValueError("best_lrs needs a sweep: a config with an lr_grid")
+    loss = tensors["eval_loss"].nan_to_num(nan=float("inf"))
+    best = {}
+    for k, (fam, target, lr) in enumerate(config.groups()):
+        if target != largest_common(config):
+            continue
+        score = float(loss[k].mean())
+        if fam not in best or score < best[fam][1]:
+            best[fam] = (lr, score)
+    return tuple((f, best[f][0]) for f in config.families)
+
+
+#: the learning rates every family is tried at (the same search for all)
+LR_GRID = (3e-3, 1e-2, 3e-2)
+#: the teacher's entry std (ours, as in the teacher-identification chapter)
+TEACHER_STD = 0.2
+
+
+def architectures_sweep_config(profile: str, task: str = "teacher") -> ArchitectureConfig:
+    """The learning-rate sweep of Fig. 4A ("teacher") or 4B ("regression") in a profile: every
+    family at every rate of LR_GRID, at the main run's middle parameter target, fewer steps."""
+    main = architectures_config(profile, task)
+    steps = {"smoke": 4, "quick": 300}.get(profile, 20_000)
+    targets = main.targets[len(main.targets) // 2 :][:1]
+    tc = dataclasses.replace(main.train, steps=steps, log_every=min(steps, main.train.log_every))
+    tc = dataclasses.replace(tc, chunk_steps=min(steps, tc.chunk_steps), checkpoint_every=0)
+    return dataclasses.replace(
+        main, name=f"{main.name}-lr", targets=targets, lr_grid=LR_GRID, train=tc
+    )
+
+
+def architectures_config(
+    profile: str, task: str = "teacher", lrs: tuple[tuple[str, float], ...] = ()
+) -> ArchitectureConfig:
+    """Fig. 4A ("teacher": d = 6 teacher-student) or Fig. 4B ("regression") in a profile.
+
+    paper   T = 32 (teacher), 5 seeds, parameter targets 1,000 to 30,000, 100,000 steps of
+            batch 64 (ours: the paper gives neither its step count nor its rates here).
+    quick   T = 8 (teacher; the construction is exact for every T), 3 seeds, targets 500 to
+            4,000, 1,500 steps: minutes on a 2-core CPU, far below the paper's budget.
+    smoke   2 seeds, two small targets, 4 steps: only proves the code path.
+    """
+    check_profile(profile)
+    name = "architectures-teacher" if task == "teacher" else "architectures-regression"
+    if profile == "smoke":
+        tc = TrainConfig(steps=4, log_every=2, chunk_steps=2)
+        return ArchitectureConfig(
+            name=name,
+            task=task,
+            T=8,
+            teacher_std=TEACHER_STD,
+            targets=(300, 600),
+            seeds=(0, 1),
+            eval_batch=64,
+            lrs=lrs,
+            train=tc,
+        )
+    if profile == "quick":
+        tc = TrainConfig(steps=1500, log_every=50, chunk_steps=50, checkpoint_every=500)
+        return ArchitectureConfig(
+            name=name,
+            task=task,
+            T=8,
+            teacher_std=TEACHER_STD,
+            targets=(500, 1000, 2000, 4000),
+            seeds=(0, 1, 2),
+            eval_batch=2048,
+            lrs=lrs,
+            train=tc,
+        )
+    tc = TrainConfig(steps=100_000, log_every=1000, checkpoint_every=10_000)
+    return ArchitectureConfig(
+        name=name,
+        task=task,
+        T=32,
+        teacher_std=TEACHER_STD,
+        targets=(1000, 3000, 10_000, 30_000),
+        seeds=(0, 1, 2, 3, 4),
+        eval_batch=8192,
+        lrs=lrs,
+        train=tc,
+    )

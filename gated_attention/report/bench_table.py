@@ -1,0 +1,116 @@
+"""The results of ``make bench`` (``tools.bench.run_bench``) as plain-text tables.
+
+    format_table     the engine against the reference, ensembles, FLOP rates, the floor, the
+                     device and subnormals; works on bench files of older versions too
+    format_families  the training cost per step of every model family (``tools.family_bench``)
+
+This module reads result dicts only: it measures nothing and imports nothing from ``tools``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PAPER_STEPS", "format_table", "format_families"]
+
+#: the step count of the paper's main run (Sec. 4.1), for the projected time
+PAPER_STEPS = 1_000_000
+
+
+def format_table(r: dict) -> str:
+    """The bench results as a plain-text table."""
+    rows = [
+        ("engine (fast), Sec. 4.1 config", f"{r['engine_steps_per_s']:.1f} steps/s"),
+        ("reference loop, Sec. 4.1 config", f"{r['reference_steps_per_s']:.1f} steps/s"),
+        ("  engine / reference", f"{r['engine_speedup']:.1f}x (target >= 5x)"),
+        (
+            f"  {PAPER_STEPS:,} steps at the engine's rate",
+            f"{PAPER_STEPS / r['engine_steps_per_s'] / 3600:.1f} h (the paper's Sec. 4.1 run, "
+            "one student)",
+        ),
+        ("16 x n=28 ensemble, batched", f"{r['batched_steps_per_s']:.1f} member-steps/s"),
+        ("16 x n=28, sequential runs", f"{r['sequential_steps_per_s']:.1f} member-steps/s"),
+        ("  batched / sequential", f"{r['ensemble_speedup']:.1f}x (target >= 3x)"),
+        ("FLOPs per step (fwd + bwd)", f"{r['step_gflop'] * 1e3:.0f} MFLOP"),
+        ("engine achieved", f"{r['engine_gflops']:.1f} GFLOP/s"),
+        (f"matmul peak ({r['gemm_size']}^3 float32)", f"{r['gemm_peak_gflops']:.1f} GFLOP/s"),
+        ("  engine / peak", f"{100 * r['peak_fraction']:.0f}%"),
+        *_floor_rows(r),
+        ("torch, threads", f"{r['torch_version']}, {r['threads']}"),
+        *_device_rows(r),
+        *_subnormal_rows(r.get("subnormal"), r.get("device", "cpu")),
+        ("cpu", f"{r['hardware']['cpu']} ({r['hardware']['cpu_count']} cores)"),
+    ]
+    width = max(len(a) for a, _ in rows)
+    return "\n".join(f"{a:<{width}}  {b}" for a, b in rows)
+
+
+def _floor_rows(r: dict) -> list[tuple[str, str]]:
+    """The products-only floor of a step and the speed-up bound (absent in older benches)."""
+    if "products_floor_ms" not in r:
+        return []
+    ms = r["products_floor_ms"]
+    return [
+        ("step's products alone (floor)", f"{ms:.2f} ms per step, each timed on its own"),
+        (
+            "  reference step / floor",
+            f"{r['engine_speedup_bound']:.1f}x (the most an engine "
+            "issuing these products can gain here)",
+        ),
+    ]
+
+
+def _device_rows(r: dict) -> list[tuple[str, str]]:
+    """The device and, off the CPU, its agreement with the CPU (results of older benches: CPU)."""
+    dev = r.get("device", "cpu")
+    if dev == "cpu":
+        return [("device", "cpu")]
+    diff = r["device_max_abs_diff"]
+    return [("device", dev), ("  largest weight difference to the CPU", f"{diff:.1e} (float64)")]
+
+
+def _subnormal_rows(sub: dict | None, device: str = "cpu") -> list[tuple[str, str]]:
+    """The subnormal measurement, or why there is none."""
+    if device != "cpu":
+        return [("trained student, subnormals", "not measured (a CPU measurement)")]
+    if not sub:
+        return [("trained student, subnormals", "not measured (no cached quick run)")]
+    return [
+        (
+            f"trained students (x{sub['members']}), fwd+bwd",
+            f"{sub['flushed_ms']:.2f} ms flushed, {sub['subnormal_ms']:.2f} ms with subnormals",
+        ),
+        ("  subnormal slowdown (1 thread)", f"{sub['slowdown']:.1f}x"),
+    ]
+
+
+def format_families(fam: dict | None) -> str:
+    """The family costs (``family_costs``, or a bench's "families" entry) as a table: one row
+    per family, its time per step also relative to the gated RNN's; None says not measured."""
+    if not fam:
+        return "family costs: not measured (a bench file from before them)"
+    c, costs = fam["config"], fam["costs"]
+    base = costs.get("gated", {}).get("ms_per_step")
+    head = (
+        f"{c['ensemble']} members, d = {c['d']}, T = {c['T']}, batch {c['batch']}, "
+        f"~{c['target_params']:,} parameters each, {c['dtype']}, on {fam['device']} "
+        f"({fam['threads']} thread{'s' if fam['threads'] != 1 else ''}); fastest of "
+        f"{c['repeats']} x {c['steps']} steps"
+    )
+    cols = ("family", "width", "params", "ms/step", "member-steps/s", "vs gated")
+    rows = [
+        (
+            f"{name} ({r['label']})",
+            str(r["width"]),
+            f"{r['params']:,}",
+            f"{r['ms_per_step']:.2f}",
+            f"{r['member_steps_per_s']:,.0f}",
+            f"{r['ms_per_step'] / base:.1f}x" if base else "-",
+        )
+        for name, r in costs.items()
+    ]
+    widths = [max(len(row[i]) for row in (cols, *rows)) for i in range(len(cols))]
+
+    def line(row: tuple[str, ...]) -> str:
+        first = f"{row[0]:<{widths[0]}}"
+        return "  ".join([first, *(f"{v:>{w}}" for v, w in zip(row[1:], widths[1:], strict=True))])
+
+    return "\n".join([head, line(cols), *(line(row) for row in rows)])

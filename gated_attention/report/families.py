@@ -1,0 +1,75 @@
+"""Figures and tables of the architecture chapters (Fig. 4A/B): loss against parameter count per
+family, the learning-rate sweep, and a summary table at the largest parameter count."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from ..analysis.families import curves
+from ..models.families import family
+
+__all__ = ["plot_loss_vs_params", "sweep_table", "summary_table"]
+
+_STYLE = {
+    "gated": ("C0", "o", "-"),
+    "dense": ("C0", "s", "--"),
+    "lstm": ("C3", "v", "-"),
+    "gru": ("C1", "^", "-"),
+    "lru": ("C2", "D", "-"),
+    "lru_inout": ("C4", "P", "-"),
+    "lru_inout_mlp": ("C7", "X", ":"),
+    "mamba": ("C5", "*", "-"),
+}
+
+
+def plot_loss_vs_params(config, tensors, key="eval_loss", *, ylabel="loss", line=None, ax=None):
+    """Seed mean (markers, line) and min-max over seeds (band) of each family's final loss
+    against its parameter count, log-log; ``line``: (value, label) drawn as a horizontal line."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.0))
+    for c in curves(config, tensors, key):
+        color, marker, style = _STYLE.get(c.family, ("k", "o", "-"))
+        ax.plot(c.counts, c.mean, style, color=color, marker=marker, label=family(c.family).label)
+        ax.fill_between(c.counts, c.low, c.high, color=color, alpha=0.12, linewidth=0)
+    if line is not None:
+        ax.axhline(line[0], color="k", linestyle="-.", linewidth=1, label=line[1])
+    ax.set(xscale="log", yscale="log", xlabel="parameters", ylabel=ylabel)
+    ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def sweep_table(config, tensors, key="eval_loss") -> str:
+    """A Markdown table: seed-mean loss of each family at each rate of the sweep."""
+    rates = list(config.lr_grid)
+    head = "| family | " + " | ".join(f"lr {r:g}" for r in rates) + " |"
+    lines = [head, "|---|" + "---|" * len(rates)]
+    for fam in config.families:
+        cells = []
+        for r in rates:
+            k = [i for i, g in enumerate(config.groups()) if g[0] == fam and g[2] == r][0]
+            cells.append(f"{float(tensors[key][k].nan_to_num(nan=float('inf')).mean()):.3g}")
+        lines.append(f"| {family(fam).label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summary_table(config, tensors, key="eval_loss") -> str:
+    """A Markdown table: per family, width, parameters, learning rate, the seed mean and range
+    of the loss at the largest parameter count, and the cost of a training step."""
+    lines = [
+        "| family | width | parameters | lr | loss (mean) | loss (min - max) | ms / step |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    groups = config.groups()
+    top = max(config.targets)
+    for k, (fam, target, lr) in enumerate(groups):
+        if target != top:
+            continue
+        v = tensors[key][k].nan_to_num(nan=float("inf"))
+        lines.append(
+            f"| {family(fam).label} | {int(tensors['widths'][k])} | {int(tensors['counts'][k])} "
+            f"| {lr:g} | {float(v.mean()):.3g} | {float(v.min()):.2g} - {float(v.max()):.2g} "
+            f"| {1000 * float(tensors['step_time'][k]):.1f} |"
+        )
+    return "\n".join(lines)

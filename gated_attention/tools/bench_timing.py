@@ -1,0 +1,48 @@
+"""How the bench times: the fastest of several runs, taken in turns, on a device that may queue.
+
+    sync          wait for the device's queued work (CUDA runs asynchronously)
+    best_seconds  one untimed warm-up call, then the fastest of ``repeats`` timed calls
+    fastest       the fastest of ``repeats`` timings of each of several timers, in turns
+
+The fastest run is the least disturbed one: a moment of other work on the machine does not
+decide the number. Taking turns (one round runs every timer once) makes a slow stretch of the
+machine fall on every measurement alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import torch
+
+__all__ = ["sync", "best_seconds", "fastest"]
+
+
+def sync(dev: torch.device) -> None:
+    """Wait for the device's queued work (CUDA runs asynchronously; a CPU has nothing queued)."""
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def best_seconds(fn: Callable[[], object], repeats: int, dev: torch.device) -> float:
+    """Seconds of the fastest of ``repeats`` calls of ``fn`` on ``dev``, after one untimed call."""
+    fn()  # warm-up
+    sync(dev)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        sync(dev)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def fastest(timers: dict[str, Callable[[], float]], repeats: int) -> dict[str, float]:
+    """The fastest of ``repeats`` timings of each timer (a function returning seconds), taken in
+    turns: one round runs every timer once."""
+    best = {k: float("inf") for k in timers}
+    for _ in range(repeats):
+        for k, timed in timers.items():
+            best[k] = min(best[k], timed())
+    return best

@@ -1,0 +1,40 @@
+"""The Fig. 4 analysis on planted losses: curves, the loss at the largest target and ratios."""
+
+import pytest
+import torch
+
+from gated_attention.analysis.families import curves, loss_at, ratio
+from gated_attention.experiments import architectures_config
+
+
+def planted():
+    config = architectures_config("smoke", "teacher")  # targets (300, 600), 2 seeds
+    G = len(config.groups())
+    loss = torch.empty(G, 2, dtype=torch.float64)
+    for k, (fam, target, _) in enumerate(config.groups()):
+        base = 10.0 ** -config.families.index(fam) * (2.0 if target == 300 else 1.0)
+        loss[k] = torch.tensor([base, 3 * base])
+    counts = torch.tensor([t + 1 for _, t, _ in config.groups()])
+    return config, {"eval_loss": loss, "counts": counts}
+
+
+def test_curves_and_ratios_read_the_planted_losses():
+    config, tensors = planted()
+    c = {cv.family: cv for cv in curves(config, tensors)}
+    assert c["gated"].counts == (301, 601)
+    assert c["gated"].mean == pytest.approx((4.0, 2.0))
+    assert c["dense"].low == pytest.approx((0.2, 0.1)) and c["dense"].high == pytest.approx(
+        (0.6, 0.3)
+    )
+    assert loss_at(config, tensors, "lstm") == pytest.approx(2e-2)
+    assert ratio(config, tensors, "dense", "gated") == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="not in this run"):
+        loss_at(config, tensors, "mamba")
+
+
+def test_a_diverged_seed_is_not_hidden():
+    config, tensors = planted()
+    tensors["eval_loss"][0, 1] = float("nan")
+    gated = curves(config, tensors)[0]
+    assert gated.high[0] == float("inf") and gated.mean[0] == float("inf")
+    assert gated.low[0] == pytest.approx(2.0)
