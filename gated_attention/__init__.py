@@ -12,7 +12,14 @@ Wings (one concept per module; the README's "Architecture" section has the map):
     tools           command lines: book, bench, record
 """
 
-from .constructions import (
+import torch
+
+# subnormal floats to zero before anything else runs a torch operation: torch's worker threads
+# copy the setting when they start, and the decaying weights of dead neurons otherwise make
+# training and analysis several times slower (``engine.device.flush_denormals`` says more)
+torch.set_flush_denormal(True)
+
+from .constructions import (  # noqa: E402 (after the flush above, on purpose)
     VARIANTS,
     ConstructionError,
     attention_parameter_count,
@@ -20,13 +27,11 @@ from .constructions import (
     neuron_count,
     parameter_count,
 )
-from .engine import TrainConfig, TrainResult, flush_denormals, train
-from .models import GatedRNN, LinearSelfAttention, gated_rnn_forward, random_attention
-from .tasks import InContextRegression, Task, TeacherStudentTask
+from .engine import TrainConfig, TrainResult, flush_denormals, train  # noqa: E402
+from .models import GatedRNN, LinearSelfAttention, gated_rnn_forward, random_attention  # noqa: E402
+from .tasks import InContextRegression, Task, TeacherStudentTask  # noqa: E402
 
-# subnormal floats to zero, before torch's worker threads start (they copy the setting): the
-# decaying weights of dead neurons otherwise make training several times slower (see there)
-flush_denormals()
+flush_denormals()  # and again for this thread, the engine's own helper (a no-op by now)
 
 __version__ = "0.1.0"
 
