@@ -35,11 +35,9 @@ from __future__ import annotations
 import torch
 from torch.func import functional_call
 
-from .shell import Family, init_linear, linear
+from .shell import Family, Params, init_gated_cell, linear
 
 __all__ = ["LSTM", "init", "forward", "reference", "parameter_count_formula", "lstm_states"]
-
-Params = dict[str, torch.Tensor]
 
 
 def init(
@@ -51,22 +49,7 @@ def init(
     dtype: torch.dtype = torch.float64,
 ) -> Params:
     """Draw E members: nn.Linear's init for embedding/readout, nn.LSTM's for the cell."""
-    H = N = width
-    W_e, b_e = init_linear(E, H, d_in, generator, dtype)
-    # U(-1/sqrt(N), 1/sqrt(N)) for every LSTM tensor: init_linear's bound is scale / sqrt(n_in)
-    W_ih, b_ih = init_linear(E, 4 * N, H, generator, dtype, scale=(H / N) ** 0.5)
-    W_hh, b_hh = init_linear(E, 4 * N, N, generator, dtype)
-    W_o, b_o = init_linear(E, d_out, N, generator, dtype)
-    return {
-        "W_e": W_e,
-        "b_e": b_e,
-        "W_ih": W_ih,
-        "W_hh": W_hh,
-        "b_ih": b_ih,
-        "b_hh": b_hh,
-        "W_o": W_o,
-        "b_o": b_o,
-    }
+    return init_gated_cell(d_in, d_out, width, E, generator, dtype, gates=4)
 
 
 def parameter_count_formula(d_in: int, d_out: int, width: int) -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Family", "linear", "init_linear", "parameter_count"]
+__all__ = ["Family", "Params", "linear", "init_linear", "init_gated_cell", "parameter_count"]
 
 Params = dict[str, torch.Tensor]
 
@@ -56,6 +56,40 @@ def init_linear(
         b = (torch.rand(E, n_out, generator=generator, dtype=torch.float64) * 2 - 1) * k
         b = b.to(dtype)
     return W.to(dtype), b
+
+
+def init_gated_cell(
+    d_in: int,
+    d_out: int,
+    width: int,
+    E: int,
+    generator: torch.Generator,
+    dtype: torch.dtype,
+    gates: int,
+) -> Params:
+    """Embedding, one LSTM (gates = 4) or GRU (gates = 3) cell in torch's layout, readout.
+
+    nn.Linear's init for the embedding (d_in -> H) and the readout (N -> d_out); the cell's
+    tensors U(-1/sqrt(N), 1/sqrt(N)) as nn.LSTM / nn.GRU draw them; H = N = width.
+    Returns W_e (E, H, d_in), b_e, W_ih (E, gates N, H), W_hh (E, gates N, N), b_ih, b_hh,
+    W_o (E, d_out, N), b_o.
+    """
+    H = N = width
+    W_e, b_e = init_linear(E, H, d_in, generator, dtype)
+    # init_linear's bound is scale / sqrt(n_in): scale sqrt(H / N) gives 1 / sqrt(N)
+    W_ih, b_ih = init_linear(E, gates * N, H, generator, dtype, scale=(H / N) ** 0.5)
+    W_hh, b_hh = init_linear(E, gates * N, N, generator, dtype)
+    W_o, b_o = init_linear(E, d_out, N, generator, dtype)
+    return {
+        "W_e": W_e,
+        "b_e": b_e,
+        "W_ih": W_ih,
+        "W_hh": W_hh,
+        "b_ih": b_ih,
+        "b_hh": b_hh,
+        "W_o": W_o,
+        "b_o": b_o,
+    }
 
 
 def parameter_count(params: Params) -> int:
