@@ -9,10 +9,12 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     how_many_neurons         its configs for Sec. 4.2 (Fig. 3A/B)
     in_context_regression    Sec. 5.2 (Table 2, Fig. 3C)
     architectures            Sec. 4.3 and 5.3 (Fig. 4A/B): every family at matched sizes
+    associative_recall       App. D.3 (Fig. 7): input-output and side gating on associative recall
     registry                 every experiment by name
 """
 
 from .architectures import ArchitectureConfig, architectures_config, architectures_sweep_config
+from .associative_recall import RecallConfig, associative_recall_config
 from .cache import RunResult, code_hash, config_from_dict, config_hash, entry_path, run
 from .how_many_neurons import PANELS, TRANSITION_LOSS, how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
@@ -26,12 +28,14 @@ __all__ = [
     "ArchitectureConfig",
     "architectures_config",
     "architectures_sweep_config",
+    "associative_recall_config",
     "EXPERIMENTS",
     "PANELS",
     "PROFILES",
     "RECORDED_ROOT",
     "TEACHER_STD",
     "TRANSITION_LOSS",
+    "RecallConfig",
     "RegressionConfig",
     "RunResult",
     "TeacherStudentConfig",

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .architectures import ArchitectureConfig, architectures_sweep_config
+from .associative_recall import RecallConfig, associative_recall_config
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .teacher_identification import teacher_identification_config
@@ -28,6 +29,7 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     "architectures-regression-lr": lambda profile: architectures_sweep_config(
         profile, "regression"
     ),
+    "associative-recall": associative_recall_config,
 }
 
 
@@ -35,7 +37,7 @@ def config_types() -> dict[str, type]:
     """The config classes a results entry can name, by class name."""
     return {
         cls.__qualname__: cls
-        for cls in (TeacherStudentConfig, RegressionConfig, ArchitectureConfig)
+        for cls in (TeacherStudentConfig, RegressionConfig, ArchitectureConfig, RecallConfig)
     }
 
 

@@ -1,0 +1,395 @@
+"""Reverse engineering networks trained on associative recall (App. D.3, Fig. 7).
+
+The inputs are one-hot, so what a hidden neuron i adds to its state at a pair step is a table,
+its *pair block* P_i[v, k] = (W_in1[i] x~)(W_in2[i] x~) for x = [e_k; e_v]. Every key appears once
+per sequence (and, with distinct values, every value), so a part of P_i that depends on k alone
+or on v alone adds the same constant to every sequence: only the double-centred block (row and
+column means removed) tells sequences apart. It is the neuron's *key-value block*. For the
+attention construction it is (e_v - 1/N)(e_k - 1/N)^T: rank 1, one positive peak.
+
+    pair_blocks, query_increments   P_i and the increment at the query step [e_k; 0]
+    block_structure                 rank-1 energy and negative peak of each key-value block
+    recall_score_kv                 Score KV: 1 - R^2 of the linear read-out of the key-value
+                                    matrix M (after the last pair) from the lam ~ 1 states
+    value_neurons                   per-value memory neurons and the key code they share
+    squared_difference_fit          the output at the query step against
+                                    a_o - b_o (c[k(o)] - c[kq])^2, c a fitted scalar key code
+    analyse_recall                  the whole pipeline for one network (prune, groups, order)
+
+Glossary (code name -> meaning -> shape):
+    K, V          number of keys, of values
+    memory        kept hidden neurons with lam >= lam_split (key-value or per-value neurons)
+    current       kept hidden neurons with lam < lam_split (the current key)
+    k(o)          the key paired with value o in a sequence; kq the queried key
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from ..models.gated_rnn import GatedRNN, gated_rnn_forward, hidden_states, lam_from_nu
+from ..tasks.recall import AssociativeRecall, RecallBatch
+from .params import as_params, to_rnn
+from .pruning import Pruned, prune
+from .scores import reconstruction_score
+
+__all__ = [
+    "pair_blocks",
+    "query_increments",
+    "double_centre",
+    "BlockStructure",
+    "block_structure",
+    "key_value_matrices",
+    "recall_score_kv",
+    "ValueNeurons",
+    "value_neurons",
+    "SquaredDifferenceFit",
+    "squared_difference_fit",
+    "permute",
+    "RecallAnalysis",
+    "analyse_recall",
+]
+
+F64 = torch.float64
+
+
+def _gate(p: dict, x_tilde: torch.Tensor) -> torch.Tensor:
+    """(W_in1 x~)(W_in2 x~) for x~ (..., d+1) -> (n, ...)."""
+    a = torch.einsum("nd,...d->n...", p["W_in1"], x_tilde)
+    return a * torch.einsum("nd,...d->n...", p["W_in2"], x_tilde)
+
+
+def pair_blocks(rnn_or_params: GatedRNN | dict, n_keys: int, n_values: int) -> torch.Tensor:
+    """P[i, v, k]: what neuron i adds at the pair step [e_k; e_v]; (n, V, K) float64."""
+    p = as_params(rnn_or_params)
+    d = n_keys + n_values
+    if p["W_in1"].shape[1] != d + 1:
+        raise ValueError(f"the network reads {p['W_in1'].shape[1] - 1} inputs, not K + V = {d}")
+    x = torch.zeros(n_values, n_keys, d + 1, dtype=F64)  # x[v, k] = [e_k; e_v; 1]
+    x[:, :, :n_keys] = torch.eye(n_keys, dtype=F64)
+    x[:, :, n_keys:d] = torch.eye(n_values, dtype=F64)[:, None, :]
+    x[:, :, d] = 1.0
+    return _gate(p, x)
+
+
+def query_increments(rnn_or_params: GatedRNN | dict, n_keys: int, n_values: int) -> torch.Tensor:
+    """Q[i, k]: what neuron i adds at the query step [e_k; 0]; (n, K) float64."""
+    p = as_params(rnn_or_params)
+    d = n_keys + n_values
+    x = torch.zeros(n_keys, d + 1, dtype=F64)
+    x[:, d] = 1.0
+    x[torch.arange(n_keys), torch.arange(n_keys)] = 1.0
+    return _gate(p, x)
+
+
+def double_centre(blocks: torch.Tensor) -> torch.Tensor:
+    """Remove row and column means of the last two dims (..., V, K)."""
+    rows, cols = blocks.mean(dim=-1, keepdim=True), blocks.mean(dim=-2, keepdim=True)
+    return blocks - rows - cols + blocks.mean(dim=(-2, -1), keepdim=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockStructure:
+    """Key-value blocks (double-centred, oriented: largest |entry| positive) and their shape.
+
+    rank1          (n,) fraction of each block's squared Frobenius norm in its top singular value
+    negative_peak  (n,) -min / max of the oriented block: 1/(N-1) for (e_v - 1/N)(e_k - 1/N)^T,
+                   1 for (e_v - e_v')(e_k - e_k')^T (a negative peak of equal amplitude)
+    peak           (n, 2) the (v, k) of each block's positive peak
+    value_vector, key_vector  (n, V), (n, K): unit singular vectors, block ~ s u w^T
+    """
+
+    blocks: torch.Tensor
+    norm: torch.Tensor
+    rank1: torch.Tensor
+    negative_peak: torch.Tensor
+    peak: torch.Tensor
+    value_vector: torch.Tensor
+    key_vector: torch.Tensor
+
+
+def block_structure(blocks: torch.Tensor) -> BlockStructure:
+    """Structure of raw pair blocks (n, V, K); they are double-centred here (zero blocks: nan)."""
+    if blocks.dim() != 3:
+        raise ValueError(f"blocks must have shape (n, V, K), got {tuple(blocks.shape)}")
+    C = double_centre(blocks.to(F64))
+    flat = C.flatten(1)
+    big = flat.gather(1, flat.abs().argmax(dim=1, keepdim=True))[:, 0]
+    C = C * torch.where(big < 0, -1.0, 1.0)[:, None, None]
+    norm = C.flatten(1).norm(dim=1)
+    U, S, Vh = torch.linalg.svd(C)
+    nan = torch.full_like(norm, float("nan"))
+    zero = norm <= 1e-12
+    rank1 = torch.where(zero, nan, S[:, 0] ** 2 / (S**2).sum(dim=1).clamp(min=1e-300))
+    top, low = C.flatten(1).max(dim=1).values, C.flatten(1).min(dim=1).values
+    neg = torch.where(zero, nan, -low / top.clamp(min=1e-300))
+    K = C.shape[2]
+    at = C.flatten(1).argmax(dim=1)
+    peak = torch.stack([at // K, at % K], dim=1)
+    u, w = U[:, :, 0], Vh[:, 0, :]
+    sign = torch.where(u.gather(1, peak[:, :1])[:, 0] < 0, -1.0, 1.0)  # u positive at the peak
+    return BlockStructure(C, norm, rank1, neg, peak, u * sign[:, None], w * sign[:, None])
+
+
+def key_value_matrices(batch: RecallBatch, n_values: int) -> torch.Tensor:
+    """M[b, v, k] = number of times the pair (k, v) was shown in sequence b: (B, V, K)."""
+    B, K = batch.keys.shape
+    M = torch.zeros(B, n_values, K, dtype=F64)
+    M[torch.arange(B)[:, None], batch.values, batch.keys] += 1.0
+    return M
+
+
+def recall_score_kv(
+    rnn_or_params: GatedRNN | dict, batch: RecallBatch, neurons, n_values: int
+) -> float:
+    """Score KV: 1 - R^2 of the linear regression (with intercept) from the states of
+    ``neurons`` after the last pair step (before the query) to the flattened M (V K targets)."""
+    p = as_params(rnn_or_params)
+    idx = torch.as_tensor(list(neurons), dtype=torch.long)
+    with torch.no_grad():
+        h = hidden_states(batch.x.to(F64), p)[:, -2]  # (B, n): every pair seen, no query yet
+    return reconstruction_score(h[:, idx], key_value_matrices(batch, n_values).flatten(1))
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueNeurons:
+    """Memory neurons read as per-value neurons holding a key code (the paper's io solution).
+
+    kv             memory neurons with a nonzero key-value block (indices of the network)
+    value          (len(kv),) the value each one is most selective to
+    selectivity    (len(kv),) |cos| of its value vector with the centred one-hot of that value
+    code           (K,) the key code: top key direction of all kv blocks stacked (unit norm)
+    key_rank1      fraction of the stacked blocks' energy in that one key direction (1: every
+                   memory neuron holds one scalar code per value; 1/(K-1) for attention)
+    code_alignment (len(kv),) |cos| of each neuron's key vector with ``code``
+    current        neurons with lam < lam_split; current_alignment: |cos| of their centred
+                   query-step increments with ``code``
+    per_value      kv neurons with selectivity and code alignment >= threshold, where
+                   key_rank1 >= threshold too (else there is no shared code: none)
+    values_covered distinct values among the per-value neurons
+    """
+
+    kv: list[int]
+    value: list[int]
+    selectivity: torch.Tensor
+    code: torch.Tensor
+    key_rank1: float
+    code_alignment: torch.Tensor
+    current: list[int]
+    current_alignment: torch.Tensor
+    per_value: list[int]
+    values_covered: int
+
+
+def _kv_neurons(blocks: BlockStructure, memory: list[int], rtol: float) -> list[int]:
+    if not memory:
+        return []
+    norms = blocks.norm[memory]
+    top = float(norms.max())
+    return [i for i, v in zip(memory, norms.tolist(), strict=True) if top > 0 and v > rtol * top]
+
+
+def value_neurons(
+    rnn_or_params: GatedRNN | dict,
+    n_keys: int,
+    n_values: int,
+    *,
+    lam_split: float = 0.5,
+    threshold: float = 0.9,
+    block_rtol: float = 1e-3,
+) -> ValueNeurons:
+    """Per-value neurons and the key code they share (see ``ValueNeurons``)."""
+    p = as_params(rnn_or_params)
+    lam = lam_from_nu(p["nu"])
+    memory = (lam >= lam_split).nonzero().flatten().tolist()
+    current = (lam < lam_split).nonzero().flatten().tolist()
+    bs = block_structure(pair_blocks(p, n_keys, n_values))
+    kv = _kv_neurons(bs, memory, block_rtol)
+    V = n_values
+    e = torch.eye(V, dtype=F64) - 1.0 / V
+    e = e / e.norm(dim=1, keepdim=True)  # centred one-hot of each value, unit norm
+    cos = (bs.value_vector[kv] @ e.T).abs()  # (len(kv), V)
+    selectivity, value = cos.max(dim=1) if kv else (torch.zeros(0, dtype=F64), torch.zeros(0))
+    stacked = bs.blocks[kv].reshape(-1, n_keys)  # rows: (neuron, value), columns: keys
+    if kv:
+        _, S, Vh = torch.linalg.svd(stacked, full_matrices=False)
+        code, key_rank1 = Vh[0], float(S[0] ** 2 / (S**2).sum())
+    else:
+        code, key_rank1 = torch.full((n_keys,), float("nan"), dtype=F64), float("nan")
+    align = (bs.key_vector[kv] @ code).abs()
+    q = query_increments(p, n_keys, n_values)[current]
+    q = q - q.mean(dim=1, keepdim=True)
+    cur_align = (q @ code).abs() / q.norm(dim=1).clamp(min=1e-300)
+    good = [  # per-value neurons exist only where the memory shares one key code
+        i
+        for i, s, a in zip(kv, selectivity.tolist(), align.tolist(), strict=True)
+        if s >= threshold and a >= threshold and key_rank1 >= threshold
+    ]
+    covered = len({int(value[kv.index(i)]) for i in good})
+    return ValueNeurons(
+        kv, [int(v) for v in value], selectivity, code, key_rank1, align, current, cur_align,
+        good, covered,
+    )  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class SquaredDifferenceFit:
+    """y[o] at the query step ~ a[o] - b[o] (code[k(o)] - code[kq])^2, b >= 0, least squares.
+
+    r2        1 - residual / total sum of squares (total around each output's mean)
+    ceiling   the R^2 of the best function of (o, k(o), kq) at all: what any model that reads
+              only the key stored with each value and the queried key can reach
+    """
+
+    code: torch.Tensor
+    a: torch.Tensor
+    b: torch.Tensor
+    r2: float
+    ceiling: float
+
+
+def _k_of_value(batch: RecallBatch, n_values: int) -> torch.Tensor:
+    B, K = batch.keys.shape
+    if n_values != K or not torch.equal(
+        batch.values.sort(dim=1).values, torch.arange(K).expand(B, K)
+    ):
+        raise ValueError("the squared-difference model needs every value exactly once (N_k = N_v)")
+    k_of = torch.empty(B, n_values, dtype=torch.long)
+    k_of[torch.arange(B)[:, None], batch.values] = batch.keys
+    return k_of
+
+
+def squared_difference_fit(
+    q_hat: torch.Tensor, batch: RecallBatch, *, restarts: int = 12, seed: int = 0
+) -> SquaredDifferenceFit:
+    """Fit the outputs at the query step, q_hat (B, V), with the squared-difference model.
+
+    The model reads only (o, k(o), kq), so it is fitted to the cell means of those triples
+    (weighted by their counts; the within-cell scatter is added to the residual). LBFGS from
+    ``restarts`` random codes (seeded); the best fit is returned.
+    """
+    B, V = q_hat.shape
+    K = batch.keys.shape[1]
+    k_of = _k_of_value(batch, V)
+    y = q_hat.detach().to(F64)
+    cell = (torch.arange(V) * K + k_of) * K + batch.query_key[:, None]  # (B, V)
+    count = torch.bincount(cell.flatten(), minlength=V * K * K).to(F64)
+    total = torch.bincount(cell.flatten(), y.flatten(), minlength=V * K * K)
+    sq = float((y**2).sum())
+    mean = total / count.clamp(min=1)
+    within = sq - float((total * mean).sum())
+    sst = float(((y - y.mean(dim=0)) ** 2).sum())
+    if sst <= 0:
+        raise ValueError("the outputs are constant: R^2 is undefined")
+    Y, w = mean.reshape(V, K, K), count.reshape(V, K, K)
+    g = torch.Generator().manual_seed(seed)
+    best = None
+    for _ in range(restarts):
+        c = torch.randn(K, generator=g, dtype=F64).requires_grad_(True)
+        a = (total.reshape(V, -1).sum(1) / count.reshape(V, -1).sum(1)).clone().requires_grad_(True)
+        beta = torch.ones(V, dtype=F64, requires_grad=True)
+        opt = torch.optim.LBFGS([c, a, beta], max_iter=300, line_search_fn="strong_wolfe")
+
+        def loss(c=c, a=a, beta=beta):
+            diff = (c[:, None] - c[None, :]) ** 2  # (K, K): k(o), kq
+            model = a[:, None, None] - beta[:, None, None] ** 2 * diff
+            return (w * (Y - model) ** 2).sum()
+
+        def closure(opt=opt, loss=loss):
+            opt.zero_grad()
+            out = loss()
+            out.backward()
+            return out
+
+        opt.step(closure)
+        with torch.no_grad():
+            ssr = float(loss())
+        if best is None or ssr < best[0]:
+            best = (ssr, c.detach(), a.detach(), beta.detach() ** 2)
+    ssr, c, a, b = best
+    return SquaredDifferenceFit(c, a, b, 1 - (ssr + within) / sst, 1 - within / sst)
+
+
+def permute(rnn_or_params: GatedRNN | dict, hidden: list[int], output: list[int] | None = None):
+    """The same network with hidden neurons (and output-gating neurons) in the given order."""
+    p = as_params(rnn_or_params)
+    h = torch.as_tensor(hidden, dtype=torch.long)
+    q = {"W_in1": p["W_in1"][h], "W_in2": p["W_in2"][h], "nu": p["nu"][h]}
+    if "W_side" in p:
+        q.update(W_side=p["W_side"][h], D=p["D"][:, h])
+    else:
+        o = torch.arange(p["W_out1"].shape[0]) if output is None else torch.as_tensor(output)
+        q.update(W_out1=p["W_out1"][o][:, h], W_out2=p["W_out2"][o][:, h], D=p["D"][:, o])
+    return to_rnn(q)
+
+
+@dataclasses.dataclass(frozen=True)
+class RecallAnalysis:
+    """``analyse_recall`` of one network; neuron indices refer to ``pruned.rnn``."""
+
+    pruned: Pruned
+    prune_change: float
+    accuracy: float
+    accuracy_pruned: float
+    lam: torch.Tensor
+    memory: list[int]
+    current: list[int]
+    score_kv: float
+    blocks: BlockStructure
+    values: ValueNeurons
+    ordered: GatedRNN
+    hidden_order: list[int]
+    groups: list[tuple[str, int, int]]
+    sd_fit: SquaredDifferenceFit | None
+
+
+def _accuracy(params: dict, batch: RecallBatch) -> tuple[float, torch.Tensor]:
+    with torch.no_grad():
+        q = gated_rnn_forward(batch.x.to(F64), params)[:, -1]
+    return float((q.argmax(dim=1) == batch.answer).to(F64).mean()), q
+
+
+def analyse_recall(
+    rnn_or_params: GatedRNN | dict,
+    task: AssociativeRecall,
+    batch: RecallBatch,
+    *,
+    prune_tol: float = 1e-3,
+    lam_split: float = 0.5,
+    sd_fit: bool | None = None,
+) -> RecallAnalysis:
+    """Prune, split by lam, read the key-value blocks, Score KV, per-value neurons and (output
+    gating, by default) the squared-difference fit; order the neurons for the figure: memory
+    neurons by the peak (v, k) of their block, then current neurons, then the rest."""
+    p = as_params(rnn_or_params)
+    K, V = task.n_keys, task.n_values
+    pr = prune(p, prune_tol)
+    q = pr.params
+    acc, y_full = _accuracy(p, batch)
+    acc_pruned, y_pruned = _accuracy(q, batch)
+    lam = lam_from_nu(q["nu"])
+    memory = (lam >= lam_split).nonzero().flatten().tolist()
+    current = (lam < lam_split).nonzero().flatten().tolist()
+    blocks = block_structure(pair_blocks(q, K, V))
+    values = value_neurons(q, K, V, lam_split=lam_split)
+    kv = values.kv
+    const = [i for i in memory if i not in kv]
+    kv_sorted = sorted(kv, key=lambda i: (int(blocks.peak[i, 0]), int(blocks.peak[i, 1])))
+    order = kv_sorted + const + current
+    groups = [(f"key-value (λ≥{lam_split:g})", 0, len(kv_sorted))]
+    groups += [("constant", len(kv_sorted), len(kv_sorted) + len(const))]
+    groups += [(f"current (λ<{lam_split:g})", len(kv_sorted) + len(const), len(order))]
+    groups = [g for g in groups if g[2] > g[1]]
+    side = "W_side" in q
+    out_order = None
+    if not side:  # output neurons by the output they drive most
+        out_order = sorted(range(q["D"].shape[1]), key=lambda m: int(q["D"][:, m].abs().argmax()))
+    do_fit = (not side) if sd_fit is None else sd_fit
+    return RecallAnalysis(
+        pr, float((y_full - y_pruned).abs().max()), acc, acc_pruned, lam, memory, current,
+        recall_score_kv(q, batch, memory, V), blocks, values,
+        permute(q, order, out_order), order, groups,
+        squared_difference_fit(y_full, batch) if do_fit else None,
+    )  # fmt: skip

@@ -1,0 +1,160 @@
+"""Gated RNNs that solve associative recall exactly (App. D.3): the planted truths of the
+chapter's reverse engineering, one per algorithm.
+
+With one-hot keys k and values v, the pairs seen so far form the key-value matrix
+M[v, k] = 1 if the pair (k, v) was shown. Three networks (N_k keys, N_v values; inputs
+x = [e_k; e_v], the query [e_k; 0]):
+
+    attention_rnn(side=False)  App. A.1 for the attention layer W_V = [0 I], W_K = W_Q = [I 0]:
+                               N_v N_k key-value neurons (state M[v, k], lam = 1), N_k query
+                               neurons, N_v N_k output-gating neurons; y = M e_kq.
+    attention_rnn(side=True)   App. A.2: the same N_v N_k key-value neurons, read by a side gate
+                               on the query key; no output gating.
+    compressed_side_rnn        side gating with (N - 1)^2 + 1 neurons (N_k = N_v = N, distinct
+                               values): key-value neuron (v, k), v, k < N, stores
+                               (e_v - e_N)(e_k - e_N)^T (rank 1, with a negative peak of equal
+                               amplitude), one neuron holds a constant. Exact because every key
+                               and every value appears once: M is a permutation matrix, whose
+                               row and column sums are known.
+    squared_difference_rnn     input-output gating, not attention: one memory neuron per value
+                               j holds the scalar code c[k] of the key paired with j (lam = 1),
+                               one neuron the code of the current key (lam = 0), one neuron a
+                               constant; output neuron j computes 1 - ((h_j - h_cur) / delta)^2,
+                               largest (= 1) for the value whose key is the queried one.
+                               N_v + 2 hidden and N_v output-gating neurons.
+
+Glossary (code name -> meaning):
+    code    c, the scalar code of each key (default 1 + k / (N_k - 1): distinct, nonzero)
+    delta   the smallest gap between two codes; the output is 0 for a neighbouring code
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..models.attention import LinearSelfAttention
+from ..models.gated_rnn import GatedRNN
+from .gated_rnn import construct_rnn
+
+__all__ = [
+    "recall_attention",
+    "attention_rnn",
+    "compressed_side_rnn",
+    "squared_difference_rnn",
+    "default_code",
+    "naive_neurons",
+    "compressed_neurons",
+]
+
+F64 = torch.float64
+
+
+def naive_neurons(n_keys: int, n_values: int) -> int:
+    """Key-value neurons of the attention construction: one per entry of M, N_k N_v."""
+    return n_keys * n_values
+
+
+def compressed_neurons(n: int) -> int:
+    """Neurons of ``compressed_side_rnn`` for N_k = N_v = n: (n - 1)^2 + 1.
+
+    It is also the least any exact side-gating network needs: its output at the query is
+    sum_i D[o, i] s_i(kq) <P_i, M> with P_i the per-pair increments of neuron i; the N^2 targets
+    M[o, kq] span the whole span of the permutation matrices, of dimension (N - 1)^2 + 1.
+    """
+    return (n - 1) ** 2 + 1
+
+
+def recall_attention(n_keys: int, n_values: int) -> LinearSelfAttention:
+    """The attention layer that recalls: values W_V = [0 I], keys and queries W_K = W_Q = [I 0]."""
+    d = n_keys + n_values
+    W_V = torch.zeros(n_values, d, dtype=F64)
+    W_V[:, n_keys:] = torch.eye(n_values, dtype=F64)
+    W_K = torch.zeros(n_keys, d, dtype=F64)
+    W_K[:, :n_keys] = torch.eye(n_keys, dtype=F64)
+    return LinearSelfAttention(W_V, W_K, W_K.clone())
+
+
+def attention_rnn(n_keys: int, n_values: int, *, side: bool = False) -> GatedRNN:
+    """The construction of App. A.1 (output gating) or A.2 (``side``) for ``recall_attention``."""
+    return construct_rnn(recall_attention(n_keys, n_values), "side" if side else "full")
+
+
+def _blank(d: int, n: int, m: int, d_out: int, side: bool) -> GatedRNN:
+    rnn = GatedRNN(d, n, m, d_out, side=side, dtype=F64)
+    with torch.no_grad():
+        for p in rnn.parameters():
+            p.zero_()
+    return rnn
+
+
+def compressed_side_rnn(n: int) -> GatedRNN:
+    """Side gating with (n - 1)^2 + 1 neurons for N_k = N_v = n and distinct values (exact).
+
+    With A[o, v] = [o = v] - 1/n (v < n), the centred one-hot e_o - 1/n = sum_v A[o, v] (e_v - e_n)
+    and Pi[o, kq] = 1/n + sum_{v,k<n} A[o, v] A[kq, k] <B_vk, Pi> for a permutation matrix Pi,
+    B_vk = (e_v - e_n)(e_k - e_n)^T: neuron (v, k) stores <B_vk, Pi>, its side gate reads A[kq, k]
+    and D[o, (v, k)] = A[o, v]; the last neuron stores n (every step adds 1) and adds 1/n.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"n must be an integer >= 2, got {n!r}")
+    d = 2 * n
+    rnn = _blank(d, compressed_neurons(n), 0, n, side=True)
+    A = torch.eye(n, dtype=F64)[:, : n - 1] - 1.0 / n  # (n, n - 1): A[o, v]
+    with torch.no_grad():
+        i = 0
+        for v in range(n - 1):
+            for k in range(n - 1):
+                rnn.W_in1[i, n + v], rnn.W_in1[i, n + n - 1] = 1.0, -1.0  # value part e_v - e_n
+                rnn.W_in2[i, k], rnn.W_in2[i, n - 1] = 1.0, -1.0  # key part e_k - e_n
+                rnn.W_side[i, :n] = A[:, k]  # the gate reads A[kq, k]
+                rnn.D[:, i] = A[:, v]
+                i += 1
+        rnn.W_in1[i, n:d] = 1.0  # every pair step adds 1 * 1, the query step 0 * 1
+        rnn.W_in2[i, d] = 1.0
+        rnn.W_side[i, d] = 1.0 / n**2  # h = n at the query: adds 1/n to every output
+        rnn.D[:, i] = 1.0
+    rnn.set_lam(torch.ones(rnn.n, dtype=F64))
+    return rnn
+
+
+def default_code(n_keys: int) -> torch.Tensor:
+    """Distinct, nonzero key codes 1, 1 + 1/(N_k - 1), ..., 2."""
+    return 1.0 + torch.arange(n_keys, dtype=F64) / (n_keys - 1)
+
+
+def squared_difference_rnn(
+    n_keys: int, n_values: int, code: torch.Tensor | None = None
+) -> GatedRNN:
+    """Input-output gating that compares codes (see the module docstring); exact in argmax.
+
+    Hidden neurons: 0..N_v-1 memory (value j: W_in1 reads value j, W_in2 the key code, lam = 1),
+    N_v current key (W_in1 reads the constant 1, W_in2 the code, lam = 0), N_v + 1 constant
+    (every pair step adds 1, lam = 1: h = N_k). Output neuron j: (a_j + h_const / N_k) *
+    (-a_j + h_const / N_k) = 1 - a_j^2 with a_j = (h_j - h_cur) / delta; D = I.
+    """
+    code = default_code(n_keys) if code is None else torch.as_tensor(code, dtype=F64)
+    if code.shape != (n_keys,):
+        raise ValueError(f"code must have shape (n_keys={n_keys},), got {tuple(code.shape)}")
+    gaps = (code[:, None] - code[None, :]).abs()
+    delta = float(gaps[~torch.eye(n_keys, dtype=torch.bool)].min())
+    if not delta > 0:
+        raise ValueError("the key codes must be distinct")
+    d, V = n_keys + n_values, n_values
+    rnn = _blank(d, V + 2, V, V, side=False)
+    cur, const = V, V + 1
+    with torch.no_grad():
+        for j in range(V):
+            rnn.W_in1[j, n_keys + j] = 1.0
+            rnn.W_in2[j, :n_keys] = code
+            rnn.W_out1[j, j], rnn.W_out1[j, cur] = 1.0 / delta, -1.0 / delta
+            rnn.W_out2[j, j], rnn.W_out2[j, cur] = -1.0 / delta, 1.0 / delta
+            rnn.W_out1[j, const] = rnn.W_out2[j, const] = 1.0 / n_keys
+            rnn.D[j, j] = 1.0
+        rnn.W_in1[cur, d] = 1.0
+        rnn.W_in2[cur, :n_keys] = code
+        rnn.W_in1[const, n_keys:d] = 1.0
+        rnn.W_in2[const, d] = 1.0
+    lam = torch.ones(V + 2, dtype=F64)
+    lam[cur] = 0.0
+    rnn.set_lam(lam)
+    return rnn

@@ -1,0 +1,207 @@
+"""What the associative recall chapter shows (App. D.3, Fig. 7): every trained network analysed,
+tables per size, accuracy and loss against size, the key-value blocks in the layout of Fig. 7,
+the squared-difference fit, and the scorecard numbers.
+
+Glossary (code name -> meaning):
+    analyse_members   ``analysis.recall.analyse_recall`` of every member of one gating
+    size_rows         seed means per size: accuracy, loss, kept neurons, Score KV, R^2_SD, ...
+    scorecard_values  the five App. D.3 numbers of the scorecard, with notes
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from ..analysis.recall import RecallAnalysis, analyse_recall, squared_difference_fit
+from ..constructions.recall import compressed_neurons, naive_neurons
+from ..models.gated_rnn import gated_rnn_forward
+
+__all__ = [
+    "LABELS",
+    "analyse_members",
+    "size_rows",
+    "format_rows",
+    "plot_accuracy_loss",
+    "plot_blocks",
+    "plot_sd_fit",
+    "scorecard_values",
+    "example_sequence",
+]
+
+LABELS = {
+    "io": "input-output gating",
+    "side": "side gating",
+    "io-ce": "input-output, cross-entropy",
+}
+_STYLE = {"io": ("C0", "o"), "side": ("C3", "s"), "io-ce": ("C2", "^")}
+
+
+def analyse_members(config, tensors, gating, batch, *, prune_tol=1e-3) -> list[RecallAnalysis]:
+    """``analyse_recall`` of every member of one gating (squared-difference fit for all)."""
+    return [
+        analyse_recall(rnn, config.task, batch, prune_tol=prune_tol, sd_fit=True)
+        for rnn in config.networks(tensors, gating)
+    ]
+
+
+def _mean(values) -> float:
+    values = [v for v in values if v == v]  # nan-free
+    return float(np.mean(values)) if values else float("nan")
+
+
+def size_rows(config, tensors, gating, analyses) -> list[dict]:
+    """Seed means per size of what each network reached and how it is built."""
+    t, rows = tensors[gating], []
+    members = config.members(gating)
+    for n in sorted({n for _, n in members}):
+        idx = [e for e, (_, k) in enumerate(members) if k == n]
+        a = [analyses[e] for e in idx]
+        rows.append(
+            {
+                "n": n,
+                "accuracy": float(t["eval_accuracy"][idx].mean()),
+                "loss": float(t["eval_loss"][idx].mean()),
+                "kept": _mean([x.pruned.rnn.n for x in a]),
+                "kv": _mean([len(x.values.kv) for x in a]),
+                "score_kv": _mean([x.score_kv for x in a]),
+                "r2_sd": _mean([x.sd_fit.r2 for x in a]),
+                "key_rank1": _mean([x.values.key_rank1 for x in a]),
+                "neg_peak": _mean([_mean(x.blocks.negative_peak[x.values.kv].tolist()) for x in a]),
+            }
+        )
+    return rows
+
+
+def format_rows(rows: list[dict], loss_name: str = "MSE") -> str:
+    """The rows of ``size_rows`` as a fixed-width table (lines under 90 characters)."""
+    head = (
+        f"{'n':>3} {'accuracy':>8} {loss_name:>8} {'kept':>5} {'kv':>5} {'Score KV':>9} "
+        f"{'R2_SD':>6} {'key r1':>6} {'neg peak':>8}"
+    )
+    lines = [head]
+    for r in rows:
+        lines.append(
+            f"{r['n']:>3} {r['accuracy']:>8.3f} {r['loss']:>8.2g} {r['kept']:>5.1f} "
+            f"{r['kv']:>5.1f} {r['score_kv']:>9.3f} {r['r2_sd']:>6.3f} {r['key_rank1']:>6.2f} "
+            f"{r['neg_peak']:>8.2f}"
+        )
+    return "\n".join(lines)
+
+
+def plot_accuracy_loss(config, tensors) -> plt.Figure:
+    """Held-out accuracy and loss against n for each gating: every seed (dots), seed mean (line).
+    The loss panel shows the MSE-trained gatings only (the ablation's loss is a cross-entropy)."""
+    fig, (ax_a, ax_l) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    for gating in config.gatings:
+        color, marker = _STYLE[gating]
+        t = tensors[gating]
+        n = t["sizes"][:, 0].numpy()
+        sizes = np.unique(n)
+        panels = [(ax_a, "eval_accuracy")] + ([] if gating == "io-ce" else [(ax_l, "eval_loss")])
+        for ax, key in panels:
+            v = t[key].numpy().clip(min=1e-8)  # an exact network's MSE: drawn at 1e-8
+            ax.scatter(n, v, color=color, marker=marker, s=14, alpha=0.5)
+            means = [v[n == s].mean() for s in sizes]
+            ax.plot(sizes, means, color=color, marker=marker, label=LABELS[gating])
+    K, V = config.task.n_keys, config.task.n_values
+    ticks = sorted({n for g in config.gatings for _, n in config.members(g)})
+    for ax in (ax_a, ax_l):
+        ax.axvline(
+            naive_neurons(K, V), color="k", ls="--", lw=1, label=f"naive attention ({K * V})"
+        )
+        if K == V:
+            c = compressed_neurons(K)
+            ax.axvline(c, color="k", ls=":", lw=1, label=f"compressed side ({c})")
+        ax.axvline(V + 1, color="gray", ls="-.", lw=1, label=f"squared difference ({V} + 1)")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [str(s) for s in ticks])
+        ax.set_xticks([], minor=True)
+        ax.set_xlabel("hidden neurons n (= m for input-output gating)")
+    ax_a.axhline(1 / V, color="gray", lw=0.8)
+    ax_a.set_ylabel("held-out accuracy")
+    ax_a.legend(fontsize=7, loc="lower right")
+    ax_l.set_yscale("log")
+    ax_l.set_ylabel("held-out MSE")
+    return fig
+
+
+def plot_blocks(a: RecallAnalysis, title: str = "") -> plt.Figure:
+    """The key-value block of every key-value neuron (double-centred pair increments, values
+    down, keys across) in the order of ``a.hidden_order``: the layout of Fig. 7."""
+    kv = [i for i in a.hidden_order if i in a.values.kv]
+    cols = min(len(kv), 8) or 1
+    rows = max(1, -(-len(kv) // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(1.3 * cols, 1.7 * rows), squeeze=False)
+    for ax in axes.flat:
+        ax.axis("off")
+    for ax, i in zip(axes.flat, kv, strict=False):
+        B = a.blocks.blocks[i].numpy()
+        v = float(np.abs(B).max()) or 1.0
+        ax.imshow(B, cmap="RdBu_r", vmin=-v, vmax=v)
+        neg = float(a.blocks.negative_peak[i])
+        ax.set_title(f"λ {float(a.lam[i]):.2f}\n-min/max {neg:.2f}", fontsize=7)
+    fig.suptitle(title or "key-value blocks (rows: values, columns: keys)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_sd_fit(rnn, batch, label: str = "", ax=None) -> float:
+    """Draw the outputs at the query step against the fitted a_o - b_o (c[k(o)] - c[kq])^2;
+    returns the fit's R^2."""
+    with torch.no_grad():
+        q = gated_rnn_forward(batch.x, rnn.params())[:, -1]
+    fit = squared_difference_fit(q, batch)
+    k_of = torch.empty_like(batch.keys)
+    k_of[torch.arange(len(k_of))[:, None], batch.values] = batch.keys
+    diff = (fit.code[k_of] - fit.code[batch.query_key][:, None]) ** 2
+    model = fit.a - fit.b * diff
+    right = k_of == batch.query_key[:, None]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.6, 3.6), layout="constrained")
+    ax.scatter(model[~right], q[~right], s=4, alpha=0.3, label="other values")
+    ax.scatter(model[right], q[right], s=4, alpha=0.3, color="C3", label="queried value")
+    lo, hi = float(q.min()), float(q.max())
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1)
+    ax.set(xlabel="a_o - b_o (c[k(o)] - c[kq])²", ylabel="network output y_o")
+    ax.set_title(f"{label}: R² = {fit.r2:.3f}", fontsize=9)
+    ax.legend(fontsize=7, markerscale=3)
+    return fit.r2
+
+
+def scorecard_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
+    """id -> (ours, note) of the App. D.3 rows, at the largest size (see paper_values.json)."""
+    io, side = config.largest("io"), config.largest("side")
+    kv_io = statistics.mean(analyses["io"][e].score_kv for e in io)
+    r2_io = statistics.mean(analyses["io"][e].sd_fit.r2 for e in io)
+    kv_side = statistics.mean(analyses["side"][e].score_kv for e in side)
+    kept = [analyses["side"][e].pruned.rnn.n for e in side]
+    top = max(config.sizes)
+    return {
+        "appD3.io_accuracy": (
+            float(tensors["io"]["eval_accuracy"][io].mean()),
+            f"n = m = {top}, MSE",
+        ),
+        "appD3.side_accuracy": (float(tensors["side"]["eval_accuracy"][side].mean()), f"n = {top}"),
+        "appD3.io_is_not_attention": (
+            min(kv_io - 0.3, r2_io - 0.9),
+            f"Score KV {kv_io:.3f}, R2_SD {r2_io:.3f} (n = m = {top}, MSE)",
+        ),
+        "appD3.side_is_attention": (kv_side, f"n = {top}"),
+        "appD3.side_neurons": (
+            float(statistics.median(kept)),
+            f"kept per seed {kept} of {top}; naive "
+            f"{naive_neurons(config.task.n_keys, config.task.n_values)}",
+        ),
+    }
+
+
+def example_sequence(batch, index: int = 0) -> str:
+    """One sequence as text: the pairs, the query and the answer (keys k1.., values v1..)."""
+    keys, vals = batch.keys[index].tolist(), batch.values[index].tolist()
+    pairs = "  ".join(f"(k{k + 1}, v{v + 1})" for k, v in zip(keys, vals, strict=True))
+    q, a = int(batch.query_key[index]), int(batch.answer[index])
+    return f"pairs: {pairs}\nquery: k{q + 1}  ->  answer: v{a + 1}"

@@ -1,0 +1,178 @@
+"""Associative recall (App. D.3 of arXiv:2309.01775v2): store key-value pairs, then recall the
+value of a queried key.
+
+A sequence shows every one of the ``n_keys`` keys once, in a random order, each paired with a
+value; one pair per step as the one-hot input [key; value]. The last step is the query
+[key; 0]: one of the keys seen, drawn uniformly. The target is the one-hot of that key's value,
+at the query step only (``loss_mask``). T = n_keys + 1 steps of dimension d = n_keys + n_values,
+outputs of dimension n_values.
+
+Our choices where our copy of the paper is silent or where the engine differs:
+    sizes            n_keys = n_values = 4 by default (d = 8, T = 5): the naive attention
+                     construction then needs 16 key-value neurons, the squared-difference
+                     solution 4 + 1 (see book/associative_recall.md), far enough apart to count.
+    values           ``distinct_values=True`` (default): the values are distinct too (a random
+                     one-to-one pairing), as the paper states that every key and every value
+                     appears exactly once per sequence. ``False`` draws each value i.i.d.
+    loss             the paper trains a cross-entropy; the engine trains a masked, scaled MSE,
+                     so the loss here is ``loss_scale`` x the mean over the n_values outputs of
+                     the squared error against the one-hot target (a deviation, documented in the
+                     chapter). Accuracy (argmax at the query step, ``accuracy``) is reported
+                     beside it.
+
+Glossary (code name -> meaning -> shape):
+    n_keys, n_values  N_k keys, N_v values (one-hot codes)                    App. D.3
+    keys              the key shown at each pair step (a permutation)          (B, n_keys)
+    values            the value paired with each of those keys                (B, n_keys)
+    query             index of the pair step whose key is queried              (B,)
+    x                 inputs: [key; value] one-hot per pair step, [key; 0] last  (B, T, d)
+    y                 targets: the queried value's one-hot at the last step     (B, T, n_values)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["AssociativeRecall", "RecallBatch", "accuracy", "query_mse"]
+
+
+@dataclass(frozen=True)
+class RecallBatch:
+    """A batch with its latent structure: inputs, targets and the pairs behind them."""
+
+    x: torch.Tensor  # (B, T, d) float64
+    y: torch.Tensor  # (B, T, n_values) float64
+    keys: torch.Tensor  # (B, n_keys) long: the key shown at each pair step
+    values: torch.Tensor  # (B, n_keys) long: the value paired with it
+    query: torch.Tensor  # (B,) long: the pair step whose key is queried
+
+    @property
+    def query_key(self) -> torch.Tensor:
+        """(B,) the queried key."""
+        return self.keys.gather(1, self.query[:, None])[:, 0]
+
+    @property
+    def answer(self) -> torch.Tensor:
+        """(B,) the value paired with the queried key: the correct class."""
+        return self.values.gather(1, self.query[:, None])[:, 0]
+
+
+@dataclass(frozen=True)
+class AssociativeRecall:
+    """The task of App. D.3, following the task protocol of ``tasks.protocol``."""
+
+    n_keys: int = 4
+    n_values: int = 4
+    distinct_values: bool = True
+    loss_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("n_keys", "n_values"):
+            val = getattr(self, name)
+            if isinstance(val, bool) or not isinstance(val, int) or val < 2:
+                raise ValueError(f"{name} must be an integer >= 2, got {val!r}")
+        if not isinstance(self.distinct_values, bool):
+            raise TypeError(f"distinct_values must be a bool, got {self.distinct_values!r}")
+        if self.distinct_values and self.n_values < self.n_keys:
+            raise ValueError(
+                f"distinct values need n_values >= n_keys, got n_values={self.n_values} and "
+                f"n_keys={self.n_keys}"
+            )
+        if not self.loss_scale > 0:
+            raise ValueError(f"loss_scale must be positive, got {self.loss_scale!r}")
+
+    @property
+    def d(self) -> int:
+        """Input dimension: a key one-hot and a value one-hot."""
+        return self.n_keys + self.n_values
+
+    @property
+    def d_out(self) -> int:
+        """Output dimension: one score per value."""
+        return self.n_values
+
+    @property
+    def T(self) -> int:
+        """Sequence length: one step per key, then the query."""
+        return self.n_keys + 1
+
+    @property
+    def loss_mask(self) -> torch.Tensor:
+        """(T,) bool: only the query step is scored."""
+        mask = torch.zeros(self.T, dtype=torch.bool)
+        mask[-1] = True
+        return mask
+
+    def sample_batch(self, batch_size: int, generator: torch.Generator) -> RecallBatch:
+        """A batch with its keys, values and query, float64, drawn from ``generator`` only."""
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        B, K, V = batch_size, self.n_keys, self.n_values
+        keys = torch.rand(B, K, generator=generator, dtype=torch.float64).argsort(dim=1)
+        if self.distinct_values:
+            values = torch.rand(B, V, generator=generator, dtype=torch.float64).argsort(dim=1)
+            values = values[:, :K]
+        else:
+            values = torch.randint(V, (B, K), generator=generator)
+        query = torch.randint(K, (B,), generator=generator)
+        return self.encode(keys, values, query)
+
+    def encode(self, keys: torch.Tensor, values: torch.Tensor, query: torch.Tensor) -> RecallBatch:
+        """The one-hot sequences and targets of given pairs and queries (see ``RecallBatch``)."""
+        K, V = self.n_keys, self.n_values
+        keys, values, query = (torch.as_tensor(a, dtype=torch.long) for a in (keys, values, query))
+        B = keys.shape[0]
+        if keys.shape != (B, K) or values.shape != (B, K) or query.shape != (B,):
+            raise ValueError(
+                f"keys and values must have shape (B, n_keys={K}) and query (B,), got "
+                f"{tuple(keys.shape)}, {tuple(values.shape)}, {tuple(query.shape)}"
+            )
+        if not torch.equal(keys.sort(dim=1).values, torch.arange(K).expand(B, K)):
+            raise ValueError("each sequence must show every key exactly once")
+        if values.min() < 0 or values.max() >= V or query.min() < 0 or query.max() >= K:
+            raise ValueError(f"values must lie in [0, {V}) and query in [0, {K})")
+        rows = torch.arange(B)
+        x = torch.zeros(B, self.T, self.d, dtype=torch.float64)
+        steps = torch.arange(K)
+        x[rows[:, None], steps, keys] = 1.0
+        x[rows[:, None], steps, K + values] = 1.0
+        batch = RecallBatch(x, torch.zeros(B, self.T, V, dtype=torch.float64), keys, values, query)
+        x[rows, -1, batch.query_key] = 1.0
+        batch.y[rows, -1, batch.answer] = 1.0
+        return batch
+
+    def sample(
+        self, batch_size: int, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (B, T, d) and y (B, T, n_values), float64; y is zero but at the query step."""
+        batch = self.sample_batch(batch_size, generator)
+        return batch.x, batch.y
+
+
+def _query_outputs(y_hat: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    if y_hat.shape != y.shape or y.dim() < 3:
+        raise ValueError(
+            f"y_hat and y must share a shape (..., B, T, n_values), got {tuple(y_hat.shape)} "
+            f"and {tuple(y.shape)}"
+        )
+    return y_hat[..., -1, :], y[..., -1, :]
+
+
+def accuracy(y_hat: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Fraction of sequences whose largest output at the query step is the correct value.
+
+    y_hat, y: (..., B, T, n_values) -> (...).
+    """
+    q_hat, q = _query_outputs(y_hat, y)
+    return (q_hat.argmax(dim=-1) == q.argmax(dim=-1)).to(torch.float64).mean(dim=-1)
+
+
+def query_mse(y_hat: torch.Tensor, y: torch.Tensor, loss_scale: float = 1.0) -> torch.Tensor:
+    """The training loss: loss_scale x mean over sequences and outputs of the squared error at
+    the query step. y_hat, y: (..., B, T, n_values) -> (...)."""
+    q_hat, q = _query_outputs(y_hat, y)
+    return loss_scale * (q_hat - q).square().mean(dim=(-2, -1))

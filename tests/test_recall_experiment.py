@@ -1,0 +1,109 @@
+"""The associative recall experiment (gated_attention/experiments/associative_recall.py)."""
+
+import dataclasses
+import json
+
+import pytest
+import torch
+
+from gated_attention import experiments as ex
+from gated_attention.experiments import cache as cache_module
+from gated_attention.experiments.associative_recall import (
+    GATINGS,
+    RecallConfig,
+    associative_recall_config,
+)
+from gated_attention.models.gated_rnn import gated_rnn_forward
+from gated_attention.tasks.recall import AssociativeRecall
+
+
+def test_smoke_compute_stores_every_gating(tmp_path):
+    config = associative_recall_config("smoke")
+    tensors, metrics = config.compute(checkpoint=tmp_path / "checkpoint.pt", progress=False)
+    assert set(tensors) == set(GATINGS) == {"io", "side", "io-ce"}
+    assert list(tmp_path.iterdir()) == []  # checkpoints and finished gatings are cleaned up
+    batch = config.evaluation_batch()
+    for gating in GATINGS:
+        t = tensors[gating]
+        members = config.members(gating)
+        assert t["sizes"][:, 0].tolist() == [n for _, n in members]
+        assert t["sizes"][:, 1].tolist() == [0 if gating == "side" else n for _, n in members]
+        assert t["seeds"].tolist() == [seed for seed, _ in members]
+        assert t["losses"].shape == (len(t["loss_steps"]), len(members))
+        assert int(t["loss_steps"][-1]) == config.train.steps
+        nets = config.networks(tensors, gating)
+        assert [(r.n, r.side) for r in nets] == [(n, gating == "side") for _, n in members]
+        with torch.no_grad():  # the stored accuracy, recomputed from the stored networks
+            y = gated_rnn_forward(batch.x, nets[-1].params())[:, -1]
+        acc = float((y.argmax(1) == batch.answer).double().mean())
+        assert float(t["eval_accuracy"][-1]) == pytest.approx(acc)
+        assert metrics[f"{gating}_accuracy"] == t["eval_accuracy"].tolist()
+    assert torch.isfinite(tensors["io-ce"]["eval_loss"]).all()
+
+
+def test_a_finished_gating_is_not_trained_again(tmp_path):
+    config = associative_recall_config("smoke", gatings=("io", "side"))
+    first, _ = config.compute(checkpoint=None, progress=False)
+    planted = {k: v for k, v in first["io"].items()}
+    planted["eval_accuracy"] = torch.full_like(planted["eval_accuracy"], 0.5)  # a marker
+    torch.save(planted, tmp_path / "io-done.pt")
+    again, _ = config.compute(checkpoint=tmp_path / "checkpoint.pt", progress=False)
+    assert torch.equal(again["io"]["eval_accuracy"], planted["eval_accuracy"])
+    assert torch.equal(again["side"]["params"]["W_side"], first["side"]["params"]["W_side"])
+    assert not (tmp_path / "io-done.pt").exists()
+
+
+def test_the_ablation_starts_where_io_starts():
+    config = associative_recall_config("smoke")
+    a, b = config.student("io", 1, 6), config.student("io-ce", 1, 6)
+    for k, v in a.params().items():
+        assert torch.equal(v, b.params()[k])
+    assert config.student("side", 1, 6).side
+
+
+def test_profiles_and_the_registry():
+    quick, paper = associative_recall_config("quick"), associative_recall_config("paper")
+    assert len(quick.seeds) >= 3 and len(paper.seeds) >= 5
+    assert quick.task == paper.task == AssociativeRecall(4, 4)
+    assert max(quick.sizes) == 32 and quick.largest("side") == [15, 16, 17]
+    assert ex.experiment_config("associative-recall", "quick") == quick
+    for profile in ex.PROFILES:
+        config = associative_recall_config(profile)
+        stored = json.loads(json.dumps(cache_module._config_dict(config), default=str))
+        assert ex.config_from_dict(stored) == config
+
+
+def test_bad_configs_are_named():
+    with pytest.raises(ValueError, match="gatings"):
+        RecallConfig(gatings=("io", "nope"))
+    with pytest.raises(ValueError, match="at least one"):
+        RecallConfig(sizes=())
+    with pytest.raises(ValueError, match="sizes"):
+        RecallConfig(sizes=(0,))
+    with pytest.raises(TypeError, match="AssociativeRecall"):
+        RecallConfig(task="recall")
+    with pytest.raises(ValueError, match="ce_sizes"):
+        RecallConfig(ce_sizes=())
+    with pytest.raises(TypeError, match="TrainConfig"):
+        RecallConfig(train={"steps": 3})
+    dataclasses.replace(RecallConfig(), ce_sizes=(), gatings=("io",))  # fine without io-ce
+
+
+def test_the_chapter_numbers_come_from_every_member():
+    from gated_attention.report import recall as rr
+    from gated_attention.report import scorecard
+
+    config = associative_recall_config("smoke")
+    tensors, _ = config.compute(checkpoint=None, progress=False)
+    batch = config.evaluation_batch()
+    analyses = {g: rr.analyse_members(config, tensors, g, batch) for g in config.gatings}
+    rows = rr.size_rows(config, tensors, "side", analyses["side"])
+    assert [r["n"] for r in rows] == list(config.sizes)
+    assert all(len(line) < 90 for line in rr.format_rows(rows).splitlines())
+    values = rr.scorecard_values(config, tensors, analyses)
+    assert set(values) == set(scorecard.expected_ids(["associative_recall"]))
+    top = config.largest("side")
+    kept = sorted(analyses["side"][e].pruned.rnn.n for e in top)
+    assert values["appD3.side_neurons"][0] == (kept[0] + kept[-1]) / 2  # two seeds: the median
+    for ours, _ in values.values():
+        assert ours == ours  # finite numbers, no nan
