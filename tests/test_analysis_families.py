@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from gated_attention.analysis.families import curves, loss_at, ratio
+from gated_attention.analysis.families import curves, late_fall, loss_at, ratio
 from gated_attention.experiments import architectures_config
 
 
@@ -38,3 +38,17 @@ def test_a_diverged_seed_is_not_hidden():
     gated = curves(config, tensors)[0]
     assert gated.high[0] == float("inf") and gated.mean[0] == float("inf")
     assert gated.low[0] == pytest.approx(2.0)
+
+
+def test_late_fall_reads_the_end_of_the_planted_curves():
+    config, tensors = planted()
+    G = len(config.groups())
+    falling = torch.tensor([8.0, 8.0, 4.0, 4.0, 2.0, 2.0, 1.0, 1.0, 0.5, 0.5], dtype=torch.float64)
+    curves_ = falling[None, :, None].expand(G, 10, 2).clone()
+    gated_top = [k for k, g in enumerate(config.groups()) if g[0] == "gated" and g[1] == 600][0]
+    curves_[gated_top] = 1.0  # flat: converged
+    tensors["train_curves"] = curves_
+    assert late_fall(config, tensors, "gated") == pytest.approx(0.0)
+    assert late_fall(config, tensors, "lstm") == pytest.approx(0.5)  # windows 1, 1 -> 0.5, 0.5
+    with pytest.raises(ValueError, match="too short"):
+        late_fall(config, tensors, "lstm", fraction=0.6)

@@ -31,7 +31,7 @@ def test_finished_groups_are_not_trained_again(tmp_path, monkeypatch):
         "width": 7,
         "count": 300,
         "params": {"w": torch.zeros(2, 1)},
-        "losses": torch.zeros(1, 2, dtype=torch.float64),
+        "losses": torch.zeros(2, 2, dtype=torch.float64),  # 2 windows of the smoke run
         "wall_time": 0.0,
         "eval_loss": torch.tensor([5.0, 6.0], dtype=torch.float64),
     }

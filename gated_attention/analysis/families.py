@@ -13,7 +13,7 @@ import dataclasses
 
 import torch
 
-__all__ = ["Curve", "curves", "loss_at", "ratio"]
+__all__ = ["Curve", "curves", "late_fall", "loss_at", "ratio"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,3 +65,17 @@ def loss_at(config, tensors: dict, fam: str, key: str = "eval_loss") -> float:
 def ratio(config, tensors: dict, a: str, b: str, key: str = "eval_loss") -> float:
     """loss_at(a) / loss_at(b): below 1 means family ``a`` reaches the lower loss."""
     return loss_at(config, tensors, a, key) / loss_at(config, tensors, b, key)
+
+
+def late_fall(config, tensors: dict, fam: str, fraction: float = 0.2) -> float:
+    """How much the training loss of ``fam`` (largest target, seed mean) still fell over the last
+    ``fraction`` of training: 1 - (mean loss of the last windows) / (mean loss of the windows just
+    before them). Near 0: converged at this budget; large: still learning when it stopped."""
+    k = [i for i, g in enumerate(config.groups()) if g[0] == fam and g[1] == max(config.targets)]
+    if not k:
+        raise ValueError(f"family {fam!r} is not in this run ({', '.join(config.families)})")
+    curve = tensors["train_curves"][k[0]].mean(-1)  # (K,)
+    w = max(1, int(round(fraction * curve.numel())))
+    if curve.numel() < 2 * w:
+        raise ValueError(f"a curve of {curve.numel()} windows is too short for fraction {fraction}")
+    return float(1.0 - curve[-w:].mean() / curve[-2 * w : -w].mean())

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from ..analysis.families import curves
+from ..analysis.families import curves, late_fall
 from ..models.families import family
 
-__all__ = ["plot_loss_vs_params", "sweep_table", "summary_table"]
+__all__ = ["fall_table", "plot_loss_vs_params", "sweep_table", "summary_table"]
 
 _STYLE = {
     "gated": ("C0", "o", "-"),
@@ -72,4 +72,13 @@ def summary_table(config, tensors, key="eval_loss") -> str:
             f"| {lr:g} | {float(v.mean()):.3g} | {float(v.min()):.2g} - {float(v.max()):.2g} "
             f"| {1000 * float(tensors['step_time'][k]):.1f} |"
         )
+    return "\n".join(lines)
+
+
+def fall_table(config, tensors) -> str:
+    """One line per family: how much its training loss (largest size, seed mean) fell over the
+    last fifth of training (``analysis.families.late_fall``)."""
+    lines = [f"{'family':<20} {'fall over the last fifth of training':>38}"]
+    for fam in config.families:
+        lines.append(f"{family(fam).label:<20} {100 * late_fall(config, tensors, fam):37.1f}%")
     return "\n".join(lines)
