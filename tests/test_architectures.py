@@ -66,3 +66,10 @@ def test_bad_configs_are_named():
         arch.ArchitectureConfig(families=("transformer",))
     with pytest.raises(ValueError, match="lrs names families"):
         arch.ArchitectureConfig(families=("gru",), lrs=(("lstm", 1e-3),))
+
+
+def test_at_grid_edge_names_families_at_the_top_rate():
+    config = arch.architectures_sweep_config("smoke", "teacher")
+    top = max(config.lr_grid)
+    lrs = (("gated", top), ("lstm", min(config.lr_grid)), ("gru", top))
+    assert arch.at_grid_edge(config, lrs) == ["gated", "gru"]

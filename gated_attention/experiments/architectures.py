@@ -37,6 +37,7 @@ from .profiles import check_profile, derive_seed
 
 __all__ = [
     "ArchitectureConfig",
+    "at_grid_edge",
     "FIG4_FAMILIES",
     "LR_GRID",
     "architectures_config",
@@ -213,7 +214,7 @@ def best_lrs(config: ArchitectureConfig, tensors: dict) -> tuple[tuple[str, floa
 
 
 #: the learning rates every family is tried at (the same search for all)
-LR_GRID = (3e-3, 1e-2, 3e-2)
+LR_GRID = (3e-3, 1e-2, 3e-2, 1e-1)
 #: the teacher's entry std (ours, as in the teacher-identification chapter)
 TEACHER_STD = 0.2
 
@@ -284,3 +285,10 @@ def architectures_config(
         lrs=lrs,
         train=tc,
     )
+
+
+def at_grid_edge(config: ArchitectureConfig, lrs) -> list[str]:
+    """The families whose chosen rate is the largest of the sweep's grid: their best rate may lie
+    beyond it (a short sweep also favours large rates: its horizon is short)."""
+    top = max(config.lr_grid)
+    return [f for f, lr in lrs if lr == top]

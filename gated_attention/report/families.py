@@ -4,11 +4,12 @@ family, the learning-rate sweep, and a summary table at the largest parameter co
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 
 from ..analysis.families import curves, late_fall
 from ..models.families import family
 
-__all__ = ["fall_table", "plot_loss_vs_params", "sweep_table", "summary_table"]
+__all__ = ["chosen_rates", "fall_table", "plot_loss_vs_params", "sweep_table", "summary_table"]
 
 _STYLE = {
     "gated": ("C0", "o", "-"),
@@ -34,6 +35,9 @@ def plot_loss_vs_params(config, tensors, key="eval_loss", *, ylabel="loss", line
     if line is not None:
         ax.axhline(line[0], color="k", linestyle="-.", linewidth=1, label=line[1])
     ax.set(xscale="log", yscale="log", xlabel="parameters", ylabel=ylabel)
+    targets = sorted(config.targets)  # the matched counts, labelled plainly (no crowded minors)
+    ax.set_xticks(targets, [f"{t:,}" for t in targets])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.grid(True, which="major", alpha=0.3)
     ax.figure.tight_layout()
@@ -81,4 +85,14 @@ def fall_table(config, tensors) -> str:
     lines = [f"{'family':<20} {'fall over the last fifth of training':>38}"]
     for fam in config.families:
         lines.append(f"{family(fam).label:<20} {100 * late_fall(config, tensors, fam):37.1f}%")
+    return "\n".join(lines)
+
+
+def chosen_rates(config, lrs, edge: list[str]) -> str:
+    """The rate each family trains at, a family per line, and which sit at the grid's top."""
+    lines = [f"{'family':<20} {'learning rate':>14}"]
+    lines += [
+        f"{family(f).label:<20} {lr:14g}{'  (top of the grid)' if f in edge else ''}"
+        for f, lr in lrs
+    ]
     return "\n".join(lines)
