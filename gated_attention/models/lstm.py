@@ -33,9 +33,8 @@ independent implementation (and differentiable: the weights go in through ``func
 from __future__ import annotations
 
 import torch
-from torch.func import functional_call
 
-from .shell import Family, Params, init_gated_cell, linear
+from .shell import Family, Params, init_gated_cell, linear, torch_cell_reference
 
 __all__ = ["LSTM", "init", "forward", "reference", "parameter_count_formula", "lstm_states"]
 
@@ -83,20 +82,7 @@ def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
 
 def reference(x: torch.Tensor, params: Params) -> torch.Tensor:
     """Each member through ``torch.nn.LSTM`` (batch_first), with its weights loaded."""
-    H, N = params["W_ih"].shape[-1], params["W_hh"].shape[-1]
-    cell = torch.nn.LSTM(H, N, batch_first=True, device=x.device, dtype=x.dtype)
-    ys = []
-    for e in range(x.shape[0]):
-        u = x[e] @ params["W_e"][e].T + params["b_e"][e]  # (B, T, H)
-        weights = {
-            "weight_ih_l0": params["W_ih"][e],
-            "weight_hh_l0": params["W_hh"][e],
-            "bias_ih_l0": params["b_ih"][e],
-            "bias_hh_l0": params["b_hh"][e],
-        }
-        h, _ = functional_call(cell, weights, (u,))  # (B, T, N)
-        ys.append(h @ params["W_o"][e].T + params["b_o"][e])
-    return torch.stack(ys)
+    return torch_cell_reference(x, params, torch.nn.LSTM)
 
 
 LSTM = Family(name="lstm", label="LSTM", init=init, forward=forward, reference=reference)

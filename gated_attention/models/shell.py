@@ -21,7 +21,15 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Family", "Params", "linear", "init_linear", "init_gated_cell", "parameter_count"]
+__all__ = [
+    "Family",
+    "Params",
+    "linear",
+    "init_linear",
+    "init_gated_cell",
+    "parameter_count",
+    "torch_cell_reference",
+]
 
 Params = dict[str, torch.Tensor]
 
@@ -90,6 +98,28 @@ def init_gated_cell(
         "W_o": W_o,
         "b_o": b_o,
     }
+
+
+def torch_cell_reference(x: torch.Tensor, params: Params, module: type) -> torch.Tensor:
+    """The independent reference of ``init_gated_cell``'s models: each member's cell run by
+    torch's own ``module`` (``torch.nn.LSTM`` or ``torch.nn.GRU``, batch_first) with its weights
+    loaded through ``functional_call`` (differentiable). x (E, B, T, d_in) -> (E, B, T, d_out)."""
+    from torch.func import functional_call
+
+    H, N = params["W_ih"].shape[-1], params["W_hh"].shape[-1]
+    cell = module(H, N, batch_first=True, device=x.device, dtype=x.dtype)
+    ys = []
+    for e in range(x.shape[0]):
+        u = x[e] @ params["W_e"][e].T + params["b_e"][e]  # (B, T, H)
+        weights = {
+            "weight_ih_l0": params["W_ih"][e],
+            "weight_hh_l0": params["W_hh"][e],
+            "bias_ih_l0": params["b_ih"][e],
+            "bias_hh_l0": params["b_hh"][e],
+        }
+        h, _ = functional_call(cell, weights, (u,))  # (B, T, N)
+        ys.append(h @ params["W_o"][e].T + params["b_o"][e])
+    return torch.stack(ys)
 
 
 def parameter_count(params: Params) -> int:
