@@ -73,6 +73,11 @@ def test_decay_matrix_from_nu_matches_reference_values_and_gradients():
     assert torch.isfinite(g).all()
     torch.testing.assert_close(g, g_ref, rtol=1e-10, atol=1e-12)
     assert decay_matrix_from_nu(nu.detach(), 1)[0].shape == (1, 4, 1, 1)
+    # nu = -38 is inside the clamp but lam rounds to exactly 1: the powers must be exactly 1 too
+    nu38 = torch.tensor([[-38.0]], dtype=torch.float64)
+    assert lam_from_nu(nu38).item() == 1.0
+    L38, _ = decay_matrix_from_nu(nu38, 6)
+    assert torch.equal(L38[0, 0], torch.ones(6, 6, dtype=torch.float64).tril())
 
 
 @pytest.mark.parametrize("side", [False, True])
