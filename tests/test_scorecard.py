@@ -101,3 +101,39 @@ def test_an_old_record_holding_nan_is_read_as_null(build):
     scorecard.record("fig3a.transition", 28, profile="smoke")  # rewrites scorecard.json: no error
     rows = {r["id"]: r for r in json.loads((build / "scorecard.json").read_text())}
     assert rows["fig3b.transition"]["ours"] is None and rows["fig3a.transition"]["ours"] == 28
+
+
+def test_recorded_rows_are_kept_apart_and_tallied_without_report_rows(build):
+    from gated_attention.report import scorecard_page
+
+    scorecard.record("fig2.lambda_one", 10, profile="quick")
+    scorecard.record("fig2.lambda_zero", 6, profile="quick")
+    scorecard.record("sec5.loss_gap_se", 0.001, profile="quick")  # a "report" row
+    scorecard.record("fig2.lambda_one", 11, profile="paper", run="ti-paper-gpu")
+    quick, recorded = scorecard.collect("quick"), scorecard.collect_recorded()
+    assert [r.id for r in quick] == ["fig2.lambda_one", "fig2.lambda_zero", "sec5.loss_gap_se"]
+    assert [(r.id, r.ours, r.run) for r in recorded] == [("fig2.lambda_one", 11, "ti-paper-gpu")]
+    t = scorecard_page.tally(quick)
+    assert (t.passed, t.missed, t.reported) == (1, 1, 1)  # the report row is not a pass
+    status = scorecard_page.claim_status(quick, recorded)
+    assert status["fig2"] == "partly" and "sec5" not in status
+    assert scorecard_page.claim_status([], recorded)["fig2"] == "not"
+    page = scorecard_page.grouped_html(quick, recorded, "quick")
+    assert page.count("<table>") == 2  # one table per claim: fig2 and sec5
+    assert "sc-miss" in page and "title='fig2.lambda_zero'" in page
+    intro = scorecard_page.summary_html(quick, recorded, "quick")
+    assert "partly" in intro and "teacher_identification.html" in intro
+
+
+def test_readers_of_the_records_execute_last():
+    from pathlib import Path
+
+    from gated_attention.tools.book import execution_order
+
+    paths = [Path(f"book/{s}.md") for s in ("intro", "equations", "scorecard", "performance")]
+    assert [p.stem for p in execution_order(paths)] == [
+        "equations",
+        "performance",
+        "intro",
+        "scorecard",
+    ]

@@ -11,6 +11,7 @@ Modules (one step of the analysis each):
     reorder      the construction's layout for the weight figure (Fig. 2B)
     report       the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
     transition   the transition point of Fig. 3A/B with a bootstrap over seeds
+    success      per-seed "learned the construction", Wilson intervals, n* from fractions
     gd_learned   the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
     configs      the experiment configs of the two chapters, per profile
 """
@@ -25,6 +26,14 @@ from .reorder import Reordered, reorder
 from .report import ReverseEngineering, reverse_engineer
 from .scores import gaussian_inputs, reconstruction_score, score_kv, score_q
 from .state_spectrum import drop_after, state_spectrum
+from .success import (
+    Fractions,
+    kv_score_unpruned,
+    learned,
+    sweep_success,
+    transition_by_fraction,
+    wilson_interval,
+)
 from .transition import Transition, normalised_losses, transition_point
 
 __all__ = [
@@ -40,6 +49,12 @@ __all__ = [
     "Transition",
     "transition_point",
     "normalised_losses",
+    "Fractions",
+    "kv_score_unpruned",
+    "learned",
+    "sweep_success",
+    "transition_by_fraction",
+    "wilson_interval",
     "RegressionAnalysis",
     "analyse_regression",
     "PANELS",

@@ -34,6 +34,7 @@ from ..models.gated_rnn import lam_from_nu
 from ..tasks import gd_theory, regression
 from .params import member
 from .polynomial import rnn_polynomial
+from .success import Fractions, transition_by_fraction
 from .transition import Transition, transition_point
 
 __all__ = ["RegressionAnalysis", "analyse_regression"]
@@ -87,6 +88,17 @@ class RegressionAnalysis:
     def per_seed_coefs(self) -> np.ndarray:
         """(k, i): the coefficients averaged over the observation steps t."""
         return self.coefs.mean(axis=1)
+
+    @property
+    def coef_rel_error_worst_t(self) -> float:
+        """max over t and i of |seed mean of the coefficient at step t - eta*| / eta*."""
+        eta = regression.ETA_STAR
+        return float(np.abs(self.coefs.mean(axis=0) - eta).max() / eta)
+
+    def transition_learned(self, threshold: float) -> Fractions:
+        """Fig. 3C by per-seed successes: a seed succeeds at a size when its paired gap to the
+        optimal GD step is at most ``threshold`` of the GD loss (``success``)."""
+        return transition_by_fraction(self.sweep, self.gap_table <= threshold)
 
     @property
     def coef_rel_error(self) -> float:

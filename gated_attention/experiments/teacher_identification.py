@@ -28,25 +28,35 @@ from ..engine import TrainConfig
 from .profiles import check_profile
 from .teacher_student import TeacherStudentConfig
 
-__all__ = ["TEACHER_STD", "LR", "WEIGHT_DECAY", "QUICK_T", "teacher_identification_config"]
+__all__ = [
+    "TEACHER_STD",
+    "HELD_OUT_SEEDS",
+    "LR",
+    "WEIGHT_DECAY",
+    "QUICK_T",
+    "teacher_identification_config",
+]
 
 TEACHER_STD = 0.2
 #: the optimiser of every profile but smoke (see the module docstring)
 LR, WEIGHT_DECAY = 1e-2, 0.07
 #: the quick profile's student size and budget
 QUICK_N, QUICK_STEPS = 48, 60_000
+#: the quick profile's seeds: none of them was used to choose its settings (the pilots behind
+#: LR and WEIGHT_DECAY ran seeds 0-2), so its counts score the settings, not the tuning
+HELD_OUT_SEEDS = (3, 4, 5, 6, 7)
 #: the quick profile's sequence length (the paper's is 32): the construction is exact for every
 #: T, and a step costs about a quarter, so the quick budget buys more steps
 QUICK_T = 8
 
 
 def teacher_identification_config(profile: str) -> TeacherStudentConfig:
-    """Sec. 4.1: d = 4, three seeds as one ensemble.
+    """Sec. 4.1: d = 4, seeds as one ensemble (paper: 0-2; quick: the held-out 3-7).
 
     paper   T = 32, n = m = 100, 1,000,000 steps of batch 64 (the paper's), LR, WEIGHT_DECAY,
             checkpoints every 10,000 steps.
     quick   T = QUICK_T = 8, n = m = QUICK_N = 48 (over three times the construction's 14),
-            QUICK_STEPS steps, the same optimiser.
+            QUICK_STEPS steps, the same optimiser, the five HELD_OUT_SEEDS as one ensemble.
     smoke   n = m = 24, 30 steps, two seeds: only proves the code path.
     """
     check_profile(profile)
@@ -64,7 +74,9 @@ def teacher_identification_config(profile: str) -> TeacherStudentConfig:
             log_every=100,
             checkpoint_every=1000,
         )
-        return dataclasses.replace(base, T=QUICK_T, n=QUICK_N, m=QUICK_N, train=tc)
+        return dataclasses.replace(
+            base, T=QUICK_T, n=QUICK_N, m=QUICK_N, seeds=HELD_OUT_SEEDS, train=tc
+        )
     tc = TrainConfig(
         steps=1_000_000, lr=LR, weight_decay=WEIGHT_DECAY, log_every=1000, checkpoint_every=10_000
     )

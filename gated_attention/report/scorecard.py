@@ -33,6 +33,8 @@ __all__ = [
     "paper_values",
     "record",
     "collect",
+    "collect_recorded",
+    "recorded_dir",
     "show",
     "to_markdown",
     "build_dir",
@@ -58,6 +60,7 @@ class Record:
     source: str
     seeds: int | None = None
     note: str = ""
+    run: str = ""  # the recorded run scored (a paper-budget run shipped with the package), if any
 
 
 def paper_values() -> dict[str, dict]:
@@ -124,7 +127,14 @@ def _plain(x):
 
 
 def record(
-    id: str, ours, *, profile: str, seeds: int | None = None, note: str = "", write: bool = True
+    id: str,
+    ours,
+    *,
+    profile: str,
+    seeds: int | None = None,
+    note: str = "",
+    write: bool = True,
+    run: str = "",
 ) -> Record:
     """Score ``ours`` against the paper's value for ``id`` and store the record.
 
@@ -135,6 +145,8 @@ def record(
         seeds: how many seeds the value summarises, if any.
         note: anything a reader should know about this value.
         write: store the record under the build folder (False: only score it).
+        run: the name of the recorded run (``experiments.recorded``) the value comes from: the
+            record is stored apart (``collect_recorded``), beside this build's own rows.
     """
     from ..experiments.profiles import check_profile
 
@@ -164,8 +176,12 @@ def record(
         source=entry["source"],
         seeds=seeds,
         note=note,
+        run=run,
     )
-    if write:
+    if write and run:
+        strict = {"indent": 2, "allow_nan": False}
+        atomic_write_json(recorded_dir() / f"{id}.json", dataclasses.asdict(rec), **strict)
+    elif write:
         root = build_dir()
         strict = {"indent": 2, "allow_nan": False}
         atomic_write_json(
@@ -177,12 +193,26 @@ def record(
     return rec
 
 
+def recorded_dir() -> Path:
+    """Where the rows of recorded paper-budget runs are stored (one file per id)."""
+    return build_dir() / "scorecard" / "recorded"
+
+
+def collect_recorded() -> list[Record]:
+    """The stored rows of recorded runs (``record(..., run=NAME)``), in the order of
+    paper_values.json."""
+    return _collect(recorded_dir())
+
+
 def collect(profile: str) -> list[Record]:
     """All stored records of ``profile``, in the order of paper_values.json.
 
     A record file that cannot be read is reported by a ValueError naming the file.
     """
-    folder = build_dir() / "scorecard" / profile
+    return _collect(build_dir() / "scorecard" / profile)
+
+
+def _collect(folder: Path) -> list[Record]:
     order = {k: i for i, k in enumerate(expected_ids())}
     records = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:

@@ -55,6 +55,17 @@ def chapters(root: Path = ROOT) -> list[Path]:
     return paths
 
 
+#: chapters that read the scorecard records of the others: executed after every other chapter
+#: (in this order), wherever they stand in the table of contents
+READ_RECORDS = ("intro", "scorecard")
+
+
+def execution_order(paths: list[Path]) -> list[Path]:
+    """``paths`` with the chapters of READ_RECORDS moved to the end (see there)."""
+    last = [p for name in READ_RECORDS for p in paths if p.stem == name]
+    return [p for p in paths if p not in last] + last
+
+
 def _select(only: list[str] | None, root: Path) -> list[Path]:
     paths = chapters(root)
     if not only:
@@ -71,8 +82,9 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
 
     Every chapter is attempted; if any fails, a RuntimeError lists the failures at the end (the
     results cache keeps what the others computed). A run of every chapter (``only`` None) first
-    removes the profile's scorecard records of earlier builds, so a chapter that fails cannot
-    hide behind records it wrote before: the scorecard then reads only this build's records.
+    removes the profile's scorecard records of earlier builds (and the rows of recorded runs),
+    so a chapter that fails cannot hide behind records it wrote before: the scorecard then reads
+    only this build's records.
     """
     import jupytext
     import nbformat
@@ -82,8 +94,9 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
     os.environ["TQDM_DISABLE"] = "1"
     if only is None:
         shutil.rmtree(scorecard.build_dir() / "scorecard" / profile, ignore_errors=True)
+        shutil.rmtree(scorecard.recorded_dir(), ignore_errors=True)
     times, failures = {}, []
-    for md in _select(only, root):
+    for md in execution_order(_select(only, root)):
         out = md.with_suffix(".ipynb")
         nbformat.write(jupytext.read(md), out)
         declared = papermill.inspect_notebook(str(out))

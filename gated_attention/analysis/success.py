@@ -1,0 +1,145 @@
+"""Did a seed learn the construction? The per-seed criterion and the transition it gives (ours).
+
+The paper reads its structural claims off single runs and plots: Fig. 2 shows one pruned network,
+Fig. 3A/B a loss against the size. A low loss alone cannot tell a network that implements the
+construction from one that approximates the teacher well (a network of 8 neurons, fewer than the
+construction's 14, reaches a normalised loss of about 1e-2). So each seed is scored against a
+criterion fixed in ``report/paper_values.json`` before the runs it scores (the git history shows
+the order):
+
+    learned      normalised held-out loss (MSE / Var(teacher output)) <= LEARNED_LOSS
+                 AND Score KV <= LEARNED_SCORE (the lam ~ 1 states hold M_t linearly)
+                 [AND Score Q <= LEARNED_SCORE, where the query group is scored too]
+    fraction     k of R seeds, with the Wilson 95% interval (``wilson_interval``)
+    transition   n* = the smallest swept n from which, at n and every larger n, at least half
+                 of the seeds succeed (``transition_by_fraction``); None if there is none
+
+The loss threshold sits two orders of magnitude below what a smaller-than-construction network
+reaches, and Score KV asks for the structure itself: the key-value states of the construction.
+
+Glossary (code name -> meaning -> section):
+    LEARNED_LOSS, LEARNED_SCORE   the thresholds of "learned"          Sec. 4.1, Table 1
+    kv_score_unpruned             Score KV of the lam > 0.99 neurons of a whole (unpruned) member
+    wilson_interval               the 95% interval of a fraction k / R
+    transition_by_fraction        n* of Fig. 3A/B/C from per-seed successes
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import torch
+
+from ..models.gated_rnn import lam_from_nu
+from .params import as_params
+from .scores import score_kv
+
+__all__ = [
+    "LEARNED_LOSS",
+    "LEARNED_SCORE",
+    "learned",
+    "kv_score_unpruned",
+    "wilson_interval",
+    "Fractions",
+    "transition_by_fraction",
+    "sweep_success",
+]
+
+#: "learned the construction": normalised held-out loss at most this ...
+LEARNED_LOSS = 1e-4
+#: ... and Score KV (and Score Q where scored) at most this (paper_values.json, fig2/fig3 rows)
+LEARNED_SCORE = 1e-3
+
+
+def learned(norm_loss: float, score_kv: float, score_q: float | None = None) -> bool:
+    """The per-seed criterion of the module docstring (NaN scores fail)."""
+    ok = norm_loss <= LEARNED_LOSS and score_kv <= LEARNED_SCORE
+    return bool(ok and (score_q is None or score_q <= LEARNED_SCORE))
+
+
+def kv_score_unpruned(rnn_or_params, teacher, x: torch.Tensor, tol: float = 0.01) -> float:
+    """Score KV from the states of every neuron with lam > 1 - tol of a whole member.
+
+    Dead neurons have zero states and add nothing to a least-squares fit, so no pruning is
+    needed; a member with no such neuron scores 1 (nothing is read)."""
+    lam = lam_from_nu(as_params(rnn_or_params)["nu"].to(torch.float64))
+    one = torch.nonzero(lam > 1 - tol).flatten().tolist()
+    if not one:
+        return 1.0
+    return float(score_kv(rnn_or_params, teacher, x, one))
+
+
+def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a fraction k / n (95% for z = 1.96); (0, 1) for n = 0."""
+    if not (0 <= k <= n):
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclasses.dataclass(frozen=True)
+class Fractions:
+    """Per size: seeds that succeed (k), seeds (R), the fraction and its Wilson interval; n*."""
+
+    sizes: tuple[int, ...]
+    k: tuple[int, ...]
+    R: int
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+    estimate: int | None
+
+    @property
+    def fraction(self) -> tuple[float, ...]:
+        return tuple(k / self.R for k in self.k)
+
+
+def transition_by_fraction(sizes, success) -> Fractions:
+    """n* of the module docstring from ``success`` (S sizes, R seeds) booleans.
+
+    ``sizes`` (S,) strictly increasing."""
+    sizes = np.asarray(sizes)
+    ok = np.asarray(success, dtype=bool)
+    if ok.ndim != 2 or ok.shape[0] != sizes.shape[0]:
+        raise ValueError(f"success must have shape (S={sizes.shape[0]}, seeds), got {ok.shape}")
+    if np.any(np.diff(sizes) <= 0):
+        raise ValueError(f"sizes must increase strictly, got {sizes.tolist()}")
+    R = ok.shape[1]
+    k = ok.sum(axis=1)
+    half = 2 * k >= R  # at least half of the seeds
+    from_here = np.flip(np.cumprod(np.flip(half)))  # at this size and every larger one
+    idx = np.flatnonzero(from_here)
+    intervals = [wilson_interval(int(ki), R) for ki in k]
+    return Fractions(
+        sizes=tuple(int(s) for s in sizes),
+        k=tuple(int(ki) for ki in k),
+        R=R,
+        lo=tuple(lo for lo, _ in intervals),
+        hi=tuple(hi for _, hi in intervals),
+        estimate=int(sizes[idx[0]]) if idx.size else None,
+    )
+
+
+def sweep_success(run, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray, Fractions]:
+    """Fig. 3A/B by per-seed successes: (sizes (S,), normalised losses (S, R), Score KV (S, R),
+    fractions and n*) of a finished teacher-student size sweep ``run`` (a results entry).
+
+    Score KV of each whole member (``kv_score_unpruned``) on the inputs x (B, T, d)."""
+    from .transition import normalised_losses
+
+    config = run.config
+    sizes, L = normalised_losses(config, run.tensors["eval_loss"])
+    students = run.students()
+    kv = np.array(
+        [
+            kv_score_unpruned(student, config.task(seed).teacher, x)
+            for student, (seed, _, _) in zip(students, config.members(), strict=True)
+        ]
+    ).reshape(L.shape)
+    ok = (L <= LEARNED_LOSS) & (kv <= LEARNED_SCORE)
+    return sizes, L, kv, transition_by_fraction(sizes, ok)
