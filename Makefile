@@ -8,13 +8,17 @@ PY      := $(BIN)/python
 STAMP   := $(VENV)/.installed-stamp
 PROFILE ?= quick
 HTML    := _build/html/index.html
+# A CPU-only reader on Linux avoids the multi-GB CUDA build of torch that PyPI serves there:
+#   make book TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# (the same torch==2.13.0, built for the CPU; empty: PyPI's default, what a GPU reader wants)
+TORCH_INDEX ?=
 
 # The notebook kernel ("python3") must be the venv's Python.
 export PATH := $(BIN):$(PATH)
 export PYTHONHASHSEED := 0
 
 .DEFAULT_GOAL := help
-.PHONY: help install execute render book test unit notebooks lint format bench clean
+.PHONY: help install execute render book test unit notebooks lint format bench clean browser
 
 help: ## list the targets
 	@echo "gated-attention: a runnable companion to arXiv:2309.01775"
@@ -26,7 +30,7 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[book,test]"
+	$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -e ".[book,test]"
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv with the pinned installs (nothing else)
@@ -46,20 +50,25 @@ book: ## set up, execute every chapter in PROFILE (default quick) and render the
 unit: $(STAMP) ## the unit tests without those marked slow (seconds)
 	$(PY) -m pytest -n 2 -m "not slow" tests
 
-test: $(STAMP) ## set up, lint, run the unit tests, execute + nbval-check every chapter (smoke), build with -W
+test: $(STAMP) ## set up, lint, unit tests, every chapter (smoke) under nbval, the -W build, the browser check
 	$(MAKE) lint
 	$(PY) -m pytest -n 2 tests
 	$(PY) -m gated_attention.tools.book execute --profile smoke
 	OMP_NUM_THREADS=1 TQDM_DISABLE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax book/*.ipynb
 	$(BIN)/jupyter-book build -W -n --keep-going .
+	$(MAKE) browser
 	@echo "make test: all passed"
 
 notebooks: $(STAMP) ## write plain .ipynb notebooks (no outputs) to notebooks/ for Jupyter and Colab
 	$(PY) -m gated_attention.tools.book notebooks --out notebooks
 
-lint: $(STAMP) ## ruff check and format check
+lint: $(STAMP) ## ruff check and format check, and the GitHub workflows
 	$(BIN)/ruff check gated_attention tests
 	$(BIN)/ruff format --check gated_attention tests
+	$(PY) -m gated_attention.tools.workflow_lint
+
+browser: $(STAMP) ## open every built page in headless Chromium and fail on console errors, failed loads, untypeset math, wide outputs, broken links
+	$(PY) -m gated_attention.tools.browser_check _build/html
 
 format: $(STAMP) ## ruff format the code
 	$(BIN)/ruff format gated_attention tests

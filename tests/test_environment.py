@@ -15,6 +15,8 @@ def _pins(specs):
     pins = {}
     for spec in specs:
         spec = spec.split("#")[0].strip()
+        if spec.startswith("--"):  # a pip option (the CPU index of environment.yml), not a package
+            continue
         m = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([^\s;]+)", spec)
         assert m, f"not an exact pin: {spec!r}"
         pins[m.group(1).lower().replace("_", "-")] = m.group(2)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from ..experiments.profiles import check_profile
-from ..report import scorecard
+from ..report import execution_status, scorecard
 
 __all__ = ["chapters", "execute", "write_notebooks", "main"]
 
@@ -57,7 +57,7 @@ def chapters(root: Path = ROOT) -> list[Path]:
 
 #: chapters that read the scorecard records of the others: executed after every other chapter
 #: (in this order), wherever they stand in the table of contents
-READ_RECORDS = ("intro", "scorecard")
+READ_RECORDS = ("intro", "execution_status", "scorecard")
 
 
 def execution_order(paths: list[Path]) -> list[Path]:
@@ -95,6 +95,7 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
     if only is None:
         shutil.rmtree(scorecard.build_dir() / "scorecard" / profile, ignore_errors=True)
         shutil.rmtree(scorecard.recorded_dir(), ignore_errors=True)
+        (scorecard.build_dir() / "execution" / f"{profile}.json").unlink(missing_ok=True)
     times, failures = {}, []
     for md in execution_order(_select(only, root)):
         out = md.with_suffix(".ipynb")
@@ -114,9 +115,11 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
             )
         except Exception as err:  # papermill's errors carry the failing cell
             failures.append(f"{md.stem}: {type(err).__name__}: {str(err).strip()[:2000]}")
+            execution_status.record_chapter(md.stem, profile, None, status="failed")
             print(f"[{profile}] {md.stem} FAILED", flush=True)
             continue
         times[md.stem] = round(time.perf_counter() - start, 1)
+        execution_status.record_chapter(md.stem, profile, times[md.stem])
         print(f"[{profile}] {md.stem} done in {times[md.stem]} s", flush=True)
     build = root / "_build"
     build.mkdir(exist_ok=True)

@@ -4,6 +4,8 @@ The rendered pages come from notebooks executed by papermill (``book/<chapter>.i
 build outputs and not in the repository. sphinx-book-theme points its Binder button at that
 ``.ipynb``; this extension points it at the chapter's ``book/<chapter>.md`` instead, which Binder
 opens as a notebook through jupytext (see ``.binder/``).
+
+It also adds the book's stylesheet (``static/companion.css``): outputs wrap within the column.
 """
 
 from __future__ import annotations
@@ -26,13 +28,23 @@ def retarget(buttons: list, sources: set[str]) -> None:
             retarget(button.get("buttons", []), sources)
 
 
+def _add_static(app) -> None:
+    """Serve static/ (the stylesheet) with the book's own static files."""
+    app.config.html_static_path.append(str(STATIC))
+
+
 def _on_page(app, pagename, templatename, context, doctree) -> None:
     src = Path(app.srcdir) / f"{pagename}.md"
     if src.exists() and "header_buttons" in context:
         retarget(context["header_buttons"], {Path(pagename).name})
 
 
+STATIC = Path(__file__).resolve().parent / "static"
+
+
 def setup(app):
     # sphinx-book-theme adds its launch buttons at priority 501; run after it.
     app.connect("html-page-context", _on_page, priority=502)
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("companion.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
