@@ -18,7 +18,7 @@ export PATH := $(BIN):$(PATH)
 export PYTHONHASHSEED := 0
 
 .DEFAULT_GOAL := help
-.PHONY: help install execute render book test unit notebooks lint format bench clean browser
+.PHONY: help install execute render book test unit notebooks lint format bench clean browser sweep
 
 help: ## list the targets
 	@echo "gated-attention: a runnable companion to arXiv:2309.01775"
@@ -76,6 +76,10 @@ format: $(STAMP) ## ruff format the code
 
 bench: $(STAMP) ## time the training engine against the reference loop; writes _build/bench.json
 	$(PY) -m gated_attention.tools.bench --out _build/bench.json
+
+sweep: $(STAMP) ## train EXPERIMENT in PROFILE as jobs on a Dask cluster (SCHEDULER=tcp://HOST:PORT, WORKERS=N, GPU=1)
+	@test -n "$(EXPERIMENT)" || { echo "make sweep needs EXPERIMENT=<name> (python -m gated_attention.sweep --help lists them)"; exit 2; }
+	$(PY) -m gated_attention.sweep $(EXPERIMENT) --profile $(PROFILE) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(WORKERS),--workers $(WORKERS)) $(if $(GPU),--gpu)
 
 clean: ## remove the build, the executed notebooks and the environment (keeps results/)
 	rm -rf _build book/*.ipynb notebooks $(VENV) *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,88 @@
+"""The command line of a sweep:
+
+    python -m gated_attention.sweep EXPERIMENT [EXPERIMENT ...] --profile P
+        [--scheduler tcp://HOST:PORT] [--workers N] [--gpu] [--cache DIR] [--seeds S ...]
+        [--retries R] [--timeout SECONDS]
+
+trains the experiments' jobs on a Dask cluster (a local one of N worker processes unless
+``--scheduler`` names a running scheduler) and writes their results entries, the entries a
+local run writes. ``--cache`` is the results cache (default $GATED_ATTENTION_CACHE, else
+``results/``); with a scheduler it must be shared storage that every worker sees at the same
+path. Exit status 0 when every entry is written, 1 when the sweep failed (the message says
+why), 2 for a wrong command line (an unknown experiment or profile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..experiments.profiles import PROFILES, check_profile
+from ..experiments.registry import EXPERIMENTS, experiment_config
+from .cluster import DEFAULT_TIMEOUT, connect
+from .dispatch import DEFAULT_RETRIES, sweep
+from .provenance import SweepError
+
+#: the environment variable ``cache.cache_root`` reads
+CACHE_ENV = "GATED_ATTENTION_CACHE"
+
+
+def configs_for(names: list[str], profile: str, seeds: list[int] | None = None) -> list[Any]:
+    """The configs of experiments ``names`` in ``profile`` (only ``seeds`` if given); an
+    unknown experiment or profile is a ValueError listing the known ones."""
+    check_profile(profile)
+    configs = [experiment_config(name, profile) for name in names]
+    if seeds:
+        configs = [dataclasses.replace(c, seeds=tuple(seeds)) for c in configs]
+    return configs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m gated_attention.sweep",
+        description="Train experiments as jobs on a Dask cluster; write their results entries.",
+        epilog=f"experiments: {', '.join(EXPERIMENTS)}",
+    )
+    p.add_argument("experiments", nargs="+", metavar="EXPERIMENT", help="one or more")
+    p.add_argument("--profile", required=True, help=" | ".join(PROFILES))
+    p.add_argument("--scheduler", help="tcp://HOST:PORT of a running scheduler")
+    p.add_argument("--workers", type=int, help="local cluster: worker processes (default: cores)")
+    p.add_argument("--gpu", action="store_true", help='jobs need resource GPU, train on "cuda"')
+    p.add_argument("--cache", type=Path, help=f"results cache folder (default ${CACHE_ENV})")
+    p.add_argument("--seeds", type=int, nargs="+", help="only these seeds")
+    p.add_argument("--retries", type=int, default=DEFAULT_RETRIES, help="per failing job")
+    p.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds to reach the scheduler"
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.scheduler and args.workers is not None:
+        parser.error("--workers sizes the local cluster; with --scheduler its workers run")
+    try:
+        configs = configs_for(args.experiments, args.profile, args.seeds)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.cache is not None:  # before the cluster starts: its workers inherit it
+        os.environ[CACHE_ENV] = str(args.cache.resolve())
+    device = "cuda" if args.gpu else "cpu"
+    try:
+        with connect(args.scheduler, workers=args.workers, gpu=args.gpu, timeout=args.timeout) as c:
+            results = sweep(configs, c, device=device, retries=args.retries)
+    except SweepError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    for r in results:
+        print(f"entry: {r.path} ({'cached' if r.cached else 'computed'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

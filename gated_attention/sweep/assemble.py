@@ -1,0 +1,170 @@
+"""From the jobs' outputs to the results entry a local ``cache.run(config)`` writes.
+
+What: ``entry_contents(config, jobs, outputs)`` returns the (tensors, metrics) of the
+experiment, computed by the experiment's own ``compute`` from the finished jobs:
+
+    ensemble   the ensembles' results are put together as ``train_by_size`` puts them (params
+               zero-padded into the (E, ...) layout of all members, losses (K, E) in member
+               order, wall times and resumed steps summed) and handed to ``compute`` as its
+               ``train_by_size`` call's answer (``intercept.answering``): ``compute`` then
+               evaluates the members and makes the tensors and metrics, as locally.
+    group,     each job's output is the very "done" file ``compute`` resumes from
+    gating     (``group-<k>-done.pt``, ``<gating>-done.pt`` beside the checkpoint): they are put
+               there and ``compute`` runs, loading them (training is refused meanwhile).
+    whole      the job's output is (tensors, metrics).
+
+``write_entry`` then stores them as ``cache.run`` does (tensors.pt, meta.json, manifest.json,
+each atomically, the manifest last), its meta with a "sweep" field: every job's worker (host,
+address, device, code hash, wall time, checkpoints it resumed from, completions). The jobs'
+outputs are removed only after the entry is complete: nothing finished is lost on the way.
+
+Why: the book reads entries through ``cache.run``; an entry written here must be the entry a
+local run writes, number for number, so that nothing downstream can tell them apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .. import __version__
+from ..atomic import atomic_write
+from ..engine import TrainResult, stack_students
+from ..experiments import cache
+from .intercept import EnsembleCall, answering, capture_call, forbidding
+from .jobs import SWEEP_DIR, Job
+from .provenance import SweepError
+from .worker import completions, load_output
+
+__all__ = ["combine_ensembles", "entry_contents", "finish", "write_entry"]
+
+
+def combine_ensembles(call: EnsembleCall, jobs: list[Job], results: list[dict]) -> TrainResult:
+    """One TrainResult for all members of ``call``, as ``train_by_size`` returns it."""
+    full, _ = stack_students(list(call.students))
+    params = {k: torch.zeros_like(v, dtype=call.train.torch_dtype) for k, v in full.items()}
+    E = len(call.students)
+    losses, loss_steps, wall, resumed = None, None, 0.0, 0
+    for job, res in zip(jobs, results, strict=True):
+        idx = list(job.members)
+        for name, v in res["params"].items():
+            params[name][(idx, *(slice(0, s) for s in v.shape[1:]))] = v
+        if losses is None:
+            loss_steps = res["loss_steps"]
+            losses = torch.zeros(len(loss_steps), E, dtype=res["losses"].dtype)
+        losses[:, idx] = res["losses"]
+        wall += float(res["wall_time"])
+        resumed += int(res["resumed_from"])
+    covered = sorted(e for job in jobs for e in job.members)
+    if covered != list(range(E)):
+        raise ValueError(f"the ensembles cover members {covered}, not 0..{E - 1}")
+    return TrainResult(params, loss_steps, losses, wall, resumed)
+
+
+def _done_file(job: Job) -> Path:
+    """The file ``compute`` loads a finished group or gating from."""
+    name = f"group-{job.index}-done.pt" if job.kind == "group" else f"{job.index}-done.pt"
+    return Path(job.entry) / name
+
+
+def entry_contents(config: Any, jobs: list[Job], results: list[dict]) -> tuple[dict, dict]:
+    """(tensors, metrics) of ``config`` from its finished jobs (see the module docstring)."""
+    kind = jobs[0].kind
+    checkpoint = Path(jobs[0].entry) / "checkpoint.pt"  # what cache.run passes to compute
+    if kind == "ensemble":
+        trained = combine_ensembles(capture_call(config), jobs, results)
+        with answering(config, trained):
+            return config.compute(checkpoint=checkpoint, progress=False)
+    if kind in ("group", "gating"):
+        for job, res in zip(jobs, results, strict=True):
+            atomic_write(_done_file(job), lambda p, res=res: torch.save(res, p))
+        with forbidding(config):
+            return config.compute(checkpoint=checkpoint, progress=False)
+    (res,) = results
+    return res["tensors"], res["metrics"]
+
+
+def _sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_entry(path: Path, config: Any, tensors: dict, metrics: dict, meta_extra: dict) -> Path:
+    """Store an entry at ``path`` as ``cache.run`` stores it; ``meta_extra`` holds code_hash,
+    hardware, wall_time_s and sweep (the fields a local run fills from its own process)."""
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in ("manifest.json", "meta.json", "tensors.pt"):
+        (path / stale).unlink(missing_ok=True)
+    meta = {
+        "name": config.name,
+        "config": cache._config_dict(config),  # the very record a local run writes
+        "package_version": __version__,
+        "code_hash": meta_extra["code_hash"],
+        "torch_version": torch.__version__,
+        "hardware": meta_extra["hardware"],
+        "wall_time_s": meta_extra["wall_time_s"],
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "metrics": metrics,
+        "sweep": meta_extra["sweep"],
+    }
+    atomic_write(path / "tensors.pt", lambda p: torch.save(tensors, p))
+    meta_text = json.dumps(meta, indent=1, default=str)
+    atomic_write(path / "meta.json", lambda p: p.write_text(meta_text))
+    sums = {f: _sha256_file(path / f) for f in ("tensors.pt", "meta.json")}
+    atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(sums, indent=1)))
+    cache.read_entry(path)  # complete and intact, or ValueError naming the problem
+    return path
+
+
+def _sweep_record(jobs: list[Job], reports: dict[str, dict], scheduler: str) -> dict:
+    """The entry's "sweep" field: each job's worker, and every worker once."""
+    rows, workers = [], {}
+    for job in jobs:
+        r = reports[job.name]
+        rows.append(
+            {
+                "job": job.name,
+                "label": job.label,
+                "trained_in_this_sweep": bool(r["trained"]),
+                "completions": completions(job),
+                **{k: v for k, v in r.items() if k not in ("job", "trained", "hardware")},
+            }
+        )
+        key = f"{r['host']} {r['worker']} {r['device']}"
+        workers[key] = {k: r.get(k) for k in ("host", "worker", "device", "code_hash")}
+        workers[key]["hardware"] = r["hardware"]
+    return {"scheduler": scheduler, "jobs": rows, "workers": list(workers.values())}
+
+
+def finish(
+    config: Any, jobs: list[Job], reports: dict[str, dict], *, scheduler: str, started: float
+) -> cache.RunResult:
+    """Assemble and write the entry of ``config`` from its finished ``jobs`` (their ``reports``
+    from ``run_job``), then remove the jobs' outputs; returns it as ``cache.run`` would."""
+    missing = [str(j.output) for j in jobs if not j.output.exists()]
+    if missing:
+        raise SweepError(
+            f"finished jobs' outputs are not visible on the client: {', '.join(missing)}; the "
+            "cache directory must be shared storage, at the same path on client and workers"
+        )
+    results = [load_output(j)["result"] for j in jobs]
+    tensors, metrics = entry_contents(config, jobs, results)
+    first = reports[jobs[0].name]
+    extra = {
+        "code_hash": jobs[0].code_hash,
+        "hardware": first["hardware"],  # where the (first) job trained: what chapters print
+        "wall_time_s": time.perf_counter() - started,
+        "sweep": _sweep_record(jobs, reports, scheduler),
+    }
+    path = write_entry(Path(jobs[0].entry), config, tensors, metrics, extra)
+    shutil.rmtree(path / SWEEP_DIR, ignore_errors=True)
+    for job in jobs:
+        for f in job.checkpoint_files():
+            f.unlink(missing_ok=True)
+    meta, _ = cache.read_entry(path)
+    return cache.RunResult(config, tensors, metrics, meta, path, cached=False)

@@ -1,0 +1,151 @@
+"""Running one job on a worker: check the code, skip a finished job, train, save atomically.
+
+What: ``run_job(job)`` is the function the client submits. It
+    1. checks that the worker's ``code_hash()`` is the client's (``CodeHashMismatchError`` if not),
+    2. returns at once if the job's output exists (a finished job is never trained again),
+    3. trains the job on ``job.device``, checkpointing to the file a local run uses, so that
+       a retry after a dead worker resumes from the last checkpoint,
+    4. writes its output (result and provenance) atomically, then a completion marker, then
+       removes its checkpoints,
+and returns its report: ``trained`` (False: the output existed) and where it ran.
+
+Why atomic and in this order: a worker may die at any moment. Before the output's rename the
+checkpoint is still there (a retry resumes); after it the output is complete (a retry
+returns it). Outputs hold tensors and plain containers only: loaded with weights_only=True.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..atomic import atomic_write
+from ..engine import DEVICE_ENV, flush_denormals, train_by_size
+from .intercept import capture_call
+from .jobs import SWEEP_DIR, Job
+from .provenance import SweepError, check_code, describe_worker
+
+__all__ = ["COMPLETED_DIR", "completions", "load_output", "run_job"]
+
+#: inside the sweep folder: one empty file per training that ran to completion
+COMPLETED_DIR = "completed"
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Run ``job`` here (see the module docstring); returns its report."""
+    code = check_code(job.code_hash, f"{Path(job.entry).name} {job.label}")
+    entry = Path(job.entry)
+    if not entry.is_dir():
+        raise SweepError(
+            f"the results entry {entry} does not exist on this worker: the cache directory "
+            "must be shared storage, at the same path on the client and every worker"
+        )
+    if job.output.exists():
+        return {"job": job.name, "trained": False, **load_output(job)["provenance"]}
+    flush_denormals()  # per thread: this worker thread is not the one that imported the package
+    found = [p.name for p in job.checkpoint_files()]
+    t0 = time.perf_counter()
+    with _on_device(job.device):
+        result = TRAINERS[job.kind](job)
+        provenance = describe_worker(job.device, code)
+    provenance["wall_time_s"] = time.perf_counter() - t0
+    provenance["checkpoints_found"] = found
+    if isinstance(result, dict) and "resumed_from" in result:
+        provenance["resumed_from_step"] = int(result["resumed_from"])
+    output = {"result": result, "provenance": provenance}
+    atomic_write(job.output, lambda p: torch.save(output, p))
+    marker = job.output.parent / COMPLETED_DIR / f"{job.name}.{uuid.uuid4().hex}"
+    atomic_write(marker, lambda p: p.write_bytes(b""))
+    for f in job.checkpoint_files():
+        f.unlink(missing_ok=True)
+    return {"job": job.name, "trained": True, **provenance}
+
+
+def load_output(job: Job) -> dict[str, Any]:
+    """The output a job wrote: ``{"result": ..., "provenance": {...}}``."""
+    return torch.load(job.output, weights_only=True)
+
+
+def completions(job: Job) -> int:
+    """How many times ``job`` has trained to completion (its markers)."""
+    folder = Path(job.entry) / SWEEP_DIR / COMPLETED_DIR
+    return len(list(folder.glob(f"{job.name}.*"))) if folder.is_dir() else 0
+
+
+@contextmanager
+def _on_device(device: str) -> Iterator[None]:
+    """$GATED_ATTENTION_DEVICE = ``device`` inside: the experiments' training calls take their
+    device from it (a worker runs one job at a time: one thread per worker)."""
+    old = os.environ.get(DEVICE_ENV)
+    os.environ[DEVICE_ENV] = device
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(DEVICE_ENV, None)
+        else:
+            os.environ[DEVICE_ENV] = old
+
+
+def _train_ensemble(job: Job) -> dict[str, Any]:
+    """One ensemble of the experiment's ``train_by_size`` call: the engine's own function on
+    those members alone, as the local run trains them (the same checkpoint file too)."""
+    call = capture_call(job.config)
+    idx = list(job.members)
+    res = train_by_size(
+        [call.tasks[e] for e in idx],
+        [call.students[e] for e in idx],
+        call.train,
+        data_seeds=[call.data_seeds[e] for e in idx],
+        checkpoint=Path(job.entry) / job.checkpoints[0],
+        progress=False,
+        desc=f"{call.desc} {job.name}",
+        device=job.device,
+        groups=[range(len(idx))],
+    )
+    return {
+        "params": res.params,
+        "loss_steps": res.loss_steps,
+        "losses": res.losses,
+        "wall_time": float(res.wall_time),
+        "resumed_from": int(res.resumed_from),
+    }
+
+
+def _train_group(job: Job) -> dict[str, Any]:
+    """One (family, target, lr) group of an architectures sweep: the row ``compute`` keeps."""
+    c, k = job.config, int(job.index)
+    fam, target, lr = c.groups()[k]
+    tasks = [c.data_task(s) for s in c.seeds]
+    checkpoint = Path(job.entry) / "checkpoint.pt"  # the group trains to group-<k>.pt beside it
+    return c._train_group(k, fam, target, lr, tasks, tasks[0].d, tasks[0].d_out, checkpoint, False)
+
+
+def _train_gating(job: Job) -> dict[str, Any]:
+    """One gating of associative recall: what ``compute`` keeps of it."""
+    checkpoint = Path(job.entry) / job.checkpoints[0]
+    return job.config._train(str(job.index), checkpoint, False)
+
+
+def _train_whole(job: Job) -> dict[str, Any]:
+    """The whole ``compute`` of an experiment that is not split."""
+    tensors, metrics = job.config.compute(
+        checkpoint=Path(job.entry) / "checkpoint.pt", progress=False
+    )
+    return {"tensors": tensors, "metrics": metrics}
+
+
+#: job kind -> the function that trains it
+TRAINERS = {
+    "ensemble": _train_ensemble,
+    "group": _train_group,
+    "gating": _train_gating,
+    "whole": _train_whole,
+}
