@@ -245,3 +245,27 @@ def test_a_damaged_recorded_bench_is_named(tmp_path, monkeypatch):
     (tmp_path / "bench-x.json").write_text('{"engine_speedup": 2.0}')
     with pytest.raises(ValueError, match="lacks ensemble_speedup, provenance"):
         bench.recorded_benches()
+
+
+def test_every_product_of_the_step_is_a_part_of_eq2():
+    """Each of the step's products is classified as one part of Eq. (2), all four occur, and
+    the floor every implementation must pay is output gating + readout."""
+    from gated_attention.tools.step_profile import product_part
+
+    d, n, T, B = 4, 20, 6, 8
+    parts = [
+        product_part(shapes, d, n, n, T, d)
+        for shapes, _, _ in bench_products.products_floor(d, n, n, T, B, repeats=1)["products"]
+    ]
+    assert sorted(set(parts)) == ["input gating", "output gating", "readout", "scan"]
+    assert parts.count("output gating") == 3 and parts.count("readout") == 3
+
+
+def test_the_step_profile_and_size_curve_are_stored(smoke):
+    results, out = smoke
+    p = json.loads(out.read_text())["step_profile"]
+    assert 0 < p["eq2_floor_ms"] <= sum(p["products_ms"].values())
+    assert p["step_ms"] > 0 and p["loss_ms"] > 0 and p["data_ms"] > 0
+    assert "Eq. (2) floor" in bench_table.format_profile(p)
+    curve = json.loads(out.read_text())["size_curve"]
+    assert [n for n, _ in curve] == [8, 16] and all(r > 0 for _, r in curve)

@@ -3,13 +3,15 @@
     format_table     the engine against the reference, ensembles, FLOP rates, the floor, the
                      device and subnormals; works on bench files of older versions too
     format_families  the training cost per step of every model family (``tools.family_bench``)
+    format_profile   where a step's time goes, part by part, and Eq. (2)'s floor
+                     (``tools.step_profile``)
 
 This module reads result dicts only: it measures nothing and imports nothing from ``tools``.
 """
 
 from __future__ import annotations
 
-__all__ = ["PAPER_STEPS", "format_table", "format_families"]
+__all__ = ["PAPER_STEPS", "format_table", "format_families", "format_profile"]
 
 #: the step count of the paper's main run (Sec. 4.1), for the projected time
 PAPER_STEPS = 1_000_000
@@ -114,3 +116,29 @@ def format_families(fam: dict | None) -> str:
         return "  ".join([first, *(f"{v:>{w}}" for v, w in zip(row[1:], widths[1:], strict=True))])
 
     return "\n".join([head, line(cols), *(line(row) for row in rows)])
+
+
+def format_profile(p: dict | None) -> str:
+    """The step profile (``tools.step_profile.step_profile``) as a plain-text table."""
+    if not p:
+        return "step profile: not measured (a bench file from before it)"
+    c = p["config"]
+    rows = [
+        (
+            f"one step (d {c['d']}, n = m = {c['n']}, T {c['T']}, batch {c['batch']})",
+            f"{p['step_ms']:.2f} ms",
+        ),
+        ("  data (drawing batches)", f"{p['data_ms']:.2f} ms"),
+        ("  loss: forward + backward", f"{p['loss_ms']:.2f} ms"),
+        *[(f"    products: {k}", f"{v:.2f} ms") for k, v in p["products_ms"].items()],
+        ("    elementwise and the rest of the loss", f"{p['loss_minus_products_ms']:.2f} ms"),
+        ("  optimiser (AdamW + schedule)", f"{p['optimiser_ms']:.2f} ms"),
+        ("  other (the loop)", f"{p['other_ms']:.2f} ms"),
+        (
+            "Eq. (2) floor: output gating + readout",
+            f"{p['eq2_floor_ms']:.2f} ms "
+            f"(any implementation; {1e3 / p['eq2_floor_ms']:.0f} steps/s at most)",
+        ),
+    ]
+    width = max(len(a) for a, _ in rows)
+    return "\n".join(f"{a:<{width}}  {b}" for a, b in rows)

@@ -20,6 +20,10 @@ Measures, on this machine (``python -m gated_attention.tools.bench --out _build/
                 results cache; skipped when it is not there), one thread, with subnormal floats
                 flushed to zero (the package's setting, ``training.flush_denormals``) and not.
 
+    profile     where one engine step's time goes, part by part, and the floor of the products
+                every implementation of Eq. (2) runs (``step_profile``); and the engine's
+                steps/s against the model size n (``size_curve``)
+
     families    the training cost per step of every model family (``models.families``) at a
                 matched parameter count (``family_bench.family_costs``): ms per step and
                 member-steps/s of a 3-member ensemble of each
@@ -59,11 +63,12 @@ from ..atomic import atomic_write_json
 from ..engine import TrainConfig, hardware, resolve_device, stack_students, train
 from ..experiments.profiles import check_profile, derive_seed
 from ..models.gated_rnn import GatedRNN
-from ..report.bench_table import PAPER_STEPS, format_families, format_table
+from ..report.bench_table import PAPER_STEPS, format_families, format_profile, format_table
 from ..tasks.teacher_student import TeacherStudentTask
 from .bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
 from .bench_timing import fastest
 from .family_bench import family_costs
+from .step_profile import size_curve, step_profile
 
 __all__ = [
     "TARGETS",
@@ -271,6 +276,15 @@ def _measure(kind: str, seed: int, dev: torch.device) -> dict:
     out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
     out["subnormal"] = subnormal_cost(30 if kind == "quick" else 3) if on_cpu else None
     out["families"] = family_costs(kind, seed, dev)
+    out["step_profile"] = step_profile(
+        repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=10 if kind == "smoke" else 200
+    )
+    out["size_curve"] = size_curve(
+        sizes=(8, 16) if kind == "smoke" else (16, 32, 48, 64, 100, 128),
+        steps=5 if kind == "smoke" else 100,
+        seed=seed,
+        device=dev,
+    )
     return out
 
 
@@ -343,6 +357,7 @@ def main(argv: list[str] | None = None) -> dict:
     results = run_bench(args.profile, threads=args.threads, device=args.device)
     print(format_table(results))
     print(format_families(results["families"]))
+    print(format_profile(results["step_profile"]))
     if args.out is not None:
         atomic_write_json(args.out, results, indent=1)
         print(f"written: {args.out}")
