@@ -10,17 +10,19 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     in_context_regression    Sec. 5.2 (Table 2, Fig. 3C)
     architectures            Sec. 4.3 and 5.3 (Fig. 4A/B): every family at matched sizes
     associative_recall       App. D.3 (Fig. 7): input-output and side gating on associative recall
+    optimiser_comparison     ours: a recorded Sec. 4.1 network continued with three optimisers
     registry                 every experiment by name
 """
 
 from .architectures import ArchitectureConfig, architectures_config, architectures_sweep_config
 from .associative_recall import RecallConfig, associative_recall_config
-from .cache import RunResult, code_hash, config_from_dict, config_hash, entry_path, run
+from .cache import RunResult, code_hash, config_hash, entry_path, run
 from .how_many_neurons import PANELS, TRANSITION_LOSS, how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
+from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
 from .profiles import PROFILES, check_profile, derive_seed
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
-from .registry import EXPERIMENTS, experiment_config
+from .registry import EXPERIMENTS, config_from_dict, experiment_config
 from .teacher_identification import TEACHER_STD, teacher_identification_config
 from .teacher_student import TeacherStudentConfig
 
@@ -35,6 +37,7 @@ __all__ = [
     "RECORDED_ROOT",
     "TEACHER_STD",
     "TRANSITION_LOSS",
+    "OptimiserComparisonConfig",
     "RecallConfig",
     "RegressionConfig",
     "RunResult",
@@ -47,6 +50,7 @@ __all__ = [
     "entry_path",
     "experiment_config",
     "how_many_neurons_config",
+    "optimiser_comparison_config",
     "recorded",
     "recorded_names",
     "regression_config",

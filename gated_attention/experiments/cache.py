@@ -64,6 +64,10 @@ class RunResult:
         return unstack_students(self.params, sizes)
 
 
+#: where the recorded runs live: results entries shipped with the package (``recorded_runs``)
+RECORDED_ROOT = Path(__file__).resolve().parents[1] / "recorded"
+
+
 def cache_root() -> Path:
     """``$GATED_ATTENTION_CACHE`` if set, else ``results/`` at the repository root."""
     env = os.environ.get("GATED_ATTENTION_CACHE")
@@ -149,7 +153,9 @@ def _as_tuple(value: Any) -> Any:
     return tuple(_as_tuple(v) for v in value) if isinstance(value, list) else value
 
 
-def _rebuild(cls: type, fields: dict) -> Any:
+def rebuild_config(cls: type, fields: dict) -> Any:
+    """The frozen config ``cls`` from the ``fields`` a results entry stores (nested configs and
+    tuples rebuilt); a field that ``cls`` no longer has is a ValueError naming it."""
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(fields) - names)
@@ -159,25 +165,11 @@ def _rebuild(cls: type, fields: dict) -> Any:
     for name, value in fields.items():
         hint = hints[name]
         if dataclasses.is_dataclass(hint):
-            value = _rebuild(hint, value)
+            value = rebuild_config(hint, value)
         elif typing.get_origin(hint) is tuple:
             value = _as_tuple(value)
         kwargs[name] = value
     return cls(**kwargs)
-
-
-def config_from_dict(d: dict) -> Any:
-    """The config a results entry's meta.json describes (``meta["config"]``): the inverse of
-    what ``run`` stores. Fields missing from ``d`` take today's defaults; a field that the
-    config class no longer has is an error."""
-    from .registry import config_types  # the experiment modules, imported when needed
-
-    types = config_types()
-    cls = types.get(d.get("type")) if isinstance(d, dict) else None
-    if cls is None:
-        got = d.get("type") if isinstance(d, dict) else d
-        raise ValueError(f"unknown config type {got!r}; expected one of {', '.join(types)}")
-    return _rebuild(cls, d["fields"])
 
 
 def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:

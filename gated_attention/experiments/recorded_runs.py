@@ -15,10 +15,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .cache import RunResult, config_from_dict, read_entry
+from .cache import RECORDED_ROOT, RunResult, read_entry
+from .registry import config_from_dict
 
 #: where the recorded runs live (package data)
-RECORDED_ROOT = Path(__file__).resolve().parents[1] / "recorded"
 
 
 def recorded_names() -> list[str]:

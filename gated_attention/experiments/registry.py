@@ -1,7 +1,7 @@
 """Every experiment by name: its config class and its config of a profile.
 
-The command lines (``tools.record``) and the results cache (``cache.config_from_dict``, which
-rebuilds a stored config from its class name) read these tables; a new experiment is added here
+The command lines (``tools.record``) and ``config_from_dict`` (which rebuilds a stored config
+from its class name, for the recorded runs) read these tables; a new experiment is added here
 and nowhere else.
 """
 
@@ -12,12 +12,14 @@ from typing import Any
 
 from .architectures import ArchitectureConfig, architectures_sweep_config
 from .associative_recall import RecallConfig, associative_recall_config
+from .cache import rebuild_config
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
+from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
 from .teacher_identification import teacher_identification_config
 from .teacher_student import TeacherStudentConfig
 
-__all__ = ["EXPERIMENTS", "config_types", "experiment_config"]
+__all__ = ["EXPERIMENTS", "config_types", "config_from_dict", "experiment_config"]
 
 #: experiment name -> the function giving its config in a profile
 EXPERIMENTS: dict[str, Callable[[str], Any]] = {
@@ -30,6 +32,7 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
         profile, "regression"
     ),
     "associative-recall": associative_recall_config,
+    "optimiser-comparison": optimiser_comparison_config,
 }
 
 
@@ -37,7 +40,13 @@ def config_types() -> dict[str, type]:
     """The config classes a results entry can name, by class name."""
     return {
         cls.__qualname__: cls
-        for cls in (TeacherStudentConfig, RegressionConfig, ArchitectureConfig, RecallConfig)
+        for cls in (
+            TeacherStudentConfig,
+            RegressionConfig,
+            ArchitectureConfig,
+            RecallConfig,
+            OptimiserComparisonConfig,
+        )
     }
 
 
@@ -46,3 +55,15 @@ def experiment_config(name: str, profile: str) -> Any:
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; expected one of {', '.join(EXPERIMENTS)}")
     return EXPERIMENTS[name](profile)
+
+
+def config_from_dict(d: dict) -> Any:
+    """The config a results entry's meta.json describes (``meta["config"]``): the inverse of
+    what ``cache.run`` stores. Fields missing from ``d`` take today's defaults; a field that the
+    config class no longer has is an error."""
+    types = config_types()
+    cls = types.get(d.get("type")) if isinstance(d, dict) else None
+    if cls is None:
+        got = d.get("type") if isinstance(d, dict) else d
+        raise ValueError(f"unknown config type {got!r}; expected one of {', '.join(types)}")
+    return rebuild_config(cls, d["fields"])

@@ -1,0 +1,383 @@
+"""Consolidation: is a pruned network with surplus neurons a larger copy of a 14-neuron one? (ours)
+
+Pruning keeps every neuron that is read; ``state_spectrum`` shows that the surplus neurons of a
+trained student add hardly any direction to their group's states. This module builds the smaller
+network that this suggests and measures what it costs: if a network of the construction's size
+computes (nearly) the same function with a smaller weight penalty, then the surplus is no
+minimum of "loss + weight decay" and must survive for another reason (the optimiser's dynamics,
+``experiments.optimiser_comparison``). The test is ours, not the paper's.
+
+For each lam group G (key-value: lam ~ 1, query: lam ~ 0) of a network with input-gating rows
+w1_i, w2_i (rows of W_in1, W_in2, length d+1) and a batch x:
+
+    S_G      (B T, |G|) the group's states h_t over the batch (all steps, not centred)
+    S_G = U diag(s) V^T,  V_r = the top r right singular vectors, (|G|, r)
+    r        the construction's count, d(d+1)/2 key-value and d query neurons (fewer if |G| is
+             smaller); kept energy = sum_{k<=r} s_k^2 / sum_k s_k^2
+    h_G ~ V_r V_r^T h_G   the states in the top r directions: exact iff S_G has rank <= r
+
+All neurons of a group share (nearly) one lam, so any r linear combinations z = A^T h_G of their
+states obey the recurrence z_t = lam z_{t-1} + A^T u_t with the input forms
+
+    A^T u = (x~^T F_k x~)_k,     F_k = sum_i A_ik sym(w1_i w2_i^T),   sym(M) = (M + M^T) / 2,
+
+a quadratic form of x~ = [x; 1] each. The consolidated group has r neurons with these states,
+lam = the state-energy-weighted mean of the group's lam (sum_i |S_G e_i|^2 lam_i / sum |S_G e_i|^2),
+and the output gating reads them through W_out'_G = W_out_G V_r (A^T V_r)^{-1} (both W_out1 and
+W_out2 columns of the group), since V_r^T h_G = (A^T V_r)^{-1} z.
+
+The basis A. Every invertible change of the basis of span(V_r) gives the same function, but a
+gated neuron computes one product (a . x~)(b . x~), so each F_k must be sym(a b^T): rank 1, or
+rank 2 with eigenvalues of opposite signs. The singular vectors themselves (A = V_r) mix the
+neurons, and their forms are in general not products (a mixture of key-value forms has rank up
+to d); ``svd_fit_error`` reports how far. So A = V_r V_r[J]^T, where J are r neurons of the group
+picked by QR with column pivoting of V_r^T (the neurons best spread over the top directions): new
+neuron k holds the state of neuron J_k projected onto the top r directions, and its form is
+neuron J_k's product form plus what the projection adds. Each F_k is then replaced by its best
+sym(a b^T) (``merging._product_fit``); ``fit_errors`` are the relative Frobenius errors. For
+exact copies (S_G of rank r) the projection changes nothing: the forms are the products of J and
+the consolidated network computes the same function (tests/test_analysis_consolidation.py).
+
+Neurons in neither group are kept as they are; the output-gating neurons are kept (their count
+does not change). Reported for both networks on x: the loss (MSE to the teacher), the weight
+penalty |theta|^2 (sum of squares of every decayed weight: all but nu), and the *balanced*
+penalty: the smallest |theta|^2 over the rescalings that leave the function unchanged
+
+    W_in1[n] e^(a_n), W_in2[n] e^(b_n), W_out1[m, n] e^(c_m - a_n - b_n),
+    W_out2[m, n] e^(e_m - a_n - b_n), D[:, m] e^(-c_m - e_m),
+
+a convex problem in (a, b, c, e) (a sum of exponentials of linear functions). A stationary point
+of "loss + wd/2 |theta|^2" is balanced (the loss is the same along these rescalings), so the
+balanced penalties are the ones to compare; the raw penalty of the consolidated network depends
+on arbitrary scales of the new neurons.
+
+Glossary (code name -> paper symbol -> shape):
+    x           input sequences                                        (B, T, d)
+    groups      LamGroups of the network: one (lam ~ 1), zero (lam ~ 0)  Sec. 4.1
+    S           a group's states                                       (B T, |G|)
+    V_r         top right singular vectors of S                        (|G|, r)
+    forms       F_k, quadratic forms of x~ = [x; 1]                     (r, d+1, d+1)
+    counts      r of each group: d(d+1)/2 key-value, d query           App. A.3
+
+A group with at most r neurons has nothing to consolidate and is kept exactly as it is (its
+fit errors are 0 and ``lam`` only reports the mean).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from ..models.attention import LinearSelfAttention
+from ..models.gated_rnn import GatedRNN, gated_rnn_forward, hidden_states, nu_from_lam
+from .lam_groups import LamGroups, lam_groups
+from .merging import _product_fit
+from .params import as_params, to_rnn
+from .pruning import prune
+from .scores import gaussian_inputs
+
+__all__ = [
+    "GroupConsolidation",
+    "Consolidation",
+    "consolidate",
+    "consolidate_student",
+    "construction_counts",
+    "weight_penalty",
+    "balanced_penalty",
+    "product_forms",
+]
+
+#: the parameters that weight decay acts on (all but nu, Sec. 4.1)
+DECAYED = ("W_in1", "W_in2", "W_out1", "W_out2", "D")
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupConsolidation:
+    """One lam group before and after consolidation (indices refer to the input network)."""
+
+    name: str  # "key-value" or "query"
+    neurons: list[int]  # the group, |G| = len(neurons)
+    r: int  # neurons after consolidation
+    kept_energy: float  # sum of the top r squared singular values / sum of all
+    singular_values: torch.Tensor  # (|G|,) of S_G, descending, divided by the largest
+    basis: list[int]  # J: the group neurons whose projected states the new neurons hold
+    lam: float  # the new neurons' lam (state-energy-weighted mean; a kept group: only reported)
+    fit_errors: list[float]  # relative error of the best product sym(a b^T) of each new form
+    svd_fit_error: float  # worst such error in the singular-vector basis (A = V_r), for contrast
+
+    @property
+    def size(self) -> int:
+        return len(self.neurons)
+
+    @property
+    def worst_fit_error(self) -> float:
+        return max(self.fit_errors, default=0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Consolidation:
+    """The result of ``consolidate``: the smaller network and what it changed."""
+
+    rnn: GatedRNN  # consolidated (float64): new key-value, new query, then the other neurons
+    groups: tuple[GroupConsolidation, ...]
+    n_before: int
+    output_change: float  # ||y' - y|| / ||y|| over the batch (Frobenius)
+    loss_before: float  # MSE to the teacher on the batch
+    loss_after: float
+    penalty_before: float  # sum of squares of W_in1, W_in2, W_out1, W_out2, D
+    penalty_after: float
+    balanced_penalty_before: float  # the smallest penalty over the function-preserving rescalings
+    balanced_penalty_after: float
+
+    @property
+    def n_after(self) -> int:
+        return self.rnn.n
+
+    @property
+    def break_even_weight_decay(self) -> float:
+        """The weight decay above which the consolidated network has the smaller
+        loss + wd/2 |theta|^2 (both balanced): 2 (loss_after - loss_before) / (balanced penalty
+        before - after); 0 if it is not worse in loss, inf if it is not cheaper in penalty."""
+        saved = self.balanced_penalty_before - self.balanced_penalty_after
+        if saved <= 0:
+            return float("inf")
+        return 2 * max(self.loss_after - self.loss_before, 0.0) / saved
+
+    def summary(self) -> dict[str, float | int]:
+        out: dict[str, float | int] = {"hidden before": self.n_before, "hidden after": self.n_after}
+        for g in self.groups:
+            out[f"{g.name} |G|"] = g.size
+            out[f"{g.name} r"] = g.r
+            out[f"{g.name} kept energy"] = g.kept_energy
+            out[f"{g.name} worst fit error"] = g.worst_fit_error
+        out.update(
+            {
+                "relative output change": self.output_change,
+                "loss before": self.loss_before,
+                "loss after": self.loss_after,
+                "balanced penalty before": self.balanced_penalty_before,
+                "balanced penalty after": self.balanced_penalty_after,
+                "break-even weight decay": self.break_even_weight_decay,
+            }
+        )
+        return out
+
+
+def construction_counts(d: int) -> dict[str, int]:
+    """r of each group in the symmetric construction (App. A.3): {"one": d(d+1)/2, "zero": d}."""
+    return {"one": d * (d + 1) // 2, "zero": d}
+
+
+def weight_penalty(rnn_or_params: GatedRNN | dict) -> float:
+    """|theta|^2: the sum of squares of every decayed weight (W_in1, W_in2, W_out1, W_out2, D)."""
+    p = as_params(rnn_or_params)
+    if "W_side" in p:
+        raise ValueError("consolidation expects output gating (W_out1, W_out2)")
+    return float(sum(p[k].square().sum() for k in DECAYED))
+
+
+def balanced_penalty(rnn_or_params: GatedRNN | dict, max_iter: int = 500) -> float:
+    """The smallest |theta|^2 over the rescalings of the module docstring (same function).
+
+    Minimises the convex function of the log-scales (a, b, c, e) with L-BFGS from 0 (the
+    network as given), so the result is never above ``weight_penalty``.
+    """
+    p = as_params(rnn_or_params)
+    if "W_side" in p:
+        raise ValueError("consolidation expects output gating (W_out1, W_out2)")
+    n, m = p["nu"].shape[0], p["W_out1"].shape[0]
+    i1, i2 = p["W_in1"].square().sum(1), p["W_in2"].square().sum(1)  # (n,)
+    o1, o2, dd = p["W_out1"].square(), p["W_out2"].square(), p["D"].square().sum(0)
+
+    def penalty(z: torch.Tensor) -> torch.Tensor:
+        a, b, c, e = z[:n], z[n : 2 * n], z[2 * n : 2 * n + m], z[2 * n + m :]
+        s = a + b  # the state of hidden neuron n scales by e^(a_n + b_n)
+        return (
+            (i1 * torch.exp(2 * a)).sum()
+            + (i2 * torch.exp(2 * b)).sum()
+            + (o1 * torch.exp(2 * (c[:, None] - s[None, :]))).sum()
+            + (o2 * torch.exp(2 * (e[:, None] - s[None, :]))).sum()
+            + (dd * torch.exp(-2 * (c + e))).sum()
+        )
+
+    z = torch.zeros(2 * n + 2 * m, dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():
+        start = float(penalty(z))
+    opt = torch.optim.LBFGS(
+        [z],
+        lr=1.0,
+        max_iter=max_iter,
+        tolerance_grad=1e-14,
+        tolerance_change=1e-16,
+        history_size=50,
+        line_search_fn="strong_wolfe",
+    )
+
+    def closure():
+        opt.zero_grad()
+        loss = penalty(z)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    with torch.no_grad():
+        best = float(penalty(z))
+    return min(best, start)
+
+
+def product_forms(W_in1: torch.Tensor, W_in2: torch.Tensor) -> torch.Tensor:
+    """sym(w1_i w2_i^T) of every row pair: (k, d+1) x2 -> (k, d+1, d+1); u_i = x~^T Q_i x~."""
+    Q = W_in1[:, :, None] * W_in2[:, None, :]
+    return (Q + Q.transpose(1, 2)) / 2
+
+
+def _pivots(V: torch.Tensor, r: int) -> list[int]:
+    """QR with column pivoting of V^T (V (k, r)): r rows of V, greedily the most independent."""
+    R = V.T.clone()  # (r, k): columns = neurons
+    chosen: list[int] = []
+    for _ in range(r):
+        norms = R.norm(dim=0)
+        if chosen:
+            norms[chosen] = -1.0
+        j = int(norms.argmax())
+        chosen.append(j)
+        q = R[:, j] / R[:, j].norm().clamp(min=torch.finfo(R.dtype).tiny)
+        R = R - q[:, None] * (q[None, :] @ R)
+    return chosen
+
+
+def _fit(forms: torch.Tensor):
+    """Best sym(a b^T) of each form (k, d+1, d+1): (errors (k,), a (k, d+1), b (k, d+1)).
+
+    The factors are balanced (|a| = |b|), the sign of the form carried by a.
+    """
+    err, u, a, b = _product_fit(forms[:, None])  # u (k, 1): the scale of the unit fit
+    u = u[:, 0]
+    scale = u.abs().sqrt()[:, None]
+    return err, torch.sign(u)[:, None] * scale * a, scale * b
+
+
+def consolidate(
+    rnn_or_params: GatedRNN | dict,
+    groups: LamGroups,
+    x: torch.Tensor,
+    *,
+    teacher: LinearSelfAttention,
+    counts: dict[str, int] | None = None,
+) -> Consolidation:
+    """Replace each lam group by r neurons in its top r state directions (module docstring).
+
+    Args:
+        rnn_or_params: the (pruned) network, output gating.
+        groups: its lam groups (``lam_groups``): ``one`` and ``zero`` are consolidated.
+        x: the batch (B, T, d) the states, the output change and the losses are computed on.
+        teacher: the attention layer the losses are measured against.
+        counts: r of each group, {"one": ..., "zero": ...}; default the construction's
+            (``construction_counts(d)``). A group smaller than its r keeps its size.
+    """
+    p = as_params(rnn_or_params)
+    if "W_side" in p:
+        raise ValueError("consolidation expects output gating (W_out1, W_out2)")
+    n, d = p["nu"].shape[0], p["W_in1"].shape[1] - 1
+    x = torch.as_tensor(x, dtype=torch.float64)
+    if x.dim() != 3 or x.shape[-1] != d:
+        raise ValueError(f"x must have shape (B, T, d={d}), got {tuple(x.shape)}")
+    if not isinstance(groups, LamGroups) or groups.lam.shape != (n,):
+        raise ValueError(f"groups must be the LamGroups of this network (n = {n})")
+    counts = construction_counts(d) if counts is None else dict(counts)
+    for key in ("one", "zero"):
+        if not (isinstance(counts.get(key), int) and counts[key] >= 1):
+            raise ValueError(f"counts[{key!r}] must be a positive integer, got {counts.get(key)}")
+    with torch.no_grad():
+        H = hidden_states(x, p).reshape(-1, n)  # (B T, n)
+        lam = groups.lam.to(torch.float64)
+        Q = product_forms(p["W_in1"], p["W_in2"])  # (n, d+1, d+1)
+        done: list[GroupConsolidation] = []
+        W1, W2, NU, O1, O2 = [], [], [], [], []
+        for name, key in (("key-value", "one"), ("query", "zero")):
+            idx = list(getattr(groups, key))
+            if not idx:
+                continue
+            S = H[:, idx]  # (B T, |G|)
+            _, s, Vh = torch.linalg.svd(S, full_matrices=False)
+            r = min(counts[key], len(idx))
+            V = Vh[:r].T  # (|G|, r)
+            svd_err = _fit(torch.einsum("ik,iab->kab", V, Q[idx]))[0]
+            energy = S.square().sum(0)  # (|G|,)
+            total = float(energy.sum())
+            lam_g = float((energy * lam[idx]).sum() / total) if total > 0 else float(lam[idx][0])
+            lam_g = min(max(lam_g, float(lam[idx].min())), float(lam[idx].max()))
+            if len(idx) <= counts[key]:  # nothing to consolidate: the group stays as it is
+                J, readout = list(range(len(idx))), torch.eye(len(idx), dtype=torch.float64)
+                err = torch.zeros(len(idx), dtype=torch.float64)
+                a, b, nu = p["W_in1"][idx], p["W_in2"][idx], p["nu"][idx]
+            else:
+                J = _pivots(V, r)
+                A = V @ V[J].T  # (|G|, r): z = A^T h_G
+                readout = V @ torch.linalg.inv(V[J])  # (|G|, r): h_G ~ readout z
+                forms = torch.einsum("ik,iab->kab", A, Q[idx])  # (r, d+1, d+1)
+                err, a, b = _fit(forms)
+                nu = nu_from_lam(torch.full((r,), lam_g, dtype=torch.float64))
+            W1.append(a)
+            W2.append(b)
+            NU.append(nu)
+            O1.append(p["W_out1"][:, idx] @ readout)
+            O2.append(p["W_out2"][:, idx] @ readout)
+            s2 = s.square()
+            done.append(
+                GroupConsolidation(
+                    name=name,
+                    neurons=idx,
+                    r=r,
+                    kept_energy=float(s2[:r].sum() / s2.sum()) if float(s2.sum()) > 0 else 1.0,
+                    singular_values=s / s[0] if float(s[0]) > 0 else s,
+                    basis=[idx[j] for j in J],
+                    lam=lam_g,
+                    fit_errors=err.tolist(),
+                    svd_fit_error=float(svd_err.max()),
+                )
+            )
+        rest = list(groups.between)
+        q = {
+            "W_in1": torch.cat(W1 + [p["W_in1"][rest]]),
+            "W_in2": torch.cat(W2 + [p["W_in2"][rest]]),
+            "nu": torch.cat(NU + [p["nu"][rest]]),
+            "W_out1": torch.cat(O1 + [p["W_out1"][:, rest]], dim=1),
+            "W_out2": torch.cat(O2 + [p["W_out2"][:, rest]], dim=1),
+            "D": p["D"],
+        }
+        new = to_rnn(q)
+        y = gated_rnn_forward(x, p)
+        y_new = gated_rnn_forward(x, as_params(new))
+        y_teacher = teacher(x.to(teacher.W_V.dtype)).detach().to(torch.float64)
+    scale = float(y.norm())
+    return Consolidation(
+        rnn=new,
+        groups=tuple(done),
+        n_before=n,
+        output_change=float((y_new - y).norm()) / scale if scale > 0 else float("nan"),
+        loss_before=float((y - y_teacher).square().mean()),
+        loss_after=float((y_new - y_teacher).square().mean()),
+        penalty_before=weight_penalty(p),
+        penalty_after=weight_penalty(new),
+        balanced_penalty_before=balanced_penalty(p),
+        balanced_penalty_after=balanced_penalty(new),
+    )
+
+
+def consolidate_student(
+    student: GatedRNN | dict,
+    teacher: LinearSelfAttention,
+    *,
+    T: int,
+    prune_tol: float = 1e-3,
+    lam_tol: float = 0.01,
+    batch: int = 256,
+    seed: int = 7,
+) -> Consolidation:
+    """Prune a trained student (``prune_tol``), group its lam (``lam_tol``) and consolidate it on
+    ``batch`` fresh N(0, I) sequences of length T drawn from ``seed`` (``gaussian_inputs``)."""
+    pr = prune(student, prune_tol)
+    x = gaussian_inputs(teacher.d, T, batch, seed)
+    return consolidate(pr.rnn, lam_groups(pr.rnn, lam_tol), x, teacher=teacher)
