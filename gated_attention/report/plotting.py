@@ -84,8 +84,15 @@ def _heatmap(ax, W: np.ndarray, title: str, cmap: str = "RdBu_r", vmin=None, vma
         vmin = -vmax
     im = ax.imshow(W, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="auto")
     ax.set_title(title, fontsize=10)
-    ax.tick_params(labelsize=7)
+    ax.tick_params(labelsize=9)
     return im
+
+
+def _column_labels(ax, labels: Sequence[str], upright_above: int = 5) -> None:
+    """Label the columns of a heat map; more than ``upright_above`` labels stand upright, so
+    that they do not overlap."""
+    rotation = 90 if len(labels) > upright_above else 0
+    ax.set_xticks(range(len(labels)), labels, fontsize=9, rotation=rotation)
 
 
 def _mark(ax, groups: list, axis: str, labels: bool = False) -> None:
@@ -97,9 +104,9 @@ def _mark(ax, groups: list, axis: str, labels: bool = False) -> None:
         ticks = [(start + stop - 1) / 2 for _, start, stop in groups]
         names = [label for label, _, _ in groups]
         if axis == "rows":
-            ax.set_yticks(ticks, names, fontsize=7)
+            ax.set_yticks(ticks, names, fontsize=9)
         else:
-            ax.set_xticks(ticks, names, fontsize=7, rotation=30, ha="right")
+            ax.set_xticks(ticks, names, fontsize=9, rotation=30, ha="right")
 
 
 def plot_construction(
@@ -143,7 +150,7 @@ def plot_construction(
         raise ValueError("output_groups needs output gating; this network has side gating")
     x_labels = [f"x{i + 1}" for i in range(d)] + ["1"]
     y_labels = [f"y{i + 1}" for i in range(rnn.d_out)]
-    fig = plt.figure(figsize=(9, 3.4 if rnn.side else 6.6), layout="constrained")
+    fig = plt.figure(figsize=(7.5, 3.4 if rnn.side else 6.4), layout="constrained")
     subs = [fig] if rnn.side else fig.subfigures(2, 1)
     widths = {"W_in1": d + 1, "W_in2": d + 1, "lam": 1, "W_side": d + 1, "D^T": rnn.d_out}
     axes = subs[0].subplots(1, len(top), width_ratios=[max(widths[k], 1.5) for k in top])
@@ -153,27 +160,27 @@ def plot_construction(
             ax.set_xticks([])
         elif key == "D^T":
             im = _heatmap(ax, W["D"].T, key)
-            ax.set_xticks(range(rnn.d_out), y_labels, fontsize=7)
+            _column_labels(ax, y_labels, upright_above=2)
         else:
             im = _heatmap(ax, W[key], key)
-            ax.set_xticks(range(d + 1), x_labels, fontsize=7)
+            _column_labels(ax, x_labels, upright_above=2 if rnn.side else 5)
         _mark(ax, hidden, "rows", labels=key == "W_in1")
         subs[0].colorbar(im, ax=ax, shrink=0.6)
-    axes[0].set_ylabel("hidden neuron", fontsize=8)
+    axes[0].set_ylabel("hidden neuron", fontsize=9)
     if not rnn.side:
         bottom = ["W_out1", "W_out2", "D^T"]
         axes = subs[1].subplots(1, 3, width_ratios=[n, n, max(rnn.d_out, 2)])
         for ax, key in zip(axes, bottom, strict=True):
             im = _heatmap(ax, W["D"].T if key == "D^T" else W[key], key)
             if key == "D^T":
-                ax.set_xticks(range(rnn.d_out), y_labels, fontsize=7)
+                _column_labels(ax, y_labels, upright_above=2)
             else:
                 _mark(ax, hidden, "cols", labels=True)
             _mark(ax, output, "rows", labels=key == "W_out1")
             subs[1].colorbar(im, ax=ax, shrink=0.6)
-        axes[0].set_ylabel("output-gating neuron", fontsize=8)
+        axes[0].set_ylabel("output-gating neuron", fontsize=9)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=11)
     return fig
 
 
@@ -210,7 +217,7 @@ def plot_counts(
         raise ValueError(f"unknown variant(s) {unknown}; expected some of {', '.join(VARIANTS)}")
     rows = construction_counts(ds, rank=rank)
     d = [r["d"] for r in rows]
-    fig, (ax_n, ax_p) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    fig, (ax_n, ax_p) = plt.subplots(1, 2, figsize=(7.5, 3.6), layout="constrained")
     labels = {"low_rank": "low rank (r = ⌊d/2⌋)", "side": "side gating"}
     for v in variants:
         ax_n.plot(d, [r[f"{v}_n"] for r in rows], "o-", ms=3, label=labels.get(v, v))
@@ -218,8 +225,8 @@ def plot_counts(
     ax_p.plot(d, [r["attention_params"] for r in rows], "k--", label="attention (3d²)")
     ax_n.set(xlabel="d", ylabel="hidden neurons n", title="neurons")
     ax_p.set(xlabel="d", ylabel="parameters", title="parameters", yscale="log")
-    ax_n.legend(fontsize=8)
-    ax_p.legend(fontsize=8)
+    # one legend for both panels, below them: inside, it would cover the curves
+    fig.legend(*ax_p.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=9)
     return fig
 
 
@@ -262,13 +269,13 @@ def plot_error_vs_eps(
             (eps_all[0], value),
             xytext=(0, 4),
             textcoords="offset points",
-            fontsize=8,
+            fontsize=9,
             color="0.3",
         )
     ax.set(
         xlabel=r"$\varepsilon$ (input scale of the linearised sigmoids)", ylabel="relative error"
     )
-    ax.legend(fontsize=8, loc="center right")
+    ax.legend(fontsize=9, loc="center right")
     if title:
         ax.set_title(title, fontsize=10)
     return fig

@@ -94,8 +94,9 @@ def format_rows(rows: list[dict], loss_name: str = "MSE") -> str:
 
 def plot_accuracy_loss(config, tensors) -> plt.Figure:
     """Held-out accuracy and loss against n for each gating: every seed (dots), seed mean (line).
-    The loss panel shows the MSE-trained gatings only (the ablation's loss is a cross-entropy)."""
-    fig, (ax_a, ax_l) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    The loss panel shows the MSE-trained gatings only (the ablation's loss is a cross-entropy).
+    One legend for both panels, below them, so that it covers no data."""
+    fig, (ax_a, ax_l) = plt.subplots(1, 2, figsize=(7.5, 3.9), layout="constrained")
     for gating in config.gatings:
         color, marker = _STYLE[gating]
         t = tensors[gating]
@@ -120,10 +121,10 @@ def plot_accuracy_loss(config, tensors) -> plt.Figure:
         ax.set_xscale("log", base=2)
         ax.set_xticks(ticks, [str(s) for s in ticks])
         ax.set_xticks([], minor=True)
-        ax.set_xlabel("hidden neurons n (= m for input-output gating)")
+        ax.set_xlabel("hidden neurons n\n(= m for input-output gating)")
     ax_a.axhline(1 / V, color="gray", lw=0.8)
     ax_a.set_ylabel("held-out accuracy")
-    ax_a.legend(fontsize=7, loc="lower right")
+    fig.legend(*ax_a.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=9)
     ax_l.set_yscale("log")
     ax_l.set_ylabel("held-out MSE")
     return fig
@@ -133,9 +134,9 @@ def plot_blocks(a: RecallAnalysis, title: str = "") -> plt.Figure:
     """The key-value block of every key-value neuron (double-centred pair increments, values
     down, keys across) in the order of ``a.hidden_order``: the layout of Fig. 7."""
     kv = [i for i in a.hidden_order if i in a.values.kv]
-    cols = min(len(kv), 8) or 1
+    cols = min(len(kv), 6) or 1
     rows = max(1, -(-len(kv) // cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(1.3 * cols, 1.7 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(1.25 * cols, 1.8 * rows), squeeze=False)
     for ax in axes.flat:
         ax.axis("off")
     for ax, i in zip(axes.flat, kv, strict=False):
@@ -143,8 +144,8 @@ def plot_blocks(a: RecallAnalysis, title: str = "") -> plt.Figure:
         v = float(np.abs(B).max()) or 1.0
         ax.imshow(B, cmap="RdBu_r", vmin=-v, vmax=v)
         neg = float(a.blocks.negative_peak[i])
-        ax.set_title(f"λ {float(a.lam[i]):.2f}\n-min/max {neg:.2f}", fontsize=7)
-    fig.suptitle(title or "key-value blocks (rows: values, columns: keys)", fontsize=9)
+        ax.set_title(f"λ {float(a.lam[i]):.2f}\n-min/max {neg:.2f}", fontsize=9)
+    fig.suptitle(title or "key-value blocks (rows: values, columns: keys)", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -167,8 +168,8 @@ def plot_sd_fit(rnn, batch, label: str = "", ax=None) -> float:
     lo, hi = float(q.min()), float(q.max())
     ax.plot([lo, hi], [lo, hi], "k--", lw=1)
     ax.set(xlabel="a_o - b_o (c[k(o)] - c[kq])²", ylabel="network output y_o")
-    ax.set_title(f"{label}: R² = {fit.r2:.3f}", fontsize=9)
-    ax.legend(fontsize=7, markerscale=3)
+    ax.set_title(f"{label}: R² = {fit.r2:.3f}", fontsize=10)
+    ax.legend(fontsize=9, markerscale=3)
     return fit.r2
 
 

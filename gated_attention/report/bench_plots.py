@@ -1,0 +1,49 @@
+"""The results of the bench (``tools.bench.run_bench``) as a figure, for the chapter
+"Performance".
+
+    plot_bench   three bar panels: the engine against the reference loop, an ensemble against
+                 sequential runs, and the engine's FLOP rate against the machine's matrix peak
+
+Like ``bench_table``, this module reads result dicts only: it measures nothing.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+__all__ = ["plot_bench"]
+
+
+def plot_bench(results: dict) -> plt.Figure:
+    """Three bar charts of a bench result dict, each titled with its ratio.
+
+    Left: steps per second of the reference loop and of the engine (Sec. 4.1 student); middle:
+    member-steps per second of 16 sequential runs and of one ensemble of 16 (n = 28); right:
+    the engine's GFLOP/s against the best GFLOP/s of a large matrix product.
+    """
+    fig, axes = plt.subplots(1, 3, figsize=(7.5, 3.0), layout="constrained")
+    ax = axes[0]
+    ax.bar(
+        ["reference", "engine"],
+        [results["reference_steps_per_s"], results["engine_steps_per_s"]],
+        color=["0.6", "C0"],
+    )
+    ax.set_ylabel("steps / s")
+    ax.set_title(f"Sec. 4.1 student: {results['engine_speedup']:.1f}x", fontsize=10)
+    ax = axes[1]
+    ax.bar(
+        ["16\nsequential", "16\nbatched"],
+        [results["sequential_steps_per_s"], results["batched_steps_per_s"]],
+        color=["0.6", "C1"],
+    )
+    ax.set_ylabel("member-steps / s")
+    ax.set_title(f"ensemble of 16 (n = 28):\n{results['ensemble_speedup']:.1f}x", fontsize=10)
+    ax = axes[2]
+    ax.bar(
+        ["engine", "matmul\npeak"],
+        [results["engine_gflops"], results["gemm_peak_gflops"]],
+        color=["C0", "0.3"],
+    )
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"{100 * results['peak_fraction']:.0f}% of the peak", fontsize=10)
+    return fig

@@ -1,0 +1,148 @@
+"""Figures of the teacher-student chapters ("Teacher identification", "How many neurons"):
+the neurons' contributions (Fig. 2A), the kernels of merged output-gating neurons (Fig. 2C) and
+the loss against the student's size (Fig. 3A/B).
+
+Glossary (code name -> paper symbol -> section):
+    contributions  products of weight norms that pruning compares with a threshold   Fig. 2A
+    kernel         K_o = sum_m D[o, m] sym(W_out1[m] W_out2[m]^T) of a group       Fig. 2C
+    Transition     n*: the smallest size from which the loss stays below a threshold Fig. 3A/B
+
+Every function draws what it is given (or reads off the network it is given) and returns the
+figure; the chapters show it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from ..analysis.merging import output_kernels
+from ..analysis.params import as_params
+from ..constructions.gated_rnn import construct_rnn
+from ..models.attention import LinearSelfAttention
+from ..models.gated_rnn import GatedRNN
+
+__all__ = [
+    "plot_contributions",
+    "planted_merge_group",
+    "plot_merge_kernels",
+    "plot_size_sweeps",
+]
+
+#: the three contributions of ``analysis.contributions``, with the panel titles of Fig. 2A
+CONTRIBUTIONS = (
+    ("hidden_in", "hidden: |W_in1| |W_in2|"),
+    ("hidden_out", "hidden: read by outputs"),
+    ("output", "output: |W_out1| |W_out2| |D|"),
+)
+
+
+def plot_contributions(contributions: Mapping[str, torch.Tensor], prune_tol: float) -> plt.Figure:
+    """Fig. 2A: each contribution of ``analysis.contributions`` sorted in decreasing order, one
+    panel each (log scale, values below 1e-30 drawn at 1e-30), and the pruning threshold."""
+    fig, axes = plt.subplots(1, 3, figsize=(7.5, 3.2), sharey=True, layout="constrained")
+    for ax, (key, label) in zip(axes, CONTRIBUTIONS, strict=True):
+        v = np.sort(np.asarray(contributions[key]))[::-1]
+        ax.semilogy(np.arange(len(v)), np.maximum(v, 1e-30), ".")
+        ax.axhline(prune_tol, color="k", ls="--", lw=1, label=f"threshold {prune_tol:g}")
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("neuron (sorted)")
+    axes[0].set_ylabel("contribution")
+    axes[0].legend(fontsize=9, loc="best")
+    fig.suptitle("Fig. 2A: neurons sorted by the size of their contribution", fontsize=11)
+    return fig
+
+
+def planted_merge_group(teacher: LinearSelfAttention) -> tuple[dict, list[int]]:
+    """The symmetric construction of ``teacher`` with output-gating neuron 0 split into three
+    neurons that together are one neuron in disguise; returns (parameters, the three indices).
+
+    (a.h)(b.h) = ((a+b).h)^2/4 - ((a-b).h)^2/4: two neurons with rank-1 kernels, the second split
+    once more into 0.7 and 0.3 of its readout (the planted group of
+    tests/test_analysis_merging.py). The network computes the same function as the construction;
+    none of the three alone has the construction's pattern, their sum does.
+    """
+    p = as_params(construct_rnn(teacher, "symmetric"))
+    a, b, d0 = p["W_out1"][0], p["W_out2"][0], p["D"][:, 0]
+    w1 = torch.stack([(a + b) / 2, (a - b) / 2, (a - b) / 2])
+    w2 = torch.stack([(a + b) / 2, -(a - b) / 2, -(a - b) / 2])
+    q = dict(p)
+    q["W_out1"] = torch.cat([p["W_out1"][1:], w1])
+    q["W_out2"] = torch.cat([p["W_out2"][1:], w2])
+    q["D"] = torch.cat([p["D"][:, 1:], torch.stack([d0, 0.7 * d0, 0.3 * d0], dim=1)], dim=1)
+    m = q["W_out1"].shape[0]
+    return q, [m - 3, m - 2, m - 1]
+
+
+def plot_merge_kernels(
+    rnn_or_params: GatedRNN | dict, group: Sequence[int], output: int = 0
+) -> plt.Figure:
+    """Fig. 2C: the kernel of output ``output`` of each output-gating neuron of ``group`` and of
+    their sum, as n x n heat maps over the hidden neurons (each with its own symmetric colour
+    scale; blue negative, red positive)."""
+    group = list(group)
+    parts = [output_kernels(rnn_or_params, [j])[output] for j in group]
+    total = output_kernels(rnn_or_params, group)[output]
+    panels = len(parts) + 1
+    fig, axes = plt.subplots(
+        1, panels, figsize=(min(7.5, 2.3 * panels), 2.8), layout="constrained", squeeze=False
+    )
+    titles = [f"neuron {j}" for j in group] + ["sum"]
+    for ax, k, title in zip(axes[0], parts + [total], titles, strict=True):
+        v = float(k.abs().max()) or 1.0
+        ax.imshow(k.numpy(), cmap="RdBu_r", vmin=-v, vmax=v, interpolation="nearest")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("hidden neuron", fontsize=9)
+        ax.tick_params(labelsize=9)
+    axes[0][0].set_ylabel("hidden neuron", fontsize=9)
+    fig.suptitle(
+        f"Fig. 2C: kernels (output y{output + 1}) of the merged neurons and their sum", fontsize=11
+    )
+    return fig
+
+
+def plot_size_sweeps(
+    panels: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    transitions: Mapping,
+    threshold: float,
+    constructions: Mapping[str, int],
+    titles: Mapping[str, str],
+) -> plt.Figure:
+    """Fig. 3A/B: the normalised loss of every seed against n = m, its geometric mean over seeds
+    and min-max band, the construction's count and twice it, the threshold and the bootstrap
+    interval of n*; one panel per key of ``panels`` (sizes, losses (sizes, seeds)). One legend
+    for all panels, below them, so that it covers no data."""
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(7.5, 3.9), layout="constrained", squeeze=False
+    )
+    for ax, (p, (sizes, L)) in zip(axes[0], panels.items(), strict=True):
+        logL = np.log10(L)
+        ax.plot(np.repeat(sizes, L.shape[1]), L.ravel(), ".", color="0.6", label="each seed")
+        ax.plot(sizes, 10 ** logL.mean(axis=1), "o-", label="geometric mean over seeds")
+        ax.fill_between(
+            sizes,
+            10 ** logL.min(axis=1),
+            10 ** logL.max(axis=1),
+            alpha=0.2,
+            label="min-max over seeds",
+        )
+        ax.set_yscale("log")
+        k = constructions[p]
+        ax.axvline(k, color="k", ls=":", label="construction's count")
+        ax.axvline(2 * k, color="k", ls="--", label="twice the construction's count")
+        ax.axhline(threshold, color="r", lw=0.8, label=f"threshold {threshold:g}")
+        tr = transitions[p]
+        if tr.lo is not None:
+            ax.axvspan(tr.lo, tr.hi, color="r", alpha=0.1, label="n* (68% bootstrap interval)")
+        ax.set_xlabel("n = m")
+        ax.set_title(f"{titles[p]}\nconstruction: {k} neurons", fontsize=10)
+    axes[0][0].set_ylabel("final loss / teacher variance")
+    # the legend of the panel with the most entries (one has a bootstrap interval, one may not)
+    handles, labels = max(
+        (ax.get_legend_handles_labels() for ax in axes[0]), key=lambda hl: len(hl[1])
+    )
+    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=9)
+    return fig

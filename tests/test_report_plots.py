@@ -1,0 +1,108 @@
+"""The chapters' figures moved into the package (report/teacher_plots.py, regression_plots.py,
+bench_plots.py): each draws the numbers it is given, and the planted merge group merges back."""
+
+import matplotlib
+import matplotlib.pyplot
+import numpy as np
+import pytest
+import torch
+
+from gated_attention import random_attention
+from gated_attention.analysis import contributions, gaussian_inputs, merge, output_change
+from gated_attention.analysis.polynomial import rnn_polynomial
+from gated_attention.analysis.transition import Transition
+from gated_attention.constructions.gated_rnn import construct_rnn
+from gated_attention.report.bench_plots import plot_bench
+from gated_attention.report.regression_plots import (
+    gd_monomials,
+    plot_coefficient_histogram,
+    plot_gap_sweep,
+    plot_gd_rnn_weights,
+    plot_memory,
+    plot_training_losses,
+)
+from gated_attention.report.teacher_plots import (
+    planted_merge_group,
+    plot_contributions,
+    plot_merge_kernels,
+    plot_size_sweeps,
+)
+from gated_attention.tasks import regression
+
+matplotlib.use("Agg")  # tests only; chapters draw inline
+
+
+def test_planted_merge_group_is_one_neuron_in_disguise():
+    teacher = random_attention(4, seed=0)
+    params, group = planted_merge_group(teacher)
+    x = gaussian_inputs(4, 8, 16, seed=1)
+    assert output_change(construct_rnn(teacher, "symmetric"), params, x) < 1e-10
+    assert merge(params, rtol=1e-8).groups == [group]
+
+
+def test_merge_kernels_draw_the_parts_and_their_sum():
+    params, group = planted_merge_group(random_attention(3, seed=0))
+    fig = plot_merge_kernels(params, group)
+    images = [ax.images[0].get_array() for ax in fig.axes]
+    assert len(images) == len(group) + 1
+    np.testing.assert_allclose(sum(images[:-1]), images[-1], atol=1e-12)
+    assert fig.axes[0].get_ylabel() == "hidden neuron"
+
+
+def test_contributions_and_size_sweeps():
+    rnn = construct_rnn(random_attention(3, seed=0), "full")
+    fig = plot_contributions(contributions(rnn), 1e-3)
+    assert len(fig.axes) == 3 and len(fig.axes[0].lines[0].get_xdata()) == rnn.n
+    sizes = np.array([4, 8, 16])
+    L = np.array([[1.0, 0.5], [1e-2, 1e-3], [1e-4, 1e-5]])
+    tr = Transition(8, 8.0, 16.0, 0.0, 1e-2, 10)
+    none = Transition(None, None, None, 1.0, 1e-2, 10)
+    fig = plot_size_sweeps(
+        {"A": (sizes, L), "B": (sizes, L)},
+        {"A": tr, "B": none},
+        1e-2,
+        {"A": 14, "B": 42},
+        {"A": "panel A", "B": "panel B"},
+    )
+    assert len(fig.axes) == 2 and fig.legends  # one legend, outside the axes
+    assert not any(ax.get_legend() for ax in fig.axes)
+    assert "n* (68% bootstrap interval)" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_regression_figures():
+    rnn = regression.gd_rnn()
+    fig = plot_gd_rnn_weights(rnn)
+    np.testing.assert_array_equal(fig.axes[0].images[0].get_array(), rnn.W_in1.detach().numpy())
+    poly = rnn_polynomial(rnn, 13)
+    assert gd_monomials(poly).sum() == 36
+    plot_coefficient_histogram(poly, regression.ETA_STAR)
+    coefs = np.full((2, 12, 3), regression.ETA_STAR)
+    fig = plot_memory(coefs, [0, 1], np.array([0.0, 1.0]), regression.ETA_STAR)
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), 1.0)
+    fig = plot_gap_sweep([8, 12, 16], np.array([[1.0, 2.0], [0.5, 1e-6], [1e-3, 1e-3]]), 0.02, 1e-4)
+    assert fig.legends and fig.axes[0].collections[1].get_offsets()[1, 1] == pytest.approx(1e-4)
+    fig = plot_training_losses(np.arange(3), torch.ones(3, 2).numpy(), ["a", "b"], 0.0946)
+    assert len(fig.axes[0].lines) == 3
+
+
+def test_bench_figure():
+    results = {
+        "reference_steps_per_s": 10.0,
+        "engine_steps_per_s": 50.0,
+        "engine_speedup": 5.0,
+        "sequential_steps_per_s": 100.0,
+        "batched_steps_per_s": 400.0,
+        "ensemble_speedup": 4.0,
+        "engine_gflops": 20.0,
+        "gemm_peak_gflops": 100.0,
+        "peak_fraction": 0.2,
+    }
+    fig = plot_bench(results)
+    heights = [[p.get_height() for p in ax.patches] for ax in fig.axes]
+    assert heights == [[10.0, 50.0], [100.0, 400.0], [20.0, 100.0]]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    matplotlib.pyplot.close("all")
