@@ -269,3 +269,17 @@ def test_the_step_profile_and_size_curve_are_stored(smoke):
     assert "Eq. (2) floor" in bench_table.format_profile(p)
     curve = json.loads(out.read_text())["size_curve"]
     assert [n for n, _ in curve] == [8, 16] and all(r > 0 for _, r in curve)
+
+
+def test_side_by_side_and_run_costs_tables():
+    cpu = {"engine_steps_per_s": 231.0, "engine_speedup": 1.7, "paper_run_hours": 1.2}
+    gpu = {"engine_steps_per_s": 2400.0}
+    table = bench_table.format_side_by_side({"this CPU": cpu, "H200": gpu})
+    first, *rows = table.splitlines()
+    assert "this CPU" in first and "H200" in first
+    engine = next(r for r in rows if r.startswith("engine, Sec. 4.1"))
+    assert "231" in engine and "2400" in engine
+    assert next(r for r in rows if r.startswith("engine / reference")).rstrip().endswith("-")
+    meta = {"hardware": {"cpu_count": 2}, "wall_time_s": 7200.0}
+    costs = bench_table.format_run_costs([("a", meta, 3, 1000, 0), ("b", meta, 1, 10, 5)])
+    assert "2.00h " in costs and "2.00h*" in costs and "resumed" in costs.splitlines()[-1]

@@ -225,3 +225,21 @@ def test_save_recorded_round_trip(cache, tmp_path, monkeypatch):
         assert torch.equal(back.params[k], v)
     with pytest.raises(FileExistsError, match="tiny-run"):
         ex.save_recorded(result, "tiny-run")
+
+
+def test_sensitivity_changes_one_optimiser_setting_at_the_papers_size():
+    from gated_attention.experiments.teacher_identification import LR, WEIGHT_DECAY
+
+    chosen = ex.sensitivity_config("quick", "chosen")
+    assert (chosen.n, chosen.m, chosen.seeds) == (100, 100, (3, 4))
+    assert (chosen.train.lr, chosen.train.weight_decay) == (LR, WEIGHT_DECAY)
+    half = ex.sensitivity_config("quick", "wd-half")
+    assert half.train.weight_decay == WEIGHT_DECAY / 2 and half.train.lr == LR
+    assert dataclasses.replace(half, train=chosen.train, name=chosen.name) == chosen
+    assert ex.sensitivity_config("quick", "lr-double").train.lr == 2 * LR
+    paper = ex.sensitivity_config("paper", "chosen")
+    assert dataclasses.replace(paper, name="teacher-identification") == (
+        ex.teacher_identification_config("paper")
+    )
+    with pytest.raises(ValueError, match="unknown setting"):
+        ex.sensitivity_config("quick", "wd-triple")

@@ -23,7 +23,12 @@ from .optimiser_comparison import OptimiserComparisonConfig, optimiser_compariso
 from .profiles import PROFILES, check_profile, derive_seed
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
 from .registry import EXPERIMENTS, config_from_dict, experiment_config
-from .teacher_identification import TEACHER_STD, teacher_identification_config
+from .teacher_identification import (
+    SENSITIVITY,
+    TEACHER_STD,
+    sensitivity_config,
+    teacher_identification_config,
+)
 from .teacher_student import TeacherStudentConfig
 
 __all__ = [
@@ -57,4 +62,6 @@ __all__ = [
     "run",
     "save_recorded",
     "teacher_identification_config",
+    "SENSITIVITY",
+    "sensitivity_config",
 ]

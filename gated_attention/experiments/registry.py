@@ -16,7 +16,7 @@ from .cache import rebuild_config
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
-from .teacher_identification import teacher_identification_config
+from .teacher_identification import SENSITIVITY, sensitivity_config, teacher_identification_config
 from .teacher_student import TeacherStudentConfig
 
 __all__ = ["EXPERIMENTS", "config_types", "config_from_dict", "experiment_config"]
@@ -33,6 +33,11 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     ),
     "associative-recall": associative_recall_config,
     "optimiser-comparison": optimiser_comparison_config,
+    # the counts' sensitivity to the optimiser: one experiment per SENSITIVITY setting
+    **{
+        f"teacher-identification-{s}": (lambda profile, s=s: sensitivity_config(profile, s))
+        for s in SENSITIVITY
+    },
 }
 
 

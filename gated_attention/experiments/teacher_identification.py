@@ -29,6 +29,8 @@ from .profiles import check_profile
 from .teacher_student import TeacherStudentConfig
 
 __all__ = [
+    "SENSITIVITY",
+    "sensitivity_config",
     "TEACHER_STD",
     "HELD_OUT_SEEDS",
     "LR",
@@ -81,3 +83,40 @@ def teacher_identification_config(profile: str) -> TeacherStudentConfig:
         steps=1_000_000, lr=LR, weight_decay=WEIGHT_DECAY, log_every=1000, checkpoint_every=10_000
     )
     return dataclasses.replace(base, n=100, m=100, train=tc)
+
+
+#: the sensitivity of the counts to the optimiser (does the surplus depend on our choice of LR
+#: and WEIGHT_DECAY?): the chosen pair and each of the two halved or doubled, at the paper's size
+SENSITIVITY = {
+    "chosen": (LR, WEIGHT_DECAY),
+    "wd-half": (LR, WEIGHT_DECAY / 2),
+    "wd-double": (LR, WEIGHT_DECAY * 2),
+    "lr-half": (LR / 2, WEIGHT_DECAY),
+    "lr-double": (LR * 2, WEIGHT_DECAY),
+}
+
+
+def sensitivity_config(profile: str, setting: str) -> TeacherStudentConfig:
+    """The paper's student (n = m = 100) with one optimiser setting of SENSITIVITY changed.
+
+    quick   T = QUICK_T, QUICK_STEPS steps, two held-out seeds (3, 4) as one ensemble: longer
+            than a build can afford, so the chapter reads these as recorded runs.
+    paper   T = 32, 1,000,000 steps, seeds 0-2 (the paper profile with the setting changed).
+    smoke   n = m = 24, 30 steps, one seed.
+    """
+    check_profile(profile)
+    if setting not in SENSITIVITY:
+        raise ValueError(f"unknown setting {setting!r}; expected one of {', '.join(SENSITIVITY)}")
+    lr, wd = SENSITIVITY[setting]
+    base = teacher_identification_config("paper")
+    name = f"teacher-identification-{setting}"
+    if profile == "smoke":
+        tc = TrainConfig(steps=30, lr=lr, weight_decay=wd, log_every=10, chunk_steps=10)
+        return dataclasses.replace(base, name=name, n=24, m=24, seeds=(3,), train=tc)
+    if profile == "quick":
+        tc = TrainConfig(
+            steps=QUICK_STEPS, lr=lr, weight_decay=wd, log_every=100, checkpoint_every=1000
+        )
+        return dataclasses.replace(base, name=name, T=QUICK_T, seeds=(3, 4), train=tc)
+    tc = dataclasses.replace(base.train, lr=lr, weight_decay=wd)
+    return dataclasses.replace(base, name=name, train=tc)

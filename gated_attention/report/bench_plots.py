@@ -3,6 +3,8 @@
 
     plot_bench   three bar panels: the engine against the reference loop, an ensemble against
                  sequential runs, and the engine's FLOP rate against the machine's matrix peak
+    plot_size_curve  the engine's steps/s against the model size n = m, with the rate the
+                 Eq. (2) floor allows at the bench size
 
 Like ``bench_table``, this module reads result dicts only: it measures nothing.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-__all__ = ["plot_bench"]
+__all__ = ["plot_bench", "plot_size_curve"]
 
 
 def plot_bench(results: dict) -> plt.Figure:
@@ -46,4 +48,22 @@ def plot_bench(results: dict) -> plt.Figure:
     )
     ax.set_ylabel("GFLOP/s")
     ax.set_title(f"{100 * results['peak_fraction']:.0f}% of the peak", fontsize=10)
+    return fig
+
+
+def plot_size_curve(curves: dict[str, list], floor: tuple[int, float] | None = None) -> plt.Figure:
+    """Steps/s against n = m (log-log), one line per named curve ([(n, steps/s), ...]);
+    ``floor``: (n, steps/s) the Eq. (2) floor allows at one size, drawn as a point."""
+    fig, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
+    for label, curve in curves.items():
+        ns, rates = zip(*curve, strict=True)
+        ax.plot(ns, rates, "o-", label=label)
+    if floor is not None:
+        ax.plot([floor[0]], [floor[1]], "k*", ms=10, label="Eq. (2) floor (products alone)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n = m (hidden and output-gating neurons)", fontsize=10)
+    ax.set_ylabel("training steps per second", fontsize=10)
+    ax.tick_params(labelsize=9)
+    ax.legend(fontsize=9)
     return fig

@@ -5,13 +5,22 @@
     format_families  the training cost per step of every model family (``tools.family_bench``)
     format_profile   where a step's time goes, part by part, and Eq. (2)'s floor
                      (``tools.step_profile``)
+    format_side_by_side  this machine's bench beside recorded ones (a GPU), one column each
+    format_run_costs     what each recorded run cost: device, members, steps, wall time
 
 This module reads result dicts only: it measures nothing and imports nothing from ``tools``.
 """
 
 from __future__ import annotations
 
-__all__ = ["PAPER_STEPS", "format_table", "format_families", "format_profile"]
+__all__ = [
+    "PAPER_STEPS",
+    "format_table",
+    "format_families",
+    "format_profile",
+    "format_side_by_side",
+    "format_run_costs",
+]
 
 #: the step count of the paper's main run (Sec. 4.1), for the projected time
 PAPER_STEPS = 1_000_000
@@ -123,9 +132,11 @@ def format_profile(p: dict | None) -> str:
     if not p:
         return "step profile: not measured (a bench file from before it)"
     c = p["config"]
+    E = c.get("ensemble", 1)
+    who = "one student" if E == 1 else f"an ensemble of {E}"
     rows = [
         (
-            f"one step (d {c['d']}, n = m = {c['n']}, T {c['T']}, batch {c['batch']})",
+            f"one step, {who} (n = m = {c['n']}, T {c['T']}, batch {c['batch']})",
             f"{p['step_ms']:.2f} ms",
         ),
         ("  data (drawing batches)", f"{p['data_ms']:.2f} ms"),
@@ -142,3 +153,45 @@ def format_profile(p: dict | None) -> str:
     ]
     width = max(len(a) for a, _ in rows)
     return "\n".join(f"{a:<{width}}  {b}" for a, b in rows)
+
+
+#: the rows of ``format_side_by_side``: (label, key, format)
+SIDE_ROWS = (
+    ("engine, Sec. 4.1 config (steps/s)", "engine_steps_per_s", "{:.0f}"),
+    ("reference loop (steps/s)", "reference_steps_per_s", "{:.0f}"),
+    ("engine / reference", "engine_speedup", "{:.1f}x"),
+    ("16 x n=28 ensemble (member-steps/s)", "batched_steps_per_s", "{:.0f}"),
+    ("16 x n=28 sequential (member-steps/s)", "sequential_steps_per_s", "{:.0f}"),
+    ("batched / sequential", "ensemble_speedup", "{:.1f}x"),
+    ("1,000,000 steps of one student (h)", "paper_run_hours", "{:.2f}"),
+)
+
+
+def format_side_by_side(columns: dict[str, dict]) -> str:
+    """Bench results side by side, one column per named result (e.g. {"this CPU": ..., "H200
+    (recorded)": ...}); a key a result lacks shows as "-"."""
+    names = list(columns)
+    width = max(len(label) for label, _, _ in SIDE_ROWS)
+    col = max(12, *(len(n) for n in names))
+    lines = [f"{'':<{width}}  " + "  ".join(f"{n:>{col}}" for n in names)]
+    for label, key, fmt in SIDE_ROWS:
+        cells = [fmt.format(r[key]) if key in r else "-" for r in columns.values()]
+        lines.append(f"{label:<{width}}  " + "  ".join(f"{c:>{col}}" for c in cells))
+    return "\n".join(lines)
+
+
+def format_run_costs(runs: list[tuple[str, dict, int, int, int]]) -> str:
+    """One line per recorded run: (name, meta, members, steps, resumed from step) -> where it
+    trained and how long (the wall time its entry records: for a run resumed from a checkpoint,
+    that of the steps after it, marked *)."""
+    lines = [f"{'recorded run':<40} {'device':<22} {'members':>7} {'steps':>10} {'wall':>9}"]
+    for name, meta, members, steps, resumed in runs:
+        hw = meta["hardware"]
+        dev = hw.get("device_name") or f"CPU ({hw['cpu_count']} cores)"
+        lines.append(
+            f"{name:<40} {dev[:22]:<22} {members:>7} {steps:>10,} "
+            f"{meta['wall_time_s'] / 3600:>7.2f}h{'*' if resumed else ' '}"
+        )
+    if any(r[4] for r in runs):
+        lines.append("* resumed from a checkpoint: the wall time of the steps after it")
+    return "\n".join(lines)

@@ -21,8 +21,9 @@ Measures, on this machine (``python -m gated_attention.tools.bench --out _build/
                 flushed to zero (the package's setting, ``training.flush_denormals``) and not.
 
     profile     where one engine step's time goes, part by part, and the floor of the products
-                every implementation of Eq. (2) runs (``step_profile``); and the engine's
-                steps/s against the model size n (``size_curve``)
+                every implementation of Eq. (2) runs (``step_profile``), for the one student
+                and for the 16-member ensemble; and the engine's steps/s against the model
+                size n (``size_curve``)
 
     families    the training cost per step of every model family (``models.families``) at a
                 matched parameter count (``family_bench.family_costs``): ms per step and
@@ -276,8 +277,12 @@ def _measure(kind: str, seed: int, dev: torch.device) -> dict:
     out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
     out["subnormal"] = subnormal_cost(30 if kind == "quick" else 3) if on_cpu else None
     out["families"] = family_costs(kind, seed, dev)
+    prof_steps = {"smoke": 10, "quick": 200}[kind]
     out["step_profile"] = step_profile(
-        repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=10 if kind == "smoke" else 200
+        repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=prof_steps
+    )
+    out["ensemble_profile"] = step_profile(
+        n=n_small, E=E, repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=prof_steps // 4
     )
     out["size_curve"] = size_curve(
         sizes=(8, 16) if kind == "smoke" else (16, 32, 48, 64, 100, 128),
@@ -358,6 +363,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(format_table(results))
     print(format_families(results["families"]))
     print(format_profile(results["step_profile"]))
+    print(format_profile(results["ensemble_profile"]))
     if args.out is not None:
         atomic_write_json(args.out, results, indent=1)
         print(f"written: {args.out}")

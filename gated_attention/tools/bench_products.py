@@ -68,7 +68,7 @@ class _RecordProducts(TorchDispatchMode):
 
 
 def step_products(
-    d: int, n: int, m: int, T: int, B: int, d_out: int | None = None, seed: int = 0
+    d: int, n: int, m: int, T: int, B: int, d_out: int | None = None, seed: int = 0, E: int = 1
 ) -> list[tuple]:
     """The matrix products of one engine step (``fast_path.fused_loss``, forward and backward)
     of a random student: a list of (operation, operand specs, keyword arguments), an operand
@@ -77,11 +77,11 @@ def step_products(
 
     d_out = d if d_out is None else d_out
     g = torch.Generator().manual_seed(seed)
-    student = GatedRNN(d, n, m, d_out, seed=seed)
-    params, _ = stack_students([student])
+    students = [GatedRNN(d, n, m, d_out, seed=seed + e) for e in range(E)]
+    params, _ = stack_students(students)
     P = {k: v.float().clone().requires_grad_(True) for k, v in pack_params(params).items()}
-    X = inputs_neuron_major(torch.randn(1, B, T, d, generator=g))
-    Y = torch.randn(1, d_out, T * B, generator=g)
+    X = inputs_neuron_major(torch.randn(E, B, T, d, generator=g))
+    Y = torch.randn(E, d_out, T * B, generator=g)
     with _RecordProducts() as rec:
         fused_loss(X, P, Y, T, None).sum().backward()
     return rec.calls
@@ -101,7 +101,14 @@ def product_flops(spec: list) -> int:
 
 
 def products_floor(
-    d: int, n: int, m: int, T: int, B: int, repeats: int = 20, device: str | None = None
+    d: int,
+    n: int,
+    m: int,
+    T: int,
+    B: int,
+    repeats: int = 20,
+    device: str | None = None,
+    E: int = 1,
 ) -> dict:
     """Milliseconds of the step's matrix products (``step_products``), each timed alone on
     random operands with the engine's shapes and strides (on ``device``, default the CPU): the
@@ -111,7 +118,7 @@ def products_floor(
     dev = torch.device("cpu") if device is None else resolve_device(device)
     g = torch.Generator().manual_seed(0)
     rows = []
-    for func, spec, kwargs in step_products(d, n, m, T, B):
+    for func, spec, kwargs in step_products(d, n, m, T, B, E=E):
         args = [
             torch.empty_strided(*s, device=dev).copy_(torch.randn(s[0], generator=g))
             if _is_operand(s)

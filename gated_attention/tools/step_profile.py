@@ -65,26 +65,31 @@ def step_profile(
     seed: int = 0,
     device: torch.device | None = None,
     steps: int = 200,
+    E: int = 1,
 ) -> dict:
-    """The parts of the module docstring, in milliseconds per step (and the products' list)."""
+    """The parts of the module docstring, in milliseconds per step (and the products' list),
+    for an ensemble of E students of n = m neurons (E = 1: one student)."""
     dev = torch.device("cpu") if device is None else device
-    task = TeacherStudentTask.from_seed(d, seed=derive_seed(seed, "teacher"), T=T)
-    student = GatedRNN(d, n, n, seed=derive_seed(seed, "student"))
-    params, _ = stack_students([student])
+    tasks = [
+        TeacherStudentTask.from_seed(d, seed=derive_seed(seed + e, "teacher"), T=T)
+        for e in range(E)
+    ]
+    students = [GatedRNN(d, n, n, seed=derive_seed(seed + e, "student")) for e in range(E)]
+    params, _ = stack_students(students)
     chunk = 50
-    gens = [torch.Generator().manual_seed(derive_seed(seed, "data"))]
+    gens = [torch.Generator().manual_seed(derive_seed(seed + e, "data")) for e in range(E)]
     data_ms = (
         1e3
         * best_seconds(
-            lambda: sample_chunk_neuron_major([task], gens, chunk, B, torch.float32), 3, dev
+            lambda: sample_chunk_neuron_major(tasks, gens, chunk, B, torch.float32), 3, dev
         )
         / chunk
     )
 
     g = torch.Generator().manual_seed(seed)
     P = {k: v.float().to(dev).requires_grad_(True) for k, v in pack_params(params).items()}
-    X = inputs_neuron_major(torch.randn(1, B, T, d, generator=g)).to(dev)
-    Y = torch.randn(1, d, T * B, generator=g).to(dev)
+    X = inputs_neuron_major(torch.randn(E, B, T, d, generator=g)).to(dev)
+    Y = torch.randn(E, d, T * B, generator=g).to(dev)
 
     def loss_step() -> None:
         fused_loss(X, P, Y, T, None).sum().backward()
@@ -103,13 +108,15 @@ def step_profile(
 
     opt_ms = 1e3 * best_seconds(opt_step, repeats, dev)
 
-    kw = dict(data_seeds=[derive_seed(seed, "data")], progress=False, device=dev)
-    train([task], params, TrainConfig(steps=20, chunk_steps=20), **kw)  # warm-up
+    kw = dict(
+        data_seeds=[derive_seed(seed + e, "data") for e in range(E)], progress=False, device=dev
+    )
+    train(tasks, params, TrainConfig(steps=20, chunk_steps=20), **kw)  # warm-up
     total_ms = (
         1e3
         * min(
             best_seconds(
-                lambda: train([task], params, TrainConfig(steps=steps, log_every=steps), **kw),
+                lambda: train(tasks, params, TrainConfig(steps=steps, log_every=steps), **kw),
                 1,
                 dev,
             )
@@ -118,13 +125,13 @@ def step_profile(
         / steps
     )
 
-    floor = products_floor(d, n, n, T, B, repeats=repeats, device=dev)
+    floor = products_floor(d, n, n, T, B, repeats=repeats, device=dev, E=E)
     parts: dict[str, float] = {}
     for shapes, _, ms in floor["products"]:
         part = product_part(shapes, d, n, n, T, d)
         parts[part] = parts.get(part, 0.0) + ms
     return {
-        "config": {"d": d, "n": n, "T": T, "batch": B},
+        "config": {"d": d, "n": n, "T": T, "batch": B, "ensemble": E},
         "step_ms": total_ms,
         "data_ms": data_ms,
         "loss_ms": loss_ms,
