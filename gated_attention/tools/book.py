@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from ..experiments.profiles import check_profile
@@ -55,9 +57,61 @@ def chapters(root: Path = ROOT) -> list[Path]:
     return paths
 
 
+#: chapters that time the machine: executed alone (no other chapter running), after the lanes
+ALONE = ("performance",)
+
 #: chapters that read the scorecard records of the others: executed after every other chapter
 #: (in this order), wherever they stand in the table of contents
 READ_RECORDS = ("intro", "execution_status", "scorecard")
+
+
+def _lanes(n_chapters: int) -> int:
+    """Chapters executed at once: $GATED_ATTENTION_LANES, else 2 on a machine with 2 or more
+    cores (each lane's kernel then runs with cores / lanes threads), never more than chapters."""
+    env = os.environ.get("GATED_ATTENTION_LANES")
+    lanes = int(env) if env else min(2, os.cpu_count() or 1)
+    if lanes < 1:
+        raise ValueError(f"GATED_ATTENTION_LANES must be at least 1, got {env!r}")
+    return max(1, min(lanes, n_chapters))
+
+
+def _longest_first(paths: list[Path], root: Path, profile: str) -> list[Path]:
+    """``paths`` by the time of their last execution in ``profile``, longest first (unknown
+    ones first, in order), so that the lanes end together."""
+    log = root / "_build" / f"execution-times-{profile}.json"
+    last = json.loads(log.read_text()) if log.exists() else {}
+    return sorted(paths, key=lambda p: -last.get(p.stem, float("inf")))
+
+
+def _execute_one(md: str, profile: str, threads: int | None) -> tuple[str, float | None, str]:
+    """Execute one chapter with papermill (in this process or a lane's): (chapter, seconds or
+    None if it failed, the error). ``threads``: the kernel's torch threads (None: its default)."""
+    import jupytext
+    import nbformat
+    import papermill
+
+    path = Path(md)
+    if threads is not None:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(threads)  # the kernel inherits them
+    os.environ["TQDM_DISABLE"] = "1"
+    out = path.with_suffix(".ipynb")
+    nbformat.write(jupytext.read(path), out)
+    declared = papermill.inspect_notebook(str(out))
+    params = {"profile": profile} if "profile" in declared else {}
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            str(out),
+            str(out),
+            parameters=params,
+            kernel_name="python3",
+            cwd=str(path.parent),
+            progress_bar=False,
+        )
+    except Exception as err:  # papermill's errors carry the failing cell
+        return path.stem, None, f"{type(err).__name__}: {str(err).strip()[:2000]}"
+    return path.stem, round(time.perf_counter() - start, 1), ""
 
 
 def execution_order(paths: list[Path]) -> list[Path]:
@@ -80,15 +134,16 @@ def _select(only: list[str] | None, root: Path) -> list[Path]:
 def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> dict[str, float]:
     """Execute chapters with papermill in ``profile``; returns seconds per chapter.
 
+    The chapters run in lanes (``_lanes``: two at once on a 2-core machine, each kernel with one
+    thread, the longest first), except those of ALONE (timings) and READ_RECORDS, which run
+    afterwards, one at a time.
+
     Every chapter is attempted; if any fails, a RuntimeError lists the failures at the end (the
     results cache keeps what the others computed). A run of every chapter (``only`` None) first
     removes the profile's scorecard records of earlier builds (and the rows of recorded runs),
     so a chapter that fails cannot hide behind records it wrote before: the scorecard then reads
     only this build's records.
     """
-    import jupytext
-    import nbformat
-    import papermill
 
     check_profile(profile)
     os.environ["TQDM_DISABLE"] = "1"
@@ -97,30 +152,38 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
         shutil.rmtree(scorecard.recorded_dir(), ignore_errors=True)
         (scorecard.build_dir() / "execution" / f"{profile}.json").unlink(missing_ok=True)
     times, failures = {}, []
-    for md in execution_order(_select(only, root)):
-        out = md.with_suffix(".ipynb")
-        nbformat.write(jupytext.read(md), out)
-        declared = papermill.inspect_notebook(str(out))
-        params = {"profile": profile} if "profile" in declared else {}
+    order = execution_order(_select(only, root))
+    lanes = _lanes(len(order))
+    parallel = [md for md in order if md.stem not in ALONE + READ_RECORDS] if lanes > 1 else []
+    rest = [md for md in order if md not in parallel]
+
+    def done(stem: str, seconds: float | None, error: str) -> None:
+        if seconds is None:
+            failures.append(f"{stem}: {error}")
+            execution_status.record_chapter(stem, profile, None, status="failed")
+            print(f"[{profile}] {stem} FAILED", flush=True)
+        else:
+            times[stem] = seconds
+            execution_status.record_chapter(stem, profile, seconds)
+            print(f"[{profile}] {stem} done in {seconds} s", flush=True)
+
+    if parallel:
+        threads = max(1, (os.cpu_count() or 1) // lanes)
+        print(
+            f"[{profile}] {len(parallel)} chapters in {lanes} lanes of {threads} thread(s)",
+            flush=True,
+        )
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(lanes, mp_context=ctx) as pool:
+            jobs = [
+                pool.submit(_execute_one, str(md), profile, threads)
+                for md in _longest_first(parallel, root, profile)
+            ]
+            for job in as_completed(jobs):
+                done(*job.result())
+    for md in rest:  # alone: the chapters that time the machine, then those reading records
         print(f"[{profile}] {md.stem} ...", flush=True)
-        start = time.perf_counter()
-        try:
-            papermill.execute_notebook(
-                str(out),
-                str(out),
-                parameters=params,
-                kernel_name="python3",
-                cwd=str(md.parent),
-                progress_bar=False,
-            )
-        except Exception as err:  # papermill's errors carry the failing cell
-            failures.append(f"{md.stem}: {type(err).__name__}: {str(err).strip()[:2000]}")
-            execution_status.record_chapter(md.stem, profile, None, status="failed")
-            print(f"[{profile}] {md.stem} FAILED", flush=True)
-            continue
-        times[md.stem] = round(time.perf_counter() - start, 1)
-        execution_status.record_chapter(md.stem, profile, times[md.stem])
-        print(f"[{profile}] {md.stem} done in {times[md.stem]} s", flush=True)
+        done(*_execute_one(str(md), profile, None))
     build = root / "_build"
     build.mkdir(exist_ok=True)
     log = build / f"execution-times-{profile}.json"
