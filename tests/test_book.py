@@ -66,3 +66,19 @@ def test_a_full_run_starts_from_no_scorecard_records(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="broken"):
         book.execute("smoke", root=tmp_path)
     assert not stale.exists()
+
+
+def test_the_injected_parameters_cell_is_removed_from_the_page(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("profile = 'quick'", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("profile = 'smoke'", metadata={"tags": ["injected-parameters"]}),
+        nbformat.v4.new_code_cell("print(profile)"),
+    ]
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(nb, path)
+    book.hide_injected_parameters(path)
+    tags = [c.metadata.get("tags", []) for c in nbformat.read(path, as_version=4).cells]
+    assert tags == [["parameters"], ["injected-parameters", "remove-cell"], []]

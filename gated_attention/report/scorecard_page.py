@@ -119,9 +119,10 @@ def _mark(r: Record | None) -> str:
 _STYLE = (
     "<style>.sc table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:0.9em}"
     ".sc td,.sc th{border-bottom:1px solid #ddd;padding:2px 4px;vertical-align:top;"
-    "overflow-wrap:anywhere}.sc th{text-align:left}.sc td.sc-pass{color:#1a7f37}"
+    "overflow-wrap:anywhere}.sc th{text-align:left;overflow-wrap:normal;word-break:keep-all}"
+    ".sc td.sc-pass{color:#1a7f37}"
     ".sc td.sc-miss{color:#c0392b;font-weight:bold}.sc td.sc-report{color:#666}"
-    ".sc col.what{width:46%}.sc small{color:#666}</style>"
+    ".sc col.what{width:42%}.sc small{color:#666}</style>"
 )
 
 

@@ -111,7 +111,26 @@ def _execute_one(md: str, profile: str, threads: int | None) -> tuple[str, float
         )
     except Exception as err:  # papermill's errors carry the failing cell
         return path.stem, None, f"{type(err).__name__}: {str(err).strip()[:2000]}"
-    return path.stem, round(time.perf_counter() - start, 1), ""
+    seconds = round(time.perf_counter() - start, 1)
+    hide_injected_parameters(out)
+    return path.stem, seconds, ""
+
+
+def hide_injected_parameters(path: Path) -> None:
+    """Tag the cell papermill injects with the profile (``injected-parameters``) remove-cell,
+    as the chapter's own parameters cell is: the rendered page does not open with it (the
+    introduction explains the parameter once)."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    changed = False
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+            changed = True
+    if changed:
+        nbformat.write(nb, path)
 
 
 def execution_order(paths: list[Path]) -> list[Path]:
