@@ -385,3 +385,17 @@ def test_command_line_on_a_local_cluster(tmp_path):
     (entry,) = tmp_path.iterdir()
     meta, _ = cache.read_entry(entry)
     assert meta["sweep"]["jobs"][0]["worker"].startswith("tcp://127.0.0.1:")
+
+
+def test_a_worker_keeps_freed_memory_for_reuse():
+    """Dask's nanny fixes glibc's mmap threshold at 128 kB (MALLOC_TRIM_THRESHOLD_): the job
+    raises it again, so activations come from the heap (on glibc, where mallopt exists)."""
+    import ctypes
+
+    from gated_attention.sweep.worker import keep_freed_memory
+
+    try:
+        ctypes.CDLL("libc.so.6").mallopt  # noqa: B018
+    except (OSError, AttributeError):
+        pytest.skip("not glibc: mallopt is absent and the call is a no-op")
+    assert keep_freed_memory() is True

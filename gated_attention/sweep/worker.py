@@ -50,6 +50,7 @@ def run_job(job: Job) -> dict[str, Any]:
     if job.output.exists():
         return {"job": job.name, "trained": False, **load_output(job)["provenance"]}
     flush_denormals()  # per thread: this worker thread is not the one that imported the package
+    keep_freed_memory()
     found = [p.name for p in job.checkpoint_files()]
     t0 = time.perf_counter()
     with _on_device(job.device):
@@ -66,6 +67,30 @@ def run_job(job: Job) -> dict[str, Any]:
     for f in job.checkpoint_files():
         f.unlink(missing_ok=True)
     return {"job": job.name, "trained": True, **provenance}
+
+
+#: glibc's mallopt parameters (malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+
+
+def keep_freed_memory(mmap_mb: int = 64, trim_mb: int = 256) -> bool:
+    """Let this process keep and reuse freed memory (glibc only; False elsewhere).
+
+    Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also fixes glibc's
+    mmap threshold at 128 kB: every activation of a training step is then mapped, touched page
+    by page and unmapped again, and a step costs twice its time in page faults (measured: 2,000
+    steps of a 6-member ensemble, 12.7 s in a worker against 6.1 s in a plain process; 4.3 s
+    after this call). Allocations below ``mmap_mb`` come from the heap again, and the heap is
+    returned to the system only beyond ``trim_mb`` free.
+    """
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        ok = libc.mallopt(M_MMAP_THRESHOLD, mmap_mb << 20) == 1
+        return ok and libc.mallopt(M_TRIM_THRESHOLD, trim_mb << 20) == 1
+    except (OSError, AttributeError):
+        return False
 
 
 def load_output(job: Job) -> dict[str, Any]:
