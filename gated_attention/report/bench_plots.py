@@ -23,31 +23,35 @@ def plot_bench(results: dict) -> plt.Figure:
     member-steps per second of 16 sequential runs and of one ensemble of 16 (n = 28); right:
     the engine's GFLOP/s against the best GFLOP/s of a large matrix product.
     """
+    r = results
+    panels = [  # (bar labels, values, colours, y label, title)
+        (
+            ["reference", "engine"],
+            [r["reference_steps_per_s"], r["engine_steps_per_s"]],
+            ["0.6", "C0"],
+            "steps / s",
+            f"Sec. 4.1 student: {r['engine_speedup']:.1f}x",
+        ),
+        (
+            ["16\nsequential", "16\nbatched"],
+            [r["sequential_steps_per_s"], r["batched_steps_per_s"]],
+            ["0.6", "C1"],
+            "member-steps / s",
+            f"ensemble of 16 (n = 28):\n{r['ensemble_speedup']:.1f}x",
+        ),
+        (
+            ["engine", "matmul\npeak"],
+            [r["engine_gflops"], r["gemm_peak_gflops"]],
+            ["C0", "0.3"],
+            "GFLOP/s",
+            f"{100 * r['peak_fraction']:.0f}% of the peak",
+        ),
+    ]
     fig, axes = plt.subplots(1, 3, figsize=(7.5, 3.0), layout="constrained")
-    ax = axes[0]
-    ax.bar(
-        ["reference", "engine"],
-        [results["reference_steps_per_s"], results["engine_steps_per_s"]],
-        color=["0.6", "C0"],
-    )
-    ax.set_ylabel("steps / s")
-    ax.set_title(f"Sec. 4.1 student: {results['engine_speedup']:.1f}x", fontsize=10)
-    ax = axes[1]
-    ax.bar(
-        ["16\nsequential", "16\nbatched"],
-        [results["sequential_steps_per_s"], results["batched_steps_per_s"]],
-        color=["0.6", "C1"],
-    )
-    ax.set_ylabel("member-steps / s")
-    ax.set_title(f"ensemble of 16 (n = 28):\n{results['ensemble_speedup']:.1f}x", fontsize=10)
-    ax = axes[2]
-    ax.bar(
-        ["engine", "matmul\npeak"],
-        [results["engine_gflops"], results["gemm_peak_gflops"]],
-        color=["C0", "0.3"],
-    )
-    ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"{100 * results['peak_fraction']:.0f}% of the peak", fontsize=10)
+    for ax, (labels, values, colours, ylabel, title) in zip(axes, panels, strict=True):
+        ax.bar(labels, values, color=colours)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=10)
     return fig
 
 
