@@ -75,3 +75,24 @@ def test_bad_runs_are_named():
         analyse_regression(run)
     with pytest.raises(TypeError, match="expected a run of RegressionConfig"):
         analyse_regression(types.SimpleNamespace(config=object(), tensors={}))
+
+
+def test_worst_t_is_the_worst_step_not_the_mean_over_steps():
+    """coef_rel_error_worst_t reads the seed mean at each t: a tilt over t that averages out
+    is invisible to coef_rel_error and visible here; transition_learned counts seeds per size."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from gated_attention.analysis.gd_learned import RegressionAnalysis
+    from gated_attention.tasks import regression
+
+    eta = regression.ETA_STAR
+    tilt = np.array([0.9, 1.0, 1.1])[None, :, None] * np.ones((2, 3, 3))  # (seeds, t, i)
+    a = SimpleNamespace(coefs=eta * tilt)
+    assert RegressionAnalysis.coef_rel_error_worst_t.fget(a) == pytest.approx(0.1)
+    a.per_seed_coefs = a.coefs.mean(axis=1)
+    assert RegressionAnalysis.coef_rel_error.fget(a) == pytest.approx(0.0, abs=1e-12)
+    b = SimpleNamespace(sweep=(8, 12, 16), gap_table=np.array([[0.5, 0.5], [0.01, 0.5], [0, 0]]))
+    f = RegressionAnalysis.transition_learned(b, 0.02)
+    assert f.k == (0, 1, 2) and f.estimate == 12
