@@ -70,7 +70,7 @@ def test_run_caches_and_records_provenance(cache):
     assert meta["config"]["fields"]["sizes"] == [4, 6]
     assert meta["torch_version"] == torch.__version__
     assert meta["package_version"] == gated_attention.__version__
-    assert meta["code_hash"] == ex.code_hash() and meta["wall_time_s"] > 0
+    assert meta["code_hash"] == ex.code_hash(config=cfg) and meta["wall_time_s"] > 0
     assert set(meta["hardware"]) >= {"machine", "cpu", "cpu_count", "torch_threads", "device"}
     assert meta["hardware"]["device"] == "cpu"
     assert len(meta["metrics"]["eval_loss"]) == 4
@@ -82,7 +82,9 @@ def test_run_caches_and_records_provenance(cache):
 
 def test_an_entry_names_the_code_that_trained_it(cache, monkeypatch):
     hashes = iter(["code-at-start", "code-edited-during-the-run"])
-    monkeypatch.setattr(cache_module, "code_hash", lambda root=None: next(hashes, "later"))
+    monkeypatch.setattr(
+        cache_module, "code_hash", lambda root=None, config=None: next(hashes, "later")
+    )
     result = ex.run(tiny(), progress=False)
     assert result.meta["code_hash"] == "code-at-start"
     assert result.path.name == f"tiny-{ex.config_hash(tiny(), 'code-at-start')}"
@@ -121,19 +123,65 @@ def test_interrupted_run_resumes_from_its_checkpoint(cache, interrupt_at_chunk):
         torch.testing.assert_close(resumed.params[k], v, rtol=0, atol=0)
 
 
-def test_code_hash_covers_model_code_not_presentation(tmp_path):
+def _package_copy(tmp_path):
     pkg = Path(gated_attention.__file__).parent
     copy = tmp_path / "pkg"
     shutil.copytree(pkg, copy, ignore=shutil.ignore_patterns("__pycache__", "recorded"))
+    return pkg, copy
+
+
+def _touch(copy, rel):
+    (copy / rel).write_text((copy / rel).read_text() + "\n# edited\n")
+
+
+def test_code_hash_covers_model_code_not_presentation(tmp_path):
+    pkg, copy = _package_copy(tmp_path)
     base = ex.code_hash(copy)
     assert base == ex.code_hash(pkg)
-    for presentation in ("tools/book.py", "report/plotting.py", "analysis/pruning.py"):
-        (copy / presentation).write_text((copy / presentation).read_text() + "\n# prose\n")
+    for presentation in ("tools/book.py", "report/plotting.py"):
+        _touch(copy, presentation)
     assert ex.code_hash(copy) == base
-    (copy / "models/gated_rnn.py").write_text(
-        (copy / "models/gated_rnn.py").read_text() + "\n# x\n"
-    )
+    _touch(copy, "models/gated_rnn.py")
     assert ex.code_hash(copy) != base
+
+
+def test_the_key_covers_what_the_experiment_imports(tmp_path):
+    """The three cache-key cases: pruning code is in the optimiser comparison's key (it prunes
+    inside compute), a model family the teacher-student run does not use is not, and no
+    chapter or report module is in any key."""
+    pkg, copy = _package_copy(tmp_path)
+    optim = ex.optimiser_comparison_config("smoke")
+    teacher = ex.teacher_identification_config("smoke")
+    keys = lambda: {c: ex.code_hash(copy, config=c) for c in (optim, teacher)}  # noqa: E731
+    base = keys()
+    assert base[optim] == ex.code_hash(pkg, config=optim)
+    _touch(copy, "analysis/pruning.py")
+    after = keys()
+    assert after[optim] != base[optim] and after[teacher] == base[teacher]
+    _touch(copy, "models/mamba.py")
+    assert keys() == after
+    _touch(copy, "report/scorecard.py")
+    chapter = copy.parent / "book.md"  # a chapter is not in the package: nothing to hash
+    chapter.write_text("# a chapter\n")
+    assert keys() == after
+    _touch(copy, "engine/loop.py")  # the engine trains both
+    assert all(keys()[c] != after[c] for c in (optim, teacher))
+
+
+def test_imports_resolve_through_package_inits():
+    from gated_attention.experiments import code_key
+
+    mods = code_key.imports_of("gated_attention.experiments.optimiser_comparison")
+    assert "gated_attention.analysis.pruning" in mods  # a lazy import inside a method
+    assert "gated_attention.engine.ensembles" in mods  # from ..engine import unstack_students
+    assert "gated_attention.engine" not in mods  # the __init__ only re-exports
+    closure = code_key.closure("gated_attention.experiments.teacher_student")
+    assert "gated_attention.models.mamba" not in closure
+    assert not any(
+        m.startswith(("gated_attention.report", "gated_attention.tools")) for m in closure
+    )
+    with pytest.raises(ValueError, match="not a module"):
+        code_key.imports_of("numpy")
 
 
 def test_config_hash_and_bad_configs():

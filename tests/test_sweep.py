@@ -331,9 +331,9 @@ def _package_with_other_code(dest: Path) -> Path:
 @pytest.mark.slow
 def test_a_cluster_worker_with_other_code_stops_the_sweep(monkeypatch, tmp_path):
     other = _package_with_other_code(tmp_path / "other")
-    assert cache.code_hash(other) != cache.code_hash()
-    in_cache(monkeypatch, tmp_path / "sweep")
     config = smoke("how-many-neurons-B")
+    assert cache.code_hash(other, config=config) != cache.code_hash(config=config)
+    in_cache(monkeypatch, tmp_path / "sweep")
     env = {**os.environ, "PYTHONPATH": str(other.parent), "OMP_NUM_THREADS": "1"}
     with (
         LocalCluster(
@@ -351,10 +351,10 @@ def test_a_cluster_worker_with_other_code_stops_the_sweep(monkeypatch, tmp_path)
         )
         try:
             c.wait_for_workers(1, timeout=120)
-            before = cache.code_hash()  # the client's (others may edit the package meanwhile)
+            before = cache.code_hash(config=config)  # the client's (others may edit it meanwhile)
             with pytest.raises(CodeHashMismatchError) as err:
                 sweep([config], c, echo=lambda line: None)
-            clients = {before, cache.code_hash()}
+            clients = {before, cache.code_hash(config=config)}
             deadline = time.monotonic() + 10
             while cluster.scheduler.tasks and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -362,7 +362,8 @@ def test_a_cluster_worker_with_other_code_stops_the_sweep(monkeypatch, tmp_path)
         finally:
             worker.terminate()
             worker.wait(timeout=60)
-    assert err.value.worker_hash == cache.code_hash(other) and err.value.client_hash in clients
+    assert err.value.worker_hash == cache.code_hash(other, config=config)
+    assert err.value.client_hash in clients
     assert err.value.worker_hash in str(err.value) and err.value.client_hash in str(err.value)
     assert isinstance(err.value, SweepError)
     assert not any(j.output.exists() for j in plan(config).jobs)

@@ -8,11 +8,12 @@ state to and resume from (``engine.train(checkpoint=...)`` does both). ``run`` d
 ``run(config)`` returns the entry ``<cache>/<name>-<hash>/`` when it is complete and intact, else
 computes and stores it. ``<cache>`` is ``results/`` at the repository root unless the
 environment variable GATED_ATTENTION_CACHE names another folder. The hash covers the config and
-the source of the package's computing modules (``code_hash``: a change to model or training code
-invalidates; the presentation-only modules of PRESENTATION_ONLY, the chapters and the analysis
-code do not). An entry holds tensors.pt (loaded with weights_only=True), meta.json (config,
-package version, code hash, torch version, hardware, wall time, metrics) and manifest.json
-(sha256 of both), written last, each atomically. An entry whose manifest is missing or does not
+the source of exactly the modules its computation imports (``code_hash(config=...)``, found from
+the imports by ``code_key.closure``): a change to code the experiment runs invalidates it; a
+change to a family it does not use, to a chapter or to ``report/`` does not. An entry holds
+tensors.pt (loaded with weights_only=True), meta.json (config, package version, code hash, torch
+version, hardware, wall time, metrics) and manifest.json (sha256 of both), written last, each
+atomically. An entry whose manifest is missing or does not
 match is recomputed with a warning that names it; an interrupted run resumes from the entry's
 checkpoint.pt.
 """
@@ -36,9 +37,8 @@ import torch
 from ..atomic import atomic_write
 from ..engine import hardware, unstack_students
 from ..models.gated_rnn import GatedRNN
-
-#: Modules whose source does not change any result (the hash of ``code_hash`` skips them).
-PRESENTATION_ONLY = ("tools/", "report/", "analysis/")
+from . import code_key
+from .code_key import PRESENTATION_ONLY
 
 
 @dataclass
@@ -76,12 +76,18 @@ def cache_root() -> Path:
     return Path(__file__).resolve().parents[2] / "results"
 
 
-def code_hash(root: str | os.PathLike | None = None) -> str:
-    """sha256 over the source of the package's computing modules (see PRESENTATION_ONLY).
+def code_hash(root: str | os.PathLike | None = None, *, config: Any = None) -> str:
+    """sha256 over the source a result depends on.
 
-    ``root`` is the package folder (default: this package).
+    With ``config``: the modules its computation imports (``code_key.closure`` of the module
+    that defines its class); a config class defined outside the package falls back to the
+    whole package. Without: every module but those of PRESENTATION_ONLY (what a sweep worker
+    and its client compare). ``root`` is the package folder (default: this package).
     """
     root = Path(__file__).resolve().parents[1] if root is None else Path(root)
+    module = type(config).__module__ if config is not None else ""
+    if module.startswith(code_key.PACKAGE + "."):
+        return code_key.source_hash(code_key.closure(module, root), root)
     h = hashlib.sha256()
     for f in sorted(root.rglob("*.py")):
         rel = f.relative_to(root).as_posix()
@@ -98,8 +104,9 @@ def _config_dict(config: Any) -> dict:
 
 
 def config_hash(config: Any, code: str | None = None) -> str:
-    """12 hex digits of sha256(config as JSON + ``code``, by default ``code_hash()``)."""
-    code = code_hash() if code is None else code
+    """12 hex digits of sha256(config as JSON + ``code``, by default
+    ``code_hash(config=config)``)."""
+    code = code_hash(config=config) if code is None else code
     text = json.dumps(_config_dict(config), sort_keys=True, default=str) + code
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -179,7 +186,7 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
     """
     from .. import __version__
 
-    code = code_hash()  # of the code that trains: the source may change during a long run
+    code = code_hash(config=config)  # what it runs, taken now: the source may change meanwhile
     path = entry_path(config, code)
     if recompute and path.exists():
         shutil.rmtree(path)

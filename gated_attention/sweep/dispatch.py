@@ -52,7 +52,7 @@ class Plan:
 
 def plan(config: Any, *, device: str = "cpu", code: str | None = None) -> Plan:
     """The plan of ``config``: its entry in the cache (``cache.entry_path``) and its jobs."""
-    code = cache.code_hash() if code is None else code
+    code = cache.code_hash(config=config) if code is None else code
     entry = cache.entry_path(config, code).resolve()
     return Plan(config, entry, plan_jobs(config, entry=entry, code=code, device=device))
 
@@ -136,8 +136,7 @@ def sweep(
 ) -> list[cache.RunResult]:
     """Train the experiments ``configs`` on the cluster of ``client`` and write their entries
     (see the module docstring); returns them in the order of ``configs``."""
-    code = cache.code_hash()
-    plans = [plan(c, device=device, code=code) for c in configs]
+    plans = [plan(c, device=device) for c in configs]  # each with the hash of what it runs
     results: dict[int, cache.RunResult] = {}
     futures: list[Future] = []
     owner: dict[str, int] = {}

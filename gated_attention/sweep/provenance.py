@@ -61,9 +61,10 @@ def worker_address() -> str | None:
         return None
 
 
-def check_code(expected: str, job_label: str) -> str:
-    """This worker's ``code_hash()``, after checking it equals ``expected`` (the client's)."""
-    mine = code_hash()
+def check_code(expected: str, job_label: str, config: Any = None) -> str:
+    """This worker's ``code_hash(config=config)`` (the source the job's experiment runs),
+    after checking it equals ``expected`` (the client's)."""
+    mine = code_hash(config=config)
     if mine != expected:
         where = f"{socket.gethostname()} ({worker_address() or 'this process'})"
         raise CodeHashMismatchError(mine, expected, where, job_label)

@@ -40,7 +40,7 @@ COMPLETED_DIR = "completed"
 
 def run_job(job: Job) -> dict[str, Any]:
     """Run ``job`` here (see the module docstring); returns its report."""
-    code = check_code(job.code_hash, f"{Path(job.entry).name} {job.label}")
+    code = check_code(job.code_hash, f"{Path(job.entry).name} {job.label}", job.config)
     entry = Path(job.entry)
     if not entry.is_dir():
         raise SweepError(
