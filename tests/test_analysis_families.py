@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from gated_attention.analysis.families import curves, late_fall, loss_at, ratio
+from gated_attention.analysis.families import curves, late_fall, loss_at, ratio, worst_seed_at
 from gated_attention.experiments import architectures_config
 
 
@@ -28,6 +28,8 @@ def test_curves_and_ratios_read_the_planted_losses():
     )
     assert loss_at(config, tensors, "lstm") == pytest.approx(2e-2)
     assert ratio(config, tensors, "dense", "gated") == pytest.approx(0.1)
+    # the worst seed at the largest target: 3 x base, not the mean 2 x base
+    assert worst_seed_at(config, tensors, "lstm") == pytest.approx(3e-2)
     with pytest.raises(ValueError, match="not in this run"):
         loss_at(config, tensors, "mamba")
 

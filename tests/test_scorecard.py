@@ -36,7 +36,8 @@ def test_every_entry_is_complete_and_sourced():
         ("sec5.rnn_loss", 0.0950, "pass"),
         ("sec5.rnn_loss", 0.0960, "miss"),
         ("table1.score_kv", float("nan"), "miss"),
-        ("sec5.loss_gap_se", 0.001, "pass"),
+        ("sec5.loss_gap_se", 0.001, "report"),  # shown, never a pass
+        ("sec5.loss_gap_se", float("nan"), "report"),
     ],
 )
 def test_status_follows_the_criterion(build, id_, ours, status):
@@ -115,8 +116,8 @@ def test_recorded_rows_are_kept_apart_and_tallied_without_report_rows(build):
     assert [(r.id, r.ours, r.run) for r in recorded] == [("fig2.lambda_one", 11, "ti-paper-gpu")]
     t = scorecard_page.tally(quick)
     assert (t.passed, t.missed, t.reported) == (1, 1, 1)  # the report row is not a pass
-    status = scorecard_page.claim_status(quick, recorded)
-    assert status["fig2"] == "partly" and "sec5" not in status
+    status = scorecard_page.claim_status(quick, [])
+    assert status["fig2"] == "partly" and status["sec5"] == "not scored"  # no central row
     assert scorecard_page.claim_status([], recorded)["fig2"] == "not"
     page = scorecard_page.grouped_html(quick, recorded, "quick")
     assert page.count("<table>") == 2  # one table per claim: fig2 and sec5

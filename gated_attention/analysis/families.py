@@ -5,6 +5,7 @@ Glossary:
     key       "eval_loss" (Fig. 4A: normalised held-out loss) or "ood_loss" (Fig. 4B)
     curve     per family: parameter counts (K,), seed mean (K,), min and max over seeds (K,)
     ratio     seed-mean loss of one family over another's at the largest parameter target
+    worst     the largest per-seed loss at the largest target (a diverged seed: +inf)
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import dataclasses
 
 import torch
 
-__all__ = ["Curve", "curves", "late_fall", "loss_at", "ratio"]
+__all__ = ["Curve", "curves", "late_fall", "loss_at", "ratio", "worst_seed_at"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +61,13 @@ def loss_at(config, tensors: dict, fam: str, key: str = "eval_loss") -> float:
     """Seed-mean loss of ``fam`` at the largest parameter target of the run."""
     target, vals, _ = _rows(config, tensors, fam, key)[-1]
     return float(vals.nan_to_num(nan=float("inf")).mean())
+
+
+def worst_seed_at(config, tensors: dict, fam: str, key: str = "eval_loss") -> float:
+    """The largest per-seed loss of ``fam`` at the largest parameter target of the run: below a
+    bound only when every seed is (the seed band lies below it)."""
+    target, vals, _ = _rows(config, tensors, fam, key)[-1]
+    return float(vals.nan_to_num(nan=float("inf")).max())
 
 
 def ratio(config, tensors: dict, a: str, b: str, key: str = "eval_loss") -> float:

@@ -14,7 +14,12 @@ Criteria (``criterion`` in paper_values.json; ``reference`` defaults to ``paper`
     rel     |ours - reference| <= tolerance * |reference|
     range   tolerance[0] <= ours <= tolerance[1]
     exact   ours == reference (numbers or exact strings such as "5/74")
-    report  any finite number passes: the paper gives nothing comparable
+    report  shown, never scored: its status is "report" (the paper gives nothing comparable)
+
+A row may carry ``budget``: what it was trained with against the paper's budget
+(``verdict.budget``); rows of paper_values.json marked ``"budget": "exact"`` need no training and
+read "exact, no budget". Every record made in this process is also kept in memory
+(``session_records``): a chapter's verdict block is generated from exactly the rows it computed.
 """
 
 from __future__ import annotations
@@ -39,9 +44,14 @@ __all__ = [
     "to_markdown",
     "build_dir",
     "expected_ids",
+    "session_records",
+    "EXACT_BUDGET",
 ]
 
-STATUSES = ("pass", "miss")
+STATUSES = ("pass", "miss", "report")
+#: the budget text of a row that needs no training
+EXACT_BUDGET = "exact, no budget"
+_SESSION: list = []  # every Record written by this process, in call order
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +71,7 @@ class Record:
     seeds: int | None = None
     note: str = ""
     run: str = ""  # the recorded run scored (a paper-budget run shipped with the package), if any
+    budget: str = ""  # what it was trained with, against the paper's budget (verdict.budget)
 
 
 def paper_values() -> dict[str, dict]:
@@ -100,12 +111,12 @@ def _status(entry: dict, ours) -> str:
         if isinstance(ref, str) or isinstance(ours, str):
             return "pass" if str(ours).replace(" ", "") == str(ref).replace(" ", "") else "miss"
         return "pass" if ours == ref else "miss"
+    if kind == "report":
+        return "report"
     if isinstance(ours, str):
         raise TypeError(f"criterion {kind!r} needs a number, got the string {ours!r}")
     if not math.isfinite(ours):
         return "miss"
-    if kind == "report":
-        return "pass"
     if kind == "max":
         return "pass" if ours <= tol else "miss"
     if kind == "abs":
@@ -135,6 +146,7 @@ def record(
     note: str = "",
     write: bool = True,
     run: str = "",
+    budget: str = "",
 ) -> Record:
     """Score ``ours`` against the paper's value for ``id`` and store the record.
 
@@ -147,6 +159,8 @@ def record(
         write: store the record under the build folder (False: only score it).
         run: the name of the recorded run (``experiments.recorded``) the value comes from: the
             record is stored apart (``collect_recorded``), beside this build's own rows.
+        budget: what the value was trained with (``verdict.budget``); rows marked exact in
+            paper_values.json get ``EXACT_BUDGET``.
     """
     from ..experiments.profiles import check_profile
 
@@ -159,6 +173,8 @@ def record(
     if isinstance(ours, bool):
         ours = int(ours)
     status = _status(entry, ours)
+    if not budget and entry.get("budget") == "exact":
+        budget = EXACT_BUDGET
     if isinstance(ours, float) and not math.isfinite(ours):
         # JSON has no NaN: a value that could not be produced is stored as null (and a miss)
         note = f"no finite value ({ours}){'; ' + note if note else ''}"
@@ -177,6 +193,7 @@ def record(
         seeds=seeds,
         note=note,
         run=run,
+        budget=budget,
     )
     if write and run:
         strict = {"indent": 2, "allow_nan": False}
@@ -190,7 +207,15 @@ def record(
         atomic_write_json(
             root / "scorecard.json", [dataclasses.asdict(r) for r in collect(profile)], **strict
         )
+    if write:
+        _SESSION.append(rec)
     return rec
+
+
+def session_records() -> list[Record]:
+    """The records this process wrote, the latest per (id, run), in call order."""
+    latest = {(r.id, r.run): r for r in _SESSION}
+    return list(latest.values())
 
 
 def recorded_dir() -> Path:
@@ -255,7 +280,7 @@ def to_markdown(records: list[Record], *, source: bool = True) -> str:
         head, rule = head + " source |", rule + "---|"
     rows = [head, rule]
     for r in records:
-        mark = "pass" if r.status == "pass" else "**miss**"
+        mark = {"pass": "pass", "report": "report"}.get(r.status, "**miss**")
         cells = [f"`{r.id}`", r.artefact, _fmt(r.paper), _fmt(r.ours), r.words, mark]
         if source:
             cells.append(r.source)

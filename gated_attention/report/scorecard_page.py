@@ -1,15 +1,14 @@
 """The scorecard as a reader meets it: rows grouped by the paper's claims, both budgets.
 
-``scorecard`` scores and stores rows; this module lays them out for the book (the scorecard page
-and the introduction's summary):
+``scorecard`` scores and stores rows; ``verdict`` knows the claims (paper_values.json); this
+module lays them out for the book (the scorecard page and the introduction's summary):
 
-    CLAIMS        id prefix -> (claim, chapter): the paper's claims in the order of the paper
     grouped       one small table per claim: what is measured, the paper's value, this build's
                   value and, where a recorded paper-budget run exists, its value, each with a
                   pass / miss mark; ids stay out of the way (the hover title of the mark)
     tally         passes and misses of each budget; "report" rows (the paper gives nothing
                   comparable) are counted apart, never as passes
-    claim_status  per claim: reproduced, partly or not, from the scored rows of both budgets
+    claim_status  per claim: reproduced, partly, not or not scored (``verdict.status``)
 """
 
 from __future__ import annotations
@@ -17,52 +16,15 @@ from __future__ import annotations
 import dataclasses
 import html
 
-from .scorecard import Record, _fmt
+from .scorecard import EXACT_BUDGET, Record, _fmt
+from .verdict import STATUS_WORDS, Claim, claim_of, claims, status
 
-__all__ = ["CLAIMS", "Tally", "tally", "claim_status", "grouped_html", "summary_html"]
-
-#: id prefix -> (the claim, in a few words; the chapter that tests it)
-CLAIMS: dict[str, tuple[str, str]] = {
-    "construction": (
-        "A gated RNN implements linear self-attention exactly (Sec. 3)",
-        "construction",
-    ),
-    "fig2": (
-        "Gradient descent finds the construction: 14 = 10 + 4 neurons (Fig. 2)",
-        "teacher_identification",
-    ),
-    "table1": (
-        "The trained student reads key-values and queries like attention (Table 1)",
-        "teacher_identification",
-    ),
-    "fig3a": (
-        "About twice the construction's neurons are needed, d = 4 (Fig. 3A)",
-        "how_many_neurons",
-    ),
-    "fig3b": (
-        "About twice the construction's neurons are needed, low rank (Fig. 3B)",
-        "how_many_neurons",
-    ),
-    "appD2": ("One step of GD with the optimal rate and its loss (App. D.2)", "gradient_descent"),
-    "sec5": ("RNNs trained in context reach the GD loss (Sec. 5.2)", "rnns_learn_gd"),
-    "table2": ("...and implement exactly one step of GD (Table 2)", "rnns_learn_gd"),
-    "fig3c": ("...with about twice the minimal neurons (Fig. 3C)", "rnns_learn_gd"),
-    "table3": (
-        "LRU, Mamba and GRU can implement attention (Table 3, App. B)",
-        "which_rnns_can_be_attention",
-    ),
-    "table4": ("LSTM can, only approximately (Table 4, App. B.3)", "which_rnns_can_be_attention"),
-    "fig4a": ("Which RNNs learn attention from a teacher (Fig. 4A)", "which_rnns_learn_attention"),
-    "fig4b": ("Which RNNs learn in context (Fig. 4B)", "other_rnns_in_context"),
-    "appD3": (
-        "Associative recall: side gating learns attention (App. D.3, Fig. 7)",
-        "associative_recall",
-    ),
-}
+__all__ = ["Tally", "tally", "claim_status", "grouped_html", "summary_html"]
 
 
 def _claim(record_id: str) -> str:
-    return record_id.split(".", 1)[0]
+    c = claim_of(record_id)
+    return c.id if c else record_id.split(".", 1)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,22 +51,21 @@ def tally(records: list[Record]) -> Tally:
 
 
 def claim_status(quick: list[Record], recorded: list[Record]) -> dict[str, str]:
-    """Per claim prefix: "reproduced" (every scored row of every budget passes), "not" (none
-    passes) or "partly"; claims without rows are left out."""
-    rows: dict[str, list[str]] = {}
-    for r in [*quick, *recorded]:
-        if r.criterion != "report":
-            rows.setdefault(_claim(r.id), []).append(r.status)
+    """Per claim id: its status over the rows of ``quick`` and ``recorded`` taken as ONE budget
+    (call it once per budget); claims without rows are left out."""
+    rows = [*quick, *recorded]
     out = {}
-    for claim, statuses in rows.items():
-        passes = sum(s == "pass" for s in statuses)
-        out[claim] = "reproduced" if passes == len(statuses) else "not" if passes == 0 else "partly"
+    for c in claims():
+        st = status(c, rows)
+        if st is not None:
+            out[c.id] = st
     return out
 
 
-def _mark(r: Record | None) -> str:
+def _mark(r: Record | None, exact: bool = False) -> str:
     if r is None:
-        return "<td class='sc-none'>&ndash;</td>"
+        text = EXACT_BUDGET if exact else "&ndash;"
+        return f"<td class='sc-none'>{text}</td>"
     value = html.escape(_fmt(r.ours))
     if r.criterion == "report":
         sign, cls = "&#9675;", "sc-report"  # a hollow circle: shown, not scored
@@ -129,6 +90,7 @@ _STYLE = (
 def grouped_html(quick: list[Record], recorded: list[Record], build_profile: str) -> str:
     """One table per claim (see the module docstring), as HTML that wraps within a column."""
     by_id = {r.id: r for r in recorded}
+    titles: dict[str, Claim] = {c.id: c for c in claims()}
     parts = [_STYLE, "<div class='sc'>"]
     seen = []
     for r in quick:
@@ -136,7 +98,8 @@ def grouped_html(quick: list[Record], recorded: list[Record], build_profile: str
             seen.append(_claim(r.id))
     extra = [_claim(r.id) for r in recorded if _claim(r.id) not in seen]
     for claim in [*seen, *dict.fromkeys(extra)]:
-        title, chapter = CLAIMS.get(claim, (claim, ""))
+        c = titles.get(claim)
+        title, chapter = (c.claim, c.chapter) if c else (claim, "")
         link = f" <a href='{chapter}.html'>&rarr; chapter</a>" if chapter else ""
         parts.append(f"<h3>{html.escape(title)}{link}</h3>")
         parts.append(
@@ -152,7 +115,8 @@ def grouped_html(quick: list[Record], recorded: list[Record], build_profile: str
             what = f"{html.escape(r.artefact)}<br><small>{html.escape(r.words)}</small>"
             parts.append(
                 f"<tr><td>{what}</td><td>{html.escape(_fmt(r.paper))}</td>"
-                f"{_mark(quick_by_id.get(i))}{_mark(by_id.get(i))}</tr>"
+                f"{_mark(quick_by_id.get(i))}"
+                f"{_mark(by_id.get(i), exact=r.budget == EXACT_BUDGET)}</tr>"
             )
         parts.append("</table>")
     parts.append("</div>")
@@ -160,23 +124,31 @@ def grouped_html(quick: list[Record], recorded: list[Record], build_profile: str
 
 
 def summary_html(quick: list[Record], recorded: list[Record], build_profile: str) -> str:
-    """The introduction's first table: one row a claim, its chapter, and its status."""
-    status = claim_status(quick, [])
-    status_rec = claim_status([], recorded)
-    words = {"reproduced": "&#10003; reproduced", "partly": "&#9680; partly", "not": "&#10007; not"}
+    """The introduction's first table: one row a claim (as the paper states it, and ours where
+    the companion found more), its status in this build and in the recorded runs."""
+    words = {
+        "reproduced": "&#10003; reproduced",
+        "partly": "&#9680; partly",
+        "not": "&#10007; not",
+        "not scored": "&#9675; not scored",
+    }
+    assert set(words) == set(STATUS_WORDS)
     rows = [
         _STYLE,
         "<div class='sc'><table><colgroup><col class='what'><col><col></colgroup>",
         f"<tr><th>the paper's claim</th><th>{html.escape(build_profile)} build</th>"
         "<th>paper budget (recorded)</th></tr>",
     ]
-    for claim, (title, chapter) in CLAIMS.items():
-        if claim not in status and claim not in status_rec:
+    for c in claims():
+        st, st_rec = status(c, quick), status(c, recorded)
+        if st is None and st_rec is None:
             continue
+        exact = all(r.budget == EXACT_BUDGET for r in quick if c.has(r.id))
+        ours = f"<br><small>ours: {html.escape(c.ours)}</small>" if c.ours else ""
+        rec_cell = words.get(st_rec, EXACT_BUDGET if exact and st else "&ndash;")
         rows.append(
-            f"<tr><td><a href='{chapter}.html'>{html.escape(title)}</a></td>"
-            f"<td>{words.get(status.get(claim), '&ndash;')}</td>"
-            f"<td>{words.get(status_rec.get(claim), '&ndash;')}</td></tr>"
+            f"<tr><td><a href='{c.chapter}.html'>{html.escape(c.claim)}</a>{ours}</td>"
+            f"<td>{words.get(st, '&ndash;')}</td><td>{rec_cell}</td></tr>"
         )
     rows.append("</table></div>")
     return "".join(rows)

@@ -1,0 +1,239 @@
+"""Verdicts generated from scorecard rows: what reproduced, at which budget.
+
+Every chapter that scores rows opens with a verdict block, and the introduction's claim table is
+the same verdicts for the whole book. Both come from the rows alone (never from prose), so they
+cannot drift from the numbers below them. The claims, their central rows and the paper's
+training budget are data in ``paper_values.json`` ("claims"), fixed before the runs they score.
+
+    claims      the paper's claims, in the order of the paper (``Claim``)
+    status      per claim and budget: reproduced (every central row measured and passing),
+                partly (at least one central row passing), not (none), not scored (no
+                central row measured at that budget), or None (no row at that budget)
+    budget      the text a row stores for the budget it was measured at: steps, the fraction of
+                the paper's steps, T against the paper's, seeds
+    sentence    one sentence per claim and budget, with the deciding numbers
+    block       the verdict block of a chapter (markdown)
+    glue_block  glue the block of the rows this kernel recorded (myst-nb), shown at the top
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib import resources
+
+from .scorecard import Record, _fmt
+
+__all__ = [
+    "Claim",
+    "claims",
+    "claim_of",
+    "status",
+    "budget",
+    "sentence",
+    "block",
+    "glue_block",
+    "STATUS_WORDS",
+]
+
+#: how a status reads in a verdict
+STATUS_WORDS = {
+    "reproduced": "Reproduced",
+    "partly": "Partly reproduced",
+    "not": "Not reproduced",
+    "not scored": "Not scored",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """One claim of the paper (paper_values.json, "claims")."""
+
+    id: str
+    claim: str  # as the paper states it
+    chapter: str
+    central: tuple[str, ...]
+    rows: tuple[str, ...] = ()  # empty: the ids that start with "<id>."
+    paper_budget: dict | None = None  # {"steps", "T", "note"}: the paper's training budget
+    ours: str = ""  # a finding of ours beyond the paper, never the paper's claim
+
+    def has(self, record_id: str) -> bool:
+        if self.rows:
+            return record_id in self.rows
+        return record_id.startswith(self.id + ".")
+
+
+def claims() -> list[Claim]:
+    """The claims of paper_values.json, in file order."""
+    text = resources.files("gated_attention.report").joinpath("paper_values.json").read_text()
+    out = []
+    for c in json.loads(text)["claims"]:
+        out.append(
+            Claim(
+                id=c["id"],
+                claim=c["claim"],
+                chapter=c["chapter"],
+                central=tuple(c["central"]),
+                rows=tuple(c.get("rows", ())),
+                paper_budget=c.get("paper_budget"),
+                ours=c.get("ours", ""),
+            )
+        )
+    return out
+
+
+def claim_of(record_id: str, all_claims: list[Claim] | None = None) -> Claim | None:
+    """The claim a row belongs to (explicit rows first, then the id prefix)."""
+    all_claims = claims() if all_claims is None else all_claims
+    for c in all_claims:
+        if c.rows and record_id in c.rows:
+            return c
+    for c in all_claims:
+        if not c.rows and c.has(record_id):
+            return c
+    return None
+
+
+def _rows(claim: Claim, records: list[Record]) -> list[Record]:
+    return [r for r in records if claim.has(r.id)]
+
+
+def status(claim: Claim, records: list[Record]) -> str | None:
+    """The claim's status from ``records`` of one budget (see the module docstring)."""
+    rows = _rows(claim, records)
+    if not rows:
+        return None
+    if not claim.central:
+        return "not scored"
+    by_id = {r.id: r for r in rows}
+    central = [by_id[i] for i in claim.central if i in by_id]
+    if not central:
+        return "not scored"
+    passes = sum(r.status == "pass" for r in central)
+    if passes == len(claim.central):
+        return "reproduced"
+    return "partly" if passes else "not"
+
+
+def budget(claim_id: str, *, steps: int, T: int | None = None, seeds: int | None = None) -> str:
+    """What a row of ``claim_id`` was trained with, against the paper's budget.
+
+    >>> budget("fig2", steps=10_000, T=8, seeds=5)
+    "10,000 steps, 1% of the paper's 1,000,000; T = 8, paper 32; 5 seeds"
+    """
+    claim = next((c for c in claims() if c.id == claim_id), None)
+    if claim is None:
+        raise KeyError(f"unknown claim {claim_id!r}; the claims are listed in paper_values.json")
+    if not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
+    paper = claim.paper_budget or {}
+    parts = [f"{steps:,} steps"]
+    if paper.get("steps"):
+        parts[0] += f", {_percent(steps / paper['steps'])} of the paper's {paper['steps']:,}"
+    else:
+        parts[0] += " (the paper gives no step count)"
+    if T is not None:
+        same = paper.get("T") in (None, T)
+        parts.append(f"T = {T}" + ("" if same else f", paper {paper['T']}"))
+    if seeds is not None:
+        parts.append(f"{seeds} seed{'s' if seeds != 1 else ''}")
+    return "; ".join(parts)
+
+
+def _percent(x: float) -> str:
+    """0.01 -> '1%', 0.003 -> '0.3%', 1.0 -> '100%' (two significant digits below 10%)."""
+    p = 100 * x
+    return f"{p:.0f}%" if p >= 10 else f"{p:.2g}%"
+
+
+def _want(r: Record) -> str:
+    """The criterion in a few symbols."""
+    tol = r.tolerance
+    if r.criterion == "exact":
+        return f"paper {_fmt(r.paper)}" if r.paper is not None else "exact"
+    if r.criterion == "max":
+        return f"want ≤ {_fmt(tol)}"
+    if r.criterion == "range":
+        lo, hi = tol
+        return f"want ≥ {_fmt(lo)}" if hi >= 1000 else f"want {_fmt(lo)} to {_fmt(hi)}"
+    if r.criterion == "rel":
+        return f"want within {_fmt(100 * tol)}% of {_fmt(r.paper)}"
+    if r.criterion == "abs":
+        return f"want within {_fmt(tol)} of {_fmt(r.paper)}"
+    return "reported"
+
+
+def _label(artefact: str) -> str:
+    """'Fig. 2A: hidden neurons after pruning' -> 'hidden neurons after pruning'."""
+    head, sep, tail = artefact.partition(": ")
+    return tail if sep and len(head) <= 24 else artefact
+
+
+def _mark(r: Record) -> str:
+    return {"pass": "✓", "miss": "✗"}.get(r.status, "○")
+
+
+def sentence(claim: Claim, records: list[Record], where: str) -> str | None:
+    """One sentence: the claim's status at one budget, its central rows' numbers, the budget.
+
+    ``where``: which budget the rows are ("this build (quick)", "the recorded run NAME").
+    None when ``records`` has no row of the claim.
+    """
+    st = status(claim, records)
+    if st is None:
+        return None
+    rows = _rows(claim, records)
+    by_id = {r.id: r for r in rows}
+    shown = [by_id[i] for i in claim.central if i in by_id] or rows
+    numbers = "; ".join(
+        f"{_label(r.artefact)} {_fmt(r.ours)} ({_want(r)}) {_mark(r)}" for r in shown
+    )
+    unmeasured = [i for i in claim.central if i not in by_id]
+    if unmeasured:
+        numbers += f"; not measured at this budget: {', '.join(unmeasured)}"
+    spent = next((r.budget for r in shown if r.budget), "")
+    return f"**{STATUS_WORDS[st]}** in {where}" + (f" ({spent})" if spent else "") + f": {numbers}."
+
+
+def block(build: list[Record], recorded: list[Record], profile: str) -> str:
+    """The verdict block of a chapter: for each claim it has rows of (in the order of the
+    paper), the claim as the paper states it, one sentence per budget (this build, each
+    recorded run), and ours if any."""
+    parts = []
+    for claim in claims():
+        lines = []
+        mine = sentence(claim, build, f"this build, profile {profile}")
+        if mine:
+            lines.append(mine)
+        for run in dict.fromkeys(r.run for r in recorded if claim.has(r.id)):
+            rows = [r for r in recorded if r.run == run]
+            lines.append(sentence(claim, rows, f"the recorded run `{run}`"))
+        if not lines:
+            continue
+        if claim.ours:
+            lines.append(f"*Ours, beyond the paper:* {claim.ours}.")
+        body = "\n".join(f"- {line}" for line in lines)
+        parts.append(f"**The paper:** {claim.claim}.\n\n{body}")
+    if not parts:
+        return ""
+    head = "```{admonition} Verdict: what reproduced, from the rows below\n:class: note\n"
+    return head + "\n\n".join(parts) + "\n```"
+
+
+def glue_block(profile: str, key: str = "verdict"):
+    """Glue the verdict of the rows this kernel has recorded (``scorecard.session_records``)
+    under ``key``; the chapter shows it at its top with ``{glue:md}`` (myst-nb reads every
+    glued output of a notebook before it renders the page). Returns the markdown text."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    from .scorecard import session_records
+
+    rows = session_records()
+    build = [r for r in rows if not r.run]
+    recorded = [r for r in rows if r.run]
+    text = block(build, recorded, profile)
+    if not text:
+        raise ValueError("this chapter recorded no scorecard row: there is no verdict to show")
+    glue(key, Markdown(text), display=False)
+    return text

@@ -1,0 +1,113 @@
+"""Verdicts come from the rows alone: central rows decide, budgets are stated, report rows never
+pass, and every claim of paper_values.json names rows that exist."""
+
+import pytest
+
+from gated_attention.report import scorecard, verdict
+
+
+@pytest.fixture
+def build(tmp_path, monkeypatch):
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
+    monkeypatch.setattr(scorecard, "_SESSION", [])
+    return tmp_path
+
+
+def _claim(claim_id):
+    return next(c for c in verdict.claims() if c.id == claim_id)
+
+
+def test_every_claim_names_existing_rows_and_a_known_chapter():
+    ids = set(scorecard.paper_values())
+    for c in verdict.claims():
+        assert set(c.central) <= ids and set(c.rows) <= ids, c.id
+        assert all(c.has(i) for i in c.central), c.id
+        chapters = {
+            ch for i in c.central + c.rows for ch in scorecard.paper_values()[i]["chapters"]
+        }
+        assert not (c.central or c.rows) or c.chapter in chapters, c.id
+    # every row belongs to exactly one claim
+    for i in ids:
+        owners = [c.id for c in verdict.claims() if c.has(i)]
+        assert len(owners) == 1, (i, owners)
+
+
+def test_the_gru_claim_is_the_papers_and_ours_is_apart():
+    gru = _claim("gru")
+    assert "cannot" in gru.claim and "any depth" in gru.claim
+    assert "two stacked GRU layers" in gru.ours
+    assert not gru.central  # a finding beyond the paper is not scored as the paper's claim
+    assert "GRU" not in _claim("table3").claim
+
+
+def test_status_needs_every_central_row(build):
+    fig2 = _claim("fig2")
+    rec = scorecard.record
+    counts = [
+        rec("fig2.hidden_after_pruning", 14, profile="quick"),
+        rec("fig2.lambda_one", 10, profile="quick"),
+        rec("fig2.lambda_zero", 4, profile="quick"),
+        rec("fig2.construction_counts_fraction", 1.0, profile="quick"),
+    ]
+    assert verdict.status(fig2, counts) == "partly"  # fig2.merge_found not measured
+    merged = rec("fig2.merge_found", 2, profile="quick")
+    assert verdict.status(fig2, [*counts, merged]) == "reproduced"
+    # a passing supporting row does not make a claim partly reproduced
+    support = rec("fig2.learned_fraction", 1.0, profile="quick")
+    misses = [rec("fig2.hidden_after_pruning", 20, profile="quick"), support]
+    assert verdict.status(fig2, misses) == "not"
+    assert verdict.status(fig2, []) is None
+    only_report = [rec("sec5.loss_gap_se", 0.01, profile="quick")]
+    assert verdict.status(_claim("sec5"), only_report) == "not scored"
+
+
+def test_report_rows_never_pass(build):
+    r = scorecard.record("table3.gru", 1e-3, profile="quick")
+    assert r.status == "report"
+    assert scorecard.collect("quick")[0].status == "report"
+
+
+def test_budget_states_the_fraction_of_the_papers_steps():
+    text = verdict.budget("fig2", steps=10_000, T=8, seeds=5)
+    assert text == "10,000 steps, 1% of the paper's 1,000,000; T = 8, paper 32; 5 seeds"
+    assert ", 100% of" in verdict.budget("fig2", steps=1_000_000, T=32)
+    assert "paper 32" not in verdict.budget("fig2", steps=1_000_000, T=32)
+    assert "0.4%" in verdict.budget("sec5", steps=1_200)
+    assert "no step count" in verdict.budget("appD3", steps=100)
+    with pytest.raises(KeyError, match="unknown claim"):
+        verdict.budget("fig9", steps=1)
+    with pytest.raises(ValueError, match="steps must be"):
+        verdict.budget("fig2", steps=-1)
+
+
+def test_exact_rows_say_so(build):
+    r = scorecard.record("construction.full.max_error", 1e-15, profile="quick")
+    assert r.budget == scorecard.EXACT_BUDGET
+    trained = scorecard.record("fig2.lambda_one", 10, profile="quick", budget="3 steps")
+    assert trained.budget == "3 steps"
+
+
+def test_block_is_generated_from_the_rows(build):
+    b = verdict.budget("fig2", steps=3_000, T=8, seeds=5)
+    scorecard.record("fig2.hidden_after_pruning", 20, profile="quick", budget=b)
+    scorecard.record("fig2.lambda_one", 9, profile="quick", budget=b)
+    scorecard.record("fig2.lambda_one", 11, profile="paper", run="ti-gpu", budget="1,000,000 steps")
+    rows = scorecard.session_records()
+    build_rows = [r for r in rows if not r.run]
+    text = verdict.block(build_rows, [r for r in rows if r.run], "quick")
+    assert (
+        "**Not reproduced** in this build, profile quick (3,000 steps, 0.3% of the paper's" in text
+    )
+    assert "hidden neurons after lossless pruning (d = 4) 20 (paper 14) ✗" in text
+    assert "not measured at this budget: fig2.construction_counts_fraction" in text
+    assert "the recorded run `ti-gpu` (1,000,000 steps):" in text
+    assert "**The paper:** Gradient descent finds the construction" in text
+    # a changed row changes the block: it cannot drift from the numbers
+    scorecard.record("fig2.hidden_after_pruning", 14, profile="quick", budget=b)
+    again = verdict.block([r for r in scorecard.session_records() if not r.run], [], "quick")
+    assert "(d = 4) 14 (paper 14) ✓" in again and "**Partly reproduced**" in again
+
+
+def test_glue_block_refuses_a_chapter_without_rows(build):
+    with pytest.raises(ValueError, match="recorded no scorecard row"):
+        verdict.glue_block("quick")
