@@ -146,8 +146,9 @@ def summary_html(quick: list[Record], recorded: list[Record], build_profile: str
         exact = all(r.budget == EXACT_BUDGET for r in quick if c.has(r.id))
         ours = f"<br><small>ours: {html.escape(c.ours)}</small>" if c.ours else ""
         rec_cell = words.get(st_rec, EXACT_BUDGET if exact and st else "&ndash;")
+        label = f"{c.heading}: {c.claim}" if c.beyond else c.claim
         rows.append(
-            f"<tr><td><a href='{c.chapter}.html'>{html.escape(c.claim)}</a>{ours}</td>"
+            f"<tr><td><a href='{c.chapter}.html'>{html.escape(label)}</a>{ours}</td>"
             f"<td>{words.get(st, '&ndash;')}</td><td>{rec_cell}</td></tr>"
         )
     rows.append("</table></div>")

@@ -56,6 +56,12 @@ class Claim:
     rows: tuple[str, ...] = ()  # empty: the ids that start with "<id>."
     paper_budget: dict | None = None  # {"steps", "T", "note"}: the paper's training budget
     ours: str = ""  # a finding of ours beyond the paper, never the paper's claim
+    beyond: bool = False  # the whole claim is ours (beyond the paper), not the paper's
+
+    @property
+    def heading(self) -> str:
+        """How the claim is introduced: the paper's, or ours."""
+        return "Ours, beyond the paper" if self.beyond else "The paper"
 
     def has(self, record_id: str) -> bool:
         if self.rows:
@@ -77,6 +83,7 @@ def claims() -> list[Claim]:
                 rows=tuple(c.get("rows", ())),
                 paper_budget=c.get("paper_budget"),
                 ours=c.get("ours", ""),
+                beyond=bool(c.get("beyond", False)),
             )
         )
     return out
@@ -213,7 +220,7 @@ def block(build: list[Record], recorded: list[Record], profile: str) -> str:
         if claim.ours:
             lines.append(f"*Ours, beyond the paper:* {claim.ours}.")
         body = "\n".join(f"- {line}" for line in lines)
-        parts.append(f"**The paper:** {claim.claim}.\n\n{body}")
+        parts.append(f"**{claim.heading}:** {claim.claim}.\n\n{body}")
     if not parts:
         return ""
     head = "```{admonition} Verdict: what reproduced, from the rows below\n:class: note\n"
