@@ -138,3 +138,15 @@ def test_readers_of_the_records_execute_last():
         "intro",
         "scorecard",
     ]
+
+
+def test_two_recorded_runs_of_one_row_are_both_kept_and_shown(build):
+    from gated_attention.report import scorecard_page
+
+    scorecard.record("fig2.lambda_one", 11, profile="paper", run="gpu", budget="1,000,000 steps")
+    scorecard.record("fig2.lambda_one", 10, profile="quick", run="twenty", budget="20 seeds")
+    recorded = scorecard.collect_recorded()
+    assert sorted((r.run, r.ours) for r in recorded) == [("gpu", 11), ("twenty", 10)]
+    page = scorecard_page.grouped_html([], recorded, "quick")
+    assert "1,000,000 steps" in page and "20 seeds" in page
+    assert page.count("class='sc-pass'") == 1 and page.count("class='sc-miss'") == 1

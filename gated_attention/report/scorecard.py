@@ -197,7 +197,8 @@ def record(
     )
     if write and run:
         strict = {"indent": 2, "allow_nan": False}
-        atomic_write_json(recorded_dir() / f"{id}.json", dataclasses.asdict(rec), **strict)
+        path = recorded_dir() / run / f"{id}.json"  # one file per run and row
+        atomic_write_json(path, dataclasses.asdict(rec), **strict)
     elif write:
         root = build_dir()
         strict = {"indent": 2, "allow_nan": False}
@@ -225,8 +226,8 @@ def recorded_dir() -> Path:
 
 def collect_recorded() -> list[Record]:
     """The stored rows of recorded runs (``record(..., run=NAME)``), in the order of
-    paper_values.json."""
-    return _collect(recorded_dir())
+    paper_values.json (rows of several runs: in the order of the runs' names)."""
+    return _collect(recorded_dir(), "*/*.json")
 
 
 def collect(profile: str) -> list[Record]:
@@ -237,10 +238,10 @@ def collect(profile: str) -> list[Record]:
     return _collect(build_dir() / "scorecard" / profile)
 
 
-def _collect(folder: Path) -> list[Record]:
+def _collect(folder: Path, pattern: str = "*.json") -> list[Record]:
     order = {k: i for i, k in enumerate(expected_ids())}
     records = []
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    for path in sorted(folder.glob(pattern)) if folder.is_dir() else []:
         try:
             data = json.loads(path.read_text())
             if isinstance(data.get("ours"), float) and not math.isfinite(data["ours"]):

@@ -81,15 +81,30 @@ _STYLE = (
     "<style>.sc table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:0.9em}"
     ".sc td,.sc th{border-bottom:1px solid #ddd;padding:2px 4px;vertical-align:top;"
     "overflow-wrap:anywhere}.sc th{text-align:left;overflow-wrap:normal;word-break:keep-all}"
-    ".sc td.sc-pass{color:#1a7f37}"
-    ".sc td.sc-miss{color:#c0392b;font-weight:bold}.sc td.sc-report{color:#666}"
+    ".sc .sc-pass{color:#1a7f37}"
+    ".sc .sc-miss{color:#c0392b;font-weight:bold}.sc .sc-report{color:#666}"
     ".sc col.what{width:42%}.sc small{color:#666}</style>"
 )
 
 
+def _recorded_cell(rows: list[Record], exact: bool) -> str:
+    """Every recorded run's value of one row, each with its budget in small print."""
+    if not rows:
+        return _mark(None, exact)
+    items = []
+    for r in rows:
+        cell = _mark(r)  # "<td class='..' title='..'>value sign</td>"
+        inner = cell.removeprefix("<td").removesuffix("</td>")
+        budget = html.escape(r.budget or r.run)
+        items.append(f"<span{inner}<br><small>{budget}</small></span>")
+    return "<td>" + "<br>".join(items) + "</td>"
+
+
 def grouped_html(quick: list[Record], recorded: list[Record], build_profile: str) -> str:
     """One table per claim (see the module docstring), as HTML that wraps within a column."""
-    by_id = {r.id: r for r in recorded}
+    by_id: dict[str, list[Record]] = {}
+    for r in recorded:
+        by_id.setdefault(r.id, []).append(r)
     titles: dict[str, Claim] = {c.id: c for c in claims()}
     parts = [_STYLE, "<div class='sc'>"]
     seen = []
@@ -104,19 +119,19 @@ def grouped_html(quick: list[Record], recorded: list[Record], build_profile: str
         parts.append(f"<h3>{html.escape(title)}{link}</h3>")
         parts.append(
             "<table><colgroup><col class='what'><col><col><col></colgroup><tr><th>measured"
-            f"</th><th>paper</th><th>{html.escape(build_profile)}</th><th>paper budget"
+            f"</th><th>paper</th><th>{html.escape(build_profile)}</th><th>recorded runs"
             "</th></tr>"
         )
         ids = [r.id for r in quick if _claim(r.id) == claim]
         ids += [i for i in by_id if _claim(i) == claim and i not in ids]
         quick_by_id = {r.id: r for r in quick}
         for i in ids:
-            r = quick_by_id.get(i) or by_id[i]
+            r = quick_by_id.get(i) or by_id[i][0]
             what = f"{html.escape(r.artefact)}<br><small>{html.escape(r.words)}</small>"
             parts.append(
                 f"<tr><td>{what}</td><td>{html.escape(_fmt(r.paper))}</td>"
                 f"{_mark(quick_by_id.get(i))}"
-                f"{_mark(by_id.get(i), exact=r.budget == EXACT_BUDGET)}</tr>"
+                f"{_recorded_cell(by_id.get(i, []), exact=r.budget == EXACT_BUDGET)}</tr>"
             )
         parts.append("</table>")
     parts.append("</div>")
