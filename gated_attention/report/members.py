@@ -1,0 +1,125 @@
+"""One row per trained member of a teacher-identification run: is it the construction?
+
+Every table of the teacher-identification chapter that goes member by member (this build's
+held-out seeds, the recorded paper-budget runs, the sensitivity runs, the many-seed run) is the
+same five steps: reverse-engineer the member (``analysis.reverse_engineer``), count its groups,
+normalise its held-out loss by the teacher's variance, decide whether it learned the
+construction (``analysis.learned``), and print a row. This module does them once:
+
+    MemberRow      one member: seed, counts after pruning (hidden = lam~1 + lam~0 + between,
+                   output), normalised loss, Score KV / Q, learned, merged output groups
+    member_rows    the rows of every member of a run (a results entry of TeacherStudentConfig)
+    member_table   the rows as text, the paper's counts in the first line
+    fractions      over the rows: how many prune to exactly 14 = 10 + 4, how many learned the
+                   construction, how many have an output-gating group that merges
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .. import analysis
+
+__all__ = ["MemberRow", "member_rows", "member_table", "fractions", "CONSTRUCTION"]
+
+#: the symmetric construction's counts for d = 4: (hidden, lam ~ 1, lam ~ 0)
+CONSTRUCTION = (14, 10, 4)
+
+
+@dataclasses.dataclass(frozen=True)
+class MemberRow:
+    """One trained member, reverse-engineered (``rev`` keeps the whole analysis)."""
+
+    seed: int
+    hidden: int
+    lam_one: int
+    lam_zero: int
+    between: int
+    output: int
+    norm_loss: float
+    score_kv: float
+    score_q: float
+    learned: bool
+    merged: int  # output-gating groups that merge into one neuron
+    rev: analysis.ReverseEngineering = dataclasses.field(repr=False, compare=False)
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        """(hidden, lam ~ 1, lam ~ 0), as the construction's counts are given."""
+        return self.hidden, self.lam_one, self.lam_zero
+
+
+def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[MemberRow]:
+    """The rows of every member of ``run`` (an ``experiments.run`` or ``recorded`` result of a
+    TeacherStudentConfig with one size), in the order of its seeds.
+
+    ``revs``: reverse engineerings already computed, member by member (reused, not redone).
+    """
+    config = run.config
+    students = run.students()
+    if revs is not None and len(revs) != len(students):
+        raise ValueError(f"{len(revs)} reverse engineerings for {len(students)} members")
+    _, norm = analysis.normalised_losses(config, run.tensors["eval_loss"])
+    rows = []
+    for e, (student, seed) in enumerate(zip(students, config.seeds, strict=True)):
+        r = (
+            revs[e]
+            if revs is not None
+            else analysis.reverse_engineer(
+                student, config.task(seed).teacher, T=config.T, prune_tol=prune_tol
+            )
+        )
+        c = r.groups.counts()
+        loss = float(norm[0, e])
+        rows.append(
+            MemberRow(
+                seed=int(seed),
+                hidden=r.pruned.rnn.n,
+                lam_one=c["one"],
+                lam_zero=c["zero"],
+                between=c["between"],
+                output=r.pruned.rnn.m,
+                norm_loss=loss,
+                score_kv=r.score_kv,
+                score_q=r.score_q,
+                learned=analysis.learned(loss, r.score_kv, r.score_q),
+                merged=len(r.merged.groups),
+                rev=r,
+            )
+        )
+    return rows
+
+
+def member_table(rows: list[MemberRow], paper: tuple[int, int, int, int] | None = None) -> str:
+    """The rows as fixed-width text; ``paper``: (hidden, lam~1, lam~0, output) shown first."""
+    head = (
+        f"{'seed':>5} {'hidden':>6} {'lam~1':>5} {'lam~0':>5} {'other':>5} {'output':>6} "
+        f"{'loss/var':>9} {'Score KV':>9} {'Score Q':>9} {'learned':>7} {'merged':>6}"
+    )
+    lines = [head]
+    if paper is not None:
+        h, one, zero, out = paper
+        lines.append(f"{'paper':>5} {h:>6} {one:>5} {zero:>5} {'':>5} {out:>6}")
+    for r in rows:
+        lines.append(
+            f"{r.seed:>5} {r.hidden:>6} {r.lam_one:>5} {r.lam_zero:>5} {r.between:>5} "
+            f"{r.output:>6} {r.norm_loss:>9.2g} {r.score_kv:>9.2g} {r.score_q:>9.2g} "
+            f"{str(r.learned):>7} {r.merged:>6}"
+        )
+    return "\n".join(lines)
+
+
+def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) -> dict:
+    """Over ``rows``: members pruned to exactly ``want``, that learned the construction, and
+    with a merging output group; each as (count, of, Wilson 95% interval)."""
+    if not rows:
+        raise ValueError("no members to count")
+    R = len(rows)
+    out = {}
+    for key, k in (
+        ("construction_counts", sum(r.counts == tuple(want) for r in rows)),
+        ("learned", sum(r.learned for r in rows)),
+        ("merge_found", sum(r.merged > 0 for r in rows)),
+    ):
+        out[key] = (k, R, analysis.wilson_interval(k, R))
+    return out
