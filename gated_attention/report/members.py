@@ -12,6 +12,7 @@ construction (``analysis.learned``), and print a row. This module does them once
     member_table   the rows as text, the paper's counts in the first line
     fractions      over the rows: how many prune to exactly 14 = 10 + 4, how many learned the
                    construction, how many have an output-gating group that merges
+    spectrum_lines each group's state spectrum (ours: are surplus neurons near-copies?)
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ import dataclasses
 
 from .. import analysis
 
-__all__ = ["MemberRow", "member_rows", "member_table", "fractions", "CONSTRUCTION"]
+__all__ = [
+    "MemberRow",
+    "member_rows",
+    "member_table",
+    "fractions",
+    "spectrum_lines",
+    "CONSTRUCTION",
+]
 
 #: the symmetric construction's counts for d = 4: (hidden, lam ~ 1, lam ~ 0)
 CONSTRUCTION = (14, 10, 4)
@@ -123,3 +131,38 @@ def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) 
     ):
         out[key] = (k, R, analysis.wilson_interval(k, R))
     return out
+
+
+def spectrum_lines(
+    label: str, rnn, groups, x, counts: dict[str, int]
+) -> tuple[str, list[tuple[float, float]]]:
+    """The state spectrum of each group of a network, as text (``analysis.state_spectrum``:
+    singular values of the group's states over the batch ``x``, relative to the largest).
+
+    ``counts``: group name ("key-value", "query") -> the construction's count of directions.
+    Returns (text, [(largest ratio of neighbours within the count, drop right after it)] for
+    each group with more neurons than the count).
+    """
+    import numpy as np
+
+    lines, surplus = [], []
+    for group, idx in zip(counts, (groups.one, groups.zero), strict=True):
+        s = analysis.state_spectrum(rnn, x, idx)
+        c = min(counts[group], len(s))
+        ratios = [float(s[i] / s[i + 1]) for i in range(c - 1)]
+        within = max(ratios, default=float("nan"))
+        drop = analysis.drop_after(s, counts[group])
+        shown = np.array2string(
+            s.numpy(),
+            max_line_width=72,
+            separator=" ",
+            formatter={"float_kind": lambda v: f"{v:.2e}"},
+        )
+        drop_text = "n/a (no surplus)" if drop is None else f"{drop:.3g}"
+        lines.append(
+            f"{label} {group}: {len(idx)} neurons; largest ratio of neighbours within the "
+            f"first {c}: {within:.3g}; drop after {counts[group]}: {drop_text}\n  {shown}"
+        )
+        if drop is not None:
+            surplus.append((within, drop))
+    return "\n".join(lines), surplus
