@@ -168,6 +168,7 @@ def _install(label: str, install: Callable[[], bool], look: Callable[[], str | N
     _say(f"no Chromium found; installing {label} ...")
     start = time.monotonic()
     if not install():
+        _say(f"{label}: gave up after {time.monotonic() - start:.0f} s")
         return None
     found = look()
     if found:
