@@ -141,7 +141,8 @@ def test_playwright_install_has_a_timeout_and_a_connection_timeout(monkeypatch):
 
 
 def test_playwright_chromium_reads_playwrights_cache(monkeypatch, tmp_path):
-    """The real lookup: nothing in an empty cache; the executable once it is there."""
+    """The real lookup: nothing in an empty cache, nor a browser there that does not run; the
+    executable once it is there and runs."""
     monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path))
     assert bs.playwright_chromium() is None
     from playwright.sync_api import sync_playwright
@@ -149,8 +150,14 @@ def test_playwright_chromium_reads_playwrights_cache(monkeypatch, tmp_path):
     with sync_playwright() as p:
         executable = p.chromium.executable_path
     assert executable.startswith(str(tmp_path))
-    (tmp_path / executable).parent.mkdir(parents=True)
-    (tmp_path / executable).write_text("#!/bin/sh\n")
+    chrome = tmp_path / executable
+    chrome.parent.mkdir(parents=True)
+    chrome.write_text(
+        "#!/bin/sh\necho 'error while loading shared libraries: libnss3.so' >&2\nexit 127\n"
+    )
+    chrome.chmod(0o755)
+    assert bs.playwright_chromium() is None  # there, but it does not run here
+    chrome.write_text("#!/bin/sh\necho 'Chromium 1.0'\n")
     assert bs.playwright_chromium() == executable
 
 

@@ -9,6 +9,7 @@ Where the browser comes from, first found wins:
    on PATH;
 2. Playwright's own Chromium: the one ``python -m playwright install chromium`` put in its cache,
    else that command run now (no root needed: it downloads a build from Playwright's servers);
+   used only if it runs here (``--version``: a container may lack the libraries it needs);
 3. as root on a machine with apt (Debian, Ubuntu): ``apt-get update`` and
    ``apt-get install -y chromium``.
 
@@ -30,6 +31,7 @@ from pathlib import Path
 __all__ = [
     "BrowserMissingError",
     "system_chromium",
+    "runs",
     "playwright_chromium",
     "install_playwright_chromium",
     "install_apt_chromium",
@@ -74,8 +76,24 @@ def system_chromium() -> str | None:
     return None
 
 
+def runs(executable: str) -> bool:
+    """Whether ``executable --version`` succeeds: a browser downloaded for another system, or
+    without the system libraries it needs, fails here."""
+    try:
+        result = subprocess.run(
+            [executable, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if result.returncode != 0:
+        _say(f"{executable} does not run here: {_last_line(result)}")
+        _say("(its system libraries: `.venv/bin/python -m playwright install-deps chromium`)")
+    return result.returncode == 0
+
+
 def playwright_chromium() -> str | None:
-    """The Chromium of Playwright's browser cache if it is installed there, else None."""
+    """The Chromium of Playwright's browser cache if it is installed there and runs, else
+    None."""
     try:
         from playwright.sync_api import Error, sync_playwright
     except ImportError:
@@ -85,7 +103,7 @@ def playwright_chromium() -> str | None:
             path = p.chromium.executable_path
     except Error:
         return None
-    return path if path and Path(path).is_file() else None
+    return path if path and Path(path).is_file() and runs(path) else None
 
 
 def install_playwright_chromium(timeout: float = PLAYWRIGHT_TIMEOUT) -> bool:
