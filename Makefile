@@ -50,8 +50,9 @@ book: ## set up, execute every chapter in PROFILE (default quick) and render the
 unit: $(STAMP) ## the unit tests without those marked slow (seconds)
 	$(PY) -m pytest -n 2 -m "not slow" tests
 
-test: $(STAMP) ## set up, lint, unit tests, every chapter (smoke) under nbval, the -W build, the browser check
+test: $(STAMP) ## set up (Chromium too), lint, unit tests, every chapter (smoke) under nbval, the -W build, the browser check
 	$(MAKE) lint
+	$(PY) -m gated_attention.tools.browser_setup
 	$(PY) -m pytest -n 2 tests
 	$(PY) -m gated_attention.tools.book execute --profile smoke
 	OMP_NUM_THREADS=1 TQDM_DISABLE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax book/*.ipynb
@@ -67,7 +68,7 @@ lint: $(STAMP) ## ruff check and format check, and the GitHub workflows
 	$(BIN)/ruff format --check gated_attention tests
 	$(PY) -m gated_attention.tools.workflow_lint
 
-browser: $(STAMP) ## open every built page in headless Chromium and fail on console errors, failed loads, untypeset math, wide outputs, broken links
+browser: $(STAMP) ## open every built page in headless Chromium (found or installed: tools/browser_setup.py) and fail on console errors, failed loads, untypeset math, wide outputs, broken links
 	$(PY) -m gated_attention.tools.browser_check _build/html
 
 format: $(STAMP) ## ruff format the code
