@@ -50,8 +50,9 @@ book: ## set up, execute every chapter in PROFILE (default quick) and render the
 unit: $(STAMP) ## the unit tests without those marked slow (seconds)
 	$(PY) -m pytest -n 2 -m "not slow" tests
 
-test: $(STAMP) ## set up, lint, unit tests, every chapter (smoke) under nbval, the -W build, the browser check
+test: $(STAMP) ## set up (Chromium too), lint, unit tests, every chapter (smoke) under nbval, the -W build, the browser check
 	$(MAKE) lint
+	$(PY) -m gated_attention.tools.browser_setup
 	$(PY) -m pytest -n 2 tests
 	$(PY) -m gated_attention.tools.book execute --profile smoke
 	OMP_NUM_THREADS=1 TQDM_DISABLE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax book/*.ipynb
@@ -62,12 +63,13 @@ test: $(STAMP) ## set up, lint, unit tests, every chapter (smoke) under nbval, t
 notebooks: $(STAMP) ## write plain .ipynb notebooks (no outputs) to notebooks/ for Jupyter and Colab
 	$(PY) -m gated_attention.tools.book notebooks --out notebooks
 
-lint: $(STAMP) ## ruff check and format check, and the GitHub workflows
+lint: $(STAMP) ## ruff check and format check, and the GitHub workflows (actionlint or its stand-in, and zizmor)
 	$(BIN)/ruff check gated_attention tests
 	$(BIN)/ruff format --check gated_attention tests
 	$(PY) -m gated_attention.tools.workflow_lint
+	$(BIN)/zizmor --offline .github/workflows
 
-browser: $(STAMP) ## open every built page in headless Chromium and fail on console errors, failed loads, untypeset math, wide outputs, broken links
+browser: $(STAMP) ## open every built page in headless Chromium (found or installed: tools/browser_setup.py) and fail on console errors, failed loads, untypeset math, wide outputs, broken links
 	$(PY) -m gated_attention.tools.browser_check _build/html
 
 format: $(STAMP) ## ruff format the code

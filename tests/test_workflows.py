@@ -1,8 +1,10 @@
 """The workflow lint (``make lint``): our workflows pass; a job without ``runs-on`` and a ``run:``
 script with a shell error fail. The fallback (schema + shellcheck) is tested everywhere; actionlint
-too where it is on PATH (the test workflow installs it)."""
+too where it is on PATH (the test workflow installs it). zizmor (``make lint``'s security audit,
+offline) passes our workflows and reports a checkout that keeps its credentials."""
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -111,6 +113,40 @@ def test_run_scripts_reads_steps_and_shells(tmp_path):
     )
     scripts = workflow_lint.run_scripts(path)
     assert [(s.step, s.shell) for s in scripts] == [("greet", "bash"), ("step 3", "pwsh")]
+
+
+def _zizmor(path):
+    zizmor = workflow_lint._tool("zizmor")
+    assert zizmor, "zizmor not found: install the test extra (pip install -e '.[test]')"
+    return subprocess.run([zizmor, "--offline", str(path)], capture_output=True, text=True)
+
+
+def test_zizmor_passes_our_workflows():
+    result = _zizmor(WORKFLOWS)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+CHECKOUT = """\
+name: ci
+on: [push]
+permissions:
+  contents: read
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+{with_}      - run: echo hello
+"""
+
+
+def test_zizmor_reports_a_checkout_that_persists_credentials(tmp_path):
+    result = _zizmor(_write(tmp_path, CHECKOUT.format(with_="")))
+    assert result.returncode != 0
+    assert "artipacked" in result.stdout and "persist-credentials: false" in result.stdout
+    fixed = CHECKOUT.format(with_="        with:\n          persist-credentials: false\n")
+    result = _zizmor(_write(tmp_path, fixed))
+    assert result.returncode == 0, result.stdout
 
 
 def test_main_reports_the_checker(tmp_path, capsys):

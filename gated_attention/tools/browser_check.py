@@ -3,12 +3,14 @@ wrong.
 
     python -m gated_attention.tools.browser_check _build/html
     python -m gated_attention.tools.browser_check _build/html --phone --report report.txt
+    python -m gated_attention.tools.browser_check _build/html --strict-width
 
-One browser, pages in sequence, a timeout per page. The browser is driven over the Chrome
-DevTools Protocol (one websocket, one tab reused for every page) at a 1280 x 900 viewport. A page
-fails on:
+One browser, pages in sequence, a timeout per page. The browser is driven with Playwright (one
+page reused for every page of the book) at a 1280 x 900 viewport; which Chromium, and its install
+where there is none, is ``browser_setup``'s business. A page fails on:
 
-    console-error   console.error, an uncaught exception, a browser log entry of level error
+    console-error   console.error or console.assert, an uncaught exception, a browser log entry
+                    of level error
     failed-load     a resource that failed to load, or answered 4xx/5xx
     broken-image    an <img> that finished loading with no picture (naturalWidth 0)
     untypeset-math  math MathJax left as TeX: a ``.math`` element without ``mjx-container``,
@@ -19,9 +21,14 @@ fails on:
     broken-link     a link to a local file that does not exist, or to a ``#fragment`` that no
                     element of the target page has as its id
 
+and warns (``--strict-width``: fails) on code that scrolls sideways:
+
+    wide-code       a code cell's input (``div.cell_input pre``) wider than its box or the column
+    wide-math       a display equation (``div.math``, ``mjx-container[display]``) wider than its
+                    box or the column
+
 ``--phone`` repeats the wide-output check at 390 px wide as warnings (they do not fail). Exit
-status: 0 no page failed, 1 one did, 2 the check could not run (no Chromium, no book). The
-browser itself is driven by ``devtools``.
+status: 0 no page failed, 1 one did, 2 the check could not run (no Chromium, no book).
 """
 
 from __future__ import annotations
@@ -34,23 +41,70 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from .devtools import (
-    DESKTOP,
-    Browser,
-    ChromiumMissingError,
-    DevToolsError,
-    Tab,
-    find_chromium,
-)
+from .browser_setup import BrowserMissingError, find_chromium
 
-__all__ = ["Problem", "ChromiumMissingError", "find_chromium", "pages", "check_book", "main"]
+__all__ = [
+    "Problem",
+    "BrowserError",
+    "BrowserMissingError",
+    "find_chromium",
+    "pages",
+    "check_book",
+    "main",
+]
 
+DESKTOP = (1280, 900)
 PHONE = (390, 844)
 SKIPPED_PAGES = {"genindex.html", "search.html"}
 SKIPPED_DIRS = {"_static", "_sources", "_images"}
+#: the problem kinds that are warnings unless ``--strict-width``
+SCROLLING = ("wide-code", "wide-math")
+#: Chromium's flags: no sandbox (root, containers), and nothing that reaches out to the network
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--mute-audio",
+    "--allow-file-access-from-files",
+]
+
+# Waits for the page to settle: lazy images made eager and loaded, fonts, and MathJax's first
+# typesetting (``startup.promise``). Returns "done", "none" (no MathJax) or "timeout".
+SETTLE_JS = r"""
+(async (limit) => {
+  const deadline = Date.now() + limit;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const imgs = [...document.images].filter((i) => !i.complete);
+  imgs.forEach((i) => { i.loading = "eager"; });
+  await Promise.race([
+    Promise.all(imgs.map((i) => new Promise((r) => {
+      if (i.complete) return r();
+      i.addEventListener("load", r); i.addEventListener("error", r);
+    }))),
+    sleep(limit / 2),
+  ]);
+  if (document.fonts) await Promise.race([document.fonts.ready, sleep(2000)]);
+  const wantsMathJax = () => [...document.scripts].some((s) => /mathjax/i.test(s.src));
+  while (Date.now() < deadline) {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      await Promise.race([MathJax.startup.promise, sleep(deadline - Date.now())]);
+      return "done";
+    }
+    if (!wantsMathJax() && document.readyState === "complete") return "none";
+    await sleep(50);
+  }
+  return "timeout";
+})
+"""
 
 # Everything read from the DOM, as one JSON-able object. ``wideOnly`` skips all but the width
-# check (the phone run).
+# checks (the phone run).
 INSPECT_JS = r"""
 ((wideOnly) => {
   const root = document.querySelector("article") || document.querySelector("main")
@@ -59,27 +113,33 @@ INSPECT_JS = r"""
   const text = (el) => (el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 60);
   const describe = (el) => el.tagName.toLowerCase()
     + [...el.classList].slice(0, 2).map((c) => "." + c).join("");
-  const wide = [];
-  const flagged = [];
   const column = root.clientWidth;
-  const selector = "div.cell_output pre, .output, table, pre";
-  root.querySelectorAll(selector).forEach((el) => {
-    if (el.closest(".cell_input")) return;
-    if (el.scrollWidth === 0 && el.clientWidth === 0) return;
-    const parent = el.parentElement || el;
-    const width = el.getBoundingClientRect().width;
-    const over = Math.max(el.scrollWidth - el.clientWidth, parent.scrollWidth - parent.clientWidth,
-      width - column);
-    if (over > 1) flagged.push([el, {
-      element: describe(el), section: where(el), text: text(el),
-      content: el.scrollWidth, box: el.clientWidth,
-      container: parent.scrollWidth, containerBox: parent.clientWidth, column: column,
-    }]);
-  });
-  flagged.forEach(([el, info]) => {
-    if (!flagged.some(([other]) => other !== el && el.contains(other))) wide.push(info);
-  });
-  if (wideOnly) return {wide};
+  // The elements of ``selector`` (``keep`` says which) wider than their box, their parent's box
+  // (``byParent``) or the column; of nested ones, the innermost.
+  const measure = (selector, keep, byParent) => {
+    const flagged = [];
+    root.querySelectorAll(selector).forEach((el) => {
+      if (!keep(el)) return;
+      if (el.scrollWidth === 0 && el.clientWidth === 0) return;
+      const parent = byParent ? (el.parentElement || el) : el;
+      const width = el.getBoundingClientRect().width;
+      const over = Math.max(el.scrollWidth - el.clientWidth,
+        parent.scrollWidth - parent.clientWidth, width - column);
+      if (over > 1) flagged.push([el, {
+        element: describe(el), section: where(el), text: text(el),
+        content: el.scrollWidth, box: el.clientWidth,
+        container: parent.scrollWidth, containerBox: parent.clientWidth, column: column,
+      }]);
+    });
+    return flagged
+      .filter(([el]) => !flagged.some(([other]) => other !== el && el.contains(other)))
+      .map(([, info]) => info);
+  };
+  const wide = measure("div.cell_output pre, .output, table, pre",
+    (el) => !el.closest(".cell_input"), true);
+  const wideCode = measure("div.cell_input pre", () => true, false);
+  const wideMath = measure("div.math, mjx-container[display]", () => true, false);
+  if (wideOnly) return {wide, wideCode, wideMath};
   const images = [...document.images]
     .filter((i) => i.complete && i.naturalWidth === 0)
     .map((i) => ({src: i.getAttribute("src") || "", section: where(i)}));
@@ -103,9 +163,126 @@ INSPECT_JS = r"""
   const links = [...document.querySelectorAll("a[href]")].map((a) => a.href);
   const ids = [...document.querySelectorAll("[id]")].map((el) => el.id)
     .concat([...document.querySelectorAll("a[name]")].map((a) => a.name));
-  return {wide, images, untypeset, mathErrors, links, ids};
+  return {wide, wideCode, wideMath, images, untypeset, mathErrors, links, ids};
 })
 """
+
+
+class BrowserError(RuntimeError):
+    """Chromium did not start, or a page did not load or answer in time."""
+
+
+def _first_line(err: Exception) -> str:
+    return (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+
+
+class Browser:
+    """One headless Chromium, launched by Playwright; :meth:`tab` opens pages in it."""
+
+    def __init__(self, executable: str, timeout: float = 30.0):
+        from playwright.sync_api import Error, sync_playwright
+
+        self.timeout = timeout
+        self._playwright = sync_playwright().start()
+        try:
+            self._browser = self._playwright.chromium.launch(
+                executable_path=executable, args=FLAGS, headless=True, timeout=timeout * 1000
+            )
+        except Error as err:
+            self._playwright.stop()
+            raise BrowserError(
+                f"Chromium ({executable}) did not start: {_first_line(err)}"
+            ) from err
+
+    def tab(self, viewport: tuple[int, int] = DESKTOP) -> Tab:
+        """A new page at ``viewport`` (narrower than 600 px: a phone), in its own context."""
+        width, height = viewport
+        context = self._browser.new_context(
+            viewport={"width": width, "height": height},
+            device_scale_factor=1,
+            is_mobile=width < 600,
+        )
+        return Tab(context, self.timeout)
+
+    def close(self) -> None:
+        """End the browser and Playwright's driver."""
+        try:
+            self._browser.close()
+        finally:
+            self._playwright.stop()
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Tab:
+    """One page: load a URL, let it settle, evaluate JavaScript, and keep the events of each
+    visit (console messages, uncaught exceptions, failed requests, HTTP errors) as plain dicts
+    for :func:`event_problems`."""
+
+    def __init__(self, context, timeout: float):
+        self.context = context
+        self.timeout = timeout
+        self.page = context.new_page()
+        self.events: list[dict] = []
+        self.page.on("console", self._on_console)
+        self.page.on("pageerror", self._on_pageerror)
+        self.page.on("requestfailed", self._on_requestfailed)
+        self.page.on("response", self._on_response)
+
+    def _on_console(self, message) -> None:
+        url = (message.location or {}).get("url", "")
+        self.events.append(
+            {"event": "console", "type": message.type, "text": message.text, "url": url}
+        )
+
+    def _on_pageerror(self, error) -> None:
+        self.events.append({"event": "pageerror", "text": error.stack or str(error)})
+
+    def _on_requestfailed(self, request) -> None:
+        self.events.append(
+            {"event": "requestfailed", "url": request.url, "error": request.failure or "failed"}
+        )
+
+    def _on_response(self, response) -> None:
+        self.events.append({"event": "response", "url": response.url, "status": response.status})
+
+    def open(self, url: str) -> tuple[list[dict], str | None]:
+        """Load ``url`` and let it settle; returns its events and the MathJax state (or
+        ``"navigation failed: ..."``)."""
+        from playwright.sync_api import Error
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        self.events = []
+        try:
+            self.page.goto(url, wait_until="load", timeout=self.timeout * 1000)
+        except PlaywrightTimeout as err:
+            raise BrowserError(f"timed out loading the page: {_first_line(err)}") from err
+        except Error as err:
+            return list(self.events), f"navigation failed: {_first_line(err)}"
+        state = self.evaluate(f"{SETTLE_JS}({int(self.timeout * 1000 * 0.8)})")
+        return list(self.events), state
+
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression (promises awaited)."""
+        from playwright.sync_api import Error
+
+        try:
+            return self.page.evaluate(expression)
+        except Error as err:
+            raise BrowserError(f"page script failed: {_first_line(err)}") from err
+
+    def close(self) -> None:
+        """Close the page and its context (after a page that did not settle)."""
+        from playwright.sync_api import Error
+
+        try:
+            self.context.close()
+        except Error:
+            pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,46 +307,41 @@ def pages(root: Path) -> list[Path]:
     return found
 
 
-def _remote_text(args: list[dict]) -> str:
-    """The text of console arguments (RemoteObjects)."""
-    parts = [str(a.get("value", a.get("description", a.get("type", "")))) for a in args]
-    return " ".join(parts)[:300]
+#: console messages that repeat a failed load (reported as ``failed-load`` from the request)
+NETWORK_MESSAGE = "Failed to load resource"
+#: a request the page itself abandoned (a navigation away, a cancelled fetch): no problem
+CANCELLED = "net::ERR_ABORTED"
 
 
 def event_problems(page: str, events: list[dict]) -> list[Problem]:
-    """Console errors, exceptions, error log entries and failed loads among a page's events."""
-    urls = {}
+    """Console errors, uncaught exceptions and failed loads among a page's events (the dicts
+    :class:`Tab` records)."""
     found = []
     for event in events:
-        method, params = event.get("method"), event.get("params", {})
-        if method == "Network.requestWillBeSent":
-            urls[params["requestId"]] = params["request"]["url"]
-        detail = _event_detail(method, params, urls)
+        detail = _event_detail(event)
         if detail:
             found.append(Problem(page, *detail))
     return found
 
 
-def _event_detail(method: str, params: dict, urls: dict) -> tuple[str, str] | None:
+def _event_detail(event: dict) -> tuple[str, str] | None:
     """``(kind, detail)`` for an event that is a problem, else None."""
-    if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-        return "console-error", f"console.{params['type']}: {_remote_text(params.get('args', []))}"
-    if method == "Runtime.exceptionThrown":
-        details = params.get("exceptionDetails", {})
-        text = details.get("exception", {}).get("description") or details.get("text", "")
-        origin = f" ({details.get('url', '')}:{details.get('lineNumber', 0) + 1})"
-        return "console-error", f"uncaught: {text.splitlines()[0] if text else ''}{origin}"
-    if method == "Log.entryAdded":
-        entry = params.get("entry", {})
-        if entry.get("level") == "error" and entry.get("source") != "network":
-            return "console-error", f"log ({entry.get('source')}): {entry.get('text', '')[:300]}"
-    if method == "Network.loadingFailed" and not params.get("canceled"):
-        url = urls.get(params.get("requestId"), "?")
-        return "failed-load", f"{params.get('errorText', 'failed')}: {url}"
-    if method == "Network.responseReceived":
-        response = params.get("response", {})
-        if response.get("status", 0) >= 400:
-            return "failed-load", f"HTTP {response['status']}: {response.get('url', '')}"
+    kind = event.get("event")
+    if kind == "console" and event.get("type") in ("error", "assert"):
+        text = event.get("text", "")
+        if text.startswith(NETWORK_MESSAGE):
+            return None
+        return "console-error", f"console.{event['type']}: {text[:300]}"
+    if kind == "pageerror":
+        lines = [ln.strip() for ln in event.get("text", "").splitlines() if ln.strip()]
+        origin = next((ln.removeprefix("at ") for ln in lines[1:] if ln.startswith("at ")), "")
+        return "console-error", f"uncaught: {lines[0] if lines else ''}" + (
+            f" ({origin})" if origin else ""
+        )
+    if kind == "requestfailed" and event.get("error") != CANCELLED:
+        return "failed-load", f"{event.get('error', 'failed')}: {event.get('url', '?')}"
+    if kind == "response" and event.get("status", 0) >= 400:
+        return "failed-load", f"HTTP {event['status']}: {event.get('url', '')}"
     return None
 
 
@@ -242,9 +414,14 @@ def link_problems(
     return found
 
 
-def dom_problems(rel: str, dom: dict, severity: str = "error") -> list[Problem]:
-    """Wide outputs, broken images and untypeset math read from the DOM."""
+def dom_problems(
+    rel: str, dom: dict, severity: str = "error", scrolling: str = "warning"
+) -> list[Problem]:
+    """Wide outputs, broken images and untypeset math read from the DOM (of ``severity``), and
+    code and display math that scroll sideways (of ``scrolling``)."""
     found = [_wide_problem(rel, w, severity) for w in dom.get("wide", [])]
+    found += [_wide_problem(rel, w, scrolling, "wide-code") for w in dom.get("wideCode", [])]
+    found += [_wide_problem(rel, w, scrolling, "wide-math") for w in dom.get("wideMath", [])]
     for image in dom.get("images", []):
         found.append(Problem(rel, "broken-image", f"{image['src']} (#{image['section']})"))
     for item in dom.get("untypeset", []):
@@ -254,7 +431,7 @@ def dom_problems(rel: str, dom: dict, severity: str = "error") -> list[Problem]:
     return found
 
 
-def _wide_problem(rel: str, wide: dict, severity: str) -> Problem:
+def _wide_problem(rel: str, wide: dict, severity: str, kind: str = "wide-output") -> Problem:
     over = max(
         wide["content"] - wide["box"],
         wide["container"] - wide["containerBox"],
@@ -265,11 +442,14 @@ def _wide_problem(rel: str, wide: dict, severity: str) -> Problem:
         f"{wide['box']} px box (container {wide['container']}/{wide['containerBox']} px, "
         f"column {wide['column']} px): {wide['text']!r}"
     )
-    return Problem(rel, "wide-output", detail, severity, int(over))
+    return Problem(rel, kind, detail, severity, int(over))
 
 
-def check_page(tab: Tab, path: Path, root: Path, cache: dict[Path, set[str]]) -> list[Problem]:
-    """Every problem of one page at the tab's viewport."""
+def check_page(
+    tab: Tab, path: Path, root: Path, cache: dict[Path, set[str]], scrolling: str = "warning"
+) -> list[Problem]:
+    """Every problem of one page at the tab's viewport; code and display math that scroll
+    sideways are of severity ``scrolling``."""
     rel = path.relative_to(root).as_posix()
     target = redirect_target(path)
     if target is not None:  # checked where it leads, not loaded: its target is a page here too
@@ -281,27 +461,27 @@ def check_page(tab: Tab, path: Path, root: Path, cache: dict[Path, set[str]]) ->
         if state and state.startswith("navigation failed"):
             return [Problem(rel, "failed-load", state)]
         dom = tab.evaluate(f"{INSPECT_JS}(false)")
-    except DevToolsError as err:
+    except BrowserError as err:
         return [Problem(rel, "timeout", str(err))]
     found = event_problems(rel, events)
     if state == "timeout":
         found.append(Problem(rel, "untypeset-math", "MathJax did not finish in time"))
-    found += dom_problems(rel, dom)
+    found += dom_problems(rel, dom, scrolling=scrolling)
     found += link_problems(path.resolve(), rel, dom["links"], dom["ids"], cache)
     return found
 
 
 def check_phone(tab: Tab, path: Path, root: Path) -> list[Problem]:
-    """Wide outputs at the phone viewport, as warnings."""
+    """Wide outputs at the phone viewport, as warnings (code and math are not checked there)."""
     rel = path.relative_to(root).as_posix()
     if redirect_target(path) is not None:
         return []
     try:
         tab.open(path.resolve().as_uri())
         dom = tab.evaluate(f"{INSPECT_JS}(true)")
-    except DevToolsError as err:
+    except BrowserError as err:
         return [Problem(rel, "timeout", str(err), "warning")]
-    return dom_problems(rel, dom, severity="warning")
+    return dom_problems(rel, {"wide": dom["wide"]}, severity="warning")
 
 
 def check_book(
@@ -309,40 +489,47 @@ def check_book(
     *,
     timeout: float = 30.0,
     phone: bool = False,
+    strict_width: bool = False,
     executable: str | None = None,
     progress=None,
 ) -> list[Problem]:
-    """Open every page under ``root``; the problems found, in page order."""
+    """Open every page under ``root``; the problems found, in page order. ``strict_width``
+    makes code and display math that scroll sideways errors (else warnings)."""
     root = Path(root)
     found: list[Problem] = []
     cache: dict[Path, set[str]] = {}
+    scrolling = "error" if strict_width else "warning"
     with Browser(executable or find_chromium(), timeout) as browser:
-        tab = Tab(browser, DESKTOP)
+        tab = browser.tab(DESKTOP)
         for path in pages(root):
             if progress:
                 progress(path.relative_to(root).as_posix())
-            page_problems = check_page(tab, path, root, cache)
+            page_problems = check_page(tab, path, root, cache, scrolling)
             found += page_problems
-            tab = _fresh_if_stuck(tab, page_problems, DESKTOP)
+            tab = _fresh_if_stuck(browser, tab, page_problems, DESKTOP)
         if phone:
-            tab.resize(PHONE)
+            tab.close()
+            tab = browser.tab(PHONE)
             for path in pages(root):
                 page_problems = check_phone(tab, path, root)
                 found += page_problems
-                tab = _fresh_if_stuck(tab, page_problems, PHONE)
+                tab = _fresh_if_stuck(browser, tab, page_problems, PHONE)
     return found
 
 
-def _fresh_if_stuck(tab: Tab, problems: list[Problem], viewport: tuple[int, int]) -> Tab:
+def _fresh_if_stuck(
+    browser: Browser, tab: Tab, problems: list[Problem], viewport: tuple[int, int]
+) -> Tab:
     """A new tab in place of one whose page timed out; else the same tab."""
     if not any(p.kind == "timeout" for p in problems):
         return tab
     tab.close()
-    return Tab(tab.browser, viewport)
+    return browser.tab(viewport)
 
 
 def format_report(problems: list[Problem], n_pages: int, top: int = 10) -> str:
-    """The report: every problem by page, then counts by kind and the widest outputs."""
+    """The report: every problem by page, then counts by kind, the widest outputs (errors) and
+    the widest code and display math."""
     errors = [p for p in problems if p.severity == "error"]
     warnings = [p for p in problems if p.severity == "warning"]
     lines = []
@@ -357,7 +544,15 @@ def format_report(problems: list[Problem], n_pages: int, top: int = 10) -> str:
     if widest:
         lines.append("widest outputs (px beyond their box or column):")
         lines += [f"  {p.overflow:5d} {p.page}: {p.detail}" for p in widest]
+    scrolling = sorted((p for p in problems if p.kind in SCROLLING), key=lambda p: -p.overflow)
+    if scrolling:
+        lines.append("widest code and display math (px beyond their box or column):")
+        lines += [f"  {p.overflow:5d} {p.page}: {p.kind}: {p.detail}" for p in scrolling[:top]]
     return "\n".join(lines)
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -369,6 +564,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("root", nargs="?", default="_build/html", help="the built HTML")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per page")
     parser.add_argument("--phone", action="store_true", help="also a 390 px run (warnings)")
+    parser.add_argument(
+        "--strict-width",
+        action="store_true",
+        help="code and display math that scroll sideways fail the check (else: warnings)",
+    )
     parser.add_argument("--report", help="also write the report to this file")
     args = parser.parse_args(argv)
     root = Path(args.root)
@@ -376,13 +576,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no built pages under {root} (build the book first)", file=sys.stderr)
         return 2
     try:
+        executable = find_chromium()
+        _say(f"browser: {executable}")
         problems = check_book(
             root,
             timeout=args.timeout,
             phone=args.phone,
-            progress=lambda page: print(f"  {page}", file=sys.stderr, flush=True),
+            strict_width=args.strict_width,
+            executable=executable,
+            progress=lambda page: _say(f"  {page}"),
         )
-    except (ChromiumMissingError, DevToolsError) as err:
+    except (BrowserMissingError, BrowserError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     report = format_report(problems, len(pages(root)))
