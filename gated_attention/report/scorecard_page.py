@@ -58,6 +58,10 @@ CLAIMS: dict[str, tuple[str, str]] = {
         "Associative recall: side gating learns attention (App. D.3, Fig. 7)",
         "associative_recall",
     ),
+    "beyond": (
+        "Ours, beyond the paper: d(d+1)/2 output neurons suffice; lam < 1 costs O(T (1 - lam))",
+        "beyond",
+    ),
 }
 
 
