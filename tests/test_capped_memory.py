@@ -13,6 +13,7 @@ from gated_attention.constructions.capped_memory import (
     cap_memory,
     capped_errors,
     check_lam_max,
+    constant_input_error,
     fit_exponent,
     memory_kernel,
     planted_error,
@@ -30,14 +31,23 @@ from gated_attention.models.attention import random_attention
 
 
 def _constant_input_error(lam_max, T, banks=1, d=3):
-    """Relative error at step T of the capped construction on x_t = x for every t."""
+    """Relative error at step T of the capped construction on x_t = x for every t (the
+    readable twin of ``constant_input_error``)."""
     layer = random_attention(d, seed=0)
     rnn = cap_memory(construct_rnn(layer, "symmetric"), lam_max, banks=banks)
     x = torch.randn(1, 1, d, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     x = x.expand(1, T, d).contiguous()
     with torch.no_grad():
-        y, y_cap = layer(x)[0, -1], rnn(x)[0, -1]
+        y, y_cap = layer(x)[0, -1], rnn(x, mode="reference")[0, -1]
     return float((y - y_cap).norm() / y.norm())
+
+
+@pytest.mark.parametrize("banks", [1, 2])
+def test_constant_input_error_agrees_with_its_twin(banks):
+    for lam_max, T in ((0.99, 30), (0.9, 8)):
+        measured = constant_input_error(lam_max, T, banks=banks, seed=1)
+        assert abs(measured - planted_error(lam_max, T, banks)) < 1e-10
+        assert abs(_constant_input_error(lam_max, T, banks) - measured) < 1e-10
 
 
 @pytest.mark.parametrize("lam_max", [0.999, 0.99, 0.9, 0.5])

@@ -137,3 +137,17 @@ def test_readers_of_the_records_execute_last():
         "intro",
         "scorecard",
     ]
+
+
+def test_beyond_rows_are_ours_and_have_a_claim():
+    from gated_attention.report import scorecard_page
+
+    ids = scorecard.expected_ids(["beyond"])
+    assert len(ids) >= 10 and all(i.startswith("beyond.") for i in ids)
+    values = scorecard.paper_values()
+    for i in ids:
+        assert values[i]["paper"] is None, i
+        assert values[i]["words"].startswith("ours (beyond the paper)"), i
+        assert values[i]["chapters"] == ["beyond"], i
+    assert scorecard_page.CLAIMS["beyond"][1] == "beyond"
+    assert "Ours" in scorecard_page.CLAIMS["beyond"][0]

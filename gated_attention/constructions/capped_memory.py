@@ -42,6 +42,7 @@ __all__ = [
     "bank_coefficients",
     "memory_kernel",
     "planted_error",
+    "constant_input_error",
     "cap_memory",
     "CappedPoint",
     "capped_errors",
@@ -119,6 +120,23 @@ def cap_memory(rnn: GatedRNN, lam_max: float, *, banks: int = 1) -> GatedRNN:
         new_lam = [lam_max**j if j else float(lam[k]) for k, j in zip(rows, powers, strict=True)]
         out.set_lam(torch.tensor(new_lam, dtype=torch.float64))
     return out
+
+
+def constant_input_error(
+    lam_max: float, T: int, *, banks: int = 1, d: int = 3, seed: int = 0
+) -> float:
+    """The planted case, measured: ||y_T^cap - y_T|| / ||y_T|| for x_t = x at every step.
+
+    ``random_attention(d, seed=seed)`` in float64, its symmetric construction capped by
+    ``cap_memory``, one N(0, I) vector x repeated T times; ``planted_error`` is the closed form.
+    """
+    layer = random_attention(d, seed=seed)
+    rnn = cap_memory(construct_rnn(layer, "symmetric"), lam_max, banks=banks)
+    g = torch.Generator().manual_seed(30_000 + seed)
+    x = torch.randn(1, 1, d, generator=g, dtype=torch.float64).expand(1, T, d).contiguous()
+    with torch.no_grad():
+        y, y_cap = layer(x)[0, -1], rnn(x)[0, -1]
+    return float((y - y_cap).norm() / y.norm())
 
 
 @dataclasses.dataclass(frozen=True)

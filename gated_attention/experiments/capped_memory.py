@@ -126,6 +126,7 @@ class CappedStudent:
     at_cap: int  # pruned hidden neurons with 1 - lam <= 2 (1 - lam_max) (lam > 0.99 uncapped)
     near_zero: int  # pruned hidden neurons with lam < 0.01
     lam_top: float  # the largest lam of the pruned network
+    lams: tuple[float, ...] = ()  # every lam of the pruned network, largest first
 
 
 def capped_students(
@@ -156,6 +157,7 @@ def capped_students(
                 at_cap=int((1 - lam <= width).sum()),
                 near_zero=int((lam < 0.01).sum()),
                 lam_top=float(lam.max()) if lam.numel() else float("nan"),
+                lams=tuple(sorted(lam.tolist(), reverse=True)),
             )
         )
     return rows
