@@ -37,5 +37,6 @@ def test_the_figures_draw():
         for c in (1.0, 0.9)
     ]
     construction = {(T, c): [0.0 if c == 1.0 else 0.1] for T in (8, 32) for c in (1.0, 0.9)}
-    assert len(beyond_plots.plot_capped_training(rows, construction).axes) == 2
+    figure = beyond_plots.plot_capped_training(rows, {"1 bank": construction})
+    assert len(figure.axes) == 2
     plt.close("all")

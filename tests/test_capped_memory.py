@@ -158,3 +158,5 @@ def test_capped_construction_loss_grows_with_T_and_the_cap():
     assert loss[(8, 1.0)] < 1e-20 and loss[(32, 1.0)] < 1e-20
     assert loss[(8, 0.99)] < loss[(8, 0.9)] < loss[(32, 0.9)]
     assert loss[(32, 0.99)] < loss[(32, 0.9)]
+    two = float(capped_construction_loss(configs[(32, 0.9)], banks=2)[0])
+    assert two < loss[(32, 0.9)]

@@ -91,19 +91,20 @@ def capped_memory_configs(profile: str) -> dict[tuple[int, float], TeacherStuden
     return {(T, c): capped_memory_config(profile, T, c) for T in LENGTHS for c in CAPS}
 
 
-def capped_construction_loss(config: TeacherStudentConfig) -> np.ndarray:
+def capped_construction_loss(config: TeacherStudentConfig, *, banks: int = 1) -> np.ndarray:
     """(R,) held-out MSE / Var(teacher output) of the construction capped at the config's lam_max.
 
     For each seed: the symmetric construction of the seed's teacher (App. A.3, float64) with its
-    key-value neurons at lam_max (``cap_memory``), on the ``eval_batch`` held-out sequences the
-    students are scored on (``derive_seed(seed, "eval")``).
+    key-value neurons at lam_max, in ``banks`` banks (``cap_memory``: n = 10 banks + 4 for
+    d = 4), on the ``eval_batch`` held-out sequences the students are scored on
+    (``derive_seed(seed, "eval")``).
     """
     out = []
     for seed in config.seeds:
         task = config.task(seed)
         t = task.teacher
         layer = LinearSelfAttention(*(w.detach().to(torch.float64) for w in (t.W_V, t.W_K, t.W_Q)))
-        rnn = cap_memory(construct_rnn(layer, "symmetric"), config.train.lam_max)
+        rnn = cap_memory(construct_rnn(layer, "symmetric"), config.train.lam_max, banks=banks)
         g = torch.Generator().manual_seed(derive_seed(seed, "eval"))
         x, y = task.sample(config.eval_batch, g)
         with torch.no_grad():

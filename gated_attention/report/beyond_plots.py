@@ -90,31 +90,37 @@ def plot_capped_law(
     return fig
 
 
-def plot_capped_training(rows: Sequence, construction: Mapping[tuple[int, float], Sequence[float]]):
+def plot_capped_training(
+    rows: Sequence, constructions: Mapping[str, Mapping[tuple[int, float], Sequence[float]]]
+) -> plt.Figure:
     """Two panels. Left: normalised held-out loss of every capped student (points) and of the
-    capped construction on the same teachers (bars' tops, black lines) per (T, lam_max).
-    Right: the sorted lam of the pruned students of the largest T, one line per (cap, seed).
+    capped constructions on the same teachers (short lines, one style per construction) per
+    (T, lam_max). Right: the sorted lam of the pruned students of the largest T, one line per
+    (cap, seed).
 
-    ``rows``: ``experiments.capped_memory.CappedStudent``s; ``construction``: (T, lam_max) ->
-    the capped construction's loss per seed (``capped_construction_loss``).
+    ``rows``: ``experiments.capped_memory.CappedStudent``s; ``constructions``: label ->
+    {(T, lam_max): the construction's loss per seed} (``capped_construction_loss``).
     """
     keys = sorted({(r.T, r.lam_max) for r in rows}, key=lambda k: (k[0], -k[1]))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.0))
     for i, key in enumerate(keys):
         losses = [r.normalised_loss for r in rows if (r.T, r.lam_max) == key]
         ax.scatter([i] * len(losses), losses, color="C0", s=20, zorder=3)
-        c = construction.get(key)
-        if c is not None:
-            c = np.asarray(c, dtype=float)
-            c = np.where(c > 1e-12, c, np.nan)  # the uncapped construction is exact
-            ax.hlines(c, i - 0.3, i + 0.3, color="k", lw=1)
+    styles = iter([("k", "-"), ("grey", "--"), ("C2", ":")])
+    for label, by_key in constructions.items():
+        colour, ls = next(styles)
+        for i, key in enumerate(keys):
+            c = np.asarray(by_key.get(key, []), dtype=float)
+            c = c[c > 1e-12]  # the uncapped construction is exact: nothing to draw
+            if c.size:
+                ax.hlines(c, i - 0.3, i + 0.3, color=colour, ls=ls, lw=1)
+        ax.plot([], [], color=colour, ls=ls, lw=1, label=label)
     ax.scatter([], [], color="C0", s=20, label="trained student (one per seed)")
-    ax.hlines([], 0, 0, color="k", lw=1, label="capped construction, same teacher")
     ax.set_xticks(range(len(keys)), [f"T={T}\nlam<={c:g}" for T, c in keys], fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("MSE / Var(teacher output)")
     ax.grid(alpha=0.3, axis="y", which="both")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="lower left")
     T_max = max(k[0] for k in keys)
     for r in rows:
         if r.T == T_max and r.lams:
