@@ -1,4 +1,4 @@
-"""The figures of the chapter "Beyond the paper" (report/beyond_plots.py) and the law they draw."""
+"""The figures of "Beyond the paper" (report/beyond_plots.py) and the law they draw."""
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -21,9 +21,8 @@ def test_law_is_the_long_sequence_limit_of_the_planted_error(banks):
             planted_error(lam, T, banks), rel=1e-3
         )
     x = np.array([1e-3, 2e-3])
-    assert np.log(beyond_plots.law(x, banks)[1] / beyond_plots.law(x, banks)[0]) / np.log(2) == (
-        pytest.approx(banks, abs=0.01)
-    )
+    e = beyond_plots.law(x, banks)
+    assert np.log(e[1] / e[0]) / np.log(2) == pytest.approx(banks, abs=0.01)
 
 
 def test_the_figures_draw():
@@ -36,7 +35,8 @@ def test_the_figures_draw():
         for T in (8, 32)
         for c in (1.0, 0.9)
     ]
-    construction = {(T, c): [0.0 if c == 1.0 else 0.1] for T in (8, 32) for c in (1.0, 0.9)}
+    keys = [(T, c) for T in (8, 32) for c in (1.0, 0.9)]
+    construction = {(T, c): [0.0 if c == 1.0 else 0.1] for T, c in keys}
     figure = beyond_plots.plot_capped_training(rows, {"1 bank": construction})
     assert len(figure.axes) == 2
     plt.close("all")

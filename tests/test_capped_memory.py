@@ -35,7 +35,8 @@ def _constant_input_error(lam_max, T, banks=1, d=3):
     readable twin of ``constant_input_error``)."""
     layer = random_attention(d, seed=0)
     rnn = cap_memory(construct_rnn(layer, "symmetric"), lam_max, banks=banks)
-    x = torch.randn(1, 1, d, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(1, 1, d, generator=g, dtype=torch.float64)
     x = x.expand(1, T, d).contiguous()
     with torch.no_grad():
         y, y_cap = layer(x)[0, -1], rnn(x, mode="reference")[0, -1]
@@ -82,7 +83,8 @@ def test_bank_coefficients_and_kernel():
 def test_no_cap_is_the_construction_and_banks_keep_m():
     layer = random_attention(4, seed=1)
     rnn = construct_rnn(layer, "symmetric")
-    x = torch.randn(2, 12, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 12, 4, generator=g, dtype=torch.float64)
     with torch.no_grad():
         assert (cap_memory(rnn, 1.0)(x) - layer(x)).abs().max() < 1e-10
         assert (cap_memory(rnn, 0.9)(x) - layer(x)).abs().max() > 1e-2
@@ -93,7 +95,8 @@ def test_no_cap_is_the_construction_and_banks_keep_m():
 
 
 def test_fit_exponent_on_a_planted_power_law():
-    pts = [CappedPoint(1 - 1e-4, T, 1, 0.3 * (T * 1e-4) ** 1.5) for T in (16, 64, 256, 1000)]
+    Ts = (16, 64, 256, 1000)
+    pts = [CappedPoint(1 - 1e-4, T, 1, 0.3 * (T * 1e-4) ** 1.5) for T in Ts]
     assert fit_exponent(pts) == pytest.approx(1.5, abs=1e-12)
     with pytest.raises(ValueError, match="at least two points"):
         fit_exponent(pts[:1])
@@ -143,9 +146,10 @@ def test_training_keeps_lam_below_the_cap(mode, tmp_path, monkeypatch):
     )
     res = run(config, progress=False)
     lam = torch.exp(-torch.exp(res.params["nu"]))
-    assert float(lam.max()) <= 0.6 + 1e-5  # started in U(0, 1): projected at once (float32)
+    assert float(lam.max()) <= 0.6 + 1e-5  # started in U(0, 1): projected (float32)
     assert float(lam.max()) == pytest.approx(0.6, abs=1e-5)  # some neuron sits at the cap
-    free = dataclasses.replace(config, train=dataclasses.replace(config.train, lam_max=1.0))
+    uncapped = dataclasses.replace(config.train, lam_max=1.0)
+    free = dataclasses.replace(config, train=uncapped)
     lam_free = torch.exp(-torch.exp(run(free, progress=False).params["nu"]))
     assert float(lam_free.max()) > 0.6  # without the cap the same run goes above it
     rows = capped_students(config, res, prune_tol=0.0)

@@ -1,13 +1,14 @@
-"""How many output-gating neurons trained students keep, beside the compressed construction's.
+"""How many output-gating neurons trained students keep, beside the compressed count.
 
-The compressed output gating (``constructions.compressed_output``) needs d(d+1)/2 output-gating
-neurons and no exact network needs fewer; this module reads the teacher-identification students
-that ship as recorded runs (``experiments.recorded``), reverse-engineers each member as the
-teacher-identification chapter does (``reverse_engineer``: prune at ``prune_tol``, lam groups,
-scores) and returns one row per member.
+The compressed output gating (``constructions.compressed_output``) needs d(d+1)/2
+output-gating neurons and no exact network needs fewer; this module reads the
+teacher-identification students that ship as recorded runs (``experiments.recorded``),
+reverse-engineers each member as the teacher-identification chapter does
+(``reverse_engineer``: prune at ``prune_tol``, lam groups, scores) and returns one row per
+member.
 
 Glossary (code name -> meaning):
-    OutputCount   one member: its run, seed, pruned n and m, merged m, lam counts, learned or not
+    OutputCount   one member: run, seed, pruned n and m, merged m, lam counts, learned
 """
 
 from __future__ import annotations
@@ -36,13 +37,19 @@ class OutputCount:
     learned: bool
 
 
-def student_output_counts(run, label: str, *, prune_tol: float = 1e-3) -> list[OutputCount]:
-    """One ``OutputCount`` per member of a teacher-identification results entry ``run``."""
+def student_output_counts(
+    run,
+    label: str,
+    *,
+    prune_tol: float = 1e-3,
+) -> list[OutputCount]:
+    """One ``OutputCount`` per member of the teacher-identification entry ``run``."""
     config = run.config
     _, nl = normalised_losses(config, run.tensors["eval_loss"])
     rows = []
     for e, (student, seed) in enumerate(zip(run.students(), config.seeds, strict=True)):
-        r = reverse_engineer(student, config.task(seed).teacher, T=config.T, prune_tol=prune_tol)
+        teacher = config.task(seed).teacher
+        r = reverse_engineer(student, teacher, T=config.T, prune_tol=prune_tol)
         c = r.groups.counts()
         loss = float(nl[0, e])
         rows.append(
@@ -64,7 +71,7 @@ def student_output_counts(run, label: str, *, prune_tol: float = 1e-3) -> list[O
 def recorded_output_counts(
     prefix: str = "teacher-identification", *, prune_tol: float = 1e-3
 ) -> list[OutputCount]:
-    """``student_output_counts`` of every recorded run whose name starts with ``prefix``."""
+    """``student_output_counts`` of every recorded run whose name starts ``prefix``."""
     from ..experiments import recorded, recorded_names
 
     rows = []

@@ -1,12 +1,13 @@
-"""Capped memory: the attention construction with lam <= lam_max < 1 on its key-value neurons.
+"""Capped memory: the construction with lam <= lam_max < 1 on its key-value neurons.
 
-Beyond the paper, which says the construction needs perfect memory (lam = 1). With lam capped,
-a key-value neuron holds sum_{s<=t} lam^(t-s) v_s k_s^T instead of M_t, and the output misses
+Beyond the paper, which says the construction needs perfect memory (lam = 1). With lam
+capped, a key-value neuron holds sum_{s<=t} lam^(t-s) v_s k_s^T instead of M_t, and the
+output misses
 
     y_t - y_t^cap = sum_{s<=t} (1 - lam^(t-s)) v_s k_s^T q_t,   1 - lam^k ~ k (1 - lam):
 
-first order in t (1 - lam) while t (1 - lam) is small, saturating (the memory of about
-1 / (1 - lam) steps) when it is large. For a constant input x_t = x every term is the same and
+first order in t (1 - lam) while t (1 - lam) is small, saturating (the memory of about 1 /
+(1 - lam) steps) when it is large. For a constant input x_t = x every term is the same and
 the relative error at step T is exactly
 
     e_1(T, lam) = (1/T) sum_{k=0}^{T-1} (1 - lam^k) = 1 - (1 - lam^T) / (T (1 - lam))
@@ -14,14 +15,15 @@ the relative error at step T is exactly
 
 Banks: lam = 1 is not needed for a small error, only for an exact one. p copies of every
 key-value neuron with lam_max, lam_max^2, ..., lam_max^p, read by the output gating as
-sum_j c_j h^(j) with c_j = (-1)^(j+1) binom(p, j), weight the input of lag k by
-sum_j c_j lam^(jk) = 1 - (1 - lam^k)^p: the error is of order (T (1 - lam_max))^p, for p times
-the key-value neurons and no more output-gating neurons (``cap_memory(rnn, lam_max, banks=p)``).
+sum_j c_j h^(j) with c_j = (-1)^(j+1) binom(p, j), weight the input of lag k by sum_j c_j
+lam^(jk) = 1 - (1 - lam^k)^p: the error is of order (T (1 - lam_max))^p, for p times the
+key-value neurons and no more output-gating neurons (``cap_memory(rnn, lam_max,
+banks=p)``).
 
 Glossary (code name -> symbol -> shape):
-    lam_max   the cap on lam of the key-value neurons                          scalar in (0, 1)
-    banks     p, the copies of each key-value neuron                           int >= 1
-    x         T (1 - lam_max), the memory deficit the error law is written in  scalar
+    lam_max   the cap on lam of the key-value neurons                 scalar in (0, 1)
+    banks     p, the copies of each key-value neuron                  int >= 1
+    x         T (1 - lam_max), the memory deficit of the error law    scalar
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def bank_coefficients(banks: int) -> list[int]:
 
 
 def memory_kernel(lam: float, k, banks: int = 1):
-    """The weight the capped construction gives an input of lag k: 1 - (1 - lam^k)^banks."""
+    """The weight the capped construction gives to lag k: 1 - (1 - lam^k)^banks."""
     return 1 - (1 - lam**k) ** _check_banks(banks)
 
 
@@ -93,10 +95,11 @@ def planted_error(lam_max: float, T: int, banks: int = 1) -> float:
 def cap_memory(rnn: GatedRNN, lam_max: float, *, banks: int = 1) -> GatedRNN:
     """A copy of an output-gated construction with its lam = 1 neurons capped at lam_max.
 
-    Every hidden neuron with lam == 1 (a key-value neuron) becomes ``banks`` neurons with the
-    same input gating and lam_max^1, ..., lam_max^banks; W_out1 and W_out2 read the bank
-    combination sum_j c_j h^(j) (``bank_coefficients``) where they read the neuron. Other
-    neurons are copied unchanged. n grows by (banks - 1) times the key-value neurons; m is kept.
+    Every hidden neuron with lam == 1 (a key-value neuron) becomes ``banks`` neurons with
+    the same input gating and lam_max^1, ..., lam_max^banks; W_out1 and W_out2 read the
+    bank combination sum_j c_j h^(j) (``bank_coefficients``) where they read the neuron.
+    Other neurons are copied unchanged. n grows by (banks - 1) times the key-value
+    neurons; m is kept.
     """
     lam_max = check_lam_max(lam_max)
     p = _check_banks(banks)
@@ -106,7 +109,7 @@ def cap_memory(rnn: GatedRNN, lam_max: float, *, banks: int = 1) -> GatedRNN:
         lam = rnn.lam.to(torch.float64)
         kv = [k for k in range(rnn.n) if lam[k] == 1.0]
         others = [k for k in range(rnn.n) if lam[k] != 1.0]
-        rows = [k for k in kv for _ in range(p)] + others  # source neuron of each new neuron
+        rows = [k for k in kv for _ in range(p)] + others  # source of each new neuron
         powers = [j for _ in kv for j in range(1, p + 1)] + [0] * len(others)
         coeff = [c for _ in kv for c in bank_coefficients(p)] + [1] * len(others)
         out = GatedRNN(rnn.d, len(rows), rnn.m, rnn.d_out, dtype=rnn.D.dtype)
@@ -117,7 +120,8 @@ def cap_memory(rnn: GatedRNN, lam_max: float, *, banks: int = 1) -> GatedRNN:
         out.W_out1.copy_(rnn.W_out1[:, src] * c)
         out.W_out2.copy_(rnn.W_out2[:, src] * c)
         out.D.copy_(rnn.D)
-        new_lam = [lam_max**j if j else float(lam[k]) for k, j in zip(rows, powers, strict=True)]
+        pairs = zip(rows, powers, strict=True)
+        new_lam = [lam_max**j if j else float(lam[k]) for k, j in pairs]
         out.set_lam(torch.tensor(new_lam, dtype=torch.float64))
     return out
 
@@ -128,12 +132,14 @@ def constant_input_error(
     """The planted case, measured: ||y_T^cap - y_T|| / ||y_T|| for x_t = x at every step.
 
     ``random_attention(d, seed=seed)`` in float64, its symmetric construction capped by
-    ``cap_memory``, one N(0, I) vector x repeated T times; ``planted_error`` is the closed form.
+    ``cap_memory``, one N(0, I) vector x repeated T times; ``planted_error`` is the closed
+    form.
     """
     layer = random_attention(d, seed=seed)
     rnn = cap_memory(construct_rnn(layer, "symmetric"), lam_max, banks=banks)
     g = torch.Generator().manual_seed(30_000 + seed)
-    x = torch.randn(1, 1, d, generator=g, dtype=torch.float64).expand(1, T, d).contiguous()
+    x = torch.randn(1, 1, d, generator=g, dtype=torch.float64)
+    x = x.expand(1, T, d).contiguous()
     with torch.no_grad():
         y, y_cap = layer(x)[0, -1], rnn(x)[0, -1]
     return float((y - y_cap).norm() / y.norm())
@@ -166,10 +172,10 @@ def capped_errors(
 ) -> list[CappedPoint]:
     """The relative error at step T of the capped construction, for every (lam_max, T).
 
-    Per seed: ``random_attention(d, seed=seed)`` (float64), ``construct_rnn(layer, variant)``
-    capped by ``cap_memory(., lam_max, banks=banks)``, ``batch`` sequences of T N(0, I)
-    inputs (the same for every lam_max). The error is sqrt(sum ||y_T^cap - y_T||^2 /
-    sum ||y_T||^2) over seeds and sequences.
+    Per seed: ``random_attention(d, seed=seed)`` (float64), ``construct_rnn(layer,
+    variant)`` capped by ``cap_memory(., lam_max, banks=banks)``, ``batch`` sequences of T
+    N(0, I) inputs (the same for every lam_max). The error is sqrt(sum ||y_T^cap - y_T||^2
+    / sum ||y_T||^2) over seeds and sequences.
     """
     rnns = {s: construct_rnn(random_attention(d, seed=s), variant) for s in seeds}
     layers = {s: random_attention(d, seed=s) for s in seeds}
@@ -193,11 +199,16 @@ def capped_errors(
                     y_cap = cap_memory(rnns[s], lam_max, banks=banks)(xs[s])[:, -1]
                     num += float((y_cap - ys[s]).square().sum())
                     den += float(ys[s].square().sum())
-                points.append(CappedPoint(float(lam_max), int(T), banks, math.sqrt(num / den)))
+                error = math.sqrt(num / den)
+                points.append(CappedPoint(float(lam_max), int(T), banks, error))
     return points
 
 
-def fit_exponent(points: Sequence[CappedPoint], lo: float = 1e-3, hi: float = 1e-1) -> float:
+def fit_exponent(
+    points: Sequence[CappedPoint],
+    lo: float = 1e-3,
+    hi: float = 1e-1,
+) -> float:
     """Least-squares slope of log error on log T (1 - lam_max) over the points with x in
     [lo, hi] (``linearised.error_slope``)."""
     inside = [p for p in points if lo <= p.x <= hi]

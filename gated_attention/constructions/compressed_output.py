@@ -1,23 +1,23 @@
-"""Compressed output gating: y = M q with d(d+1)/2 output-gating neurons for a symmetric M.
+"""Compressed output gating: y = M q, M symmetric, with d(d+1)/2 output-gating neurons.
 
 Beyond the paper. The symmetric construction of App. A.3 stores the upper triangle of the
-symmetric key-value matrix M_t = sum_{t'<=t} v_t' v_t'^T in d(d+1)/2 hidden neurons (lam = 1),
-but still spends d^2 output-gating neurons, one per product M_ij q_j. Symmetry compresses the
-output gating too:
+symmetric key-value matrix M_t = sum_{t'<=t} v_t' v_t'^T in d(d+1)/2 hidden neurons
+(lam = 1), but still spends d^2 output-gating neurons, one per product M_ij q_j. Symmetry
+compresses the output gating too:
 
     pair neuron (i, j), i < j:  h_(i,j) * (q_i + q_j)                = M_ij (q_i + q_j)
     diagonal neuron i:          (h_(i,i) - sum_{j != i} h_(i,j)) q_i
                                                     = (M_ii - sum_{j != i} M_ij) q_i
 
-and y_i = sum_j M_ij q_j = sum_{j != i} M_ij (q_i + q_j) + (M_ii - sum_{j != i} M_ij) q_i: the
-readout adds pair neuron (i, j) to outputs i and j and diagonal neuron i to output i, so
-D[:, (i, j)] = P_V[:, i] + P_V[:, j] and D[:, (i, i)] = P_V[:, i] for a readout P_V. That is
-d(d+1)/2 output-gating neurons (10 for d = 4), one per key-value neuron, and no fewer is
-possible (``column_rank``, and the chapter "Beyond the paper" for the argument).
+and y_i = sum_j M_ij q_j = sum_{j != i} M_ij (q_i + q_j) + (M_ii - sum_{j != i} M_ij) q_i:
+the readout adds pair neuron (i, j) to outputs i and j and diagonal neuron i to output i,
+so D[:, (i, j)] = P_V[:, i] + P_V[:, j] and D[:, (i, i)] = P_V[:, i] for a readout P_V.
+That is d(d+1)/2 output-gating neurons (10 for d = 4), one per key-value neuron, and no
+fewer is possible (``column_rank``, and the chapter "Beyond the paper" for the argument).
 
-When it applies: y_t = W_V sum x x^T C x_t with C = W_K^T W_Q. Factor W_V = P_V R_V (rank r,
-orthonormal rows R_V, by SVD). If the columns of C lie in the row space of W_V (always when W_V
-is invertible, the case of App. A.3), then C = R_V^T Q' with Q' = R_V C, and
+When it applies: y_t = W_V sum x x^T C x_t with C = W_K^T W_Q. Factor W_V = P_V R_V (rank
+r, orthonormal rows R_V, by SVD). If the columns of C lie in the row space of W_V (always
+when W_V is invertible, the case of App. A.3), then C = R_V^T Q' with Q' = R_V C, and
 y_t = P_V sum (R_V x)(R_V x)^T (Q' x_t): a symmetric r x r key-value matrix with values
 v = R_V x, queries q = Q' x_t and the readout P_V. n = r(r+1)/2 + r, m = r(r+1)/2.
 
@@ -58,12 +58,13 @@ def compressed_neuron_count(r: int) -> dict:
 
 
 def fill_compressed_output(W: dict, A, C, P_V) -> list[int]:
-    """Write the compressed recipe into the zeroed arrays ``W``; return lam (a list of 0 / 1).
+    """Write the compressed recipe into the zeroed arrays ``W``; return lam (0 / 1 list).
 
-    A (r, d) value rows (keys = values), C (r, d) query rows, P_V (d_out, r) readout. ``W`` maps
-    W_in1, W_in2 (n, d+1), W_out1, W_out2 (m, n), D (d_out, m) to arrays that accept
-    ``W[r, c] = v``, ``W[r, :d] = row`` and ``W[:, c] = column``: torch tensors here, sympy
-    matrices in ``symbolic.symbolic_compressed`` (the same recipe is proved there).
+    A (r, d) value rows (keys = values), C (r, d) query rows, P_V (d_out, r) readout.
+    ``W`` maps W_in1, W_in2 (n, d+1), W_out1, W_out2 (m, n), D (d_out, m) to arrays that
+    accept ``W[r, c] = v``, ``W[r, :d] = row`` and ``W[:, c] = column``: torch tensors
+    here, sympy matrices in ``symbolic.symbolic_compressed`` (the same recipe is proved
+    there).
         key-value neuron k = (i, j), i <= j:  W_in1[k] = [A[i], 0], W_in2[k] = [A[j], 0],
                                               lam = 1
         query neuron j:                       W_in1 = [0, 1], W_in2 = [C[j], 0], lam = 0
@@ -99,28 +100,34 @@ def fill_compressed_output(W: dict, A, C, P_V) -> list[int]:
     return lam
 
 
-def construct_compressed(attention: LinearSelfAttention, *, rtol: float = 1e-10) -> GatedRNN:
+def construct_compressed(
+    attention: LinearSelfAttention,
+    *,
+    rtol: float = 1e-10,
+) -> GatedRNN:
     """A ``GatedRNN`` with compressed output gating computing exactly ``attention``.
 
     Args:
         attention: the layer; its dtype is kept (float64 for exactness checks).
-        rtol: relative threshold for the rank of W_V (singular values) and for the check that
-            the columns of W_K^T W_Q lie in the row space of W_V.
+        rtol: relative threshold for the rank of W_V (singular values) and for the check
+            that the columns of W_K^T W_Q lie in the row space of W_V.
     Returns:
         a GatedRNN with n = r(r+1)/2 + r hidden and m = r(r+1)/2 output-gating neurons,
         r = rank W_V.
     Raises:
-        ConstructionError: W_V is zero, or W_K^T W_Q reads directions W_V does not store (keys
-            cannot then be replaced by values and M is not symmetric).
+        ConstructionError: W_V is zero, or W_K^T W_Q reads directions W_V does not store
+            (keys cannot then be replaced by values and M is not symmetric).
     """
     if not isinstance(attention, LinearSelfAttention):
-        raise TypeError(f"attention must be a LinearSelfAttention, got {type(attention).__name__}")
+        kind = type(attention).__name__
+        raise TypeError(f"attention must be a LinearSelfAttention, got {kind}")
     with torch.no_grad():
-        W_V, W_K, W_Q = (w.detach().clone() for w in (attention.W_V, attention.W_K, attention.W_Q))
+        weights = (attention.W_V, attention.W_K, attention.W_Q)
+        W_V, W_K, W_Q = (w.detach().clone() for w in weights)
         d = W_V.shape[1]
         r = numerical_rank(W_V, rtol)
         if r == 0:
-            raise ConstructionError("W_V is zero: the attention layer outputs 0, nothing to build")
+            raise ConstructionError("W_V is zero: the layer outputs 0, nothing to build")
         U, S, Vh = torch.linalg.svd(W_V, full_matrices=False)
         P_V, R_V = U[:, :r] * S[:r], Vh[:r]  # W_V = P_V R_V, orthonormal rows R_V
         KQ = W_K.T @ W_Q  # (d, d)
@@ -128,9 +135,10 @@ def construct_compressed(attention: LinearSelfAttention, *, rtol: float = 1e-10)
         residual = torch.linalg.matrix_norm(KQ - R_V.T @ Q_sym)
         scale = torch.linalg.matrix_norm(KQ)
         if residual > max(rtol, 1e-8) * scale:
+            rel = float(residual / scale)
             raise ConstructionError(
-                f"W_K^T W_Q reads directions outside the row space of W_V (rank {r} of {d}; "
-                f"relative residual {float(residual / scale):.2e}): the key-value matrix is not "
+                f"W_K^T W_Q reads directions outside the row space of W_V (rank {r} of "
+                f"{d}; relative residual {rel:.2e}): the key-value matrix is not "
                 "symmetric; use construct_rnn(attention, 'low_rank') or 'full' instead"
             )
         c = compressed_neuron_count(r)
@@ -148,9 +156,9 @@ def compressed_errors(
 ) -> dict[int, float]:
     """max |RNN - attention| / max |attention| over seeds, per d (float64).
 
-    Each seed draws ``random_attention(d, seed=seed)`` (with ``rank=rank(d)`` when given, and
-    then W_K = W_V so that the construction applies) and ``batch`` sequences of T i.i.d. N(0, I)
-    inputs. Returns {d: worst relative error}.
+    Each seed draws ``random_attention(d, seed=seed)`` (with ``rank=rank(d)`` when given,
+    and then W_K = W_V so that the construction applies) and ``batch`` sequences of T
+    i.i.d. N(0, I) inputs. Returns {d: worst relative error}.
     """
     errors = {}
     for d in ds:
@@ -170,11 +178,11 @@ def compressed_errors(
 
 
 def symmetric_product_matrix(d: int) -> torch.Tensor:
-    """The coefficients of y = M q = Psi(q) m for a symmetric M: (d * d, d(d+1)/2), float64.
+    """Coefficients of y = M q = Psi(q) m, M symmetric: (d * d, d(d+1)/2), float64.
 
     m holds the stored entries M[i, j], i <= j (``query_key_value_layout`` order) and
-    Psi(q) = sum_k q_k Psi_k; row k * d + i is output i of Psi_k, read off y = M q itself by
-    setting one q_k and one stored entry to 1 at a time.
+    Psi(q) = sum_k q_k Psi_k; row k * d + i is output i of Psi_k, read off y = M q itself
+    by setting one q_k and one stored entry to 1 at a time.
     """
     kv, _ = query_key_value_layout(d, d, symmetric=True)
     cols = []
@@ -186,7 +194,7 @@ def symmetric_product_matrix(d: int) -> torch.Tensor:
 
 
 def general_product_matrix(a: int, b: int) -> torch.Tensor:
-    """As ``symmetric_product_matrix`` for a general a x b matrix M (all a b entries stored):
+    """As ``symmetric_product_matrix`` for a general a x b matrix M (all a b entries):
     (b * a, a b)."""
     cols = []
     for i in range(a):
@@ -198,8 +206,9 @@ def general_product_matrix(a: int, b: int) -> torch.Tensor:
 
 
 def column_rank(product_matrix: torch.Tensor) -> int:
-    """The column rank of Psi(q) (no constant c != 0 with Psi(q) c = 0 for every q): the rank
-    of the stacked coefficients [Psi_1; ...; Psi_d]. It bounds from below the output-gating
-    neurons of any network whose output gating reads the stored entries m and the queries q
+    """The column rank of Psi(q) (no constant c != 0 with Psi(q) c = 0 for all q): rank
+    of the stacked coefficients [Psi_1; ...; Psi_d]. It bounds from below the
+    output-gating neurons of any network whose output gating reads the stored entries m
+    and the queries q
     and computes y = Psi(q) m exactly (the substitution argument of the chapter)."""
     return int(torch.linalg.matrix_rank(product_matrix))

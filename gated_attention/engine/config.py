@@ -21,10 +21,11 @@ class TrainConfig:
     decay 1e-4 (on all parameters but nu), Adam's default betas and eps, no warm-up, no
     gradient clipping (clipping by a global norm would couple ensemble members).
 
-    ``lam_max`` caps the recurrence (beyond the paper: is lam = 1 necessary?): lam =
-    exp(-exp(nu)) <= lam_max holds when nu >= log(-log lam_max), and ``train`` projects nu onto
-    that half-line at the start and after every optimiser step (projected gradient descent; a
-    neuron pushed against the cap sits exactly at lam_max). 1.0, the default, is no cap.
+    ``lam_max`` caps the recurrence (beyond the paper: is lam = 1 necessary?):
+    lam = exp(-exp(nu)) <= lam_max holds when nu >= log(-log lam_max), and ``train``
+    projects nu onto that half-line at the start and after every optimiser step (projected
+    gradient descent; a neuron pushed against the cap sits exactly at lam_max). 1.0, the
+    default, is no cap.
     """
 
     steps: int
@@ -58,7 +59,9 @@ class TrainConfig:
             )
         lam_max = self.lam_max
         if isinstance(lam_max, bool) or not isinstance(lam_max, int | float):
-            raise ValueError(f"TrainConfig.lam_max must be a number in (0, 1], got {lam_max!r}")
+            raise ValueError(
+                f"TrainConfig.lam_max must be a number in (0, 1], got {lam_max!r}",
+            )
         if not 0.0 < lam_max <= 1.0:  # also false for NaN
             raise ValueError(
                 f"TrainConfig.lam_max must lie in (0, 1] (the cap on lam; 1.0: no cap), "

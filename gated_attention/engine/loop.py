@@ -119,7 +119,7 @@ def train(
             for k in P:
                 P[k].mul_(Mk[k])
     fast = c.mode == "fast"
-    nu_min = c.nu_min  # the cap on lam (TrainConfig.lam_max): nu is projected onto nu >= nu_min
+    nu_min = c.nu_min  # TrainConfig.lam_max: nu is projected onto nu >= nu_min
 
     def project() -> None:
         if nu_min is not None and "nu" in P:

@@ -1,15 +1,16 @@
-"""Teacher identification with lam capped below 1 (beyond the paper: is lam = 1 necessary?).
+"""Teacher identification with lam capped below 1 (beyond the paper: is lam = 1 needed?).
 
-The students of Sec. 4.1 (``teacher_identification``: d = 4, the same teachers, optimiser and
-seeds' streams), trained with ``TrainConfig.lam_max`` (nu projected onto lam <= lam_max after
-every step) for every cap of ``CAPS`` and sequence length of ``LENGTHS``. Small on purpose: the
-question is what the cap does to the loss and to the lam ~ 1 group, not how close a long run
-gets to the construction.
+The students of Sec. 4.1 (``teacher_identification``: d = 4, the same teachers, optimiser
+and seeds' streams), trained with ``TrainConfig.lam_max`` (nu projected onto lam <=
+lam_max after every step) for every cap of ``CAPS`` and sequence length of ``LENGTHS``.
+Small on purpose: the question is what the cap does to the loss and to the lam ~ 1 group,
+not how close a long run gets to the construction.
 
-    quick   n = m = QUICK_N = 32, QUICK_STEPS = 10,000 steps, seeds (0, 1, 2) as one ensemble
-            per (T, lam_max): six runs, about 10 to 15 minutes of one CPU core together (3,000
-            steps took 4 minutes), more than a build affords: they ship as recorded runs
-            (``tools.record capped-memory-T<T>-lam<lam_max> --profile quick``).
+    quick   n = m = QUICK_N = 32, QUICK_STEPS = 10,000 steps, seeds (0, 1, 2) as one
+            ensemble
+            per (T, lam_max): six runs, about 10 to 15 minutes of one CPU core together
+            (3,000 steps took 4 minutes), more than a build affords: they ship as recorded
+            runs (``tools.record capped-memory-T<T>-lam<lam_max> --profile quick``).
     paper   the same at 50,000 steps (ours; the paper has no such experiment).
     smoke   n = m = 16, 30 steps, one seed: only proves the code path.
 
@@ -18,7 +19,7 @@ Glossary (code name -> meaning):
     LENGTHS    the sequence lengths T
     capped_memory_config          one (profile, T, lam_max) run, a TeacherStudentConfig
     capped_construction_loss      held-out normalised loss of the capped construction
-    capped_students               per member: loss, lam near the cap / near 0, pruned sizes
+    capped_students               per member: loss, lam at the cap / near 0, sizes
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def capped_memory_config(profile: str, T: int, lam_max: float) -> TeacherStudent
     """The teacher-identification student of ``profile`` with lam <= lam_max, length T.
 
     Students start with lam ~ U(0, lam_max) (``lam_range``) and train with
-    ``TrainConfig(lam_max=lam_max)``; teachers as in Sec. 4.1 (d = 4, entries N(0, 0.2^2)).
+    ``TrainConfig(lam_max=lam_max)``; teachers as in Sec. 4.1 (d = 4, entries N(0,
+    0.2^2)).
     """
     check_profile(profile)
     lam_max = check_lam_max(lam_max)
@@ -91,20 +93,26 @@ def capped_memory_configs(profile: str) -> dict[tuple[int, float], TeacherStuden
     return {(T, c): capped_memory_config(profile, T, c) for T in LENGTHS for c in CAPS}
 
 
-def capped_construction_loss(config: TeacherStudentConfig, *, banks: int = 1) -> np.ndarray:
-    """(R,) held-out MSE / Var(teacher output) of the construction capped at the config's lam_max.
+def capped_construction_loss(
+    config: TeacherStudentConfig,
+    *,
+    banks: int = 1,
+) -> np.ndarray:
+    """(R,) held-out MSE / Var(teacher output) of the construction capped at lam_max.
 
-    For each seed: the symmetric construction of the seed's teacher (App. A.3, float64) with its
-    key-value neurons at lam_max, in ``banks`` banks (``cap_memory``: n = 10 banks + 4 for
-    d = 4), on the ``eval_batch`` held-out sequences the students are scored on
-    (``derive_seed(seed, "eval")``).
+    For each seed: the symmetric construction of the seed's teacher (App. A.3, float64)
+    with its key-value neurons at lam_max, in ``banks`` banks (``cap_memory``: n = 10
+    banks + 4 for d = 4), on the ``eval_batch`` held-out sequences the students are scored
+    on (``derive_seed(seed, "eval")``).
     """
     out = []
     for seed in config.seeds:
         task = config.task(seed)
         t = task.teacher
-        layer = LinearSelfAttention(*(w.detach().to(torch.float64) for w in (t.W_V, t.W_K, t.W_Q)))
-        rnn = cap_memory(construct_rnn(layer, "symmetric"), config.train.lam_max, banks=banks)
+        weights = (t.W_V, t.W_K, t.W_Q)
+        layer = LinearSelfAttention(*(w.detach().to(torch.float64) for w in weights))
+        built = construct_rnn(layer, "symmetric")
+        rnn = cap_memory(built, config.train.lam_max, banks=banks)
         g = torch.Generator().manual_seed(derive_seed(seed, "eval"))
         x, y = task.sample(config.eval_batch, g)
         with torch.no_grad():
@@ -124,7 +132,7 @@ class CappedStudent:
     normalised_loss: float
     n: int  # hidden neurons after pruning
     m: int  # output-gating neurons after pruning
-    at_cap: int  # pruned hidden neurons with 1 - lam <= 2 (1 - lam_max) (lam > 0.99 uncapped)
+    at_cap: int  # pruned neurons with 1 - lam <= 2 (1 - lam_max); lam > 0.99 if no cap
     near_zero: int  # pruned hidden neurons with lam < 0.01
     lam_top: float  # the largest lam of the pruned network
     lams: tuple[float, ...] = ()  # every lam of the pruned network, largest first

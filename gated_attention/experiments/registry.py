@@ -39,7 +39,7 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
         f"teacher-identification-{s}": (lambda profile, s=s: sensitivity_config(profile, s))
         for s in SENSITIVITY
     },
-    # beyond the paper: teacher identification with lam <= lam_max, one run per (T, lam_max)
+    # beyond the paper: teacher identification with lam <= lam_max, a run per (T, lam_max)
     **{
         f"capped-memory-T{T}-lam{c:g}": (
             lambda profile, T=T, c=c: capped_memory_config(profile, T, c)

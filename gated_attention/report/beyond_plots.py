@@ -1,5 +1,5 @@
-"""Figures of the chapter "Beyond the paper": output-gating neurons against d, the capped-memory
-error law, and what capped training does.
+"""Figures of the chapter "Beyond the paper": output-gating neurons against d, the
+capped-memory error law, and what capped training does.
 
 Every function draws what it is given and returns the figure; the chapter shows it.
 
@@ -34,9 +34,9 @@ def plot_output_counts(
     trained: Mapping[str, Sequence[int]] | None = None,
     d_trained: int = 4,
 ) -> plt.Figure:
-    """Output-gating neurons against d, one line per construction (``counts``: label -> m per
-    d), and the pruned counts of trained students at ``d_trained`` (``trained``: label ->
-    counts), drawn as points spread a little around d_trained."""
+    """Output-gating neurons against d, one line per construction (``counts``: label ->
+    m per d), and the pruned counts of trained students at ``d_trained`` (``trained``:
+    label -> counts), drawn as points spread a little around d_trained."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     markers = iter("os^vD")
     for label, m in counts.items():
@@ -59,7 +59,8 @@ def plot_capped_law(
     points_by_banks: Mapping[int, Sequence], fit: tuple[float, float]
 ) -> plt.Figure:
     """Relative error at step T against x = T (1 - lam_max), log-log: measured points (one
-    marker per lam_max) for each number of banks, the law e_p(x) (dashed), and the fit window
+    marker per lam_max) for each number of banks, the law e_p(x) (dashed), and the fit
+    window
     ``fit = (lo, hi)`` shaded."""
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     colours = {1: "C0", 2: "C3"}
@@ -67,7 +68,8 @@ def plot_capped_law(
     for banks, points in points_by_banks.items():
         for p in points:
             mk = markers.setdefault(p.lam_max, "os^vD"[len(markers) % 5])
-            ax.scatter(p.x, p.error, marker=mk, color=colours.get(banks, "C2"), s=22, zorder=3)
+            colour = colours.get(banks, "C2")
+            ax.scatter(p.x, p.error, marker=mk, color=colour, s=22, zorder=3)
         xs = np.geomspace(min(p.x for p in points), max(p.x for p in points), 200)
         ax.plot(
             xs,
@@ -91,12 +93,13 @@ def plot_capped_law(
 
 
 def plot_capped_training(
-    rows: Sequence, constructions: Mapping[str, Mapping[tuple[int, float], Sequence[float]]]
+    rows: Sequence,
+    constructions: Mapping[str, Mapping[tuple[int, float], Sequence[float]]],
 ) -> plt.Figure:
-    """Two panels. Left: normalised held-out loss of every capped student (points) and of the
-    capped constructions on the same teachers (short lines, one style per construction) per
-    (T, lam_max). Right: the sorted lam of the pruned students of the largest T, one line per
-    (cap, seed).
+    """Two panels. Left: normalised held-out loss of every capped student (points) and of
+    the capped constructions on the same teachers (short lines, one style per
+    construction) per (T, lam_max). Right: the sorted lam of the pruned students of the
+    largest T, one line per (cap, seed).
 
     ``rows``: ``experiments.capped_memory.CappedStudent``s; ``constructions``: label ->
     {(T, lam_max): the construction's loss per seed} (``capped_construction_loss``).

@@ -59,7 +59,7 @@ CLAIMS: dict[str, tuple[str, str]] = {
         "associative_recall",
     ),
     "beyond": (
-        "Ours, beyond the paper: d(d+1)/2 output neurons suffice; lam < 1 costs O(T (1 - lam))",
+        "Ours, beyond the paper: d(d+1)/2 output neurons; lam < 1 costs O(T (1 - lam))",
         "beyond",
     ),
 }
