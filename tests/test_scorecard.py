@@ -150,3 +150,18 @@ def test_two_recorded_runs_of_one_row_are_both_kept_and_shown(build):
     page = scorecard_page.grouped_html([], recorded, "quick")
     assert "1,000,000 steps" in page and "20 seeds" in page
     assert page.count("class='sc-pass'") == 1 and page.count("class='sc-miss'") == 1
+
+
+def test_beyond_rows_are_ours_and_have_a_claim():
+    ids = scorecard.expected_ids(["beyond"])
+    assert len(ids) >= 10 and all(i.startswith("beyond.") for i in ids)
+    values = scorecard.paper_values()
+    for i in ids:
+        assert values[i]["paper"] is None, i
+        assert values[i]["words"].startswith("ours (beyond the paper)"), i
+        assert values[i]["chapters"] == ["beyond"], i
+    from gated_attention.report import verdict
+
+    ours = [c for c in verdict.claims() if c.id.startswith("beyond")]
+    assert ours and all(c.beyond and c.chapter == "beyond" for c in ours)
+    assert {verdict.claim_of(i).id for i in ids} <= {c.id for c in ours}

@@ -111,3 +111,10 @@ def test_block_is_generated_from_the_rows(build):
 def test_glue_block_refuses_a_chapter_without_rows(build):
     with pytest.raises(ValueError, match="recorded no scorecard row"):
         verdict.glue_block("quick")
+
+
+def test_a_claim_of_ours_holds_rather_than_reproduces(build):
+    r = scorecard.record("beyond.compressed_output.neurons_d4", 10, profile="quick")
+    text = verdict.block([r], [], "quick")
+    assert "**Ours, beyond the paper:**" in text and "**Partly holds**" in text
+    assert "reproduced" not in text.lower()

@@ -12,6 +12,7 @@ Modules (one step of the analysis each):
     report       the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
     transition   the transition point of Fig. 3A/B with a bootstrap over seeds
     success      per-seed "learned the construction", Wilson intervals, n* from fractions
+    output_counts  output-gating neurons of recorded students (beyond the paper)
     gd_learned   the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
     configs      the experiment configs of the two chapters, per profile
 """

@@ -2,6 +2,10 @@
 
 gated_rnn    App. A: the gated RNN of Eq. (2), exactly (full, symmetric, low-rank, side)
 symbolic     the sympy proofs and float64 checks of the App. A constructions
+compressed_output  beyond the paper: d(d+1)/2 output-gating neurons for a symmetric M,
+             and the column-rank lower bound
+capped_memory      beyond the paper: lam <= lam_max < 1, its error law, banks of
+             key-value neurons
 lru          App. B.1, Table 3: 2-layer LRU and 1-layer LRU In+Out (linearised GLUs)
 mamba        App. B.2, Table 3: one Mamba-style layer (side gating), exactly
 lstm         App. B.3, Table 4: one LSTM layer (linearised gates)

@@ -57,6 +57,7 @@ __all__ = [
     "symbolic_construction",
     "count_terms",
     "numeric_errors",
+    "symbolic_compressed",
 ]
 
 
@@ -345,6 +346,43 @@ def numeric_errors(
                 worst = max(worst, (rnn(x) - layer(x)).abs().max().item())
         errors[d] = worst
     return errors
+
+
+def symbolic_compressed(
+    d: int, T: int = 3, *, perturb: Callable[[dict], None] | None = None
+) -> SymbolicProof:
+    """Prove (or refute) the compressed output gating (``compressed_output``) in sympy.
+
+    Keys = values W_V and queries W_Q' = delta adj(W_V^T) W_K^T W_Q as for "symmetric";
+    the weights are written by ``fill_compressed_output`` (A = W_V, C = W_Q', P_V = I), so
+    the d(d+1)/2 output-gating neurons are the torch construction's. ``perturb`` as in
+    ``symbolic_construction``. Returns a ``SymbolicProof`` with variant "compressed".
+    """
+    from .compressed_output import fill_compressed_output
+
+    _check_sizes(d, T)
+    xs = symbol_inputs(d, T)
+    W_V, W_K, W_Q = (symbol_matrix(s, d, d) for s in ("V", "K", "Q"))
+    delta = sp.Symbol("delta")  # stands for 1 / det(W_V)
+    W_Qp = delta * W_V.T.adjugate() * W_K.T * W_Q
+    n_kv = d * (d + 1) // 2
+    W = {"W_in1": sp.zeros(n_kv + d, d + 1), "W_in2": sp.zeros(n_kv + d, d + 1)}
+    W["W_out1"], W["W_out2"] = sp.zeros(n_kv, n_kv + d), sp.zeros(n_kv, n_kv + d)
+    W["D"] = sp.zeros(d, n_kv)
+    lam = fill_compressed_output(W, W_V, W_Qp, sp.eye(d))
+    weights = {**W, "lam": sp.Matrix(lam)}
+    if perturb is not None:
+        perturb(weights)
+    R = _ring(W_V, W_K, W_Q, *weights.values(), *xs, sp.Matrix([delta]))
+    xs_R = [_lift_vec(R, x) for x in xs]
+    y_att = _eq1(*(_lift(R, M) for M in (W_V, W_K, W_Q)), xs_R)
+    y_rnn = _eq2({k: _lift(R, M) for k, M in weights.items()}, xs_R)
+    det = R(W_V.det(method="berkowitz"))
+    differences = []
+    for ya, yr in zip(y_att, y_rnn, strict=True):
+        diff = [_clear_delta(r - a, R(delta), det) for r, a in zip(yr, ya, strict=True)]
+        differences.append([e.as_expr() for e in diff])
+    return SymbolicProof("compressed", d, T, None, weights, differences)
 
 
 def _check_variant(variant: str) -> None:

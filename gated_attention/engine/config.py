@@ -20,6 +20,12 @@ class TrainConfig:
     Defaults are our choices where the paper is silent: lr 1e-3 annealed to eta_min 1e-6, weight
     decay 1e-4 (on all parameters but nu), Adam's default betas and eps, no warm-up, no
     gradient clipping (clipping by a global norm would couple ensemble members).
+
+    ``lam_max`` caps the recurrence (beyond the paper: is lam = 1 necessary?):
+    lam = exp(-exp(nu)) <= lam_max holds when nu >= log(-log lam_max), and ``train``
+    projects nu onto that half-line at the start and after every optimiser step (projected
+    gradient descent; a neuron pushed against the cap sits exactly at lam_max). 1.0, the
+    default, is no cap.
     """
 
     steps: int
@@ -35,6 +41,7 @@ class TrainConfig:
     checkpoint_every: int = 0  # 0: never; else a multiple of chunk_steps
     mode: str = "fast"
     dtype: str = "float32"
+    lam_max: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "log_every", "chunk_steps"):
@@ -50,12 +57,27 @@ class TrainConfig:
                 f"checkpoint_every ({self.checkpoint_every}) must be 0 or a multiple of "
                 f"chunk_steps ({self.chunk_steps}): checkpoints fall between data chunks"
             )
+        lam_max = self.lam_max
+        if isinstance(lam_max, bool) or not isinstance(lam_max, int | float):
+            raise ValueError(
+                f"TrainConfig.lam_max must be a number in (0, 1], got {lam_max!r}",
+            )
+        if not 0.0 < lam_max <= 1.0:  # also false for NaN
+            raise ValueError(
+                f"TrainConfig.lam_max must lie in (0, 1] (the cap on lam; 1.0: no cap), "
+                f"got {lam_max!r}"
+            )
         if not 0 <= self.warmup_steps < self.steps:
             raise ValueError(f"warmup_steps must lie in [0, steps), got {self.warmup_steps}")
 
     @property
     def torch_dtype(self) -> torch.dtype:
         return DTYPES[self.dtype]
+
+    @property
+    def nu_min(self) -> float | None:
+        """The smallest nu the cap allows, log(-log lam_max); None without a cap."""
+        return None if self.lam_max >= 1.0 else math.log(-math.log(self.lam_max))
 
 
 @dataclass

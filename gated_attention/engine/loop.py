@@ -119,6 +119,14 @@ def train(
             for k in P:
                 P[k].mul_(Mk[k])
     fast = c.mode == "fast"
+    nu_min = c.nu_min  # TrainConfig.lam_max: nu is projected onto nu >= nu_min
+
+    def project() -> None:
+        if nu_min is not None and "nu" in P:
+            with torch.no_grad():
+                P["nu"].clamp_(min=nu_min)
+
+    project()
     opt, sched = optimiser(P, c, no_decay)
     streams, stream_tasks, gens = data_streams(tasks, data_seeds)
     mask_t = tasks[0].loss_mask
@@ -213,10 +221,12 @@ def train(
                 if graphed is not None:  # loss, gradients and the loss window in one node
                     graphed(X[i], Y[i], before_capture=pending)
                     opt.step()
+                    project()
                 else:
                     loss = step_loss(X[i], Y[i])
                     loss.sum().backward()  # the members' gradients stay separate
                     opt.step()
+                    project()
                     opt.zero_grad(set_to_none=True)
                     if fast:
                         window += loss.detach()

@@ -13,6 +13,7 @@ from typing import Any
 from .architectures import ArchitectureConfig, architectures_sweep_config
 from .associative_recall import RecallConfig, associative_recall_config
 from .cache import rebuild_config
+from .capped_memory import CAPS, LENGTHS, capped_memory_config
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
@@ -37,6 +38,14 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     **{
         f"teacher-identification-{s}": (lambda profile, s=s: sensitivity_config(profile, s))
         for s in SENSITIVITY
+    },
+    # beyond the paper: teacher identification with lam <= lam_max, a run per (T, lam_max)
+    **{
+        f"capped-memory-T{T}-lam{c:g}": (
+            lambda profile, T=T, c=c: capped_memory_config(profile, T, c)
+        )
+        for T in LENGTHS
+        for c in CAPS
     },
 }
 

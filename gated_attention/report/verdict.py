@@ -43,6 +43,13 @@ STATUS_WORDS = {
     "not": "Not reproduced",
     "not scored": "Not scored",
 }
+#: the same for a claim of ours (nothing to reproduce: it holds or it does not)
+OURS_WORDS = {
+    "reproduced": "Holds",
+    "partly": "Partly holds",
+    "not": "Does not hold",
+    "not scored": "Not scored",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +142,9 @@ def budget(claim_id: str, *, steps: int, T: int | None = None, seeds: int | None
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
     paper = claim.paper_budget or {}
     parts = [f"{steps:,} steps"]
-    if paper.get("steps"):
+    if claim.beyond:
+        pass  # a claim of ours: there is no paper budget to compare with
+    elif paper.get("steps"):
         parts[0] += f", {_percent(steps / paper['steps'])} of the paper's {paper['steps']:,}"
     else:
         parts[0] += " (the paper gives no step count)"
@@ -199,7 +208,8 @@ def sentence(claim: Claim, records: list[Record], where: str) -> str | None:
     if unmeasured:
         numbers += f"; not measured at this budget: {', '.join(unmeasured)}"
     spent = next((r.budget for r in shown if r.budget), "")
-    return f"**{STATUS_WORDS[st]}** in {where}" + (f" ({spent})" if spent else "") + f": {numbers}."
+    word = (OURS_WORDS if claim.beyond else STATUS_WORDS)[st]
+    return f"**{word}** in {where}" + (f" ({spent})" if spent else "") + f": {numbers}."
 
 
 def block(build: list[Record], recorded: list[Record], profile: str) -> str:
@@ -223,7 +233,7 @@ def block(build: list[Record], recorded: list[Record], profile: str) -> str:
         parts.append(f"**{claim.heading}:** {claim.claim}.\n\n{body}")
     if not parts:
         return ""
-    head = "```{admonition} Verdict: what reproduced, from the rows below\n:class: note\n"
+    head = "```{admonition} Verdict, generated from the scorecard rows below\n:class: note\n"
     return head + "\n\n".join(parts) + "\n```"
 
 

@@ -1,0 +1,82 @@
+"""How many output-gating neurons trained students keep, beside the compressed count.
+
+The compressed output gating (``constructions.compressed_output``) needs d(d+1)/2
+output-gating neurons and no exact network needs fewer; this module reads the
+teacher-identification students that ship as recorded runs (``experiments.recorded``),
+reverse-engineers each member as the teacher-identification chapter does
+(``reverse_engineer``: prune at ``prune_tol``, lam groups, scores) and returns one row per
+member.
+
+Glossary (code name -> meaning):
+    OutputCount   one member: run, seed, pruned n and m, merged m, lam counts, learned
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .report import reverse_engineer
+from .success import learned
+from .transition import normalised_losses
+
+__all__ = ["OutputCount", "student_output_counts", "recorded_output_counts"]
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputCount:
+    """One trained member after reverse engineering."""
+
+    run: str
+    seed: int
+    n: int  # hidden neurons after pruning
+    m: int  # output-gating neurons after pruning
+    m_merged: int  # after merging output neurons that are one neuron in disguise
+    lam_one: int  # hidden neurons with lam > 1 - lam_tol
+    lam_zero: int  # hidden neurons with lam < lam_tol
+    normalised_loss: float
+    learned: bool
+
+
+def student_output_counts(
+    run,
+    label: str,
+    *,
+    prune_tol: float = 1e-3,
+) -> list[OutputCount]:
+    """One ``OutputCount`` per member of the teacher-identification entry ``run``."""
+    config = run.config
+    _, nl = normalised_losses(config, run.tensors["eval_loss"])
+    rows = []
+    for e, (student, seed) in enumerate(zip(run.students(), config.seeds, strict=True)):
+        teacher = config.task(seed).teacher
+        r = reverse_engineer(student, teacher, T=config.T, prune_tol=prune_tol)
+        c = r.groups.counts()
+        loss = float(nl[0, e])
+        rows.append(
+            OutputCount(
+                run=label,
+                seed=int(seed),
+                n=r.pruned.rnn.n,
+                m=r.pruned.rnn.m,
+                m_merged=r.merged.rnn.m,
+                lam_one=c["one"],
+                lam_zero=c["zero"],
+                normalised_loss=loss,
+                learned=bool(learned(loss, r.score_kv, r.score_q)),
+            )
+        )
+    return rows
+
+
+def recorded_output_counts(
+    prefix: str = "teacher-identification", *, prune_tol: float = 1e-3
+) -> list[OutputCount]:
+    """``student_output_counts`` of every recorded run whose name starts ``prefix``."""
+    from ..experiments import recorded, recorded_names
+
+    rows = []
+    for name in recorded_names():
+        if name.startswith(prefix):
+            label = name.removeprefix(prefix + "-")
+            rows += student_output_counts(recorded(name), label, prune_tol=prune_tol)
+    return rows

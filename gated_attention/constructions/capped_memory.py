@@ -1,0 +1,217 @@
+"""Capped memory: the construction with lam <= lam_max < 1 on its key-value neurons.
+
+Beyond the paper, which says the construction needs perfect memory (lam = 1). With lam
+capped, a key-value neuron holds sum_{s<=t} lam^(t-s) v_s k_s^T instead of M_t, and the
+output misses
+
+    y_t - y_t^cap = sum_{s<=t} (1 - lam^(t-s)) v_s k_s^T q_t,   1 - lam^k ~ k (1 - lam):
+
+first order in t (1 - lam) while t (1 - lam) is small, saturating (the memory of about 1 /
+(1 - lam) steps) when it is large. For a constant input x_t = x every term is the same and
+the relative error at step T is exactly
+
+    e_1(T, lam) = (1/T) sum_{k=0}^{T-1} (1 - lam^k) = 1 - (1 - lam^T) / (T (1 - lam))
+                = T (1 - lam) / 2 + O((T (1 - lam))^2)    (``planted_error``).
+
+Banks: lam = 1 is not needed for a small error, only for an exact one. p copies of every
+key-value neuron with lam_max, lam_max^2, ..., lam_max^p, read by the output gating as
+sum_j c_j h^(j) with c_j = (-1)^(j+1) binom(p, j), weight the input of lag k by sum_j c_j
+lam^(jk) = 1 - (1 - lam^k)^p: the error is of order (T (1 - lam_max))^p, for p times the
+key-value neurons and no more output-gating neurons (``cap_memory(rnn, lam_max,
+banks=p)``).
+
+Glossary (code name -> symbol -> shape):
+    lam_max   the cap on lam of the key-value neurons                 scalar in (0, 1)
+    banks     p, the copies of each key-value neuron                  int >= 1
+    x         T (1 - lam_max), the memory deficit of the error law    scalar
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import torch
+
+from ..models.attention import random_attention
+from ..models.gated_rnn import GatedRNN
+from .gated_rnn import construct_rnn
+from .linearised import error_slope
+
+__all__ = [
+    "check_lam_max",
+    "bank_coefficients",
+    "memory_kernel",
+    "planted_error",
+    "constant_input_error",
+    "cap_memory",
+    "CappedPoint",
+    "capped_errors",
+    "fit_exponent",
+]
+
+
+def check_lam_max(lam_max: float) -> float:
+    """lam_max as a float in (0, 1]; a ValueError that says what is wrong otherwise."""
+    if isinstance(lam_max, bool) or not isinstance(lam_max, int | float):
+        raise ValueError(f"lam_max must be a number in (0, 1], got {lam_max!r}")
+    if not (0.0 < float(lam_max) <= 1.0) or math.isnan(lam_max):
+        raise ValueError(f"lam_max must lie in (0, 1] (1: no cap), got {lam_max!r}")
+    return float(lam_max)
+
+
+def _check_banks(banks: int) -> int:
+    if isinstance(banks, bool) or not isinstance(banks, int) or banks < 1:
+        raise ValueError(f"banks must be a positive integer, got {banks!r}")
+    return banks
+
+
+def bank_coefficients(banks: int) -> list[int]:
+    """c_j = (-1)^(j+1) binom(p, j), j = 1..p: sum_j c_j z^j = 1 - (1 - z)^p."""
+    p = _check_banks(banks)
+    return [(-1) ** (j + 1) * math.comb(p, j) for j in range(1, p + 1)]
+
+
+def memory_kernel(lam: float, k, banks: int = 1):
+    """The weight the capped construction gives to lag k: 1 - (1 - lam^k)^banks."""
+    return 1 - (1 - lam**k) ** _check_banks(banks)
+
+
+def planted_error(lam_max: float, T: int, banks: int = 1) -> float:
+    """Relative error at step T for a constant input: (1/T) sum_{k<T} (1 - lam^k)^banks.
+
+    For banks = 1 this is 1 - (1 - lam^T) / (T (1 - lam)) (the module docstring).
+    """
+    lam = check_lam_max(lam_max)
+    if not isinstance(T, int) or T < 1:
+        raise ValueError(f"T must be a positive integer, got {T!r}")
+    p = _check_banks(banks)
+    if p == 1 and lam < 1.0:
+        return 1.0 - (1.0 - lam**T) / (T * (1.0 - lam))
+    return sum((1.0 - lam**k) ** p for k in range(T)) / T
+
+
+def cap_memory(rnn: GatedRNN, lam_max: float, *, banks: int = 1) -> GatedRNN:
+    """A copy of an output-gated construction with its lam = 1 neurons capped at lam_max.
+
+    Every hidden neuron with lam == 1 (a key-value neuron) becomes ``banks`` neurons with
+    the same input gating and lam_max^1, ..., lam_max^banks; W_out1 and W_out2 read the
+    bank combination sum_j c_j h^(j) (``bank_coefficients``) where they read the neuron.
+    Other neurons are copied unchanged. n grows by (banks - 1) times the key-value
+    neurons; m is kept.
+    """
+    lam_max = check_lam_max(lam_max)
+    p = _check_banks(banks)
+    if rnn.side:
+        raise ValueError("cap_memory takes an output-gated network (side=False)")
+    with torch.no_grad():
+        lam = rnn.lam.to(torch.float64)
+        kv = [k for k in range(rnn.n) if lam[k] == 1.0]
+        others = [k for k in range(rnn.n) if lam[k] != 1.0]
+        rows = [k for k in kv for _ in range(p)] + others  # source of each new neuron
+        powers = [j for _ in kv for j in range(1, p + 1)] + [0] * len(others)
+        coeff = [c for _ in kv for c in bank_coefficients(p)] + [1] * len(others)
+        out = GatedRNN(rnn.d, len(rows), rnn.m, rnn.d_out, dtype=rnn.D.dtype)
+        src = torch.tensor(rows)
+        c = torch.tensor(coeff, dtype=rnn.D.dtype)
+        out.W_in1.copy_(rnn.W_in1[src])
+        out.W_in2.copy_(rnn.W_in2[src])
+        out.W_out1.copy_(rnn.W_out1[:, src] * c)
+        out.W_out2.copy_(rnn.W_out2[:, src] * c)
+        out.D.copy_(rnn.D)
+        pairs = zip(rows, powers, strict=True)
+        new_lam = [lam_max**j if j else float(lam[k]) for k, j in pairs]
+        out.set_lam(torch.tensor(new_lam, dtype=torch.float64))
+    return out
+
+
+def constant_input_error(
+    lam_max: float, T: int, *, banks: int = 1, d: int = 3, seed: int = 0
+) -> float:
+    """The planted case, measured: ||y_T^cap - y_T|| / ||y_T|| for x_t = x at every step.
+
+    ``random_attention(d, seed=seed)`` in float64, its symmetric construction capped by
+    ``cap_memory``, one N(0, I) vector x repeated T times; ``planted_error`` is the closed
+    form.
+    """
+    layer = random_attention(d, seed=seed)
+    rnn = cap_memory(construct_rnn(layer, "symmetric"), lam_max, banks=banks)
+    g = torch.Generator().manual_seed(30_000 + seed)
+    x = torch.randn(1, 1, d, generator=g, dtype=torch.float64)
+    x = x.expand(1, T, d).contiguous()
+    with torch.no_grad():
+        y, y_cap = layer(x)[0, -1], rnn(x)[0, -1]
+    return float((y - y_cap).norm() / y.norm())
+
+
+@dataclasses.dataclass(frozen=True)
+class CappedPoint:
+    """One measurement: relative RMS error at step T of the capped construction."""
+
+    lam_max: float
+    T: int
+    banks: int
+    error: float
+
+    @property
+    def x(self) -> float:
+        """T (1 - lam_max)."""
+        return self.T * (1.0 - self.lam_max)
+
+
+def capped_errors(
+    lams: Sequence[float],
+    Ts: Sequence[int],
+    *,
+    d: int = 4,
+    banks: int = 1,
+    seeds: Sequence[int] = range(3),
+    batch: int = 64,
+    variant: str = "symmetric",
+) -> list[CappedPoint]:
+    """The relative error at step T of the capped construction, for every (lam_max, T).
+
+    Per seed: ``random_attention(d, seed=seed)`` (float64), ``construct_rnn(layer,
+    variant)`` capped by ``cap_memory(., lam_max, banks=banks)``, ``batch`` sequences of T
+    N(0, I) inputs (the same for every lam_max). The error is sqrt(sum ||y_T^cap - y_T||^2
+    / sum ||y_T||^2) over seeds and sequences.
+    """
+    rnns = {s: construct_rnn(random_attention(d, seed=s), variant) for s in seeds}
+    layers = {s: random_attention(d, seed=s) for s in seeds}
+    points = []
+    for T in Ts:
+        xs = {
+            s: torch.randn(
+                batch,
+                T,
+                d,
+                dtype=torch.float64,
+                generator=torch.Generator().manual_seed(20_000 + s),
+            )
+            for s in seeds
+        }
+        with torch.no_grad():
+            ys = {s: layers[s](xs[s])[:, -1] for s in seeds}
+            for lam_max in lams:
+                num = den = 0.0
+                for s in seeds:
+                    y_cap = cap_memory(rnns[s], lam_max, banks=banks)(xs[s])[:, -1]
+                    num += float((y_cap - ys[s]).square().sum())
+                    den += float(ys[s].square().sum())
+                error = math.sqrt(num / den)
+                points.append(CappedPoint(float(lam_max), int(T), banks, error))
+    return points
+
+
+def fit_exponent(
+    points: Sequence[CappedPoint],
+    lo: float = 1e-3,
+    hi: float = 1e-1,
+) -> float:
+    """Least-squares slope of log error on log T (1 - lam_max) over the points with x in
+    [lo, hi] (``linearised.error_slope``)."""
+    inside = [p for p in points if lo <= p.x <= hi]
+    if len(inside) < 2:
+        raise ValueError(f"need at least two points with T (1 - lam_max) in [{lo}, {hi}]")
+    return error_slope([p.x for p in inside], [p.error for p in inside])

@@ -1,0 +1,214 @@
+"""Compressed output gating: y = M q, M symmetric, with d(d+1)/2 output-gating neurons.
+
+Beyond the paper. The symmetric construction of App. A.3 stores the upper triangle of the
+symmetric key-value matrix M_t = sum_{t'<=t} v_t' v_t'^T in d(d+1)/2 hidden neurons
+(lam = 1), but still spends d^2 output-gating neurons, one per product M_ij q_j. Symmetry
+compresses the output gating too:
+
+    pair neuron (i, j), i < j:  h_(i,j) * (q_i + q_j)                = M_ij (q_i + q_j)
+    diagonal neuron i:          (h_(i,i) - sum_{j != i} h_(i,j)) q_i
+                                                    = (M_ii - sum_{j != i} M_ij) q_i
+
+and y_i = sum_j M_ij q_j = sum_{j != i} M_ij (q_i + q_j) + (M_ii - sum_{j != i} M_ij) q_i:
+the readout adds pair neuron (i, j) to outputs i and j and diagonal neuron i to output i,
+so D[:, (i, j)] = P_V[:, i] + P_V[:, j] and D[:, (i, i)] = P_V[:, i] for a readout P_V.
+That is d(d+1)/2 output-gating neurons (10 for d = 4), one per key-value neuron, and no
+fewer is possible (``column_rank``, and the chapter "Beyond the paper" for the argument).
+
+When it applies: y_t = W_V sum x x^T C x_t with C = W_K^T W_Q. Factor W_V = P_V R_V (rank
+r, orthonormal rows R_V, by SVD). If the columns of C lie in the row space of W_V (always
+when W_V is invertible, the case of App. A.3), then C = R_V^T Q' with Q' = R_V C, and
+y_t = P_V sum (R_V x)(R_V x)^T (Q' x_t): a symmetric r x r key-value matrix with values
+v = R_V x, queries q = Q' x_t and the readout P_V. n = r(r+1)/2 + r, m = r(r+1)/2.
+
+Glossary (code name -> symbol -> shape):
+    A        R_V, value (= key) rows                           (r, d)
+    C        Q', query rows                                    (r, d)
+    P_V      readout of the value coordinates                  (d_out, r)
+    kv       the stored entries (i, j), i <= j, of M           r(r+1)/2
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..models.attention import LinearSelfAttention, random_attention
+from ..models.gated_rnn import GatedRNN
+from .gated_rnn import ConstructionError, numerical_rank, query_key_value_layout
+
+__all__ = [
+    "compressed_neuron_count",
+    "fill_compressed_output",
+    "construct_compressed",
+    "compressed_errors",
+    "symmetric_product_matrix",
+    "general_product_matrix",
+    "column_rank",
+]
+
+
+def compressed_neuron_count(r: int) -> dict:
+    """Hidden neurons n and output-gating neurons m for rank r (r = d for invertible W_V).
+
+    Returns ``{"n": r(r+1)/2 + r, "m": r(r+1)/2}``.
+    """
+    if not isinstance(r, int) or isinstance(r, bool) or r < 1:
+        raise ValueError(f"r must be a positive integer, got {r!r}")
+    return {"n": r * (r + 1) // 2 + r, "m": r * (r + 1) // 2}
+
+
+def fill_compressed_output(W: dict, A, C, P_V) -> list[int]:
+    """Write the compressed recipe into the zeroed arrays ``W``; return lam (0 / 1 list).
+
+    A (r, d) value rows (keys = values), C (r, d) query rows, P_V (d_out, r) readout.
+    ``W`` maps W_in1, W_in2 (n, d+1), W_out1, W_out2 (m, n), D (d_out, m) to arrays that
+    accept ``W[r, c] = v``, ``W[r, :d] = row`` and ``W[:, c] = column``: torch tensors
+    here, sympy matrices in ``symbolic.symbolic_compressed`` (the same recipe is proved
+    there).
+        key-value neuron k = (i, j), i <= j:  W_in1[k] = [A[i], 0], W_in2[k] = [A[j], 0],
+                                              lam = 1
+        query neuron j:                       W_in1 = [0, 1], W_in2 = [C[j], 0], lam = 0
+        output neuron k = (i, j), i < j:      h_(i,j) * (q_i + q_j),
+                                              D[:, k] = P_V[:, i] + P_V[:, j]
+        output neuron k = (i, i):             (h_(i,i) - sum_{j != i} h_(i,j)) * q_i,
+                                              D[:, k] = P_V[:, i]
+    """
+    r, d = A.shape
+    kv, index = query_key_value_layout(r, r, symmetric=True)
+    n_kv = len(kv)
+    lam = [0] * (n_kv + r)
+    for k, (i, j) in enumerate(kv):  # key-value neuron: state M[i, j] = M[j, i], lam = 1
+        W["W_in1"][k, :d] = A[i, :]
+        W["W_in2"][k, :d] = A[j, :]
+        lam[k] = 1
+    for j in range(r):  # query neuron: the constant 1 times q[j], lam = 0
+        W["W_in1"][n_kv + j, d] = 1
+        W["W_in2"][n_kv + j, :d] = C[j, :]
+    for k, (i, j) in enumerate(kv):  # one output neuron per key-value neuron
+        if i < j:  # M_ij (q_i + q_j): feeds outputs i and j
+            W["W_out1"][k, k] = 1
+            W["W_out2"][k, n_kv + i] = 1
+            W["W_out2"][k, n_kv + j] = 1
+            W["D"][:, k] = P_V[:, i] + P_V[:, j]
+        else:  # (M_ii - sum_{l != i} M_il) q_i: the diagonal's correction
+            W["W_out1"][k, k] = 1
+            for other in range(r):
+                if other != i:
+                    W["W_out1"][k, index[(i, other)]] = -1
+            W["W_out2"][k, n_kv + i] = 1
+            W["D"][:, k] = P_V[:, i]
+    return lam
+
+
+def construct_compressed(
+    attention: LinearSelfAttention,
+    *,
+    rtol: float = 1e-10,
+) -> GatedRNN:
+    """A ``GatedRNN`` with compressed output gating computing exactly ``attention``.
+
+    Args:
+        attention: the layer; its dtype is kept (float64 for exactness checks).
+        rtol: relative threshold for the rank of W_V (singular values) and for the check
+            that the columns of W_K^T W_Q lie in the row space of W_V.
+    Returns:
+        a GatedRNN with n = r(r+1)/2 + r hidden and m = r(r+1)/2 output-gating neurons,
+        r = rank W_V.
+    Raises:
+        ConstructionError: W_V is zero, or W_K^T W_Q reads directions W_V does not store
+            (keys cannot then be replaced by values and M is not symmetric).
+    """
+    if not isinstance(attention, LinearSelfAttention):
+        kind = type(attention).__name__
+        raise TypeError(f"attention must be a LinearSelfAttention, got {kind}")
+    with torch.no_grad():
+        weights = (attention.W_V, attention.W_K, attention.W_Q)
+        W_V, W_K, W_Q = (w.detach().clone() for w in weights)
+        d = W_V.shape[1]
+        r = numerical_rank(W_V, rtol)
+        if r == 0:
+            raise ConstructionError("W_V is zero: the layer outputs 0, nothing to build")
+        U, S, Vh = torch.linalg.svd(W_V, full_matrices=False)
+        P_V, R_V = U[:, :r] * S[:r], Vh[:r]  # W_V = P_V R_V, orthonormal rows R_V
+        KQ = W_K.T @ W_Q  # (d, d)
+        Q_sym = R_V @ KQ  # (r, d): KQ = R_V^T Q_sym when its columns lie in rowspace(W_V)
+        residual = torch.linalg.matrix_norm(KQ - R_V.T @ Q_sym)
+        scale = torch.linalg.matrix_norm(KQ)
+        if residual > max(rtol, 1e-8) * scale:
+            rel = float(residual / scale)
+            raise ConstructionError(
+                f"W_K^T W_Q reads directions outside the row space of W_V (rank {r} of "
+                f"{d}; relative residual {rel:.2e}): the key-value matrix is not "
+                "symmetric; use construct_rnn(attention, 'low_rank') or 'full' instead"
+            )
+        c = compressed_neuron_count(r)
+        rnn = GatedRNN(d, c["n"], c["m"], P_V.shape[0], dtype=W_V.dtype)
+        for p in rnn.parameters():
+            p.data.zero_()
+        W = {k: getattr(rnn, k).data for k in ("W_in1", "W_in2", "W_out1", "W_out2", "D")}
+        lam = fill_compressed_output(W, R_V, Q_sym, P_V)
+        rnn.set_lam(torch.tensor(lam, dtype=torch.float64))
+    return rnn
+
+
+def compressed_errors(
+    ds=range(1, 9), *, seeds=range(3), T: int = 32, batch: int = 16, rank=None
+) -> dict[int, float]:
+    """max |RNN - attention| / max |attention| over seeds, per d (float64).
+
+    Each seed draws ``random_attention(d, seed=seed)`` (with ``rank=rank(d)`` when given,
+    and then W_K = W_V so that the construction applies) and ``batch`` sequences of T
+    i.i.d. N(0, I) inputs. Returns {d: worst relative error}.
+    """
+    errors = {}
+    for d in ds:
+        worst = 0.0
+        for seed in seeds:
+            layer = random_attention(d, seed=seed, rank=None if rank is None else rank(d))
+            if rank is not None:
+                layer = LinearSelfAttention(layer.W_V, layer.W_V, layer.W_Q)
+            rnn = construct_compressed(layer)
+            g = torch.Generator().manual_seed(10_000 + seed)
+            x = torch.randn(batch, T, d, generator=g, dtype=torch.float64)
+            with torch.no_grad():
+                y = layer(x)
+                worst = max(worst, ((rnn(x) - y).abs().max() / y.abs().max()).item())
+        errors[d] = worst
+    return errors
+
+
+def symmetric_product_matrix(d: int) -> torch.Tensor:
+    """Coefficients of y = M q = Psi(q) m, M symmetric: (d * d, d(d+1)/2), float64.
+
+    m holds the stored entries M[i, j], i <= j (``query_key_value_layout`` order) and
+    Psi(q) = sum_k q_k Psi_k; row k * d + i is output i of Psi_k, read off y = M q itself
+    by setting one q_k and one stored entry to 1 at a time.
+    """
+    kv, _ = query_key_value_layout(d, d, symmetric=True)
+    cols = []
+    for i, j in kv:
+        M = torch.zeros(d, d, dtype=torch.float64)
+        M[i, j] = M[j, i] = 1.0
+        cols.append(M.T.reshape(-1))  # the columns M e_1, ..., M e_d, stacked
+    return torch.stack(cols, dim=1)
+
+
+def general_product_matrix(a: int, b: int) -> torch.Tensor:
+    """As ``symmetric_product_matrix`` for a general a x b matrix M (all a b entries):
+    (b * a, a b)."""
+    cols = []
+    for i in range(a):
+        for j in range(b):
+            M = torch.zeros(a, b, dtype=torch.float64)
+            M[i, j] = 1.0
+            cols.append(M.T.reshape(-1))
+    return torch.stack(cols, dim=1)
+
+
+def column_rank(product_matrix: torch.Tensor) -> int:
+    """The column rank of Psi(q) (no constant c != 0 with Psi(q) c = 0 for all q): rank
+    of the stacked coefficients [Psi_1; ...; Psi_d]. It bounds from below the
+    output-gating neurons of any network whose output gating reads the stored entries m
+    and the queries q
+    and computes y = Psi(q) m exactly (the substitution argument of the chapter)."""
+    return int(torch.linalg.matrix_rank(product_matrix))

@@ -1,0 +1,172 @@
+"""Teacher identification with lam capped below 1 (beyond the paper: is lam = 1 needed?).
+
+The students of Sec. 4.1 (``teacher_identification``: d = 4, the same teachers, optimiser
+and seeds' streams), trained with ``TrainConfig.lam_max`` (nu projected onto lam <=
+lam_max after every step) for every cap of ``CAPS`` and sequence length of ``LENGTHS``.
+Small on purpose: the question is what the cap does to the loss and to the lam ~ 1 group,
+not how close a long run gets to the construction.
+
+    quick   n = m = QUICK_N = 32, QUICK_STEPS = 10,000 steps, seeds (0, 1, 2) as one
+            ensemble
+            per (T, lam_max): six runs, about 10 to 15 minutes of one CPU core together
+            (3,000 steps took 4 minutes), more than a build affords: they ship as recorded
+            runs (``tools.record capped-memory-T<T>-lam<lam_max> --profile quick``).
+    paper   the same at 50,000 steps (ours; the paper has no such experiment).
+    smoke   n = m = 16, 30 steps, one seed: only proves the code path.
+
+Glossary (code name -> meaning):
+    CAPS       the caps lam_max (1.0: no cap, the baseline)
+    LENGTHS    the sequence lengths T
+    capped_memory_config          one (profile, T, lam_max) run, a TeacherStudentConfig
+    capped_construction_loss      held-out normalised loss of the capped construction
+    capped_students               per member: loss, lam at the cap / near 0, sizes
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import torch
+
+from ..constructions.capped_memory import cap_memory, check_lam_max
+from ..constructions.gated_rnn import construct_rnn
+from ..engine import TrainConfig
+from ..models.attention import LinearSelfAttention
+from .profiles import check_profile, derive_seed
+from .teacher_identification import LR, TEACHER_STD, WEIGHT_DECAY
+from .teacher_student import TeacherStudentConfig
+
+__all__ = [
+    "CAPS",
+    "LENGTHS",
+    "QUICK_N",
+    "QUICK_STEPS",
+    "capped_memory_config",
+    "capped_memory_configs",
+    "capped_construction_loss",
+    "CappedStudent",
+    "capped_students",
+]
+
+CAPS = (1.0, 0.99, 0.9)
+LENGTHS = (8, 32)
+QUICK_N, QUICK_STEPS = 32, 10_000
+
+
+def capped_memory_config(profile: str, T: int, lam_max: float) -> TeacherStudentConfig:
+    """The teacher-identification student of ``profile`` with lam <= lam_max, length T.
+
+    Students start with lam ~ U(0, lam_max) (``lam_range``) and train with
+    ``TrainConfig(lam_max=lam_max)``; teachers as in Sec. 4.1 (d = 4, entries N(0,
+    0.2^2)).
+    """
+    check_profile(profile)
+    lam_max = check_lam_max(lam_max)
+    if not isinstance(T, int) or isinstance(T, bool) or T < 1:
+        raise ValueError(f"T must be a positive integer, got {T!r}")
+    name = f"capped-memory-T{T}-lam{lam_max:g}"
+    if profile == "smoke":
+        n, seeds = 16, (0,)
+        tc = TrainConfig(steps=30, log_every=10, chunk_steps=10, lam_max=lam_max)
+    else:
+        n, seeds = QUICK_N, (0, 1, 2)
+        steps = QUICK_STEPS if profile == "quick" else 50_000
+        tc = TrainConfig(
+            steps=steps, lr=LR, weight_decay=WEIGHT_DECAY, log_every=100, lam_max=lam_max
+        )
+    return TeacherStudentConfig(
+        name=name,
+        d=4,
+        T=T,
+        teacher_std=TEACHER_STD,
+        n=n,
+        m=n,
+        seeds=seeds,
+        lam_range=(0.0, lam_max),
+        train=tc,
+    )
+
+
+def capped_memory_configs(profile: str) -> dict[tuple[int, float], TeacherStudentConfig]:
+    """{(T, lam_max): config} for every T of LENGTHS and cap of CAPS."""
+    return {(T, c): capped_memory_config(profile, T, c) for T in LENGTHS for c in CAPS}
+
+
+def capped_construction_loss(
+    config: TeacherStudentConfig,
+    *,
+    banks: int = 1,
+) -> np.ndarray:
+    """(R,) held-out MSE / Var(teacher output) of the construction capped at lam_max.
+
+    For each seed: the symmetric construction of the seed's teacher (App. A.3, float64)
+    with its key-value neurons at lam_max, in ``banks`` banks (``cap_memory``: n = 10
+    banks + 4 for d = 4), on the ``eval_batch`` held-out sequences the students are scored
+    on (``derive_seed(seed, "eval")``).
+    """
+    out = []
+    for seed in config.seeds:
+        task = config.task(seed)
+        t = task.teacher
+        weights = (t.W_V, t.W_K, t.W_Q)
+        layer = LinearSelfAttention(*(w.detach().to(torch.float64) for w in weights))
+        built = construct_rnn(layer, "symmetric")
+        rnn = cap_memory(built, config.train.lam_max, banks=banks)
+        g = torch.Generator().manual_seed(derive_seed(seed, "eval"))
+        x, y = task.sample(config.eval_batch, g)
+        with torch.no_grad():
+            y_hat = rnn(x.to(torch.float64))
+        y = y.to(torch.float64)
+        out.append(float((y_hat - y).square().mean() / y.var()))
+    return np.array(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class CappedStudent:
+    """One trained member with a cap: what its lam ~ 1 group turned into."""
+
+    T: int
+    lam_max: float
+    seed: int
+    normalised_loss: float
+    n: int  # hidden neurons after pruning
+    m: int  # output-gating neurons after pruning
+    at_cap: int  # pruned neurons with 1 - lam <= 2 (1 - lam_max); lam > 0.99 if no cap
+    near_zero: int  # pruned hidden neurons with lam < 0.01
+    lam_top: float  # the largest lam of the pruned network
+    lams: tuple[float, ...] = ()  # every lam of the pruned network, largest first
+
+
+def capped_students(
+    config: TeacherStudentConfig, run, *, prune_tol: float = 1e-3
+) -> list[CappedStudent]:
+    """Prune every member of a capped run (``analysis.prune`` at ``prune_tol``) and count.
+
+    ``run`` is ``experiments.run(config)``. Without a cap (lam_max = 1) "at the cap" means
+    lam > 0.99, the lam ~ 1 group of Fig. 2B.
+    """
+    from ..analysis import normalised_losses, prune
+
+    lam_max = config.train.lam_max
+    width = 2 * (1 - lam_max) if lam_max < 1 else 0.01
+    _, nl = normalised_losses(config, run.tensors["eval_loss"])
+    rows = []
+    for e, (student, seed) in enumerate(zip(run.students(), config.seeds, strict=True)):
+        pr = prune(student, prune_tol)
+        lam = pr.rnn.lam.detach().to(torch.float64)
+        rows.append(
+            CappedStudent(
+                T=config.T,
+                lam_max=lam_max,
+                seed=int(seed),
+                normalised_loss=float(nl[0, e]),
+                n=pr.rnn.n,
+                m=pr.rnn.m,
+                at_cap=int((1 - lam <= width).sum()),
+                near_zero=int((lam < 0.01).sum()),
+                lam_top=float(lam.max()) if lam.numel() else float("nan"),
+                lams=tuple(sorted(lam.tolist(), reverse=True)),
+            )
+        )
+    return rows

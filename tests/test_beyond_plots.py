@@ -1,0 +1,42 @@
+"""The figures of "Beyond the paper" (report/beyond_plots.py) and the law they draw."""
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from gated_attention.constructions.capped_memory import CappedPoint, planted_error
+from gated_attention.experiments.capped_memory import CappedStudent
+from gated_attention.report import beyond_plots
+
+matplotlib.use("Agg")  # tests only; chapters draw inline
+
+
+@pytest.mark.parametrize("banks", [1, 2])
+def test_law_is_the_long_sequence_limit_of_the_planted_error(banks):
+    for x in (1e-3, 0.1, 3.0):
+        T = 20_000
+        lam = 1 - x / T
+        assert float(beyond_plots.law(x, banks)) == pytest.approx(
+            planted_error(lam, T, banks), rel=1e-3
+        )
+    x = np.array([1e-3, 2e-3])
+    e = beyond_plots.law(x, banks)
+    assert np.log(e[1] / e[0]) / np.log(2) == pytest.approx(banks, abs=0.01)
+
+
+def test_the_figures_draw():
+    fig = beyond_plots.plot_output_counts([1, 2, 3], {"a": [1, 4, 9]}, {"t": [10, 12]})
+    assert len(fig.axes) == 1
+    pts = {1: [CappedPoint(0.99, T, 1, 0.005 * T) for T in (1, 10)]}
+    assert len(beyond_plots.plot_capped_law(pts, (1e-3, 1e-1)).axes) == 1
+    rows = [
+        CappedStudent(T, c, 0, 1e-3, 4, 4, 1, 1, c, (c, 0.5, 0.0))
+        for T in (8, 32)
+        for c in (1.0, 0.9)
+    ]
+    keys = [(T, c) for T in (8, 32) for c in (1.0, 0.9)]
+    construction = {(T, c): [0.0 if c == 1.0 else 0.1] for T, c in keys}
+    figure = beyond_plots.plot_capped_training(rows, {"1 bank": construction})
+    assert len(figure.axes) == 2
+    plt.close("all")

@@ -1,0 +1,44 @@
+"""Output-gating counts of students (analysis/output_counts.py) on planted networks."""
+
+import dataclasses
+
+import torch
+
+from gated_attention.analysis.output_counts import student_output_counts
+from gated_attention.constructions.compressed_output import construct_compressed
+from gated_attention.constructions.gated_rnn import construct_rnn
+from gated_attention.experiments import teacher_identification_config
+from gated_attention.models.attention import LinearSelfAttention
+
+
+@dataclasses.dataclass
+class _Run:
+    """What ``student_output_counts`` reads of a results entry."""
+
+    config: object
+    nets: list
+    tensors: dict
+
+    def students(self):
+        return self.nets
+
+
+def _planted(build):
+    config = dataclasses.replace(teacher_identification_config("smoke"), eval_batch=16)
+    nets = []
+    for seed in config.seeds:
+        t = config.task(seed).teacher
+        layer = LinearSelfAttention(*(w.detach().double() for w in (t.W_V, t.W_K, t.W_Q)))
+        nets.append(build(layer))
+    return _Run(config, nets, {"eval_loss": torch.zeros(len(config.seeds))})
+
+
+def test_the_compressed_construction_counts_ten():
+    rows = student_output_counts(_planted(construct_compressed), "planted")
+    assert [(r.n, r.m, r.lam_one, r.lam_zero) for r in rows] == [(14, 10, 10, 4)] * 2
+    assert all(r.learned for r in rows) and [r.seed for r in rows] == [0, 1]
+
+
+def test_the_symmetric_construction_counts_sixteen():
+    rows = student_output_counts(_planted(lambda a: construct_rnn(a, "symmetric")), "sym")
+    assert [(r.n, r.m) for r in rows] == [(14, 16)] * 2
