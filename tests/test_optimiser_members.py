@@ -69,6 +69,7 @@ def test_member_rows_on_a_hand_made_result():
         True,
     )
     assert first.start == (27, 11, 16, 11) and first.end["adam_l2"] == (14, 10, 4, 11)
+    assert first.start_loss == pytest.approx(1e-8) and second.start_loss == pytest.approx(3e-8)
     assert first.reach_step == 5
     assert first.cost_at_reach == pytest.approx(4e-7 / 2e-8)
     assert first.cost_end == pytest.approx(2e-6 / 1e-8)

@@ -37,6 +37,8 @@ __all__ = [
 
 #: the arm whose counts are checked against the construction, and the arm its loss is set against
 REACH_ARM, REFERENCE_ARM = "adam_l2", "adamw"
+#: how the figure names the optimisers
+_OPTIMISER_NAMES = {"adamw": "AdamW", "adam_l2": "Adam + L2", "sgd_l2": "SGD + L2"}
 #: colour, line style, width per arm (AdamW's wide and pale, so a line on top of it shows)
 _STYLE = {
     "adamw": ("C0", "-", 3.5),
@@ -59,7 +61,8 @@ def construction_step(steps: Sequence[int], counts, target: tuple[int, int, int]
 class MemberRow:
     """One member of the comparison. Counts are (hidden, lam ~ 1, lam ~ 0, output).
 
-    ``end`` and ``held_out_loss``: per arm label, at the last step. ``reach_step``: the first
+    ``start_loss``: the held-out loss at step 0 (the same start for every arm). ``end`` and
+    ``held_out_loss``: per arm label, at the last step. ``reach_step``: the first
     recorded step at which REACH_ARM has the construction's (hidden, lam ~ 1, lam ~ 0), or None;
     ``cost_at_reach``: REACH_ARM's held-out loss over REFERENCE_ARM's at that step (None without
     it); ``cost_end``: the same ratio at the last step.
@@ -68,6 +71,7 @@ class MemberRow:
     label: str
     held_out: bool
     start: tuple[int, ...]
+    start_loss: float
     end: dict[str, tuple[int, ...]]
     held_out_loss: dict[str, float]
     reach_step: int | None
@@ -120,6 +124,7 @@ def member_rows(result) -> list[MemberRow]:
                 label=_label(run, member),
                 held_out=(run, member) in config.held_out,
                 start=tuple(int(v) for v in counts[0, 0]),
+                start_loss=float(loss[0, 0]),
                 end={a: tuple(int(v) for v in counts[i, -1]) for i, a in enumerate(labels)},
                 held_out_loss={a: float(loss[i, -1]) for i, a in enumerate(labels)},
                 reach_step=hit,
@@ -136,8 +141,8 @@ def _counts_text(c: Sequence[int]) -> str:
 
 def members_table(result) -> str:
     """A plain-text table, one row per member: held out (not used to choose any arm's values)?,
-    the start counts, per arm the end counts (hidden = lam~1 + lam~0, output) and the held-out
-    loss at the end, the step at which REACH_ARM first has the construction's counts, and its
+    the start counts and held-out loss, per arm the end counts (hidden = lam~1 + lam~0, output)
+    and held-out loss, the step at which REACH_ARM first has the construction's counts, and its
     held-out loss over REFERENCE_ARM's at that step and at the end. The header gives each arm's
     optimiser, lr, weight decay and decay budget lr x wd x steps."""
     config = result.config
@@ -155,7 +160,8 @@ def members_table(result) -> str:
         )
     arm_head = "".join(f" {a + ' end':>17} {'held-out':>8}" for a in config.labels)
     lines.append(
-        f"{'member':<12} {'held out':>8} {'start':>17}{arm_head} {'step ' + str(h):>8} "
+        f"{'member':<12} {'held out':>8} {'start':>17} {'held-out':>8}{arm_head} "
+        f"{'step ' + str(h):>8} "
         f"{'cost at':>8} {'cost end':>8}"
     )
     for row in rows:
@@ -166,7 +172,8 @@ def members_table(result) -> str:
         cost = "-" if row.cost_at_reach is None else f"{row.cost_at_reach:.3g}"
         lines.append(
             f"{row.label:<12} {'yes' if row.held_out else 'no':>8} "
-            f"{_counts_text(row.start):>17}{arms} {step:>8} {cost:>8} {row.cost_end:>8.3g}"
+            f"{_counts_text(row.start):>17} {row.start_loss:>8.2g}{arms} {step:>8} {cost:>8} "
+            f"{row.cost_end:>8.3g}"
         )
     lines.append(
         f"cost: held-out loss of {REACH_ARM} over that of {REFERENCE_ARM}, at the step "
@@ -209,10 +216,12 @@ def plot_members_counts(result):
     names = ["hidden", "lam ~ 1", "lam ~ 0"]
     for p, row in enumerate(rows):
         for i, label in enumerate(config.labels):
+            opt, _, wd = config.arm(label)
+            name = f"{_OPTIMISER_NAMES.get(opt, opt)}, wd {wd:g}"
             color, ls, lw = _STYLE.get(label, ("k", "-", 1.6))
             style = {"color": color, "ls": ls, "lw": lw, "alpha": 0.5 if lw > 3 else 1.0}
             for k in range(3):
-                axes[k, p].plot(steps, t["counts"][p, i, :, k].numpy(), label=label, **style)
+                axes[k, p].plot(steps, t["counts"][p, i, :, k].numpy(), label=name, **style)
             loss = np.maximum(t["held_out"][p, i].numpy(), 1e-30)
             axes[3, p].semilogy(steps, loss, **{**style, "lw": min(lw, 1.8)})
         for k, ref in enumerate((h, one, zero)):
