@@ -73,6 +73,7 @@ def test_member_rows_on_a_hand_made_result():
     assert first.reach_step == 5
     assert first.cost_at_reach == pytest.approx(4e-7 / 2e-8)
     assert first.cost_end == pytest.approx(2e-6 / 1e-8)
+    assert first.cost_late == pytest.approx(2e-6 / 1e-8)  # step 10 only: above 10 / 2
     assert second.reach_step is None and second.cost_at_reach is None  # 13 = 9 + 4 is not it
     assert second.cost_end == pytest.approx(9e-6 / 3e-8)
     assert second.held_out_loss == {"adamw": pytest.approx(3e-8), "adam_l2": pytest.approx(9e-6)}

@@ -65,7 +65,9 @@ class MemberRow:
     ``held_out_loss``: per arm label, at the last step. ``reach_step``: the first
     recorded step at which REACH_ARM has the construction's (hidden, lam ~ 1, lam ~ 0), or None;
     ``cost_at_reach``: REACH_ARM's held-out loss over REFERENCE_ARM's at that step (None without
-    it); ``cost_end``: the same ratio at the last step.
+    it); ``cost_end``: the same ratio at the last step; ``cost_late``: the ratio of the two
+    arms' median held-out losses over the records of the second half of the run (steps above
+    half the last), less noisy than one record.
     """
 
     label: str
@@ -77,6 +79,7 @@ class MemberRow:
     reach_step: int | None
     cost_at_reach: float | None
     cost_end: float
+    cost_late: float
 
     def ends_at(self, arm: str, target: tuple[int, int, int]) -> bool:
         """Whether ``arm`` ends at exactly ``target`` (hidden, lam ~ 1, lam ~ 0)."""
@@ -114,6 +117,7 @@ def member_rows(result) -> list[MemberRow]:
     r, a0 = labels.index(REACH_ARM), labels.index(REFERENCE_ARM)
     steps = [int(s) for s in t["steps"]]
     target = _target(config)
+    late = t["steps"] > steps[-1] / 2
     rows = []
     for p, (run, member) in enumerate(config.members):
         counts, loss = t["counts"][p], t["held_out"][p]
@@ -130,6 +134,7 @@ def member_rows(result) -> list[MemberRow]:
                 reach_step=hit,
                 cost_at_reach=None if at is None else float(loss[r, at] / loss[a0, at]),
                 cost_end=float(loss[r, -1] / loss[a0, -1]),
+                cost_late=float(loss[r, late].median() / loss[a0, late].median()),
             )
         )
     return rows
@@ -162,7 +167,7 @@ def members_table(result) -> str:
     lines.append(
         f"{'member':<12} {'held out':>8} {'start':>17} {'held-out':>8}{arm_head} "
         f"{'step ' + str(h):>8} "
-        f"{'cost at':>8} {'cost end':>8}"
+        f"{'cost at':>8} {'cost end':>8} {'late':>8}"
     )
     for row in rows:
         arms = "".join(
@@ -173,11 +178,12 @@ def members_table(result) -> str:
         lines.append(
             f"{row.label:<12} {'yes' if row.held_out else 'no':>8} "
             f"{_counts_text(row.start):>17} {row.start_loss:>8.2g}{arms} {step:>8} {cost:>8} "
-            f"{row.cost_end:>8.3g}"
+            f"{row.cost_end:>8.3g} {row.cost_late:>8.3g}"
         )
     lines.append(
         f"cost: held-out loss of {REACH_ARM} over that of {REFERENCE_ARM}, at the step "
-        f"{REACH_ARM} first has {h} = {one} + {zero} and at the end"
+        f"{REACH_ARM} first has {h} = {one} + {zero}, at the end, and of the medians over the "
+        "second half of the run"
     )
     return "\n".join(lines)
 
