@@ -322,7 +322,8 @@ def _continue(config: OptimiserComparisonConfig, name: str, start: dict, task) -
 
 
 def optimiser_comparison_config(profile: str) -> OptimiserComparisonConfig:
-    """The optimiser comparison of the teacher-identification chapter, per profile.
+    """The single-member optimiser comparison (with SGD + L2), per profile; the chapter shows the
+    five-member ``optimiser_members`` instead.
 
     smoke   20 steps, counts every 10: proves the code path.
     quick   member 0 of teacher-identification-paper-seed0, QUICK_STEPS steps per optimiser,
