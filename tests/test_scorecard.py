@@ -165,3 +165,14 @@ def test_beyond_rows_are_ours_and_have_a_claim():
     ours = [c for c in verdict.claims() if c.id.startswith("beyond")]
     assert ours and all(c.beyond and c.chapter == "beyond" for c in ours)
     assert {verdict.claim_of(i).id for i in ids} <= {c.id for c in ours}
+
+
+def test_a_recorded_only_row_is_expected_among_the_recorded_rows(build):
+    assert scorecard.paper_values()["optim.adamw_keeps_surplus"]["recorded_only"]
+    chapters = ["teacher_identification"]
+    assert "optim.adamw_keeps_surplus" in scorecard.missing_ids("quick", chapters)
+    scorecard.record("optim.adamw_keeps_surplus", 5, profile="quick")  # a build row: not enough
+    assert "optim.adamw_keeps_surplus" in scorecard.missing_ids("quick", chapters)
+    scorecard.record("optim.adamw_keeps_surplus", 5, profile="paper", run="members")
+    assert "optim.adamw_keeps_surplus" not in scorecard.missing_ids("quick", chapters)
+    assert "fig2.lambda_one" in scorecard.missing_ids("quick", chapters)

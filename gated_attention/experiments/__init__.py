@@ -11,6 +11,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     architectures            Sec. 4.3 and 5.3 (Fig. 4A/B): every family at matched sizes
     associative_recall       App. D.3 (Fig. 7): input-output and side gating on associative recall
     optimiser_comparison     ours: a recorded Sec. 4.1 network continued with three optimisers
+    optimiser_members        ours: the same over every recorded paper-budget member
     registry                 every experiment by name
 """
 
@@ -20,6 +21,7 @@ from .cache import RunResult, code_hash, config_hash, entry_path, run
 from .how_many_neurons import PANELS, TRANSITION_LOSS, how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
+from .optimiser_members import OptimiserMembersConfig, optimiser_members_config
 from .profiles import PROFILES, check_profile, derive_seed
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
 from .registry import EXPERIMENTS, config_from_dict, experiment_config
@@ -43,6 +45,7 @@ __all__ = [
     "TEACHER_STD",
     "TRANSITION_LOSS",
     "OptimiserComparisonConfig",
+    "OptimiserMembersConfig",
     "RecallConfig",
     "RegressionConfig",
     "RunResult",
@@ -56,6 +59,7 @@ __all__ = [
     "experiment_config",
     "how_many_neurons_config",
     "optimiser_comparison_config",
+    "optimiser_members_config",
     "recorded",
     "recorded_names",
     "regression_config",

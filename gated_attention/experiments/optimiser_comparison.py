@@ -19,7 +19,7 @@ trained member with
 
 each with a constant learning rate (no schedule: the recorded runs ended their cosine at 1e-6;
 a constant rate lets the three run for the same steps at a fixed strength), its own weight
-decay (AdamW's as trained; the L2 coefficient far smaller: the pilots below), no weight decay
+decay (AdamW's as trained; the L2 coefficient far smaller: the values below), no weight decay
 on nu (as the paper), the same data stream for all three (one generator seeded from ``seed``),
 float32, the engine's fused Eq. (2) and loss (``fast_path.fused_loss``). Every ``counts_every``
 steps the run prunes a float64 copy (``analysis.prune`` at ``prune_tol``) and counts the hidden
@@ -35,49 +35,21 @@ records the largest removed weight, 0.0 when exact).
 
 T: the network is T-agnostic (Eq. 2 has no parameter that depends on T, and the construction is
 exact for every T), so the runs continue at T = 8 instead of the recorded 32: a step costs about a
-quarter. The held-out loss at the end is measured at the same T on ``eval_batch`` fresh
-sequences (float64).
+quarter. The held-out loss is measured at every record, at the same T, on one fixed batch of
+``eval_batch`` fresh sequences (float64).
 
-Learning rates and weight decays (ours; pilots on member 0 of teacher-identification-paper-seed0,
-continued at T = 8, batch 64, counts after pruning at 1e-3 as (hidden, lam~1, lam~0, output),
-starting from (27, 11, 16, 11); 2-core CPU, one thread):
-
-    AdamW, weight decay 0.07 (the trained value): lr 1e-3 kept (27, 11, 16, 11) for 2,000 steps
-        (train loss ~1e-6, held-out 3e-8); lr 1e-2 (the recorded runs' peak) kept it for 8,000.
-    The same L2 coefficient 0.07 in the gradient is another objective: Adam-L2 (lr 1e-3) and
-        SGD-L2 (lr 0.1) both collapsed the network to nothing within 1,000 steps (loss 0.1, the
-        teacher's variance at T = 8): at this coefficient the minimum of L + wd/2 |theta|^2 is
-        the zero network. The L2 coefficient must be far smaller for the task to survive.
-    Adam-L2, lr 1e-3: wd 1e-3 and 3e-3 cut the network below the construction (9 and 8 hidden,
-        loss 5e-4 and 2e-3); wd 1e-4 reached exactly (14, 10, 4, 11) after 4,000 steps (loss
-        1e-5), but on seed 1's recorded network it cut the key-value group to 9; wd 3e-5 reached
-        (14, 10, 4, 11) after 6,000 steps (loss 2e-6) and took seed 1's from 37 to 22 hidden in
-        16,000 steps, still falling. L2_WEIGHT_DECAY = 3e-5.
-    SGD-L2 (no momentum) at wd 0: lr 0.1 kept the loss at its start (1e-12 training loss: the
-        raw gradient hardly moves the network), lr 0.3 spiked to 3e-4 before settling, lr 1 and
-        above diverged. SGD_LR = 0.1. SGD moves along the loss-flat directions that copies
-        open at the rate lr x wd per step: at wd 1e-4, 1e-3 and 3e-3 its counts did not change
-        in 8,000 steps (lr x wd x steps 0.08 to 2.4), while wd 1e-3 and 3e-3 already raised
-        the loss to 3e-4 and 2.5e-3. So SGD-L2 is the slow control: the same objective as
-        Adam-L2, plain gradient descent; in the quick budget it is not expected to move the
-        counts.
-    At these settings for 12,000 steps on all five recorded members
-        (seed0; seed1; gpu seeds 0, 1, 2): AdamW kept every count of every member; SGD-L2 kept
-        them too (lr x wd x steps = 0.036); Adam-L2 reached exactly 14 = 10 + 4 hidden on
-        seed0 and gpu seeds 0 and 2 (after 5,700 to 10,200 steps) and took seed1 and gpu seed 1
-        from 37 to 24 and 23; continued for 40,000 steps these two reached 14 = 10 + 4 as well
-        (after 32,000 and 22,000), at training losses of 2e-6 to 8e-6.
-    Control: AdamW at lr 1e-3 with a decoupled decay of 0.2 and 0.5 (3 and 7 times the trained
-        value; lr x wd x steps = 2.4 and 6) kept (27, 11, 16, 11) for 12,000 steps as well.
-    Timing: 3 x 12,000 steps took 32 s to 62 s on the 2-core CPU of the pilots, shared with
-        other work (load 3 to 8; one step 1.0 to 1.5 ms). The quick profile takes 10,000 steps
-        per optimiser: under a minute even on that loaded machine, and Adam-L2 reached the
-        construction's counts after 5,500 to 5,700 steps on its member.
+Chosen values (ours): lr 1e-3 for AdamW and Adam + L2 (AdamW kept every count at it and at the
+recorded runs' peak 1e-2, so the smaller); AdamW's decay 0.07 as trained; the L2
+coefficient 3e-5, chosen on member 0 of teacher-identification-paper-seed0 and -seed1 (at 0.07 the
+minimum of L + wd/2 |theta|^2 is the zero network; from 1e-4 up it cut the key-value group below
+the construction's 10 on one of the two or both); SGD's lr 0.1, the largest that does not spike
+the loss. The five-member version of this comparison is ``optimiser_members``.
 
 Glossary (code name -> meaning -> shape):
     counts      per optimiser: (hidden, lam ~ 1, lam ~ 0, output) after pruning  (K + 1, 4)
     steps       the steps at which counts and losses are recorded, 0 first        (K + 1,)
     train_loss  mean training loss since the previous record (NaN at step 0)      (K + 1,)
+    held_out    loss on the fixed held-out batch at each record (float64)         (K + 1,)
 """
 
 from __future__ import annotations
@@ -108,13 +80,16 @@ __all__ = [
     "QUICK_STEPS",
     "PAPER_STEPS",
     "OptimiserComparisonConfig",
+    "Schedule",
+    "continue_network",
     "optimiser_comparison_config",
+    "recorded_start",
 ]
 
 OPTIMISERS = ("adamw", "adam_l2", "sgd_l2")
 #: the columns of a counts trajectory
 COUNT_NAMES = ("hidden", "lam~1", "lam~0", "output")
-#: the constant learning rates and weight decays of every profile (the module docstring's pilots)
+#: the constant learning rates and weight decays of every profile (the module docstring's values)
 ADAM_LR, SGD_LR = 1e-3, 0.1
 #: AdamW's decoupled decay as trained (experiments.teacher_identification.WEIGHT_DECAY) and the
 #: L2 coefficient of "adam_l2" and "sgd_l2" (the same objective L + wd/2 |theta|^2 for both)
@@ -184,28 +159,7 @@ class OptimiserComparisonConfig:
 
     def start(self):
         """(start network as a float64 parameter dict, teacher, largest removed weight)."""
-        from ..analysis import as_params, prune
-
-        path = RECORDED_ROOT / self.run
-        if not (path / "manifest.json").exists():
-            raise ValueError(f"no recorded run {self.run!r} in {RECORDED_ROOT}")
-        meta, tensors = read_entry(path)  # the recorded_runs loader, without its registry
-        if meta["config"]["type"] != TeacherStudentConfig.__qualname__:
-            raise ValueError(f"{self.run} is not a teacher-student run: {meta['config']['type']}")
-        rec_config = rebuild_config(TeacherStudentConfig, meta["config"]["fields"])
-        seeds = tensors["seeds"].tolist()
-        if not 0 <= self.member < len(seeds):
-            raise ValueError(f"member {self.member} out of range: {self.run} has {len(seeds)}")
-        sizes = [tuple(s) for s in tensors["sizes"].tolist()]
-        full = as_params(unstack_students(tensors["params"], sizes)[self.member])
-        pr = prune(full, 0.0)  # exactly dead neurons only (module docstring)
-        removed_h = sorted(set(range(full["nu"].shape[0])) - set(pr.hidden))
-        removed_o = sorted(set(range(full["W_out1"].shape[0])) - set(pr.output))
-        parts = [full["W_in1"][removed_h], full["W_in2"][removed_h], full["W_out1"][:, removed_h]]
-        parts += [full["W_out1"][removed_o], full["W_out2"][removed_o], full["D"][:, removed_o]]
-        removed = max((float(t.abs().max()) for t in parts if t.numel()), default=0.0)
-        teacher = rec_config.task(int(seeds[self.member])).teacher
-        return pr.params, teacher, removed
+        return recorded_start(self.run, self.member)
 
     def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
         """Run every optimiser from the same start; (tensors, metrics) for the results cache.
@@ -229,16 +183,43 @@ class OptimiserComparisonConfig:
         return tensors, metrics
 
 
-def _counts(packed: dict, config: OptimiserComparisonConfig) -> list[int]:
+def recorded_start(run: str, member: int):
+    """Member ``member`` of the recorded teacher-student run ``run`` with its exactly dead
+    neurons removed: (float64 parameter dict, teacher, largest removed weight)."""
+    from ..analysis import as_params, prune
+
+    path = RECORDED_ROOT / run
+    if not (path / "manifest.json").exists():
+        raise ValueError(f"no recorded run {run!r} in {RECORDED_ROOT}")
+    meta, tensors = read_entry(path)  # the recorded_runs loader, without its registry
+    if meta["config"]["type"] != TeacherStudentConfig.__qualname__:
+        raise ValueError(f"{run} is not a teacher-student run: {meta['config']['type']}")
+    rec_config = rebuild_config(TeacherStudentConfig, meta["config"]["fields"])
+    seeds = tensors["seeds"].tolist()
+    if not 0 <= member < len(seeds):
+        raise ValueError(f"member {member} out of range: {run} has {len(seeds)}")
+    sizes = [tuple(s) for s in tensors["sizes"].tolist()]
+    full = as_params(unstack_students(tensors["params"], sizes)[member])
+    pr = prune(full, 0.0)  # exactly dead neurons only (module docstring)
+    removed_h = sorted(set(range(full["nu"].shape[0])) - set(pr.hidden))
+    removed_o = sorted(set(range(full["W_out1"].shape[0])) - set(pr.output))
+    parts = [full["W_in1"][removed_h], full["W_in2"][removed_h], full["W_out1"][:, removed_h]]
+    parts += [full["W_out1"][removed_o], full["W_out2"][removed_o], full["D"][:, removed_o]]
+    removed = max((float(t.abs().max()) for t in parts if t.numel()), default=0.0)
+    teacher = rec_config.task(int(seeds[member])).teacher
+    return pr.params, teacher, removed
+
+
+def _counts(packed: dict, prune_tol: float, lam_tol: float) -> list[int]:
     """(hidden, lam ~ 1, lam ~ 0, output) of the pruned network."""
     from ..analysis import lam_groups, prune
 
     p = {k: v[0].detach().to(torch.float64) for k, v in unpack_params(packed).items()}
     try:
-        pr = prune(p, config.prune_tol)
+        pr = prune(p, prune_tol)
     except ValueError:  # pruning removes everything: the network computes ~0
         return [0, 0, 0, 0]
-    c = lam_groups(pr.rnn, config.lam_tol).counts()
+    c = lam_groups(pr.rnn, lam_tol).counts()
     return [pr.rnn.n, c["one"], c["zero"], pr.rnn.m]
 
 
@@ -257,47 +238,92 @@ def _optimiser(name: str, P: dict, lr: float, wd: float) -> torch.optim.Optimize
     raise ValueError(f"unknown optimiser {name!r}; expected one of {OPTIMISERS}")
 
 
-def _continue(config: OptimiserComparisonConfig, name: str, start: dict, task) -> dict:
-    """One optimiser's run; returns steps, counts, train_loss, params, eval_loss."""
-    c = config
+@dataclass(frozen=True)
+class Schedule:
+    """How one continued run trains and records (shared by every optimiser of a comparison).
+
+    ``data_seed``: the training stream; ``eval_seed``: the fixed held-out batch of ``eval_batch``
+    sequences, on which the loss is measured at every record.
+    """
+
+    steps: int
+    T: int
+    batch_size: int
+    counts_every: int
+    prune_tol: float
+    lam_tol: float
+    eval_batch: int
+    data_seed: int
+    eval_seed: int
+
+
+def continue_network(start: dict, task, name: str, lr: float, wd: float, s: Schedule) -> dict:
+    """Train ``start`` (float64 parameter dict) further with optimiser ``name`` at the constant
+    ``lr`` and weight decay ``wd``; returns steps (K + 1,), counts (K + 1, 4), train_loss
+    (K + 1,), held_out (K + 1,), params (float64 dict) and eval_loss (the last held_out)."""
     P = {
         k: v[None].to(torch.float32).clone().requires_grad_(True)
         for k, v in pack_params(start).items()
     }
-    opt = _optimiser(name, P, c.lr(name), c.weight_decay(name))
-    gen = torch.Generator().manual_seed(derive_seed(c.seed, "optimiser-comparison-data"))
-    steps, counts, losses = [0], [_counts(P, c)], [float("nan")]
+    opt = _optimiser(name, P, lr, wd)
+    gen = torch.Generator().manual_seed(s.data_seed)
+    x_eval, y_eval = task.sample(s.eval_batch, torch.Generator().manual_seed(s.eval_seed))
+
+    def held_out() -> float:
+        p = {k: v.detach()[0].to(torch.float64)[None] for k, v in unpack_params(P).items()}
+        with torch.no_grad():
+            return float((gated_rnn_fast(x_eval[None], p)[0] - y_eval).square().mean())
+
+    steps, counts = [0], [_counts(P, s.prune_tol, s.lam_tol)]
+    losses, evals = [float("nan")], [held_out()]
     step = 0
-    while step < c.steps:
-        k = min(c.counts_every, c.steps - step)
-        X, Y = sample_chunk_neuron_major([task], [gen], k, c.batch_size, torch.float32)
+    while step < s.steps:
+        k = min(s.counts_every, s.steps - step)
+        X, Y = sample_chunk_neuron_major([task], [gen], k, s.batch_size, torch.float32)
         window = torch.zeros((), dtype=torch.float64)
         for i in range(k):
-            loss = fused_loss(X[i], P, Y[i], c.T, None)
+            loss = fused_loss(X[i], P, Y[i], s.T, None)
             loss.sum().backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
             window += loss.detach().sum().to(torch.float64)
         step += k
         steps.append(step)
-        counts.append(_counts(P, c))
+        counts.append(_counts(P, s.prune_tol, s.lam_tol))
         losses.append(float(window) / k)
+        evals.append(held_out())
     final = {k: v.detach()[0].to(torch.float64) for k, v in unpack_params(P).items()}
-    g = torch.Generator().manual_seed(derive_seed(c.seed, "optimiser-comparison-eval"))
-    x, y = task.sample(c.eval_batch, g)
-    with torch.no_grad():
-        y_hat = gated_rnn_fast(x[None], {k: v[None] for k, v in final.items()})[0]
     return {
         "steps": torch.tensor(steps, dtype=torch.long),
         "counts": torch.tensor(counts, dtype=torch.long),
         "train_loss": torch.tensor(losses, dtype=torch.float64),
+        "held_out": torch.tensor(evals, dtype=torch.float64),
         "params": final,
-        "eval_loss": (y_hat - y).square().mean(),
+        "eval_loss": torch.tensor(evals[-1], dtype=torch.float64),
     }
 
 
+def _continue(config: OptimiserComparisonConfig, name: str, start: dict, task) -> dict:
+    """One optimiser's run of ``config``; returns steps, counts, train_loss, held_out, params,
+    eval_loss."""
+    c = config
+    schedule = Schedule(
+        steps=c.steps,
+        T=c.T,
+        batch_size=c.batch_size,
+        counts_every=c.counts_every,
+        prune_tol=c.prune_tol,
+        lam_tol=c.lam_tol,
+        eval_batch=c.eval_batch,
+        data_seed=derive_seed(c.seed, "optimiser-comparison-data"),
+        eval_seed=derive_seed(c.seed, "optimiser-comparison-eval"),
+    )
+    return continue_network(start, task, name, c.lr(name), c.weight_decay(name), schedule)
+
+
 def optimiser_comparison_config(profile: str) -> OptimiserComparisonConfig:
-    """The optimiser comparison of the teacher-identification chapter, per profile.
+    """The single-member optimiser comparison (with SGD + L2), per profile; the chapter shows the
+    five-member ``optimiser_members`` instead.
 
     smoke   20 steps, counts every 10: proves the code path.
     quick   member 0 of teacher-identification-paper-seed0, QUICK_STEPS steps per optimiser,

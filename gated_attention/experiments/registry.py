@@ -17,6 +17,7 @@ from .capped_memory import CAPS, LENGTHS, capped_memory_config
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
+from .optimiser_members import OptimiserMembersConfig, optimiser_members_config
 from .teacher_identification import SENSITIVITY, sensitivity_config, teacher_identification_config
 from .teacher_student import TeacherStudentConfig
 
@@ -34,6 +35,7 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     ),
     "associative-recall": associative_recall_config,
     "optimiser-comparison": optimiser_comparison_config,
+    "optimiser-comparison-members": optimiser_members_config,
     # the counts' sensitivity to the optimiser: one experiment per SENSITIVITY setting
     **{
         f"teacher-identification-{s}": (lambda profile, s=s: sensitivity_config(profile, s))
@@ -60,6 +62,7 @@ def config_types() -> dict[str, type]:
             ArchitectureConfig,
             RecallConfig,
             OptimiserComparisonConfig,
+            OptimiserMembersConfig,
         )
     }
 

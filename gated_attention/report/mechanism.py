@@ -1,6 +1,7 @@
 """Why the surplus neurons survive (teacher-identification chapter; ours, not the paper's): the
-consolidation test of every trained member as a plain-text table, and the optimiser comparison
-as a table and a figure of the pruned counts against the steps.
+consolidation test of every trained member as a plain-text table, and the single-member
+optimiser comparison (``experiments.optimiser_comparison``) as a table and a figure of the pruned
+counts against the steps; the chapter's five-member comparison is ``report.optimiser_members``.
 
 Glossary (code name -> meaning):
     consolidation_table   one row per member: ``analysis.consolidation.Consolidation``

@@ -44,6 +44,7 @@ __all__ = [
     "to_markdown",
     "build_dir",
     "expected_ids",
+    "missing_ids",
     "session_records",
     "EXACT_BUDGET",
 ]
@@ -90,6 +91,19 @@ def expected_ids(chapters: list[str] | None = None) -> list[str]:
     if chapters is None:
         return list(values)
     return [k for k, v in values.items() if set(v["chapters"]) & set(chapters)]
+
+
+def missing_ids(profile: str, chapters: list[str]) -> list[str]:
+    """The ids ``chapters`` must produce that no stored row of ``profile`` has; a
+    ``recorded_only`` id (scored on a recorded run only) must be among the recorded rows."""
+    built = {r.id for r in collect(profile)}
+    recorded = {r.id for r in collect_recorded()}
+    values = paper_values()
+    return [
+        i
+        for i in expected_ids(chapters)
+        if i not in (recorded if values[i].get("recorded_only") else built)
+    ]
 
 
 def build_dir() -> Path:

@@ -1,0 +1,225 @@
+"""The optimiser comparison over every recorded paper-budget member (ours, not the paper's).
+
+``optimiser_comparison`` continues one recorded teacher-identification network with several
+optimisers; this experiment does the same for a list of (recorded run, member) pairs and a list
+of *arms* (label, optimiser, constant lr, weight decay), every arm of a member from the same
+start (the member with its exactly dead neurons removed, ``recorded_start``), on the same data
+stream and held-out batch (seeded per member from ``seed`` and the pair), at T = 8 (the network
+is T-agnostic). Every ``counts_every`` steps it records the pruned counts (hidden, lam ~ 1,
+lam ~ 0, output), the mean training loss since the last record and the loss on the held-out
+batch. It stores these trajectories only, not the networks.
+
+The arms of every profile (``ARMS``; lr 1e-3 for all three):
+
+    "adamw"         AdamW with its decoupled decay as trained (0.07);
+    "adamw_strong"  AdamW with the decay 0.2: lr x wd x steps = 8 over the paper budget, the
+                    "several units" pruning needs and far above the L2 arm's;
+    "adam_l2"       Adam with the L2 coefficient 3e-5 in the gradient
+                    (``optimiser_comparison.L2_WEIGHT_DECAY``, chosen on member 0 of
+                    teacher-identification-paper-seed0 and -seed1).
+
+``HELD_OUT`` marks the members not used to choose that coefficient: the three of
+teacher-identification-paper-gpu.
+
+Glossary (code name -> meaning -> shape), P members, A arms, K records after step 0:
+    steps       the steps of the records, 0 first                                  (K + 1,)
+    counts      (hidden, lam ~ 1, lam ~ 0, output) after pruning                   (P, A, K + 1, 4)
+    train_loss  mean training loss since the previous record (NaN at step 0)       (P, A, K + 1)
+    held_out    loss on the member's held-out batch (float64)                      (P, A, K + 1)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ..engine.device import flush_denormals
+from ..tasks.teacher_student import TeacherStudentTask
+from .optimiser_comparison import (
+    ADAM_LR,
+    ADAMW_WEIGHT_DECAY,
+    L2_WEIGHT_DECAY,
+    OPTIMISERS,
+    Schedule,
+    continue_network,
+    recorded_start,
+)
+from .profiles import check_profile, derive_seed
+
+__all__ = [
+    "MEMBERS",
+    "HELD_OUT",
+    "ARMS",
+    "STRONG_WEIGHT_DECAY",
+    "PAPER_STEPS",
+    "OptimiserMembersConfig",
+    "optimiser_members_config",
+]
+
+_CPU0, _CPU1, _GPU = (
+    "teacher-identification-paper-seed0",
+    "teacher-identification-paper-seed1",
+    "teacher-identification-paper-gpu",
+)
+#: (recorded run, member index): the five recorded paper-budget members
+MEMBERS = ((_CPU0, 0), (_CPU1, 0), (_GPU, 0), (_GPU, 1), (_GPU, 2))
+#: the members not used to choose the L2 coefficient
+HELD_OUT = ((_GPU, 0), (_GPU, 1), (_GPU, 2))
+#: AdamW's stronger decoupled decay: lr x wd x PAPER_STEPS = 8
+STRONG_WEIGHT_DECAY = 0.2
+#: (arm, optimiser, constant lr, weight decay)
+ARMS = (
+    ("adamw", "adamw", ADAM_LR, ADAMW_WEIGHT_DECAY),
+    ("adamw_strong", "adamw", ADAM_LR, STRONG_WEIGHT_DECAY),
+    ("adam_l2", "adam_l2", ADAM_LR, L2_WEIGHT_DECAY),
+)
+#: steps per arm and member of the paper profile
+PAPER_STEPS = 40_000
+
+
+@dataclass(frozen=True)
+class OptimiserMembersConfig:
+    """Continue each of ``members`` with each of ``arms`` for ``steps`` steps.
+
+    ``members``: (recorded run, member index) pairs; ``held_out``: those of them not used to
+    choose any arm's values (a subset). ``arms``: (label, optimiser of
+    ``optimiser_comparison.OPTIMISERS``, constant lr, weight decay) rows; the weight decay is the
+    decoupled decay of "adamw" and the L2 coefficient of "adam_l2" and "sgd_l2" (never on nu).
+    ``seed``: the data streams and held-out batches (one of each per member, shared by its arms).
+    """
+
+    name: str = "optimiser-comparison-members"
+    members: tuple[tuple[str, int], ...] = MEMBERS
+    held_out: tuple[tuple[str, int], ...] = HELD_OUT
+    arms: tuple[tuple[str, str, float, float], ...] = ARMS
+    steps: int = PAPER_STEPS
+    T: int = 8
+    batch_size: int = 64
+    counts_every: int = 1000
+    prune_tol: float = 1e-3
+    lam_tol: float = 0.01
+    eval_batch: int = 1024
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.members:
+            raise ValueError("members must name at least one (recorded run, member) pair")
+        for pair in self.members:
+            if not (
+                isinstance(pair, tuple)
+                and len(pair) == 2
+                and isinstance(pair[0], str)
+                and isinstance(pair[1], int)
+                and pair[1] >= 0
+            ):
+                raise ValueError(f"a member is a (recorded run, member index >= 0) pair: {pair!r}")
+        if len(set(self.members)) != len(self.members):
+            raise ValueError(f"members repeat a pair: {self.members}")
+        stray = [p for p in self.held_out if p not in self.members]
+        if stray:
+            raise ValueError(f"held_out names pairs that are not members: {stray}")
+        if not self.arms:
+            raise ValueError("arms must give at least one (label, optimiser, lr, wd) row")
+        labels = [a[0] for a in self.arms]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"arm labels repeat: {labels}")
+        for arm in self.arms:
+            if len(arm) != 4:
+                raise ValueError(f"an arm is (label, optimiser, lr, wd), got {arm!r}")
+            label, opt, lr, wd = arm
+            if opt not in OPTIMISERS:
+                raise ValueError(f"arm {label!r}: unknown optimiser {opt!r}; one of {OPTIMISERS}")
+            for what, v in (("lr", lr), ("weight decay", wd)):
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
+                    raise ValueError(f"arm {label!r}: {what} must be a number >= 0, got {v!r}")
+        for k in ("steps", "T", "batch_size", "counts_every", "eval_batch"):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{k} must be a positive integer, got {v!r}")
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(a[0] for a in self.arms)
+
+    def arm(self, label: str) -> tuple[str, float, float]:
+        """(optimiser, lr, weight decay) of the arm ``label``."""
+        for name, opt, lr, wd in self.arms:
+            if name == label:
+                return opt, float(lr), float(wd)
+        raise KeyError(f"no arm {label!r}; arms: {self.labels}")
+
+    def decay_budget(self, label: str) -> float:
+        """lr x weight decay x steps of the arm ``label``."""
+        _, lr, wd = self.arm(label)
+        return lr * wd * self.steps
+
+    def schedule(self, pair: tuple[str, int]) -> Schedule:
+        """The schedule of member ``pair`` (its own data stream and held-out batch)."""
+        run, member = pair
+        return Schedule(
+            steps=self.steps,
+            T=self.T,
+            batch_size=self.batch_size,
+            counts_every=self.counts_every,
+            prune_tol=self.prune_tol,
+            lam_tol=self.lam_tol,
+            eval_batch=self.eval_batch,
+            data_seed=derive_seed(self.seed, f"optimiser-members-data/{run}/{member}"),
+            eval_seed=derive_seed(self.seed, f"optimiser-members-eval/{run}/{member}"),
+        )
+
+    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
+        """Every arm of every member; (tensors, metrics) for the results cache.
+
+        ``checkpoint`` is not used: one member's arms take minutes.
+        """
+        flush_denormals()
+        counts, train, held, wall, removed = [], [], [], [], []
+        steps = None
+        for pair in self.members:
+            start, teacher, rm = recorded_start(*pair)
+            task = TeacherStudentTask(teacher, T=self.T)
+            removed.append(rm)
+            rows, t0 = [], time.perf_counter()
+            for label in self.labels:
+                opt, lr, wd = self.arm(label)
+                rows.append(continue_network(start, task, opt, lr, wd, self.schedule(pair)))
+                if progress:
+                    c = rows[-1]["counts"][-1].tolist()
+                    print(f"{pair[0]} member {pair[1]}, {label}: end counts {c}", flush=True)
+            wall.append(time.perf_counter() - t0)
+            steps = rows[0]["steps"]
+            counts.append(torch.stack([r["counts"] for r in rows]))
+            train.append(torch.stack([r["train_loss"] for r in rows]))
+            held.append(torch.stack([r["held_out"] for r in rows]))
+        tensors = {
+            "steps": steps,
+            "counts": torch.stack(counts),
+            "train_loss": torch.stack(train),
+            "held_out": torch.stack(held),
+        }
+        metrics = {"removed_max_abs": removed, "wall_time_s_per_member": wall}
+        return tensors, metrics
+
+
+def optimiser_members_config(profile: str) -> OptimiserMembersConfig:
+    """The five-member optimiser comparison of the teacher-identification chapter, per profile.
+
+    smoke   two members (seed0; gpu seed 0, held out), 20 steps, counts every 10.
+    quick   all five members, 10,000 steps, counts every 500.
+    paper   all five members, PAPER_STEPS steps per arm, counts every 1,000.
+    """
+    check_profile(profile)
+    base = OptimiserMembersConfig()
+    if profile == "smoke":
+        two = (MEMBERS[0], MEMBERS[2])
+        return dataclasses.replace(
+            base, members=two, held_out=two[1:], steps=20, counts_every=10, eval_batch=64
+        )
+    if profile == "quick":
+        return dataclasses.replace(base, steps=10_000, counts_every=500)
+    return base

@@ -1,0 +1,242 @@
+"""The optimiser comparison over the recorded members (``experiments.optimiser_members``; ours,
+not the paper's): one row per member, the table the teacher-identification chapter prints, the
+scorecard values of its rows and the figure of the counts against the steps.
+
+Glossary (code name -> meaning):
+    construction_step  first recorded step whose (hidden, lam ~ 1, lam ~ 0) is the target's
+    MemberRow          one member: start and end counts, held-out losses, the step and cost
+    member_rows        a ``MemberRow`` per member of an ``OptimiserMembersConfig`` result
+    members_table      those rows as a plain-text table
+    members_scores     the values of the optim.* scorecard rows
+    plot_members_counts  hidden, lam ~ 1, lam ~ 0 and the held-out loss, one column per member
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ..analysis.consolidation import construction_counts
+from ..experiments.cache import RECORDED_ROOT
+
+__all__ = [
+    "construction_step",
+    "MemberRow",
+    "member_rows",
+    "members_table",
+    "members_scores",
+    "plot_members_counts",
+    "REACH_ARM",
+    "REFERENCE_ARM",
+]
+
+#: the arm whose counts are checked against the construction, and the arm its loss is set against
+REACH_ARM, REFERENCE_ARM = "adam_l2", "adamw"
+#: how the figure names the optimisers
+_OPTIMISER_NAMES = {"adamw": "AdamW", "adam_l2": "Adam + L2", "sgd_l2": "SGD + L2"}
+#: colour, line style, width per arm (AdamW's wide and pale, so a line on top of it shows)
+_STYLE = {
+    "adamw": ("C0", "-", 3.5),
+    "adamw_strong": ("C1", "-.", 1.8),
+    "adam_l2": ("C3", "--", 1.6),
+    "sgd_l2": ("C2", ":", 2.0),
+}
+
+
+def construction_step(steps: Sequence[int], counts, target: tuple[int, int, int]) -> int | None:
+    """The first of ``steps`` at which ``counts`` (K + 1, >= 3: hidden, lam ~ 1, lam ~ 0, ...)
+    equals ``target``; None if it never does."""
+    for s, c in zip(steps, counts, strict=True):
+        if tuple(int(v) for v in c[:3]) == tuple(target):
+            return int(s)
+    return None
+
+
+@dataclass(frozen=True)
+class MemberRow:
+    """One member of the comparison. Counts are (hidden, lam ~ 1, lam ~ 0, output).
+
+    ``start_loss``: the held-out loss at step 0 (the same start for every arm). ``end`` and
+    ``held_out_loss``: per arm label, at the last step. ``reach_step``: the first
+    recorded step at which REACH_ARM has the construction's (hidden, lam ~ 1, lam ~ 0), or None;
+    ``cost_at_reach``: REACH_ARM's held-out loss over REFERENCE_ARM's at that step (None without
+    it); ``cost_end``: the same ratio at the last step; ``cost_late``: the ratio of the two
+    arms' median held-out losses over the records of the second half of the run (steps above
+    half the last), less noisy than one record.
+    """
+
+    label: str
+    held_out: bool
+    start: tuple[int, ...]
+    start_loss: float
+    end: dict[str, tuple[int, ...]]
+    held_out_loss: dict[str, float]
+    reach_step: int | None
+    cost_at_reach: float | None
+    cost_end: float
+    cost_late: float
+
+    def ends_at(self, arm: str, target: tuple[int, int, int]) -> bool:
+        """Whether ``arm`` ends at exactly ``target`` (hidden, lam ~ 1, lam ~ 0)."""
+        return tuple(self.end[arm][:3]) == tuple(target)
+
+
+def _run_fields(run: str) -> dict:
+    """The config fields of the recorded teacher-student run ``run`` (its meta.json)."""
+    return json.loads((RECORDED_ROOT / run / "meta.json").read_text())["config"]["fields"]
+
+
+def _label(run: str, member: int) -> str:
+    """ "seed0" for a one-member run, "gpu seed 2" for member 2 of a run of several."""
+    fields = _run_fields(run)
+    short = run.removeprefix("teacher-identification-paper-")
+    return short if len(fields["seeds"]) == 1 else f"{short} seed {fields['seeds'][member]}"
+
+
+def _target(config) -> tuple[int, int, int]:
+    """The construction's (hidden, lam ~ 1, lam ~ 0) of the members' teacher (one d for all)."""
+    ds = {_run_fields(run)["d"] for run, _ in config.members}
+    if len(ds) != 1:
+        raise ValueError(f"the members' teachers have different d: {sorted(ds)}")
+    c = construction_counts(ds.pop())
+    return c["one"] + c["zero"], c["one"], c["zero"]
+
+
+def member_rows(result) -> list[MemberRow]:
+    """A ``MemberRow`` per member of an ``OptimiserMembersConfig`` result (config, tensors)."""
+    config, t = result.config, result.tensors
+    labels = list(config.labels)
+    for arm in (REACH_ARM, REFERENCE_ARM):
+        if arm not in labels:
+            raise ValueError(f"the comparison has no arm {arm!r}; arms: {labels}")
+    r, a0 = labels.index(REACH_ARM), labels.index(REFERENCE_ARM)
+    steps = [int(s) for s in t["steps"]]
+    target = _target(config)
+    late = t["steps"] > steps[-1] / 2
+    rows = []
+    for p, (run, member) in enumerate(config.members):
+        counts, loss = t["counts"][p], t["held_out"][p]
+        hit = construction_step(steps, counts[r], target)
+        at = None if hit is None else steps.index(hit)
+        rows.append(
+            MemberRow(
+                label=_label(run, member),
+                held_out=(run, member) in config.held_out,
+                start=tuple(int(v) for v in counts[0, 0]),
+                start_loss=float(loss[0, 0]),
+                end={a: tuple(int(v) for v in counts[i, -1]) for i, a in enumerate(labels)},
+                held_out_loss={a: float(loss[i, -1]) for i, a in enumerate(labels)},
+                reach_step=hit,
+                cost_at_reach=None if at is None else float(loss[r, at] / loss[a0, at]),
+                cost_end=float(loss[r, -1] / loss[a0, -1]),
+                cost_late=float(loss[r, late].median() / loss[a0, late].median()),
+            )
+        )
+    return rows
+
+
+def _counts_text(c: Sequence[int]) -> str:
+    return f"{c[0]} = {c[1]} + {c[2]}, {c[3]}"
+
+
+def members_table(result) -> str:
+    """A plain-text table, one row per member: held out (not used to choose any arm's values)?,
+    the start counts and held-out loss, per arm the end counts (hidden = lam~1 + lam~0, output)
+    and held-out loss, the step at which REACH_ARM first has the construction's counts, and its
+    held-out loss over REFERENCE_ARM's at that step and at the end. The header gives each arm's
+    optimiser, lr, weight decay and decay budget lr x wd x steps."""
+    config = result.config
+    rows = member_rows(result)
+    h, one, zero = _target(config)
+    lines = [
+        f"{config.steps:,} steps per arm at T = {config.T}, batch {config.batch_size}; "
+        f"the construction: {h} = {one} + {zero}; counts: hidden = lam~1 + lam~0, output"
+    ]
+    for label in config.labels:
+        opt, lr, wd = config.arm(label)
+        lines.append(
+            f"  arm {label:<13} {opt:<8} lr {lr:g}, wd {wd:g}: "
+            f"lr x wd x steps = {config.decay_budget(label):.3g}"
+        )
+    arm_head = "".join(f" {a + ' end':>17} {'held-out':>8}" for a in config.labels)
+    lines.append(
+        f"{'member':<12} {'held out':>8} {'start':>17} {'held-out':>8}{arm_head} "
+        f"{'step ' + str(h):>8} "
+        f"{'cost at':>8} {'cost end':>8} {'late':>8}"
+    )
+    for row in rows:
+        arms = "".join(
+            f" {_counts_text(row.end[a]):>17} {row.held_out_loss[a]:>8.2g}" for a in config.labels
+        )
+        step = "-" if row.reach_step is None else f"{row.reach_step:,}"
+        cost = "-" if row.cost_at_reach is None else f"{row.cost_at_reach:.3g}"
+        lines.append(
+            f"{row.label:<12} {'yes' if row.held_out else 'no':>8} "
+            f"{_counts_text(row.start):>17} {row.start_loss:>8.2g}{arms} {step:>8} {cost:>8} "
+            f"{row.cost_end:>8.3g} {row.cost_late:>8.3g}"
+        )
+    lines.append(
+        f"cost: held-out loss of {REACH_ARM} over that of {REFERENCE_ARM}, at the step "
+        f"{REACH_ARM} first has {h} = {one} + {zero}, at the end, and of the medians over the "
+        "second half of the run"
+    )
+    return "\n".join(lines)
+
+
+def members_scores(result) -> dict[str, float | int]:
+    """The values of the optim.* scorecard rows: members whose REACH_ARM ends at the
+    construction's counts (all, and the held-out ones), members whose every AdamW arm ends with
+    more hidden neurons than the construction, and the median end cost."""
+    config, rows = result.config, member_rows(result)
+    target = _target(config)
+    adamw = [a for a in config.labels if config.arm(a)[0] == "adamw"]
+    if not adamw:
+        raise ValueError(f"the comparison has no AdamW arm; arms: {list(config.labels)}")
+    return {
+        "optim.adam_l2_reaches_construction": sum(r.ends_at(REACH_ARM, target) for r in rows),
+        "optim.adam_l2_held_out_reaches": sum(
+            r.ends_at(REACH_ARM, target) for r in rows if r.held_out
+        ),
+        "optim.adamw_keeps_surplus": sum(all(r.end[a][0] > target[0] for a in adamw) for r in rows),
+        "optim.adam_l2_loss_cost": statistics.median(r.cost_end for r in rows),
+    }
+
+
+def plot_members_counts(result):
+    """Hidden, lam ~ 1 and lam ~ 0 counts after pruning and the held-out loss against the steps:
+    one column per member, one line per arm; dashed grey: the construction's counts. Returns the
+    figure."""
+    config, t = result.config, result.tensors
+    steps = t["steps"].numpy()
+    rows = member_rows(result)
+    h, one, zero = _target(config)
+    P = len(config.members)
+    fig, axes = plt.subplots(
+        4, P, figsize=(2.8 * P + 1, 8), layout="constrained", sharex=True, squeeze=False
+    )
+    names = ["hidden", "lam ~ 1", "lam ~ 0"]
+    for p, row in enumerate(rows):
+        for i, label in enumerate(config.labels):
+            opt, _, wd = config.arm(label)
+            name = f"{_OPTIMISER_NAMES.get(opt, opt)}, wd {wd:g}"
+            color, ls, lw = _STYLE.get(label, ("k", "-", 1.6))
+            style = {"color": color, "ls": ls, "lw": lw, "alpha": 0.5 if lw > 3 else 1.0}
+            for k in range(3):
+                axes[k, p].plot(steps, t["counts"][p, i, :, k].numpy(), label=name, **style)
+            loss = np.maximum(t["held_out"][p, i].numpy(), 1e-30)
+            axes[3, p].semilogy(steps, loss, **{**style, "lw": min(lw, 1.8)})
+        for k, ref in enumerate((h, one, zero)):
+            axes[k, p].axhline(ref, color="0.5", ls="--", lw=0.8)
+            axes[k, p].set_ylim(bottom=0)
+            axes[k, p].yaxis.get_major_locator().set_params(integer=True)
+        axes[0, p].set_title(f"{row.label}{' (held out)' if row.held_out else ''}", fontsize=10)
+        axes[3, p].set_xlabel("steps continued")
+    for k, name in enumerate([*names, "held-out loss"]):
+        axes[k, 0].set_ylabel(name)
+    axes[0, 0].legend(fontsize=8)
+    return fig

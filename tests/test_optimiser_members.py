@@ -1,0 +1,168 @@
+"""The optimiser comparison over the recorded members (experiments/optimiser_members.py) and its
+table, scores and figure (report/optimiser_members.py)."""
+
+import dataclasses
+from types import SimpleNamespace
+
+import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+from gated_attention import experiments as ex
+from gated_attention.experiments.optimiser_members import HELD_OUT, MEMBERS
+from gated_attention.report import optimiser_members as om
+
+matplotlib.use("Agg")  # tests only; chapters draw inline
+
+CPU0, GPU1 = MEMBERS[0], MEMBERS[3]
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_construction_step_is_the_first_step_with_the_target_split():
+    steps = [0, 10, 20, 30, 40]
+    counts = [[20, 12, 8, 11], [14, 9, 5, 11], [15, 10, 5, 11], [14, 10, 4, 10], [14, 10, 4, 9]]
+    assert om.construction_step(steps, counts, (14, 10, 4)) == 30  # 14 = 9 + 5 is not it
+    assert om.construction_step(steps[:3], counts[:3], (14, 10, 4)) is None
+    assert om.construction_step(steps, counts, (20, 12, 8)) == 0
+
+
+def hand_made():
+    """Two members (seed0; gpu seed 1, held out), arms adamw and adam_l2, records at 0, 5, 10."""
+    arms = (("adamw", "adamw", 1e-3, 0.07), ("adam_l2", "adam_l2", 1e-3, 3e-5))
+    config = dataclasses.replace(
+        ex.optimiser_members_config("smoke"),
+        members=(CPU0, GPU1),
+        held_out=(GPU1,),
+        arms=arms,
+        steps=10,
+        counts_every=5,
+    )
+    counts = torch.tensor(
+        [
+            [[[27, 11, 16, 11]] * 3, [[27, 11, 16, 11], [14, 10, 4, 11], [14, 10, 4, 11]]],
+            [[[37, 12, 25, 12]] * 3, [[37, 12, 25, 12], [20, 10, 10, 12], [13, 9, 4, 12]]],
+        ]
+    )
+    held_out = torch.tensor(
+        [
+            [[1e-8, 2e-8, 1e-8], [1e-8, 4e-7, 2e-6]],
+            [[3e-8, 3e-8, 3e-8], [3e-8, 6e-7, 9e-6]],
+        ],
+        dtype=torch.float64,
+    )
+    tensors = {"steps": torch.tensor([0, 5, 10]), "counts": counts, "held_out": held_out}
+    return SimpleNamespace(config=config, tensors=tensors, metrics={})
+
+
+def test_member_rows_on_a_hand_made_result():
+    first, second = om.member_rows(hand_made())
+    assert (first.label, first.held_out, second.label, second.held_out) == (
+        "seed0",
+        False,
+        "gpu seed 1",
+        True,
+    )
+    assert first.start == (27, 11, 16, 11) and first.end["adam_l2"] == (14, 10, 4, 11)
+    assert first.start_loss == pytest.approx(1e-8) and second.start_loss == pytest.approx(3e-8)
+    assert first.reach_step == 5
+    assert first.cost_at_reach == pytest.approx(4e-7 / 2e-8)
+    assert first.cost_end == pytest.approx(2e-6 / 1e-8)
+    assert first.cost_late == pytest.approx(2e-6 / 1e-8)  # step 10 only: above 10 / 2
+    assert second.reach_step is None and second.cost_at_reach is None  # 13 = 9 + 4 is not it
+    assert second.cost_end == pytest.approx(9e-6 / 3e-8)
+    assert second.held_out_loss == {"adamw": pytest.approx(3e-8), "adam_l2": pytest.approx(9e-6)}
+
+
+def test_members_table_and_scores_on_a_hand_made_result():
+    result = hand_made()
+    table = om.members_table(result).splitlines()
+    assert "lr x wd x steps = 0.0007" in table[1]  # adamw: 1e-3 x 0.07 x 10
+    assert "lr x wd x steps = 3e-07" in table[2]
+    (seed0,) = [line for line in table if line.startswith("seed0 ")]
+    assert seed0.split()[1] == "no" and "14 = 10 + 4, 11" in seed0 and " 5 " in seed0
+    (gpu,) = [line for line in table if line.startswith("gpu seed 1")]
+    assert "yes" in gpu and "13 = 9 + 4, 12" in gpu and " - " in gpu
+    scores = om.members_scores(result)
+    assert scores == {
+        "optim.adam_l2_reaches_construction": 1,
+        "optim.adam_l2_held_out_reaches": 0,
+        "optim.adamw_keeps_surplus": 2,
+        "optim.adam_l2_loss_cost": pytest.approx((200 + 300) / 2),
+    }
+    fig = om.plot_members_counts(result)
+    assert len(fig.axes) == 4 * 2 and len(fig.axes[0].lines) == 2 + 1
+    plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"members": ()}, "at least one"),
+        ({"members": (CPU0, CPU0)}, "repeat a pair"),
+        ({"members": (("teacher-identification-paper-gpu", -1),)}, "member index >= 0"),
+        ({"members": (CPU0,), "held_out": (GPU1,)}, "not members"),
+        ({"arms": ()}, "at least one"),
+        ({"arms": (("a", "adamw", 1e-3, 0.1), ("a", "adam_l2", 1e-3, 0.0))}, "labels repeat"),
+        ({"arms": (("a", "lion", 1e-3, 0.1),)}, "unknown optimiser 'lion'"),
+        ({"arms": (("a", "adamw", -1e-3, 0.1),)}, "lr must be a number >= 0"),
+        ({"arms": (("a", "adamw", 1e-3),)}, r"\(label, optimiser, lr, wd\)"),
+        ({"steps": 0}, "steps must be a positive integer"),
+    ],
+)
+def test_the_config_refuses_bad_input(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(ex.optimiser_members_config("smoke"), **overrides)
+
+
+def test_the_paper_arms_are_fixed_as_stated():
+    config = ex.experiment_config("optimiser-comparison-members", "paper")
+    assert config.members == MEMBERS and config.held_out == HELD_OUT
+    assert all(run == "teacher-identification-paper-gpu" for run, _ in config.held_out)
+    assert config.arm("adamw") == ("adamw", 1e-3, 0.07)
+    assert config.arm("adam_l2") == ("adam_l2", 1e-3, 3e-5)
+    strong = config.decay_budget("adamw_strong")
+    assert strong >= 5 and strong >= config.decay_budget("adam_l2")
+    assert (config.steps, config.T, config.batch_size, config.counts_every) == (40_000, 8, 64, 1000)
+
+
+def test_smoke_runs_through_the_cache(cache):
+    config = ex.optimiser_members_config("smoke")
+    first = ex.run(config, progress=False)
+    again = ex.run(config, progress=False)
+    assert not first.cached and again.cached and ex.config_from_dict(again.meta["config"]) == config
+    t = again.tensors
+    P, A, K = len(config.members), len(config.arms), config.steps // config.counts_every + 1
+    assert t["steps"].tolist() == list(range(0, config.steps + 1, config.counts_every))
+    assert t["counts"].shape == (P, A, K, 4) and t["held_out"].shape == (P, A, K)
+    # every arm of a member starts from the same network and is measured on the same batch
+    assert torch.equal(t["counts"][:, :1, 0].expand(P, A, 4), t["counts"][:, :, 0])
+    assert torch.equal(t["held_out"][:, :1, 0].expand(P, A), t["held_out"][:, :, 0])
+    assert bool(torch.isnan(t["train_loss"][:, :, 0]).all())
+    assert again.metrics["removed_max_abs"] == [0.0] * P
+    rows = om.member_rows(again)
+    assert [r.held_out for r in rows] == [False, True]
+
+
+def test_a_learning_rate_of_zero_keeps_the_held_out_loss():
+    arms = (("still", "adam_l2", 0.0, 3e-5),)
+    config = dataclasses.replace(
+        ex.optimiser_members_config("smoke"), members=(CPU0,), held_out=(), arms=arms
+    )
+    tensors, _ = config.compute(progress=False)
+    assert len(set(tensors["held_out"][0, 0].tolist())) == 1
+    assert len(set(map(tuple, tensors["counts"][0, 0].tolist()))) == 1
+
+
+@pytest.mark.skipif(
+    "optimiser-comparison-members-paper" not in ex.recorded_names(), reason="not recorded"
+)
+def test_the_recorded_run_is_the_paper_profile():
+    run = ex.recorded("optimiser-comparison-members-paper")
+    assert run.config == ex.optimiser_members_config("paper")
+    assert len(om.member_rows(run)) == 5 and "command" in run.provenance
