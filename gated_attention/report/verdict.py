@@ -171,6 +171,8 @@ def _want(r: Record) -> str:
         return f"want ≤ {_fmt(tol)}"
     if r.criterion == "range":
         lo, hi = tol
+        if lo == hi:
+            return f"want {_fmt(lo)}"
         return f"want ≥ {_fmt(lo)}" if hi >= 1000 else f"want {_fmt(lo)} to {_fmt(hi)}"
     if r.criterion == "rel":
         return f"want within {_fmt(100 * tol)}% of {_fmt(r.paper)}"
