@@ -112,3 +112,12 @@ def test_cells_with_magics_are_skipped_with_a_note(tmp_path):
     problems = chapter_lint.check(path)
     assert len(problems) == 1 and problems[0].startswith("note:")
     assert chapter_lint.main([str(path)]) == 0
+
+
+def test_a_final_semicolon_is_kept_even_before_a_comment():
+    long = "verdict.glue_block(profile);  # " + "a comment " * 6
+    formatted = chapter_lint.ruff_format(long)
+    assert formatted.splitlines()[-1].startswith(");  # a comment")
+    assert chapter_lint.ruff_format("x = f(a,\n  b);") == "x = f(a, b);"
+    # only the last statement's semicolon hides a value; ruff drops the others
+    assert chapter_lint.ruff_format("show(rows);\nx = 1") == "show(rows)\nx = 1"

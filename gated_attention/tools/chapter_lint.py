@@ -22,9 +22,11 @@ as strings and comments, are still reported). The exit status is 1 when anything
 from __future__ import annotations
 
 import argparse
+import io
 import re
 import subprocess
 import sys
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,12 +90,39 @@ def has_magic(cell: Cell) -> bool:
     return any(MAGIC.match(line) for line in cell.lines)
 
 
+def last_code_token(code: str) -> tokenize.TokenInfo | None:
+    """The last token of ``code`` that is neither a comment nor layout."""
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    last = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code + "\n").readline):
+            if token.type not in skip and token.type != tokenize.ENDMARKER:
+                last = token
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return last
+
+
+def splice(code: str, row: int, col: int, old: str, new: str) -> str:
+    """``code`` with ``old`` at (row, col) (tokenize's positions) replaced by ``new``."""
+    lines = code.split("\n")
+    line = lines[row - 1]
+    assert line[col : col + len(old)] == old
+    lines[row - 1] = line[:col] + new + line[col + len(old) :]
+    return "\n".join(lines)
+
+
 def ruff_format(code: str, width: int = WIDTH) -> str:
-    """``code`` as ``ruff format --line-length width`` writes it (no final newline)."""
+    """``code`` as ``ruff format --line-length width`` writes it (no final newline).
+
+    A ``;`` ending the cell's last statement (a comment may follow it) hides the cell's value:
+    it is taken off before ruff sees the code and put back after the last statement.
+    """
     body = code.rstrip()
-    semicolon = body.endswith(";") and not body.splitlines()[-1].lstrip().startswith("#")
+    last = last_code_token(body)
+    semicolon = last is not None and last.type == tokenize.OP and last.string == ";"
     if semicolon:
-        body = body[:-1]
+        body = splice(body, *last.start, ";", "")
     ruff = Path(sys.executable).with_name("ruff")
     command = [str(ruff) if ruff.exists() else "ruff", "format", "--line-length", str(width)]
     result = subprocess.run(
@@ -106,7 +135,11 @@ def ruff_format(code: str, width: int = WIDTH) -> str:
     if result.returncode != 0:
         raise ValueError(result.stderr.strip() or "ruff format failed")
     formatted = result.stdout.rstrip("\n")
-    return formatted + ";" if semicolon else formatted
+    if semicolon:
+        end = last_code_token(formatted)
+        if end is not None:
+            formatted = splice(formatted, *end.end, "", ";")
+    return formatted
 
 
 def check(path: Path, fix: bool = False, width: int = WIDTH) -> list[str]:
