@@ -9,6 +9,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     how_many_neurons         its configs for Sec. 4.2 (Fig. 3A/B)
     in_context_regression    Sec. 5.2 (Table 2, Fig. 3C)
     architectures            Sec. 4.3 and 5.3 (Fig. 4A/B): every family at matched sizes
+    families_in_context      ours: does each family of Fig. 4B learn in-context regression?
     associative_recall       App. D.3 (Fig. 7): input-output and side gating on associative recall
     optimiser_comparison     ours: a recorded Sec. 4.1 network continued with three optimisers
     registry                 every experiment by name
@@ -17,6 +18,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
 from .architectures import ArchitectureConfig, architectures_config, architectures_sweep_config
 from .associative_recall import RecallConfig, associative_recall_config
 from .cache import RunResult, code_hash, config_hash, entry_path, run
+from .families_in_context import SetupCheckConfig, setup_check_config
 from .how_many_neurons import PANELS, TRANSITION_LOSS, how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
@@ -46,6 +48,7 @@ __all__ = [
     "RecallConfig",
     "RegressionConfig",
     "RunResult",
+    "SetupCheckConfig",
     "TeacherStudentConfig",
     "check_profile",
     "code_hash",
@@ -64,4 +67,5 @@ __all__ = [
     "teacher_identification_config",
     "SENSITIVITY",
     "sensitivity_config",
+    "setup_check_config",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 from .architectures import ArchitectureConfig, architectures_sweep_config
 from .associative_recall import RecallConfig, associative_recall_config
 from .cache import rebuild_config
+from .families_in_context import SetupCheckConfig, setup_check_config
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
@@ -31,6 +32,7 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     "architectures-regression-lr": lambda profile: architectures_sweep_config(
         profile, "regression"
     ),
+    "fig4b-setup": setup_check_config,
     "associative-recall": associative_recall_config,
     "optimiser-comparison": optimiser_comparison_config,
     # the counts' sensitivity to the optimiser: one experiment per SENSITIVITY setting
@@ -49,6 +51,7 @@ def config_types() -> dict[str, type]:
             TeacherStudentConfig,
             RegressionConfig,
             ArchitectureConfig,
+            SetupCheckConfig,
             RecallConfig,
             OptimiserComparisonConfig,
         )
