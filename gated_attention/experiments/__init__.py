@@ -10,6 +10,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     in_context_regression    Sec. 5.2 (Table 2, Fig. 3C)
     architectures            Sec. 4.3 and 5.3 (Fig. 4A/B): every family at matched sizes
     families_in_context      ours: does each family of Fig. 4B learn in-context regression?
+    setup_pilots             ours: short-budget pilots of why a family does not
     associative_recall       App. D.3 (Fig. 7): input-output and side gating on associative recall
     optimiser_comparison     ours: a recorded Sec. 4.1 network continued with three optimisers
     registry                 every experiment by name
@@ -25,6 +26,7 @@ from .optimiser_comparison import OptimiserComparisonConfig, optimiser_compariso
 from .profiles import PROFILES, check_profile, derive_seed
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
 from .registry import EXPERIMENTS, config_from_dict, experiment_config
+from .setup_pilots import PilotConfig, pilot_configs
 from .teacher_identification import (
     SENSITIVITY,
     TEACHER_STD,
@@ -40,6 +42,7 @@ __all__ = [
     "associative_recall_config",
     "EXPERIMENTS",
     "PANELS",
+    "PilotConfig",
     "PROFILES",
     "RECORDED_ROOT",
     "TEACHER_STD",
@@ -59,6 +62,7 @@ __all__ = [
     "experiment_config",
     "how_many_neurons_config",
     "optimiser_comparison_config",
+    "pilot_configs",
     "recorded",
     "recorded_names",
     "regression_config",

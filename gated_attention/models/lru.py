@@ -67,6 +67,7 @@ __all__ = [
     "mlp_hidden_size",
     "closed_form_count",
     "forward",
+    "forward_prenorm",
     "reference",
     "init_lru",
     "init_lru_in_out",
@@ -202,6 +203,23 @@ def forward(x: torch.Tensor, P: Params) -> torch.Tensor:
         v = _gate(u, P, l, "in")  # (E, B, T, H)
         u = u + _gate(lru_layer(v, P, l), P, l, "out")
     return linear(u, P["W_out"], P["b_out"])  # (E, B, T, d_out)
+
+
+def _normalise(u: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """u over its last axis to zero mean and unit variance, no affine map: (..., H) -> (..., H)."""
+    mean = u.mean(-1, keepdim=True)
+    return (u - mean) / (u.var(-1, keepdim=True, unbiased=False) + eps).sqrt()
+
+
+def forward_prenorm(x: torch.Tensor, P: Params) -> torch.Tensor:
+    """``forward`` with u normalised (``_normalise``) before each block and before the readout,
+    as the LRU paper's blocks normalise their input (ours, a pilot of the Fig. 4B setup check;
+    the families of Fig. 4 use ``forward``): x (E, B, T, d_in) -> y (E, B, T, d_out)."""
+    u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
+    for l in _layers(P):
+        v = _gate(_normalise(u), P, l, "in")
+        u = u + _gate(lru_layer(v, P, l), P, l, "out")
+    return linear(_normalise(u), P["W_out"], P["b_out"])
 
 
 def reference(x: torch.Tensor, P: Params) -> torch.Tensor:

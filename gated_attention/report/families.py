@@ -13,6 +13,7 @@ __all__ = [
     "chosen_rates",
     "fall_table",
     "plot_loss_vs_params",
+    "pilot_table",
     "setup_table",
     "sweep_table",
     "summary_table",
@@ -123,5 +124,24 @@ def setup_table(config, tensors, gd_loss: float, gd_ood_loss: float) -> str:
             f"| {family(r.family).label} | {r.width} | {r.count} | {r.lr:g}{edge} "
             f"| **{r.in_dist_mean:.3g}** ({seeds_in}) | **{r.ood_mean:.3g}** ({seeds_ood}) "
             f"| {100 * r.fall:.1f}% |"
+        )
+    return "\n".join(lines)
+
+
+def pilot_table(runs, gd_loss: float) -> str:
+    """A Markdown table of short-budget pilots (``experiments.setup_pilots``): per run (a pair
+    (PilotConfig, tensors)) its family, its change, its held-out loss over one optimal GD
+    step's exact loss ``gd_loss``, and its training loss over ``gd_loss`` window by window."""
+    if not gd_loss > 0:
+        raise ValueError(f"the GD loss must be positive, got {gd_loss!r}")
+    lines = [
+        "| family | change | held-out loss / GD | training loss / GD, window by window |",
+        "|---|---|---|---|",
+    ]
+    for config, tensors in runs:
+        loss = float(tensors["eval_loss"].nan_to_num(nan=float("inf"))[0]) / gd_loss
+        curve = ", ".join(f"{float(v) / gd_loss:.3g}" for v in tensors["train_curve"])
+        lines.append(
+            f"| {family(config.family).label} | {config.change} | **{loss:.3g}** | {curve} |"
         )
     return "\n".join(lines)
