@@ -58,7 +58,9 @@ def test_setup_rows_divide_by_the_gd_losses_and_read_the_late_fall():
     assert gru.in_dist == pytest.approx((1.0, 1.0)) and gru.ood_mean == pytest.approx(1.0)
     assert lstm.in_dist_mean == pytest.approx(2.0) and lstm.ood == pytest.approx((2.0, 2.0))
     assert lstm.fall == pytest.approx(0.1) and gru.fall == pytest.approx(0.0)
-    assert lstm.at_grid_edge and not gru.at_grid_edge  # 3e-2 tops the smoke grid
+    assert lstm.at_grid_edge and gru.at_grid_edge  # the smoke grid is (1e-2, 3e-2)
+    grid = dataclasses.replace(config, lr_grid=(3e-3, 1e-2, 3e-2))
+    assert [r.at_grid_edge for r in setup_rows(grid, tensors, GD, GD_OOD)] == [False, True, False]
     assert lru.in_dist[0] == pytest.approx(37 / 7) and lru.in_dist_mean == float("inf")
     with pytest.raises(ValueError, match="GD losses must be positive"):
         setup_rows(config, tensors, 0.0, GD_OOD)
@@ -70,9 +72,9 @@ def test_setup_table_prints_one_line_per_family_with_its_ratios():
     config, tensors = planted()
     lines = setup_table(config, tensors, GD, GD_OOD).splitlines()
     assert len(lines) == 2 + 3
-    assert lines[2].startswith("| GRU | 25 | 4153 | 0.01 |")
+    assert lines[2].startswith("| GRU | 25 | 4153 | 0.01 (edge of the grid) |")
     assert "**1** (1, 1)" in lines[2] and "0.0%" in lines[2]
-    assert "0.03 (top of the grid)" in lines[3] and "**2** (1, 3)" in lines[3]
+    assert "0.03 (edge of the grid)" in lines[3] and "**2** (1, 3)" in lines[3]
     assert "10.0%" in lines[3]
     assert "**inf** (5.29, inf)" in lines[4]  # a diverged seed is not hidden
 
@@ -101,3 +103,35 @@ def test_the_check_is_registered_and_rebuilds_from_its_stored_fields():
     fields = {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
     again = config_from_dict({"type": "SetupCheckConfig", "fields": fields})
     assert again == config and isinstance(again.train, TrainConfig)
+
+
+class _CapturedError(Exception):
+    pass
+
+
+def test_init_scales_reach_the_linear_maps_of_the_named_lru_family(monkeypatch):
+    from gated_attention.experiments import architectures as arch
+
+    seen = []
+
+    def capture(tasks, params, config, **kw):
+        seen.append(params)
+        raise _CapturedError
+
+    monkeypatch.setattr(arch, "train", capture)
+    config = fic.setup_check_lru_init_config("smoke")
+    assert config.families == ("lru", "lru_inout", "lru_inout_mlp")
+    for scales in ((), config.init_scales):
+        sweep = dataclasses.replace(config, init_scales=scales).sweep()
+        with pytest.raises(_CapturedError):
+            sweep.compute(progress=False)
+    plain, scaled = seen
+    for k, v in plain.items():
+        linear = k in ("W_emb", "W_out", "l1_W_1", "l1_W_2", "l2_W_1", "l2_W_2")
+        factor = 3**0.5 if linear else 1.0  # B, C, Dskip, the recurrence and biases as drawn
+        torch.testing.assert_close(scaled[k], factor * v)
+    with pytest.raises(ValueError, match="init_scales must name LRU families"):
+        fic.SetupCheckConfig(init_scales=(("gru", 2.0),))
+    with pytest.raises(ValueError, match="init_scales must name LRU families"):
+        fic.SetupCheckConfig(families=("gru",), init_scales=(("lru", 2.0),))
+    assert experiment_config("fig4b-setup-lru-init", "quick").init_scales == config.init_scales

@@ -84,8 +84,9 @@ def late_fall(config, tensors: dict, fam: str, fraction: float = 0.2) -> float:
 @dataclasses.dataclass(frozen=True)
 class SetupRow:
     """One family of the Fig. 4B setup check (``experiments.families_in_context``): its size,
-    rate, per-seed held-out losses over one optimal GD step's exact loss, in distribution
-    (``in_dist``, E,) and out of it (``ood``, E,), and the late fall of its training loss."""
+    rate (``at_grid_edge``: the lowest or highest of the grid), per-seed held-out losses over
+    one optimal GD step's exact loss, in distribution (``in_dist``, E,) and out of it
+    (``ood``, E,), and the late fall of its training loss."""
 
     family: str
     width: int
@@ -122,7 +123,7 @@ def setup_rows(config, tensors: dict, gd_loss: float, gd_ood_loss: float) -> lis
     rates = tensors["lrs"].tolist()
     lrs = tuple((f, float(lr)) for f, lr in zip(config.families, rates, strict=True))
     main = config.main(lrs)
-    top = max(config.lr_grid)
+    edges = (min(config.lr_grid), max(config.lr_grid))
     rows = []
     for k, (fam, lr) in enumerate(lrs):
         loss = tensors["eval_loss"][k].nan_to_num(nan=float("inf"))
@@ -133,7 +134,7 @@ def setup_rows(config, tensors: dict, gd_loss: float, gd_ood_loss: float) -> lis
                 width=int(tensors["widths"][k]),
                 count=int(tensors["counts"][k]),
                 lr=lr,
-                at_grid_edge=lr == top,
+                at_grid_edge=lr in edges,
                 in_dist=tuple(float(v) / gd_loss for v in loss),
                 ood=tuple(float(v) / gd_ood_loss for v in ood),
                 fall=late_fall(main, tensors, fam),

@@ -32,7 +32,7 @@ import torch
 
 from ..atomic import atomic_write
 from ..engine import TrainConfig
-from .architectures import FIG4_FAMILIES, LR_GRID, ArchitectureConfig, best_lrs
+from .architectures import FIG4_FAMILIES, LR_GRID, LRU_FAMILIES, ArchitectureConfig, best_lrs
 from .in_context_regression import QUICK_TRAIN
 from .profiles import check_profile
 
@@ -42,6 +42,7 @@ __all__ = [
     "SETUP_TRAIN",
     "SetupCheckConfig",
     "setup_check_config",
+    "setup_check_lru_init_config",
 ]
 
 #: the gated RNN's in-context budget (Sec. 5.2 chapter, quick profile); the rate is per family
@@ -69,6 +70,7 @@ class SetupCheckConfig:
     seeds: tuple[int, ...] = (0, 1)
     lr_seed: int = 100
     lr_grid: tuple[float, ...] = SETUP_LR_GRID
+    init_scales: tuple[tuple[str, float], ...] = ()
     eval_batch: int = 20_000
     train: TrainConfig = field(default_factory=lambda: SETUP_TRAIN)
 
@@ -97,6 +99,7 @@ class SetupCheckConfig:
             targets=(self.target,),
             seeds=(self.lr_seed,),
             lr_grid=self.lr_grid,
+            init_scales=self.init_scales,
             eval_batch=self.eval_batch,
             train=self.train,
         )
@@ -110,6 +113,7 @@ class SetupCheckConfig:
             targets=(self.target,),
             seeds=self.seeds,
             lrs=lrs,
+            init_scales=self.init_scales,
             eval_batch=self.eval_batch,
             train=self.train,
         )
@@ -172,3 +176,15 @@ def setup_check_config(profile: str) -> SetupCheckConfig:
         tc = TrainConfig(steps=4, batch_size=16, warmup_steps=1, log_every=2, chunk_steps=2)
         return SetupCheckConfig(target=300, lr_grid=(1e-2, 3e-2), eval_batch=64, train=tc)
     return SetupCheckConfig()
+
+
+def setup_check_lru_init_config(profile: str) -> SetupCheckConfig:
+    """The check of the LRU families only, their nn.Linear-drawn matrices times sqrt 3 at init
+    (variance 1 / fan_in, ``models.lru.scale_linear``): the change the pilots
+    (``setup_pilots``) find the largest; everything else as ``setup_check_config(profile)``
+    (quick: 12 trainings of 5,000 steps, a recorded run, ``fig4b-setup-lru-init-quick``)."""
+    scales = tuple((f, math.sqrt(3.0)) for f in LRU_FAMILIES)
+    base = setup_check_config(profile)
+    return dataclasses.replace(
+        base, name=f"{base.name}-lru-init", families=LRU_FAMILIES, init_scales=scales
+    )

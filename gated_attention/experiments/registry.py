@@ -13,7 +13,11 @@ from typing import Any
 from .architectures import ArchitectureConfig, architectures_sweep_config
 from .associative_recall import RecallConfig, associative_recall_config
 from .cache import rebuild_config
-from .families_in_context import SetupCheckConfig, setup_check_config
+from .families_in_context import (
+    SetupCheckConfig,
+    setup_check_config,
+    setup_check_lru_init_config,
+)
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
@@ -33,6 +37,7 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
         profile, "regression"
     ),
     "fig4b-setup": setup_check_config,
+    "fig4b-setup-lru-init": setup_check_lru_init_config,
     "associative-recall": associative_recall_config,
     "optimiser-comparison": optimiser_comparison_config,
     # the counts' sensitivity to the optimiser: one experiment per SENSITIVITY setting

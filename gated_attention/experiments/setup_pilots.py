@@ -42,7 +42,6 @@ PILOT_TRAIN = TrainConfig(
 )
 
 _LRU = ("lru", "lru_inout", "lru_inout_mlp")
-_LINEAR = ("W_emb", "W_out", "W_1", "W_2", "W_3", "W_4", "_W1", "_W2")
 
 
 @dataclass(frozen=True)
@@ -64,8 +63,8 @@ class PilotConfig:
         family(self.family)  # an unknown family is an error that lists the known ones
         for name in ("init_scale", "skip_scale", "readout_scale"):
             val = getattr(self, name)
-            if not (math.isfinite(val) and val >= 0):
-                raise ValueError(f"{name} must be a finite scale >= 0, got {val!r}")
+            if not (math.isfinite(val) and val > 0) and not (name == "skip_scale" and val == 0):
+                raise ValueError(f"{name} must be a finite scale > 0, got {val!r}")
         lru_only = self.init_scale != 1.0 or self.skip_scale != 1.0 or self.prenorm
         if lru_only and self.family not in _LRU:
             raise ValueError(
@@ -91,11 +90,9 @@ class PilotConfig:
         P = fam.init(task.d, task.d_out, width, 1, g, torch.float64)
         readout = "D" if self.family in ("gated", "dense") else "W_out"
         readout = readout if readout in P else "W_o"  # LSTM, GRU
-        for k in P:
-            if self.family in _LRU and k.endswith(_LINEAR):
-                P[k] = P[k] * self.init_scale
-            if self.family in _LRU and k.endswith("_D"):
-                P[k] = P[k] * self.skip_scale
+        if self.family in _LRU:
+            P = lru.scale_linear(P, self.init_scale) if self.init_scale != 1.0 else P
+            P = {k: v * self.skip_scale if k.endswith("_D") else v for k, v in P.items()}
         P[readout] = P[readout] * self.readout_scale
         return P
 

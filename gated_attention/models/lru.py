@@ -68,6 +68,8 @@ __all__ = [
     "closed_form_count",
     "forward",
     "forward_prenorm",
+    "LINEAR_ENDINGS",
+    "scale_linear",
     "reference",
     "init_lru",
     "init_lru_in_out",
@@ -203,6 +205,19 @@ def forward(x: torch.Tensor, P: Params) -> torch.Tensor:
         v = _gate(u, P, l, "in")  # (E, B, T, H)
         u = u + _gate(lru_layer(v, P, l), P, l, "out")
     return linear(u, P["W_out"], P["b_out"])  # (E, B, T, d_out)
+
+
+#: the endings of the names of every matrix drawn by nn.Linear's rule: embedding, readout,
+#: GLU value and gate matrices, MLP matrices (not B, C, Dskip or the recurrence)
+LINEAR_ENDINGS = ("W_emb", "W_out", "_W_1", "_W_2", "_W_3", "_W_4", "_W1", "_W2")
+
+
+def scale_linear(P: Params, factor: float) -> Params:
+    """A copy of P with every nn.Linear-drawn matrix (``LINEAR_ENDINGS``) times ``factor``:
+    sqrt 3 turns their U(-1/sqrt(fan_in), 1/sqrt(fan_in)) draw into variance 1 / fan_in."""
+    if not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f"the scale of the linear maps must be positive, got {factor!r}")
+    return {k: v * factor if k.endswith(LINEAR_ENDINGS) else v for k, v in P.items()}
 
 
 def _normalise(u: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:

@@ -117,7 +117,7 @@ def setup_table(config, tensors, gd_loss: float, gd_ood_loss: float) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for r in setup_rows(config, tensors, gd_loss, gd_ood_loss):
-        edge = " (top of the grid)" if r.at_grid_edge else ""
+        edge = " (edge of the grid)" if r.at_grid_edge else ""
         seeds_in = ", ".join(f"{v:.3g}" for v in r.in_dist)
         seeds_ood = ", ".join(f"{v:.3g}" for v in r.ood)
         lines.append(
