@@ -48,10 +48,10 @@ def test_prenorm_is_the_plain_forward_plus_a_normalisation(monkeypatch):
 @pytest.mark.slow
 def test_smoke_pilots_train_end_to_end():
     configs = sp.pilot_configs("smoke")
-    assert [c.family for c in configs[:3]] == ["gated", "gated", "lru"]
-    assert configs[-1].prenorm and configs[-1].init_scale > 1
-    assert configs[-1].train.steps > configs[-2].train.steps  # the pair on a longer budget
-    for config in (configs[0], configs[-1]):
+    assert [c.family for c in configs[:4]] == ["gated", "gated", "gated", "lru"]
+    assert configs[-4].prenorm and configs[-4].init_scale > 1
+    assert configs[-1].init_scale == 3.0 and configs[-1].train.steps > configs[-4].train.steps
+    for config in (configs[0], configs[-4], configs[-1]):
         tensors, _ = config.compute(progress=False)
         assert tensors["eval_loss"].shape == (1,) and torch.isfinite(tensors["eval_loss"]).all()
         assert tensors["train_curve"].shape == (config.train.steps // config.train.log_every,)
