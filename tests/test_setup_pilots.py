@@ -66,8 +66,12 @@ def test_pilot_table_reads_planted_runs():
             {"eval_loss": torch.tensor([float("nan")]), "train_curve": torch.tensor([GD])},
         ),
     ]
+    long = dataclasses.replace(base, train=dataclasses.replace(base.train, steps=5000))
+    curve = torch.arange(1.0, 26.0) * GD  # 25 windows: five are shown, the last one last
+    runs.append((long, {"eval_loss": torch.tensor([GD]), "train_curve": curve}))
     lines = pilot_table(runs, GD).splitlines()
-    assert lines[2] == "| LRU (2 layers) | lr 0.01, warm-up 200 | **2** | 5, 1 |"
+    assert lines[2] == "| LRU (2 layers) | lr 0.01, warm-up 200 | 1,000 | **2** | 5, 1 |"
+    assert lines[4].endswith("| 5,000 | **1** | 6, 11, 15, 20, 25 |")
     assert "init_scale 1.73, prenorm" in lines[3] and "**inf**" in lines[3]
     with pytest.raises(ValueError, match="GD loss must be positive"):
         pilot_table(runs, 0.0)

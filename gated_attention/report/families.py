@@ -4,6 +4,7 @@ family, the learning-rate sweep, and a summary table at the largest parameter co
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import torch
 from matplotlib.ticker import NullFormatter
 
 from ..analysis.families import curves, late_fall, setup_rows
@@ -130,18 +131,23 @@ def setup_table(config, tensors, gd_loss: float, gd_ood_loss: float) -> str:
 
 def pilot_table(runs, gd_loss: float) -> str:
     """A Markdown table of short-budget pilots (``experiments.setup_pilots``): per run (a pair
-    (PilotConfig, tensors)) its family, its change, its held-out loss over one optimal GD
-    step's exact loss ``gd_loss``, and its training loss over ``gd_loss`` window by window."""
+    (PilotConfig, tensors)) its family, its change, its steps, its held-out loss over one
+    optimal GD step's exact loss ``gd_loss``, and its training loss over ``gd_loss`` in the
+    logged windows (at most five, evenly spaced, the last window last)."""
     if not gd_loss > 0:
         raise ValueError(f"the GD loss must be positive, got {gd_loss!r}")
     lines = [
-        "| family | change | held-out loss / GD | training loss / GD, window by window |",
-        "|---|---|---|---|",
+        "| family | change | steps | held-out loss / GD | training loss / GD, by window |",
+        "|---|---|---|---|---|",
     ]
     for config, tensors in runs:
         loss = float(tensors["eval_loss"].nan_to_num(nan=float("inf"))[0]) / gd_loss
-        curve = ", ".join(f"{float(v) / gd_loss:.3g}" for v in tensors["train_curve"])
+        curve = tensors["train_curve"]
+        if curve.numel() > 5:  # five windows at most: the end of each fifth of the budget
+            curve = curve[torch.linspace(0, curve.numel() - 1, 6).round().long()[1:]]
+        curve = ", ".join(f"{float(v) / gd_loss:.3g}" for v in curve)
         lines.append(
-            f"| {family(config.family).label} | {config.change} | **{loss:.3g}** | {curve} |"
+            f"| {family(config.family).label} | {config.change} | {config.train.steps:,} "
+            f"| **{loss:.3g}** | {curve} |"
         )
     return "\n".join(lines)
