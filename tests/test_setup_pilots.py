@@ -41,6 +41,17 @@ def test_prenorm_is_the_plain_forward_plus_a_normalisation(monkeypatch):
     ones = torch.ones(4, dtype=torch.float64)
     torch.testing.assert_close(u.var(-1, unbiased=False), ones, rtol=1e-4, atol=0)  # eps 1e-5
     assert not torch.allclose(lru.forward_prenorm(x, P), lru.forward(x, P))
+    # the LRU (no input GLU) feeds each recurrence the normalised u (eps: var within 0.1%)
+    seen, layer = [], lru.lru_layer
+    monkeypatch.setattr(lru, "lru_layer", lambda v, P, l: seen.append(v) or layer(v, P, l))
+    lru.forward_prenorm(x, sp.PilotConfig(family="lru").params())
+    assert len(seen) == 2
+    for v in seen:
+        torch.testing.assert_close(v.mean(-1), torch.zeros_like(v[..., 0]))
+        torch.testing.assert_close(
+            v.var(-1, unbiased=False), torch.ones_like(v[..., 0]), rtol=1e-3, atol=0
+        )
+    monkeypatch.setattr(lru, "lru_layer", layer)
     monkeypatch.setattr(lru, "_normalise", lambda u: u)
     torch.testing.assert_close(lru.forward_prenorm(x, P), lru.forward(x, P))
 
