@@ -36,7 +36,13 @@ from gated_attention.sweep.dispatch import _failure, _submit, _warn_without_gpu
 from gated_attention.sweep.worker import completions
 
 #: stored values that are wall times: they differ between any two runs
-TIMING = {"step_time", "train_wall_time_s", "wall_time_s", "wall_time_s_per_member"}
+TIMING = {
+    "step_time",
+    "sweep_step_time",
+    "train_wall_time_s",
+    "wall_time_s",
+    "wall_time_s_per_member",
+}
 #: the scheduler's HTTP endpoints on a free port, not 8787 (two clusters at once here)
 QUIET = {"dashboard_address": "127.0.0.1:0"}
 PACKAGE = Path(cache.__file__).resolve().parents[1]

@@ -14,7 +14,16 @@ import dataclasses
 
 import torch
 
-__all__ = ["Curve", "curves", "late_fall", "loss_at", "ratio", "worst_seed_at"]
+__all__ = [
+    "Curve",
+    "SetupRow",
+    "curves",
+    "late_fall",
+    "loss_at",
+    "ratio",
+    "setup_rows",
+    "worst_seed_at",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,3 +96,65 @@ def late_fall(config, tensors: dict, fam: str, fraction: float = 0.2) -> float:
     if curve.numel() < 2 * w:
         raise ValueError(f"a curve of {curve.numel()} windows is too short for fraction {fraction}")
     return float(1.0 - curve[-w:].mean() / curve[-2 * w : -w].mean())
+
+
+@dataclasses.dataclass(frozen=True)
+class SetupRow:
+    """One family of the Fig. 4B setup check (``experiments.families_in_context``): its size,
+    rate (``at_grid_edge``: the lowest or highest of the grid), per-seed held-out losses over
+    one optimal GD step's exact loss, in distribution (``in_dist``, E,) and out of it
+    (``ood``, E,), and the late fall of its training loss."""
+
+    family: str
+    width: int
+    count: int
+    lr: float
+    at_grid_edge: bool
+    in_dist: tuple[float, ...]
+    ood: tuple[float, ...]
+    fall: float
+
+    @property
+    def in_dist_mean(self) -> float:
+        """Seed-mean in-distribution loss over GD's (inf if a seed diverged)."""
+        return sum(self.in_dist) / len(self.in_dist)
+
+    @property
+    def ood_mean(self) -> float:
+        """Seed-mean OOD loss over GD's OOD loss (inf if a seed diverged)."""
+        return sum(self.ood) / len(self.ood)
+
+
+def setup_rows(config, tensors: dict, gd_loss: float, gd_ood_loss: float) -> list[SetupRow]:
+    """A ``SetupRow`` per family of a setup check (config: ``SetupCheckConfig``; tensors: its
+    results), each loss divided by the exact loss of one optimal GD step on its set: ``gd_loss``
+    (7/74 in distribution) and ``gd_ood_loss`` (14/74 with the W variance doubled)."""
+    if not (gd_loss > 0 and gd_ood_loss > 0):
+        raise ValueError(f"the GD losses must be positive, got {gd_loss!r}, {gd_ood_loss!r}")
+    F = len(config.families)
+    if tensors["eval_loss"].shape[0] != F or tensors["eval_loss"].shape[1] != len(config.seeds):
+        raise ValueError(
+            f"eval_loss has shape {tuple(tensors['eval_loss'].shape)}; this config needs "
+            f"(families, seeds) = ({F}, {len(config.seeds)})"
+        )
+    rates = tensors["lrs"].tolist()
+    lrs = tuple((f, float(lr)) for f, lr in zip(config.families, rates, strict=True))
+    main = config.main(lrs)
+    edges = (min(config.lr_grid), max(config.lr_grid))
+    rows = []
+    for k, (fam, lr) in enumerate(lrs):
+        loss = tensors["eval_loss"][k].nan_to_num(nan=float("inf"))
+        ood = tensors["ood_loss"][k].nan_to_num(nan=float("inf"))
+        rows.append(
+            SetupRow(
+                family=fam,
+                width=int(tensors["widths"][k]),
+                count=int(tensors["counts"][k]),
+                lr=lr,
+                at_grid_edge=lr in edges,
+                in_dist=tuple(float(v) / gd_loss for v in loss),
+                ood=tuple(float(v) / gd_ood_loss for v in ood),
+                fall=late_fall(main, tensors, fam),
+            )
+        )
+    return rows

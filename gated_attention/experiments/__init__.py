@@ -9,6 +9,8 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     how_many_neurons         its configs for Sec. 4.2 (Fig. 3A/B)
     in_context_regression    Sec. 5.2 (Table 2, Fig. 3C)
     architectures            Sec. 4.3 and 5.3 (Fig. 4A/B): every family at matched sizes
+    families_in_context      ours: does each family of Fig. 4B learn in-context regression?
+    setup_pilots             ours: short-budget pilots of why a family does not
     associative_recall       App. D.3 (Fig. 7): input-output and side gating on associative recall
     optimiser_comparison     ours: a recorded Sec. 4.1 network continued with three optimisers
     optimiser_members        ours: the same over every recorded paper-budget member
@@ -18,6 +20,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
 from .architectures import ArchitectureConfig, architectures_config, architectures_sweep_config
 from .associative_recall import RecallConfig, associative_recall_config
 from .cache import RunResult, code_hash, config_hash, entry_path, run
+from .families_in_context import SetupCheckConfig, setup_check_config
 from .how_many_neurons import PANELS, TRANSITION_LOSS, how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
@@ -25,6 +28,7 @@ from .optimiser_members import OptimiserMembersConfig, optimiser_members_config
 from .profiles import PROFILES, check_profile, derive_seed
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
 from .registry import EXPERIMENTS, config_from_dict, experiment_config
+from .setup_pilots import PilotConfig, pilot_configs
 from .teacher_identification import (
     SENSITIVITY,
     TEACHER_STD,
@@ -40,6 +44,7 @@ __all__ = [
     "associative_recall_config",
     "EXPERIMENTS",
     "PANELS",
+    "PilotConfig",
     "PROFILES",
     "RECORDED_ROOT",
     "TEACHER_STD",
@@ -49,6 +54,7 @@ __all__ = [
     "RecallConfig",
     "RegressionConfig",
     "RunResult",
+    "SetupCheckConfig",
     "TeacherStudentConfig",
     "check_profile",
     "code_hash",
@@ -60,6 +66,7 @@ __all__ = [
     "how_many_neurons_config",
     "optimiser_comparison_config",
     "optimiser_members_config",
+    "pilot_configs",
     "recorded",
     "recorded_names",
     "regression_config",
@@ -68,4 +75,5 @@ __all__ = [
     "teacher_identification_config",
     "SENSITIVITY",
     "sensitivity_config",
+    "setup_check_config",
 ]

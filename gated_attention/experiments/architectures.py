@@ -13,6 +13,8 @@ Glossary (code name -> paper symbol -> section):
     lr_grid       a learning-rate sweep: every family trains at every rate (the same search for
                   all); ``best_lrs`` picks each family's rate for the main run
     lrs           the rate of each family in a main run, ((family, lr), ...)
+    init_scales   ((family, factor), ...): LRU families whose nn.Linear-drawn matrices are scaled
+                  at init (``models.lru.scale_linear``); none in the runs of Fig. 4A/B
     eval_loss     (G, E) held-out loss; teacher: normalised by the teacher's output power;
                   regression: the query loss (OOD in ``ood_loss``)
     train_curves  (G, K, E) mean training loss of each of K windows of ``train.log_every`` steps
@@ -29,6 +31,7 @@ import torch
 from ..atomic import atomic_write
 from ..engine import TrainConfig, train
 from ..models.families import family, width_for
+from ..models.lru import scale_linear
 from ..models.shell import parameter_count
 from ..tasks.protocol import masked_mse
 from ..tasks.regression import InContextRegression
@@ -39,6 +42,7 @@ __all__ = [
     "ArchitectureConfig",
     "at_grid_edge",
     "FIG4_FAMILIES",
+    "LRU_FAMILIES",
     "LR_GRID",
     "architectures_config",
     "architectures_sweep_config",
@@ -48,6 +52,8 @@ __all__ = [
 
 #: the families of Fig. 4A/B, in the order the figures list them
 FIG4_FAMILIES = ("gated", "dense", "lstm", "gru", "lru", "lru_inout", "lru_inout_mlp")
+#: the LRU families (``init_scales`` may scale their linear maps)
+LRU_FAMILIES = ("lru", "lru_inout", "lru_inout_mlp")
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class ArchitectureConfig:
     seeds: tuple[int, ...] = (0, 1, 2)
     lr_grid: tuple[float, ...] = ()
     lrs: tuple[tuple[str, float], ...] = ()
+    init_scales: tuple[tuple[str, float], ...] = ()
     eval_batch: int = 2048
     train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=100_000))
 
@@ -82,6 +89,12 @@ class ArchitectureConfig:
         unknown = {f for f, _ in self.lrs} - set(self.families)
         if unknown:
             raise ValueError(f"lrs names families not in the run: {sorted(unknown)}")
+        scaled = {f for f, _ in self.init_scales}
+        if scaled - set(self.families) or scaled - set(LRU_FAMILIES):
+            raise ValueError(
+                f"init_scales must name LRU families of the run ({', '.join(LRU_FAMILIES)}), "
+                f"got {sorted(scaled)}"
+            )
 
     def data_task(self, seed: int):
         """The task of the members with this seed (teacher-student: its own teacher)."""
@@ -146,6 +159,9 @@ class ArchitectureConfig:
         width = width_for(fam, d_in, d_out, target)
         g = torch.Generator().manual_seed(derive_seed(k, f"init/{fam_name}/{target}"))
         params = fam.init(d_in, d_out, width, len(self.seeds), g, torch.float64)
+        scales = dict(self.init_scales)
+        if fam_name in scales:
+            params = scale_linear(params, scales[fam_name])
         res = train(
             tasks,
             params,

@@ -14,6 +14,11 @@ from .architectures import ArchitectureConfig, architectures_sweep_config
 from .associative_recall import RecallConfig, associative_recall_config
 from .cache import rebuild_config
 from .capped_memory import CAPS, LENGTHS, capped_memory_config
+from .families_in_context import (
+    SetupCheckConfig,
+    setup_check_config,
+    setup_check_lru_init_config,
+)
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
@@ -33,6 +38,8 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     "architectures-regression-lr": lambda profile: architectures_sweep_config(
         profile, "regression"
     ),
+    "fig4b-setup": setup_check_config,
+    "fig4b-setup-lru-init": setup_check_lru_init_config,
     "associative-recall": associative_recall_config,
     "optimiser-comparison": optimiser_comparison_config,
     "optimiser-comparison-members": optimiser_members_config,
@@ -60,6 +67,7 @@ def config_types() -> dict[str, type]:
             TeacherStudentConfig,
             RegressionConfig,
             ArchitectureConfig,
+            SetupCheckConfig,
             RecallConfig,
             OptimiserComparisonConfig,
             OptimiserMembersConfig,

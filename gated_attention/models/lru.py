@@ -67,6 +67,9 @@ __all__ = [
     "mlp_hidden_size",
     "closed_form_count",
     "forward",
+    "forward_prenorm",
+    "LINEAR_ENDINGS",
+    "scale_linear",
     "reference",
     "init_lru",
     "init_lru_in_out",
@@ -202,6 +205,36 @@ def forward(x: torch.Tensor, P: Params) -> torch.Tensor:
         v = _gate(u, P, l, "in")  # (E, B, T, H)
         u = u + _gate(lru_layer(v, P, l), P, l, "out")
     return linear(u, P["W_out"], P["b_out"])  # (E, B, T, d_out)
+
+
+#: the endings of the names of every matrix drawn by nn.Linear's rule: embedding, readout,
+#: GLU value and gate matrices, MLP matrices (not B, C, Dskip or the recurrence)
+LINEAR_ENDINGS = ("W_emb", "W_out", "_W_1", "_W_2", "_W_3", "_W_4", "_W1", "_W2")
+
+
+def scale_linear(P: Params, factor: float) -> Params:
+    """A copy of P with every nn.Linear-drawn matrix (``LINEAR_ENDINGS``) times ``factor``:
+    sqrt 3 turns their U(-1/sqrt(fan_in), 1/sqrt(fan_in)) draw into variance 1 / fan_in."""
+    if not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f"the scale of the linear maps must be positive, got {factor!r}")
+    return {k: v * factor if k.endswith(LINEAR_ENDINGS) else v for k, v in P.items()}
+
+
+def _normalise(u: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """u over its last axis to zero mean and unit variance, no affine map: (..., H) -> (..., H)."""
+    mean = u.mean(-1, keepdim=True)
+    return (u - mean) / (u.var(-1, keepdim=True, unbiased=False) + eps).sqrt()
+
+
+def forward_prenorm(x: torch.Tensor, P: Params) -> torch.Tensor:
+    """``forward`` with u normalised (``_normalise``) before each block and before the readout,
+    as the LRU paper's blocks normalise their input (ours, a pilot of the Fig. 4B setup check;
+    the families of Fig. 4 use ``forward``): x (E, B, T, d_in) -> y (E, B, T, d_out)."""
+    u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
+    for l in _layers(P):
+        v = _gate(_normalise(u), P, l, "in")
+        u = u + _gate(lru_layer(v, P, l), P, l, "out")
+    return linear(_normalise(u), P["W_out"], P["b_out"])
 
 
 def reference(x: torch.Tensor, P: Params) -> torch.Tensor:

@@ -4,12 +4,21 @@ family, the learning-rate sweep, and a summary table at the largest parameter co
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import torch
 from matplotlib.ticker import NullFormatter
 
-from ..analysis.families import curves, late_fall
+from ..analysis.families import curves, late_fall, setup_rows
 from ..models.families import family
 
-__all__ = ["chosen_rates", "fall_table", "plot_loss_vs_params", "sweep_table", "summary_table"]
+__all__ = [
+    "chosen_rates",
+    "fall_table",
+    "plot_loss_vs_params",
+    "pilot_table",
+    "setup_table",
+    "sweep_table",
+    "summary_table",
+]
 
 _STYLE = {
     "gated": ("C0", "o", "-"),
@@ -95,4 +104,50 @@ def chosen_rates(config, lrs, edge: list[str]) -> str:
         f"{family(f).label:<20} {lr:14g}{'  (top of the grid)' if f in edge else ''}"
         for f, lr in lrs
     ]
+    return "\n".join(lines)
+
+
+def setup_table(config, tensors, gd_loss: float, gd_ood_loss: float) -> str:
+    """A Markdown table of the Fig. 4B setup check (``analysis.families.setup_rows``): per family
+    its width, parameters, chosen rate, held-out loss over one optimal GD step's exact loss in
+    distribution and out of it (seed mean, then each seed), and the late fall of its training
+    loss (seed mean, last fifth of training against the fifth before)."""
+    lines = [
+        "| family | width | parameters | lr | in distribution / GD | OOD / GD "
+        "| training loss fall, last fifth |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in setup_rows(config, tensors, gd_loss, gd_ood_loss):
+        edge = " (edge of the grid)" if r.at_grid_edge else ""
+        seeds_in = ", ".join(f"{v:.3g}" for v in r.in_dist)
+        seeds_ood = ", ".join(f"{v:.3g}" for v in r.ood)
+        lines.append(
+            f"| {family(r.family).label} | {r.width} | {r.count} | {r.lr:g}{edge} "
+            f"| **{r.in_dist_mean:.3g}** ({seeds_in}) | **{r.ood_mean:.3g}** ({seeds_ood}) "
+            f"| {100 * r.fall:.1f}% |"
+        )
+    return "\n".join(lines)
+
+
+def pilot_table(runs, gd_loss: float) -> str:
+    """A Markdown table of short-budget pilots (``experiments.setup_pilots``): per run (a pair
+    (PilotConfig, tensors)) its family, its change, its steps, its held-out loss over one
+    optimal GD step's exact loss ``gd_loss``, and its training loss over ``gd_loss`` in the
+    logged windows (at most five, evenly spaced, the last window last)."""
+    if not gd_loss > 0:
+        raise ValueError(f"the GD loss must be positive, got {gd_loss!r}")
+    lines = [
+        "| family | change | steps | held-out loss / GD | training loss / GD, by window |",
+        "|---|---|---|---|---|",
+    ]
+    for config, tensors in runs:
+        loss = float(tensors["eval_loss"].nan_to_num(nan=float("inf"))[0]) / gd_loss
+        curve = tensors["train_curve"]
+        if curve.numel() > 5:  # five windows at most: the end of each fifth of the budget
+            curve = curve[torch.linspace(0, curve.numel() - 1, 6).round().long()[1:]]
+        curve = ", ".join(f"{float(v) / gd_loss:.3g}" for v in curve)
+        lines.append(
+            f"| {family(config.family).label} | {config.change} | {config.train.steps:,} "
+            f"| **{loss:.3g}** | {curve} |"
+        )
     return "\n".join(lines)

@@ -1,0 +1,190 @@
+"""Does each family learn in-context regression? The setup check of Fig. 4B (Sec. 5.3), ours.
+
+Fig. 4B compares the families of ``models.families`` out of distribution. That comparison means
+something only for families that have learned the task in distribution, so this experiment
+trains every family on in-context regression with the budget on which the gated RNN of the
+Sec. 5.2 chapter reaches the loss of one optimal GD step (``in_context_regression.QUICK_TRAIN``:
+5,000 steps of batch 128, linear warm-up, cosine annealing), all at one parameter count. Each
+family's learning rate is the best of a small grid on a held-out seed, trained on the same
+budget; the scored seeds then train at that rate. Both stages go through
+``architectures.ArchitectureConfig`` (the engine, as Fig. 4A/B), so nothing but the budget and
+the choice of the rate differs from the chapter's runs.
+
+Glossary (code name -> meaning -> shape):
+    target       the parameter count every family is matched at (the largest quick target)
+    lr_seed      the held-out seed the rates are chosen on (never a scored seed)
+    lr_grid      the rates tried per family                                      (R,)
+    seeds        the scored seeds                                                (E,)
+    sweep_*      the rate search: groups (family, target, lr) in ``sweep().groups()`` order
+    eval_loss    (F, E) in-distribution held-out query loss of each family and seed
+    ood_loss     (F, E) the same with the W variance doubled (the OOD set of Fig. 4B)
+    train_curves (F, K, E) mean training loss over each of K windows of ``train.log_every`` steps
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from ..atomic import atomic_write
+from ..engine import TrainConfig
+from .architectures import FIG4_FAMILIES, LR_GRID, LRU_FAMILIES, ArchitectureConfig, best_lrs
+from .in_context_regression import QUICK_TRAIN
+from .profiles import check_profile
+
+__all__ = [
+    "SETUP_LR_GRID",
+    "SETUP_TARGET",
+    "SETUP_TRAIN",
+    "SetupCheckConfig",
+    "setup_check_config",
+    "setup_check_lru_init_config",
+]
+
+#: the gated RNN's in-context budget (Sec. 5.2 chapter, quick profile); the rate is per family
+SETUP_TRAIN = dataclasses.replace(QUICK_TRAIN, checkpoint_every=0)
+#: the one parameter count of the check: the largest target of the quick Fig. 4B run
+SETUP_TARGET = 4000
+#: the rates tried: LR_GRID without its top rate 1e-1 (three rates keep the search at about 20
+#: minutes of one CPU core; a family whose best rate is 3e-2 is flagged as at the grid's edge)
+SETUP_LR_GRID = tuple(r for r in LR_GRID if r < 0.05)
+
+
+@dataclass(frozen=True)
+class SetupCheckConfig:
+    """Every family at ``target`` parameters, trained on ``train``'s budget, for
+    ``experiments.run``: a rate search on ``lr_seed``, then the scored ``seeds`` at each family's
+    best rate (``architectures.best_lrs``). ``train.lr`` is unused: the search sets each rate.
+
+    Choices the paper does not give (ours): the budget (the gated RNN's, not Fig. 4B's 1,000
+    steps of batch 64), the grid, one held-out seed for the search, ``eval_batch``.
+    """
+
+    name: str = "fig4b-setup"
+    families: tuple[str, ...] = FIG4_FAMILIES
+    target: int = SETUP_TARGET
+    seeds: tuple[int, ...] = (0, 1)
+    lr_seed: int = 100
+    lr_grid: tuple[float, ...] = SETUP_LR_GRID
+    init_scales: tuple[tuple[str, float], ...] = ()
+    eval_batch: int = 20_000
+    train: TrainConfig = field(default_factory=lambda: SETUP_TRAIN)
+
+    def __post_init__(self) -> None:
+        if not self.seeds:
+            raise ValueError("seeds must name at least one scored seed")
+        if self.lr_seed in self.seeds:
+            raise ValueError(
+                f"lr_seed {self.lr_seed} is also a scored seed: the rate must be chosen on a "
+                "held-out seed"
+            )
+        if not isinstance(self.target, int) or self.target < 1:
+            raise ValueError(f"target must be a positive parameter count, got {self.target!r}")
+        if not self.lr_grid or not all(math.isfinite(r) and r > 0 for r in self.lr_grid):
+            raise ValueError(f"lr_grid must hold positive rates, got {self.lr_grid!r}")
+        if not isinstance(self.train, TrainConfig):
+            raise TypeError(f"train must be a TrainConfig, got {type(self.train).__name__}")
+        self.sweep()  # an unknown family is an error that lists the known ones
+
+    def sweep(self) -> ArchitectureConfig:
+        """The rate search: every family at every rate of ``lr_grid``, on ``lr_seed`` only."""
+        return ArchitectureConfig(
+            name=f"{self.name}-lr",
+            task="regression",
+            families=self.families,
+            targets=(self.target,),
+            seeds=(self.lr_seed,),
+            lr_grid=self.lr_grid,
+            init_scales=self.init_scales,
+            eval_batch=self.eval_batch,
+            train=self.train,
+        )
+
+    def main(self, lrs: tuple[tuple[str, float], ...]) -> ArchitectureConfig:
+        """The scored run: every family at its rate ``lrs`` ((family, lr), ...), on ``seeds``."""
+        return ArchitectureConfig(
+            name=self.name,
+            task="regression",
+            families=self.families,
+            targets=(self.target,),
+            seeds=self.seeds,
+            lrs=lrs,
+            init_scales=self.init_scales,
+            eval_batch=self.eval_batch,
+            train=self.train,
+        )
+
+    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
+        """The search, then the scored run; each stage resumes from its own folder beside
+        ``checkpoint`` (``lr/``, ``main/``), the finished search from ``lr-done.pt``.
+
+        tensors: the scored run's (``ArchitectureConfig.compute``: ``eval_loss``, ``ood_loss``
+        (F, E), ``train_curves`` (F, K, E), ``lrs`` (F,), ...) and the search's as
+        ``sweep_eval_loss``, ``sweep_ood_loss``, ``sweep_final_train_loss`` (F R, 1),
+        ``sweep_lrs``, ``sweep_step_time`` (F R,).
+        """
+        sweep = self.sweep()
+        done = None if checkpoint is None else checkpoint.with_name("lr-done.pt")
+        if done is not None and done.exists():
+            searched = torch.load(done, weights_only=True)
+        else:
+            searched, _ = sweep.compute(checkpoint=_stage(checkpoint, "lr"), progress=progress)
+            searched.pop("params")  # the search's networks are not kept
+            if done is not None:
+                atomic_write(done, lambda p: torch.save(searched, p))
+        lrs = best_lrs(sweep, searched)
+        tensors, metrics = self.main(lrs).compute(
+            checkpoint=_stage(checkpoint, "main"), progress=progress
+        )
+        for key in ("eval_loss", "ood_loss", "lrs", "final_train_loss", "step_time"):
+            tensors[f"sweep_{key}"] = searched[key]
+        metrics["lrs"] = [list(r) for r in lrs]
+        if done is not None:
+            done.unlink(missing_ok=True)
+            for stage in ("lr", "main"):  # each stage has deleted its own files by now
+                folder = done.parent / stage
+                if folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
+        return tensors, metrics
+
+
+def _stage(checkpoint: Path | None, stage: str) -> Path | None:
+    """The checkpoint of one stage, in its own folder (a stage deletes its own group files)."""
+    if checkpoint is None:
+        return None
+    folder = checkpoint.parent / stage
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / checkpoint.name
+
+
+def setup_check_config(profile: str) -> SetupCheckConfig:
+    """The setup check of a profile.
+
+    quick   every family at 4,000 parameters, 2 scored seeds and 1 held-out seed, the grid
+            SETUP_LR_GRID (3e-3, 1e-2, 3e-2), 5,000 steps of batch 128 with 200 warm-up steps:
+            28 trainings of 5,000 steps, about 25 minutes of one CPU core (10 ms a step), too
+            long for the quick book: it ships as a recorded run, ``fig4b-setup-quick``.
+    paper   the same: the check is ours, and this is the budget it is about.
+    smoke   300 parameters, 2 seeds, 2 rates, 4 steps: only proves the code path.
+    """
+    check_profile(profile)
+    if profile == "smoke":
+        tc = TrainConfig(steps=4, batch_size=16, warmup_steps=1, log_every=2, chunk_steps=2)
+        return SetupCheckConfig(target=300, lr_grid=(1e-2, 3e-2), eval_batch=64, train=tc)
+    return SetupCheckConfig()
+
+
+def setup_check_lru_init_config(profile: str) -> SetupCheckConfig:
+    """The check of the LRU families only, their nn.Linear-drawn matrices times sqrt 3 at init
+    (variance 1 / fan_in, ``models.lru.scale_linear``): the change the pilots
+    (``setup_pilots``) find the largest; everything else as ``setup_check_config(profile)``
+    (quick: 12 trainings of 5,000 steps, a recorded run, ``fig4b-setup-lru-init-quick``)."""
+    scales = tuple((f, math.sqrt(3.0)) for f in LRU_FAMILIES)
+    base = setup_check_config(profile)
+    return dataclasses.replace(
+        base, name=f"{base.name}-lru-init", families=LRU_FAMILIES, init_scales=scales
+    )

@@ -1,0 +1,163 @@
+"""Why a family does not learn in-context regression: short-budget pilots of the Fig. 4B setup
+check (``families_in_context``), ours. One family, one held-out seed, a short budget, and one
+change at a time to how the family is drawn or trained (the rest as ``models.families``):
+
+    lr, warm-up      ``train.lr``, ``train.warmup_steps``
+    init_scale       every matrix drawn by nn.Linear's rule (embedding, GLU or MLP matrices,
+                     readout; LRU families) times this: sqrt 3 gives them variance 1 / fan_in,
+                     the scale of the gated RNN's weights, instead of 1 / (3 fan_in)
+    skip_scale       the LRU's elementwise skip Dskip (N(0, 1) at init) times this
+    readout_scale    the readout times this (the gated RNN's D, every other family's W_out): the
+                     gated RNN of the Sec. 5.2 chapter starts with D x 0.1
+    prenorm          LRU families: u normalised over its H coordinates (zero mean, unit
+                     variance, no affine map) before each block and before the readout
+                     (``models.lru.forward_prenorm``)
+
+Glossary (code name -> meaning -> shape):
+    eval_loss     (1,) in-distribution held-out query loss (``eval_batch`` sequences)
+    train_curve   (K,) mean training loss of each of K windows of ``train.log_every`` steps
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from ..engine import TrainConfig, train
+from ..models import lru
+from ..models.families import family, width_for
+from ..tasks.protocol import masked_mse
+from ..tasks.regression import InContextRegression
+from .families_in_context import SETUP_TARGET, SETUP_TRAIN
+from .profiles import check_profile, derive_seed
+
+__all__ = ["PilotConfig", "PILOT_TRAIN", "pilot_configs"]
+
+#: the pilots' budget: a fifth of the check's steps, its batch, warm-up and schedule
+PILOT_TRAIN = TrainConfig(
+    steps=1000, batch_size=128, lr=1e-2, warmup_steps=200, log_every=200, chunk_steps=50
+)
+
+_LRU = ("lru", "lru_inout", "lru_inout_mlp")
+
+
+@dataclass(frozen=True)
+class PilotConfig:
+    """One family with one change (see the module docstring), for ``experiments.run``."""
+
+    name: str = "fig4b-setup-pilot"
+    family: str = "lru"
+    target: int = SETUP_TARGET
+    seed: int = 100
+    init_scale: float = 1.0
+    skip_scale: float = 1.0
+    readout_scale: float = 1.0
+    prenorm: bool = False
+    eval_batch: int = 8192
+    train: TrainConfig = field(default_factory=lambda: PILOT_TRAIN)
+
+    def __post_init__(self) -> None:
+        family(self.family)  # an unknown family is an error that lists the known ones
+        for name in ("init_scale", "skip_scale", "readout_scale"):
+            val = getattr(self, name)
+            if not (math.isfinite(val) and val > 0) and not (name == "skip_scale" and val == 0):
+                raise ValueError(f"{name} must be a finite scale > 0, got {val!r}")
+        lru_only = self.init_scale != 1.0 or self.skip_scale != 1.0 or self.prenorm
+        if lru_only and self.family not in _LRU:
+            raise ValueError(
+                f"init_scale, skip_scale and prenorm apply to the LRU families "
+                f"({', '.join(_LRU)}), not to {self.family!r}"
+            )
+
+    @property
+    def change(self) -> str:
+        """The change from the family as drawn and trained by the check, in words."""
+        parts = [f"lr {self.train.lr:g}", f"warm-up {self.train.warmup_steps}"]
+        for name, default in (("init_scale", 1.0), ("skip_scale", 1.0), ("readout_scale", 1.0)):
+            if getattr(self, name) != default:
+                parts.append(f"{name} {getattr(self, name):.3g}")
+        return ", ".join(parts + (["prenorm"] if self.prenorm else []))
+
+    def params(self) -> dict[str, torch.Tensor]:
+        """The initial parameters of the one member, (1, ...) float64, with the scales applied."""
+        task = InContextRegression()
+        fam = family(self.family)
+        width = width_for(fam, task.d, task.d_out, self.target)
+        g = torch.Generator().manual_seed(derive_seed(self.seed, f"init/{self.family}"))
+        P = fam.init(task.d, task.d_out, width, 1, g, torch.float64)
+        readout = "D" if self.family in ("gated", "dense") else "W_out"
+        readout = readout if readout in P else "W_o"  # LSTM, GRU
+        if self.family in _LRU:
+            P = lru.scale_linear(P, self.init_scale) if self.init_scale != 1.0 else P
+            P = {k: v * self.skip_scale if k.endswith("_D") else v for k, v in P.items()}
+        P[readout] = P[readout] * self.readout_scale
+        return P
+
+    def forward(self):
+        """The family's forward, or the normalised LRU forward (``prenorm``)."""
+        return lru.forward_prenorm if self.prenorm else family(self.family).forward
+
+    def compute(self, *, checkpoint=None, progress: bool = True):
+        """Train the one member through the engine; evaluate it on held-out sequences."""
+        task = InContextRegression()
+        fam = family(self.family)
+        fused = self.family == "gated"  # the diagonal gated RNN trains on its fused path
+        res = train(
+            [task],
+            self.params(),
+            self.train,
+            data_seeds=[derive_seed(self.seed, "data")],
+            no_decay=fam.no_decay,
+            forward=None if fused else self.forward(),
+            checkpoint=checkpoint,
+            progress=progress,
+            desc=f"{self.name} {self.family}",
+        )
+        p = {k: v.to(torch.float64) for k, v in res.params.items()}
+        g = torch.Generator().manual_seed(derive_seed(self.seed, "eval"))
+        x, y = task.sample(self.eval_batch, g)
+        with torch.no_grad():
+            y_hat = self.forward()(x[None], p)
+        loss = masked_mse(y_hat, y[None], task.loss_mask, task.loss_scale)  # (1,)
+        tensors = {"eval_loss": loss, "train_curve": res.losses[:, 0].to(torch.float64)}
+        return tensors, {"train_wall_time_s": res.wall_time}
+
+
+def pilot_configs(profile: str) -> list[PilotConfig]:
+    """The pilots the chapter shows: the gated RNN as drawn and with the Sec. 5.2 chapter's
+    readout scale (also on the check's full budget, ``families_in_context.SETUP_TRAIN``); the
+    LRU (2 layers) as drawn at the check's rate, then one change at a time (rate, warm-up,
+    initial scale, skip, normalisation) and the two that help most at 1,000 steps together;
+    last, on the full budget, the LRU at a rate below the check's grid and at two initial
+    scales.
+
+    quick, paper   1,000 steps (a fifth of the check), batch 128, 8,192 held-out sequences; the
+                   third pilot and the last three 5,000 steps
+    smoke          4 steps (those four: 6), 64 held-out sequences: only proves the code path
+    """
+    check_profile(profile)
+    base, full = PilotConfig(), dataclasses.replace(SETUP_TRAIN, lr=PILOT_TRAIN.lr)
+    if profile == "smoke":
+        tc = TrainConfig(steps=4, batch_size=16, lr=1e-2, warmup_steps=1, log_every=2)
+        base = dataclasses.replace(base, train=tc, eval_batch=64)
+        full = dataclasses.replace(tc, steps=6)
+    tc, r3 = base.train, math.sqrt(3.0)
+    return [
+        dataclasses.replace(base, family="gated"),
+        dataclasses.replace(base, family="gated", readout_scale=0.1),
+        dataclasses.replace(base, family="gated", readout_scale=0.1, train=full),
+        base,
+        dataclasses.replace(base, train=dataclasses.replace(tc, lr=3e-3)),
+        dataclasses.replace(base, train=dataclasses.replace(tc, lr=3e-2)),
+        dataclasses.replace(base, train=dataclasses.replace(tc, warmup_steps=0)),
+        dataclasses.replace(base, init_scale=r3),
+        dataclasses.replace(base, skip_scale=0.3),
+        dataclasses.replace(base, prenorm=True),
+        dataclasses.replace(base, init_scale=r3, prenorm=True),
+        dataclasses.replace(base, train=dataclasses.replace(full, lr=1e-3)),
+        dataclasses.replace(base, init_scale=r3, train=full),
+        dataclasses.replace(base, init_scale=3.0, train=full),
+    ]
