@@ -63,14 +63,15 @@ test: $(STAMP) ## set up (Chromium too), lint, unit tests, every chapter (smoke)
 notebooks: $(STAMP) ## write plain .ipynb notebooks (no outputs) to notebooks/ for Jupyter and Colab
 	$(PY) -m gated_attention.tools.book notebooks --out notebooks
 
-lint: $(STAMP) ## ruff check and format check, and the GitHub workflows (actionlint or its stand-in, and zizmor)
+lint: $(STAMP) ## ruff check and format check, chapter code within the column, and the GitHub workflows (actionlint or its stand-in, and zizmor)
 	$(BIN)/ruff check gated_attention tests
 	$(BIN)/ruff format --check gated_attention tests
+	$(PY) -m gated_attention.tools.chapter_lint
 	$(PY) -m gated_attention.tools.workflow_lint
 	$(BIN)/zizmor --offline .github/workflows
 
-browser: $(STAMP) ## open every built page in headless Chromium (found or installed: tools/browser_setup.py) and fail on console errors, failed loads, untypeset math, wide outputs, broken links
-	$(PY) -m gated_attention.tools.browser_check _build/html
+browser: $(STAMP) ## open every built page in headless Chromium (found or installed: tools/browser_setup.py) and fail on console errors, failed loads, untypeset math, code, outputs or equations wider than the column, broken links
+	$(PY) -m gated_attention.tools.browser_check --strict-width _build/html
 
 format: $(STAMP) ## ruff format the code
 	$(BIN)/ruff format gated_attention tests

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from gated_attention.analysis.families import curves, late_fall, loss_at, ratio, worst_seed_at
+from gated_attention.analysis.family_losses import curves, late_fall, loss_at, ratio, worst_seed_at
 from gated_attention.experiments import architectures_config
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from gated_attention.models.families import FAMILIES
+from gated_attention.models.family_registry import FAMILIES
 from gated_attention.report import bench_table
 from gated_attention.tools import bench, bench_products, bench_timing, family_bench
 

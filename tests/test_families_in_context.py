@@ -6,11 +6,11 @@ import dataclasses
 import pytest
 import torch
 
-from gated_attention.analysis.families import setup_rows
+from gated_attention.analysis.family_losses import setup_rows
 from gated_attention.engine import TrainConfig
 from gated_attention.experiments import families_in_context as fic
 from gated_attention.experiments.registry import config_from_dict, experiment_config
-from gated_attention.report.families import setup_table
+from gated_attention.report.family_tables import setup_table
 
 GD, GD_OOD = 7 / 74, 14 / 74
 

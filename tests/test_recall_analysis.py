@@ -1,15 +1,16 @@
-"""Reverse engineering associative recall (gated_attention/analysis/recall.py) on planted truth:
-networks built by hand whose algorithm is known (gated_attention/constructions/recall.py), each
-beside a perturbed twin that must fail the test the original passes."""
+"""Reverse engineering associative recall (gated_attention/analysis/recall_algorithms.py) on
+planted truth: networks built by hand whose algorithm is known
+(gated_attention/constructions/recall_networks.py), each beside a perturbed twin that must fail
+the test the original passes."""
 
 import pytest
 import torch
 
-from gated_attention.analysis import recall as ar
+from gated_attention.analysis import recall_algorithms as ar
 from gated_attention.analysis.params import as_params, to_rnn
-from gated_attention.constructions import recall as cr
+from gated_attention.constructions import recall_networks as cr
 from gated_attention.models.gated_rnn import gated_rnn_forward
-from gated_attention.tasks.recall import AssociativeRecall
+from gated_attention.tasks.associative_recall import AssociativeRecall
 
 N = 4
 

@@ -14,7 +14,7 @@ from gated_attention.experiments.associative_recall import (
     associative_recall_config,
 )
 from gated_attention.models.gated_rnn import gated_rnn_forward
-from gated_attention.tasks.recall import AssociativeRecall
+from gated_attention.tasks.associative_recall import AssociativeRecall
 
 
 def test_smoke_compute_stores_every_gating(tmp_path):
@@ -90,7 +90,7 @@ def test_bad_configs_are_named():
 
 
 def test_the_chapter_numbers_come_from_every_member():
-    from gated_attention.report import recall as rr
+    from gated_attention.report import recall_tables as rr
     from gated_attention.report import scorecard
 
     config = associative_recall_config("smoke")

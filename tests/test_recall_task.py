@@ -1,11 +1,11 @@
-"""The associative recall task (gated_attention/tasks/recall.py, App. D.3)."""
+"""The associative recall task (gated_attention/tasks/associative_recall.py, App. D.3)."""
 
 import pytest
 import torch
 
 from gated_attention.engine import sample_chunk
+from gated_attention.tasks.associative_recall import AssociativeRecall, accuracy, query_mse
 from gated_attention.tasks.protocol import Task, check_task, masked_mse
-from gated_attention.tasks.recall import AssociativeRecall, accuracy, query_mse
 
 
 def gen(seed):

@@ -9,7 +9,7 @@ import torch
 
 from gated_attention.experiments import setup_pilots as sp
 from gated_attention.models import lru
-from gated_attention.report.families import pilot_table
+from gated_attention.report.family_tables import pilot_table
 
 GD = 7 / 74
 

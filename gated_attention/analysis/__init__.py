@@ -9,7 +9,7 @@ Modules (one step of the analysis each):
     merging      merging output-gating neurons with rank-1 summed kernels (App. C.2, Fig. 2C)
     state_spectrum  how many directions a group of neurons uses (ours: near-copies)
     reorder      the construction's layout for the weight figure (Fig. 2B)
-    report       the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
+    reverse_engineer  the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
     transition   the transition point of Fig. 3A/B with a bootstrap over seeds
     success      per-seed "learned the construction", Wilson intervals, n* from fractions
     output_counts  output-gating neurons of recorded students (beyond the paper)
@@ -24,7 +24,7 @@ from .params import as_params, member, to_rnn
 from .polynomial import Polynomial, attention_polynomial, polynomial_distance, rnn_polynomial
 from .pruning import Pruned, contributions, output_change, prune
 from .reorder import Reordered, reorder
-from .report import ReverseEngineering, reverse_engineer
+from .reverse_engineer import ReverseEngineering, reverse_engineer
 from .scores import gaussian_inputs, reconstruction_score, score_kv, score_q
 from .state_spectrum import drop_after, state_spectrum
 from .success import (

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .report import reverse_engineer
+from .reverse_engineer import reverse_engineer
 from .success import learned
 from .transition import normalised_losses
 

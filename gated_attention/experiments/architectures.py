@@ -1,5 +1,5 @@
 """Which architectures learn attention (Sec. 4.3, Fig. 4A, App. Fig. 6) and in context (Sec. 5.3,
-Fig. 4B): every family of ``models.families`` trained at matched parameter counts.
+Fig. 4B): every family of ``models.family_registry`` trained at matched parameter counts.
 
 Each (family, parameter-count target) trains its seeds as one ensemble through the engine
 (``engine.train(..., forward=family.forward)``; the diagonal gated RNN through its fused path).
@@ -30,7 +30,7 @@ import torch
 
 from ..atomic import atomic_write
 from ..engine import TrainConfig, train
-from ..models.families import family, width_for
+from ..models.family_registry import family, width_for
 from ..models.lru import scale_linear
 from ..models.shell import parameter_count
 from ..tasks.protocol import masked_mse

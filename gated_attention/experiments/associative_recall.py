@@ -1,6 +1,7 @@
 """Associative recall as an experiment (App. D.3, Fig. 7): gated RNNs with input-output gating
-and with side gating, several sizes and seeds, trained on ``tasks.recall.AssociativeRecall``
-and scored on the same held-out sequences (loss and accuracy).
+and with side gating, several sizes and seeds, trained on
+``tasks.associative_recall.AssociativeRecall`` and scored on the same held-out sequences (loss
+and accuracy).
 
 The engine trains the masked MSE of the task protocol; the paper trains a cross-entropy. The
 gating "io-ce" is our ablation of that deviation: input-output gating trained with the
@@ -27,7 +28,7 @@ import torch.nn.functional as F
 from ..engine import TrainConfig, TrainResult, stack_students, train_by_size, unstack_students
 from ..engine.loop import optimiser
 from ..models.gated_rnn import GatedRNN, gated_rnn_forward
-from ..tasks.recall import AssociativeRecall, RecallBatch, query_mse
+from ..tasks.associative_recall import AssociativeRecall, RecallBatch, query_mse
 from .profiles import check_profile, derive_seed
 
 __all__ = ["GATINGS", "RecallConfig", "associative_recall_config"]

@@ -1,6 +1,7 @@
 """Does each family learn in-context regression? The setup check of Fig. 4B (Sec. 5.3), ours.
 
-Fig. 4B compares the families of ``models.families`` out of distribution. That comparison means
+Fig. 4B compares the families of ``models.family_registry`` out of distribution. That
+comparison means
 something only for families that have learned the task in distribution, so this experiment
 trains every family on in-context regression with the budget on which the gated RNN of the
 Sec. 5.2 chapter reaches the loss of one optimal GD step (``in_context_regression.QUICK_TRAIN``:

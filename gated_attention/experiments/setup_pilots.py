@@ -1,6 +1,6 @@
 """Why a family does not learn in-context regression: short-budget pilots of the Fig. 4B setup
 check (``families_in_context``), ours. One family, one held-out seed, a short budget, and one
-change at a time to how the family is drawn or trained (the rest as ``models.families``):
+change at a time to how the family is drawn or trained (the rest as ``models.family_registry``):
 
     lr, warm-up      ``train.lr``, ``train.warmup_steps``
     init_scale       every matrix drawn by nn.Linear's rule (embedding, GLU or MLP matrices,
@@ -28,7 +28,7 @@ import torch
 
 from ..engine import TrainConfig, train
 from ..models import lru
-from ..models.families import family, width_for
+from ..models.family_registry import family, width_for
 from ..tasks.protocol import masked_mse
 from ..tasks.regression import InContextRegression
 from .families_in_context import SETUP_TARGET, SETUP_TRAIN

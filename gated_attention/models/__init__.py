@@ -7,7 +7,7 @@ shell       embedding -> recurrent layer(s) -> readout, for an ensemble; the ``F
 """
 
 from .attention import LinearSelfAttention, check_sequence, random_attention
-from .families import FAMILIES, family, width_for
+from .family_registry import FAMILIES, family, width_for
 from .gated_rnn import GatedRNN, gated_rnn_forward, lam_from_nu, nu_from_lam
 from .shell import Family, parameter_count
 

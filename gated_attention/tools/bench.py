@@ -25,7 +25,7 @@ Measures, on this machine (``python -m gated_attention.tools.bench --out _build/
                 and for the 16-member ensemble; and the engine's steps/s against the model
                 size n (``size_curve``)
 
-    families    the training cost per step of every model family (``models.families``) at a
+    families    the training cost per step of every model family (``models.family_registry``) at a
                 matched parameter count (``family_bench.family_costs``): ms per step and
                 member-steps/s of a 3-member ensemble of each
 

@@ -1,6 +1,7 @@
 """What a training step of each model family costs, at a matched parameter count.
 
-Every family of ``models.families.FAMILIES`` (the architectures of Sec. 4.3 / 5.3) at the width
+Every family of ``models.family_registry.FAMILIES`` (the architectures of Sec. 4.3 / 5.3) at the
+width
 whose parameter count is closest to ``FAMILY_SETUP["target_params"]`` (``width_for``), as an
 ensemble of ``E`` members, trained with ``engine.train`` on a teacher-student task (d_in =
 d_out = 6, T = 8, batch 64, float32). A timing is whole training steps (data, forward,
@@ -20,7 +21,7 @@ import torch
 
 from ..engine import TrainConfig, resolve_device, train
 from ..experiments.profiles import derive_seed
-from ..models.families import FAMILIES, width_for
+from ..models.family_registry import FAMILIES, width_for
 from ..models.shell import parameter_count
 from ..tasks.teacher_student import TeacherStudentTask
 from .bench_timing import fastest

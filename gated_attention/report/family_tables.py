@@ -7,8 +7,8 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.ticker import NullFormatter
 
-from ..analysis.families import curves, late_fall, setup_rows
-from ..models.families import family
+from ..analysis.family_losses import curves, late_fall, setup_rows
+from ..models.family_registry import family
 
 __all__ = [
     "chosen_rates",
@@ -90,7 +90,7 @@ def summary_table(config, tensors, key="eval_loss") -> str:
 
 def fall_table(config, tensors) -> str:
     """One line per family: how much its training loss (largest size, seed mean) fell over the
-    last fifth of training (``analysis.families.late_fall``)."""
+    last fifth of training (``analysis.family_losses.late_fall``)."""
     lines = [f"{'family':<20} {'fall over the last fifth of training':>38}"]
     for fam in config.families:
         lines.append(f"{family(fam).label:<20} {100 * late_fall(config, tensors, fam):37.1f}%")
@@ -108,7 +108,8 @@ def chosen_rates(config, lrs, edge: list[str]) -> str:
 
 
 def setup_table(config, tensors, gd_loss: float, gd_ood_loss: float) -> str:
-    """A Markdown table of the Fig. 4B setup check (``analysis.families.setup_rows``): per family
+    """A Markdown table of the Fig. 4B setup check (``analysis.family_losses.setup_rows``): per
+    family
     its width, parameters, chosen rate, held-out loss over one optimal GD step's exact loss in
     distribution and out of it (seed mean, then each seed), and the late fall of its training
     loss (seed mean, last fifth of training against the fifth before)."""

@@ -30,7 +30,7 @@ import dataclasses
 import torch
 
 from ..models.gated_rnn import GatedRNN, gated_rnn_forward, hidden_states, lam_from_nu
-from ..tasks.recall import AssociativeRecall, RecallBatch
+from ..tasks.associative_recall import AssociativeRecall, RecallBatch
 from .params import as_params, to_rnn
 from .pruning import Pruned, prune
 from .scores import reconstruction_score

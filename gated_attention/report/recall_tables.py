@@ -3,7 +3,7 @@ tables per size, accuracy and loss against size, the key-value blocks in the lay
 the squared-difference fit, and the scorecard numbers.
 
 Glossary (code name -> meaning):
-    analyse_members   ``analysis.recall.analyse_recall`` of every member of one gating
+    analyse_members   ``analysis.recall_algorithms.analyse_recall`` of every member of one gating
     size_rows         seed means per size: accuracy, loss, kept neurons, Score KV, R^2_SD, ...
     scorecard_values  the five App. D.3 numbers of the scorecard, with notes
 """
@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from ..analysis.recall import RecallAnalysis, analyse_recall, squared_difference_fit
-from ..constructions.recall import compressed_neurons, naive_neurons
+from ..analysis.recall_algorithms import RecallAnalysis, analyse_recall, squared_difference_fit
+from ..constructions.recall_networks import compressed_neurons, naive_neurons
 from ..models.gated_rnn import gated_rnn_forward
 
 __all__ = [
