@@ -131,3 +131,20 @@ def test_bad_inputs_raise():
         prune([1, 2])
     with pytest.raises(ValueError, match="every neuron"):
         prune(q, tol=1e9)
+
+
+def test_one_threshold_for_every_analysis():
+    """The pruning default, the reverse engineering and the Sec. 5.2 'used' rule read one value."""
+    import inspect
+
+    from gated_attention import analysis
+    from gated_attention.analysis import gd_learned, pruning
+
+    assert analysis.PRUNE_TOL == 1e-3 and analysis.LAM_TOL == 0.01
+    assert inspect.signature(pruning.prune).parameters["tol"].default == analysis.PRUNE_TOL
+    sig = inspect.signature(analysis.reverse_engineer).parameters
+    assert sig["prune_tol"].default == analysis.PRUNE_TOL
+    assert sig["lam_tol"].default == analysis.LAM_TOL
+    assert "USED_TOL" not in vars(gd_learned)  # the first pruning rule, not a copy of it
+    W1, W2 = torch.ones(2, 3, 4), torch.full((2, 3, 4), 2.0)
+    assert torch.equal(pruning.input_products(W1, W2), torch.full((2, 3), 8.0))

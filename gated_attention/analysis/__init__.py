@@ -14,6 +14,7 @@ Modules (one step of the analysis each):
     success      per-seed "learned the construction", Wilson intervals, n* from fractions
     output_counts  output-gating neurons of recorded students (beyond the paper)
     gd_learned   the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
+    thresholds   PRUNE_TOL, LAM_TOL and the memory cuts: one name and one value per idea
     configs      the experiment configs of the two chapters, per profile
 """
 
@@ -35,9 +36,14 @@ from .success import (
     transition_by_fraction,
     wilson_interval,
 )
+from .thresholds import LAM_TOL, MEMORY_LAM_ICL, MEMORY_LAM_RECALL, PRUNE_TOL
 from .transition import Transition, normalised_losses, transition_point
 
 __all__ = [
+    "PRUNE_TOL",
+    "LAM_TOL",
+    "MEMORY_LAM_ICL",
+    "MEMORY_LAM_RECALL",
     "as_params",
     "member",
     "to_rnn",

@@ -76,6 +76,7 @@ from .merging import _product_fit
 from .params import as_params, to_rnn
 from .pruning import prune
 from .scores import gaussian_inputs
+from .thresholds import LAM_TOL, PRUNE_TOL
 
 __all__ = [
     "GroupConsolidation",
@@ -371,8 +372,8 @@ def consolidate_student(
     teacher: LinearSelfAttention,
     *,
     T: int,
-    prune_tol: float = 1e-3,
-    lam_tol: float = 0.01,
+    prune_tol: float = PRUNE_TOL,
+    lam_tol: float = LAM_TOL,
     batch: int = 256,
     seed: int = 7,
 ) -> Consolidation:

@@ -15,7 +15,8 @@ same way:
                  point of ``transition_point`` with threshold ``TRANSITION_THRESHOLD``
     OOD          the same gap on the set with doubled variance of W
     memory       lam of the used hidden neurons of Table 2's networks (used: |W_in1 row| x
-                 |W_in2 row| > USED_TOL); one GD step needs lam = 1 for its memory neurons
+                 |W_in2 row| > PRUNE_TOL, the first pruning rule); one GD step needs lam = 1
+                 for its memory neurons
 
 Glossary (code name -> paper symbol -> section):
     eta_star     eta* = 5/74, the optimal GD step size        Sec. 5.1 / App. D.2
@@ -34,19 +35,15 @@ from ..models.gated_rnn import lam_from_nu
 from ..tasks import gd_theory, regression
 from .params import member
 from .polynomial import rnn_polynomial
+from .pruning import input_products
 from .success import Fractions, transition_by_fraction
+from .thresholds import MEMORY_LAM_ICL, PRUNE_TOL
 from .transition import Transition, transition_point
 
 __all__ = ["RegressionAnalysis", "analyse_regression"]
 
 #: a network at or below the GD loss counts as this relative gap (transition_point needs > 0)
 GAP_FLOOR = 1e-4
-
-#: a hidden neuron is used if the product of its two input-gating rows' norms exceeds this
-USED_TOL = 1e-3
-
-#: memory neurons: used hidden neurons with lam above this
-MEMORY_LAM = 0.9
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,8 +73,8 @@ class RegressionAnalysis:
 
     @property
     def memory_lam(self) -> np.ndarray:
-        """lam of the memory neurons (lam > MEMORY_LAM) of Table 2's networks, all seeds."""
-        return self.lam_used[self.lam_used > MEMORY_LAM]
+        """lam of the memory neurons (lam > MEMORY_LAM_ICL) of Table 2's networks, all seeds."""
+        return self.lam_used[self.lam_used > MEMORY_LAM_ICL]
 
     @property
     def rnn_loss(self) -> float:
@@ -140,7 +137,8 @@ def analyse_regression(result) -> RegressionAnalysis:
     )
     ood_gap, ood_se = regression.paired_difference(T["ood_rnn_table2"], T["ood_gd"])
     p = result.params
-    used = (p["W_in1"][top].norm(dim=-1) * p["W_in2"][top].norm(dim=-1)) > USED_TOL  # (k, n)
+    # used: not silent under the first pruning rule, (k, n)
+    used = input_products(p["W_in1"][top], p["W_in2"][top]) > PRUNE_TOL
     lam_used = lam_from_nu(p["nu"][top])[used].numpy()
     return RegressionAnalysis(
         n_top=max(config.sizes),

@@ -19,6 +19,7 @@ import torch
 
 from ..models.gated_rnn import GatedRNN, lam_from_nu
 from .params import as_params
+from .thresholds import LAM_TOL
 
 __all__ = ["LamGroups", "lam_groups"]
 
@@ -37,7 +38,7 @@ class LamGroups:
         return {"one": len(self.one), "zero": len(self.zero), "between": len(self.between)}
 
 
-def lam_groups(rnn_or_lam: GatedRNN | dict | torch.Tensor, tol: float = 0.01) -> LamGroups:
+def lam_groups(rnn_or_lam: GatedRNN | dict | torch.Tensor, tol: float = LAM_TOL) -> LamGroups:
     """Split the hidden neurons by lam: ``one`` (lam > 1 - tol), ``zero`` (lam < tol), ``between``.
 
     ``rnn_or_lam``: a GatedRNN, a parameter dict or lam itself, shape (n,).

@@ -17,6 +17,7 @@ import dataclasses
 
 from .reverse_engineer import reverse_engineer
 from .success import learned
+from .thresholds import PRUNE_TOL
 from .transition import normalised_losses
 
 __all__ = ["OutputCount", "student_output_counts", "recorded_output_counts"]
@@ -41,7 +42,7 @@ def student_output_counts(
     run,
     label: str,
     *,
-    prune_tol: float = 1e-3,
+    prune_tol: float = PRUNE_TOL,
 ) -> list[OutputCount]:
     """One ``OutputCount`` per member of the teacher-identification entry ``run``."""
     config = run.config
@@ -69,7 +70,7 @@ def student_output_counts(
 
 
 def recorded_output_counts(
-    prefix: str = "teacher-identification", *, prune_tol: float = 1e-3
+    prefix: str = "teacher-identification", *, prune_tol: float = PRUNE_TOL
 ) -> list[OutputCount]:
     """``student_output_counts`` of every recorded run whose name starts ``prefix``."""
     from ..experiments import recorded, recorded_names

@@ -29,8 +29,9 @@ import torch
 
 from ..models.gated_rnn import GatedRNN, gated_rnn_forward
 from .params import as_params, to_rnn
+from .thresholds import PRUNE_TOL
 
-__all__ = ["Pruned", "prune", "output_change", "contributions"]
+__all__ = ["Pruned", "prune", "output_change", "contributions", "input_products"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,13 +50,19 @@ class Pruned:
         return as_params(self.rnn)
 
 
+def input_products(W_in1: torch.Tensor, W_in2: torch.Tensor) -> torch.Tensor:
+    """|W_in1[n]| |W_in2[n]| for every hidden neuron: the first rule's product (*E, n), over
+    any leading ensemble dims (a neuron is silent when it is at most the threshold)."""
+    return W_in1.norm(dim=-1) * W_in2.norm(dim=-1)
+
+
 def _norms(p, h, o):
     """Row norms restricted to the kept hidden (h) and output (o) neurons."""
     W_o1, W_o2 = p["W_out1"][o][:, h], p["W_out2"][o][:, h]  # (|o|, |h|)
     return W_o1, W_o2, W_o1.norm(dim=1), W_o2.norm(dim=1), p["D"][:, o].norm(dim=0)
 
 
-def prune(rnn_or_params: GatedRNN | dict, tol: float = 1e-6) -> Pruned:
+def prune(rnn_or_params: GatedRNN | dict, tol: float = PRUNE_TOL) -> Pruned:
     """Remove dead hidden and output-gating neurons (rules in the module docstring).
 
     Returns a ``Pruned`` whose ``rnn`` (float64) has rows ``hidden`` of W_in1, W_in2, nu and
@@ -69,7 +76,7 @@ def prune(rnn_or_params: GatedRNN | dict, tol: float = 1e-6) -> Pruned:
     m = 0 if side else p["W_out1"].shape[0]
     h = torch.arange(n)
     o = torch.arange(m)
-    live_in = p["W_in1"].norm(dim=1) * p["W_in2"].norm(dim=1) > tol  # (n,)
+    live_in = input_products(p["W_in1"], p["W_in2"]) > tol  # (n,)
     h = h[live_in[h]]
     while True:
         if side:
@@ -110,7 +117,7 @@ def contributions(rnn_or_params: GatedRNN | dict) -> dict[str, torch.Tensor]:
     W_o1, W_o2, n1, n2, nD = _norms(p, torch.arange(n), torch.arange(m))
     reach = nD[:, None] * (W_o1.abs() * n2[:, None] + W_o2.abs() * n1[:, None])
     return {
-        "hidden_in": p["W_in1"].norm(dim=1) * p["W_in2"].norm(dim=1),
+        "hidden_in": input_products(p["W_in1"], p["W_in2"]),
         "hidden_out": reach.sum(dim=0),
         "output": n1 * n2 * nD,
     }

@@ -34,6 +34,7 @@ from ..tasks.associative_recall import AssociativeRecall, RecallBatch
 from .params import as_params, to_rnn
 from .pruning import Pruned, prune
 from .scores import reconstruction_score
+from .thresholds import MEMORY_LAM_RECALL, PRUNE_TOL
 
 __all__ = [
     "pair_blocks",
@@ -196,7 +197,7 @@ def value_neurons(
     n_keys: int,
     n_values: int,
     *,
-    lam_split: float = 0.5,
+    lam_split: float = MEMORY_LAM_RECALL,
     threshold: float = 0.9,
     block_rtol: float = 1e-3,
 ) -> ValueNeurons:
@@ -356,8 +357,8 @@ def analyse_recall(
     task: AssociativeRecall,
     batch: RecallBatch,
     *,
-    prune_tol: float = 1e-3,
-    lam_split: float = 0.5,
+    prune_tol: float = PRUNE_TOL,
+    lam_split: float = MEMORY_LAM_RECALL,
     sd_fit: bool | None = None,
 ) -> RecallAnalysis:
     """Prune, split by lam, read the key-value blocks, Score KV, per-value neurons and (output

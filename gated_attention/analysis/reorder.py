@@ -23,6 +23,7 @@ import torch
 from ..models.gated_rnn import GatedRNN
 from .lam_groups import lam_groups
 from .params import as_params, to_rnn
+from .thresholds import LAM_TOL
 
 __all__ = ["Reordered", "reorder"]
 
@@ -38,7 +39,7 @@ class Reordered:
     n_zero: int
 
 
-def reorder(rnn_or_params: GatedRNN | dict, tol: float = 0.01) -> Reordered:
+def reorder(rnn_or_params: GatedRNN | dict, tol: float = LAM_TOL) -> Reordered:
     """The same function with neurons in the construction's layout (see the module docstring)."""
     p = as_params(rnn_or_params)
     if "W_side" in p:

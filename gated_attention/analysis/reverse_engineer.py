@@ -21,6 +21,7 @@ from .polynomial import attention_polynomial, polynomial_distance, rnn_polynomia
 from .pruning import Pruned, output_change, prune
 from .reorder import Reordered, reorder
 from .scores import gaussian_inputs, score_kv, score_q
+from .thresholds import LAM_TOL, PRUNE_TOL
 
 __all__ = ["ReverseEngineering", "reverse_engineer", "MERGE_MAX_M"]
 
@@ -66,8 +67,8 @@ def reverse_engineer(
     teacher: LinearSelfAttention,
     *,
     T: int,
-    prune_tol: float = 1e-3,
-    lam_tol: float = 0.01,
+    prune_tol: float = PRUNE_TOL,
+    lam_tol: float = LAM_TOL,
     merge_rtol: float = 1e-2,
     batch: int = 256,
     seed: int = 0,

@@ -35,6 +35,7 @@ import torch
 from ..models.gated_rnn import lam_from_nu
 from .params import as_params
 from .scores import score_kv
+from .thresholds import LAM_TOL
 
 __all__ = [
     "LEARNED_LOSS",
@@ -59,7 +60,7 @@ def learned(norm_loss: float, score_kv: float, score_q: float | None = None) -> 
     return bool(ok and (score_q is None or score_q <= LEARNED_SCORE))
 
 
-def kv_score_unpruned(rnn_or_params, teacher, x: torch.Tensor, tol: float = 0.01) -> float:
+def kv_score_unpruned(rnn_or_params, teacher, x: torch.Tensor, tol: float = LAM_TOL) -> float:
     """Score KV from the states of every neuron with lam > 1 - tol of a whole member.
 
     Dead neurons have zero states and add nothing to a least-squares fit, so no pruning is

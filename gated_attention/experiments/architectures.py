@@ -256,8 +256,8 @@ def architectures_config(
     paper   T = 32 (teacher), 5 seeds, parameter targets 1,000 to 30,000, 100,000 steps of
             batch 64 (ours: the paper gives neither its step count nor its rates here).
     quick   T = 8 (teacher; the construction is exact for every T), 3 seeds, targets 500 to
-            4,000, 1,200 steps (teacher) or 1,000 (regression, a costlier step): minutes on a
-            2-core CPU, far below the paper's budget.
+            4,000, 1,200 steps (teacher) or 1,000 (regression, a costlier step), far below
+            the paper's budget.
     smoke   2 seeds, two small targets, 4 steps: only proves the code path.
     """
     check_profile(profile)

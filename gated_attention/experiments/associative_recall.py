@@ -236,7 +236,7 @@ class RecallConfig:
 QUICK_SIZES = (4, 6, 8, 12, 16, 32)
 #: the paper profile's sizes: the same range, finer, and 64
 SIZES = (2, 4, 6, 8, 10, 12, 16, 24, 32, 64)
-#: the quick profile's budget (minutes on a 2-core CPU) and its weight decay: lr x wd x steps = 10
+#: the quick profile's budget and its weight decay: lr x wd x steps = 10
 QUICK_STEPS = 10_000
 QUICK_WEIGHT_DECAY = 10 / (1e-2 * QUICK_STEPS)
 #: the quick profile's steps of the cross-entropy ablation (its loss is ~1e-3 after 2,000)

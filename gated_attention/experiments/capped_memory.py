@@ -29,6 +29,7 @@ import dataclasses
 import numpy as np
 import torch
 
+from ..analysis.thresholds import PRUNE_TOL
 from ..constructions.capped_memory import cap_memory, check_lam_max
 from ..constructions.gated_rnn import construct_rnn
 from ..engine import TrainConfig
@@ -139,7 +140,7 @@ class CappedStudent:
 
 
 def capped_students(
-    config: TeacherStudentConfig, run, *, prune_tol: float = 1e-3
+    config: TeacherStudentConfig, run, *, prune_tol: float = PRUNE_TOL
 ) -> list[CappedStudent]:
     """Prune every member of a capped run (``analysis.prune`` at ``prune_tol``) and count.
 

@@ -197,7 +197,7 @@ def regression_config(profile: str, **overrides) -> RegressionConfig:
     paper   sizes SIZES, 4 seeds, batch 64, 300,000 steps (the paper's), lr 1e-3 (ours: the
             paper does not give it), checkpoints every 10,000 steps, 100,000 eval sequences.
     quick   sizes QUICK_SIZES, 4 seeds, QUICK_TRAIN: a larger batch and learning rate, far fewer
-            steps (minutes on a 2-core CPU), 20,000 eval sequences.
+            steps, 20,000 eval sequences.
     smoke   sizes (12, 24), 2 seeds, 30 steps, 2,000 eval sequences: only proves the code path.
     """
     check_profile(profile)

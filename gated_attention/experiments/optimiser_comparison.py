@@ -61,6 +61,7 @@ from pathlib import Path
 
 import torch
 
+from ..analysis.thresholds import LAM_TOL, PRUNE_TOL
 from ..engine import unstack_students
 from ..engine.data import sample_chunk_neuron_major
 from ..engine.device import flush_denormals
@@ -128,8 +129,8 @@ class OptimiserComparisonConfig:
     T: int = 8
     batch_size: int = 64
     counts_every: int = 100
-    prune_tol: float = 1e-3
-    lam_tol: float = 0.01
+    prune_tol: float = PRUNE_TOL
+    lam_tol: float = LAM_TOL
     eval_batch: int = 1024
     seed: int = 0
 
@@ -327,7 +328,7 @@ def optimiser_comparison_config(profile: str) -> OptimiserComparisonConfig:
 
     smoke   20 steps, counts every 10: proves the code path.
     quick   member 0 of teacher-identification-paper-seed0, QUICK_STEPS steps per optimiser,
-            counts every QUICK_STEPS / 40 (under a minute of a 2-core CPU for all three).
+            counts every QUICK_STEPS / 40.
     paper   PAPER_STEPS steps per optimiser (SGD-L2's lr x wd x steps = 3), counts every 5,000.
     """
     check_profile(profile)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import torch
 
+from ..analysis.thresholds import LAM_TOL, PRUNE_TOL
 from ..engine.device import flush_denormals
 from ..tasks.teacher_student import TeacherStudentTask
 from .optimiser_comparison import (
@@ -100,8 +101,8 @@ class OptimiserMembersConfig:
     T: int = 8
     batch_size: int = 64
     counts_every: int = 1000
-    prune_tol: float = 1e-3
-    lam_tol: float = 0.01
+    prune_tol: float = PRUNE_TOL
+    lam_tol: float = LAM_TOL
     eval_batch: int = 1024
     seed: int = 0
 

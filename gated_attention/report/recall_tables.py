@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ..analysis.recall_algorithms import RecallAnalysis, analyse_recall, squared_difference_fit
+from ..analysis.thresholds import PRUNE_TOL
 from ..constructions.recall_networks import compressed_neurons, naive_neurons
 from ..models.gated_rnn import gated_rnn_forward
 
@@ -40,7 +41,7 @@ LABELS = {
 _STYLE = {"io": ("C0", "o"), "side": ("C3", "s"), "io-ce": ("C2", "^")}
 
 
-def analyse_members(config, tensors, gating, batch, *, prune_tol=1e-3) -> list[RecallAnalysis]:
+def analyse_members(config, tensors, gating, batch, *, prune_tol=PRUNE_TOL) -> list[RecallAnalysis]:
     """``analyse_recall`` of every member of one gating (squared-difference fit for all)."""
     return [
         analyse_recall(rnn, config.task, batch, prune_tol=prune_tol, sd_fit=True)

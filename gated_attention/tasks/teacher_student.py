@@ -83,8 +83,8 @@ class TeacherStudentTask:
 
         x is drawn in float32 (five times faster than float64) and then held in float64; the
         labels are computed in float64 from the parallel form of Eq. (1), y_t = sum_{s<=t}
-        (q_t . k_s) v_s, as two batched products (measured on a 2-core CPU at d = 4, T = 32:
-        half the time of the recurrent form M_t q_t, whose 4 x 4 products are tiny).
+        (q_t . k_s) v_s, as two batched products (at d = 4, T = 32 about half the time of the
+        recurrent form M_t q_t, whose 4 x 4 products are tiny).
         """
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")

@@ -1,7 +1,7 @@
 """``make bench``: how fast the training engine is, against its reference and the machine's peak.
 
 Measures, on this machine (``python -m gated_attention.tools.bench --out _build/bench.json``):
-    engine      steps/s of ``training.train`` (mode "fast") at the Sec. 4.1 config:
+    engine      steps/s of ``engine.train`` (mode "fast") at the Sec. 4.1 config:
                 d 4, n = m = 100, T 32, batch 64 (the paper's network, one run)
     reference   steps/s of the same training in mode "reference" (the loop over t of Eq. 2)
     batched     a 16-member ensemble of n = m = 28 students (Fig. 3A sizes) trained together:
@@ -41,7 +41,7 @@ Modules: this one measures and runs the command line; ``bench_products`` counts,
 times the step's matrix products; ``family_bench`` times the model families; ``bench_timing``
 holds the timing helpers; ``report.bench_table`` formats the results as tables.
 
-Device: the bench runs where ``training.train`` runs (``--device``, else
+Device: the bench runs where ``engine.train`` runs (``--device``, else
 $GATED_ATTENTION_DEVICE, else the CPU). On a device other than the CPU it first checks that the
 engine computes there what it computes on the CPU (``device_agreement``: a small float64
 ensemble trained on both, largest weight difference) and skips the subnormal measurement (a
