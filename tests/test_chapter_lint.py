@@ -82,7 +82,7 @@ def test_a_long_line_is_found_with_its_line_number(tmp_path, capsys):
     path = write(tmp_path, text)
     number = text.splitlines().index(long) + 1
     assert chapter_lint.check(path) == [
-        f"{path}:{number}: line of {len(long)} characters (at most 77)"
+        f"{path}:{number}: line of {len(long)} characters (at most {chapter_lint.WIDTH})"
     ]
     assert chapter_lint.main([str(path)]) == 1
     assert f"{path}:{number}:" in capsys.readouterr().out

@@ -4,12 +4,13 @@
     python -m gated_attention.tools.chapter_lint book/intro.md    the chapters named
     python -m gated_attention.tools.chapter_lint --fix FILE ...   ruff-format each cell in place
 
-In the rendered book at a 1280 x 900 window a code input block shows ``WIDTH`` = 77 characters
-per line (684 px less 16 px padding on each side, at 8.43 px per monospace character); a longer
-line scrolls sideways. For every ``{code-cell}`` of each chapter (jupytext MyST), this reports
+In the rendered book at a 1280 x 900 window a code input block is 684 px wide, and 666 px inside
+a collapsed (``hide-input``) cell; less 16 px padding on each side, at 8.43 px per monospace
+character, that is 77 and 75 characters. ``WIDTH`` = 75 fits both; a longer line scrolls
+sideways. For every ``{code-cell}`` of each chapter (jupytext MyST), this reports
 
 - every line of code longer than ``WIDTH`` (file, line number in the ``.md``, length);
-- every cell whose code is not what ``ruff format --line-length 77`` makes of it.
+- every cell whose code is not what ``ruff format --line-length WIDTH`` makes of it.
 
 The cell's options are not code: ``:key: value`` lines right after the fence, or a leading
 ``---`` ... ``---`` YAML block. A cell with IPython magics (``%``) or shell lines (``!``) is not
@@ -33,7 +34,7 @@ from pathlib import Path
 __all__ = ["WIDTH", "Cell", "cells", "long_lines", "ruff_format", "check", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
-WIDTH = 77
+WIDTH = 75
 FENCE = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 OPTION = re.compile(r"^:[\w-]+:")
 MAGIC = re.compile(r"^\s*[%!]")
