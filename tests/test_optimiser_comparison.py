@@ -98,12 +98,17 @@ def test_the_config_checks_its_fields():
 
 @pytest.mark.parametrize("name", OPTIMISERS)
 def test_no_weight_decay_on_nu(name):
-    from gated_attention.experiments.optimiser_comparison import _optimiser
+    from gated_attention.engine import TrainConfig
+    from gated_attention.engine.loop import optimiser
 
     P = {k: torch.zeros(2, requires_grad=True) for k in ("W_in", "nu", "W_out", "D")}
-    groups = _optimiser(name, P, lr=0.1, wd=0.3).param_groups
+    tc = TrainConfig(steps=10, lr=0.1, weight_decay=0.3, optimiser=name, schedule="constant")
+    opt, _ = optimiser(P, tc, ("nu",))
+    groups = opt.param_groups
     (nu_group,) = [g for g in groups if any(p is P["nu"] for p in g["params"])]
     assert nu_group["weight_decay"] == 0.0 and len(nu_group["params"]) == 1
     (rest,) = [g for g in groups if g is not nu_group]
     assert rest["weight_decay"] == 0.3 and len(rest["params"]) == 3
     assert rest["lr"] == 0.1
+    kind = {"adamw": torch.optim.AdamW, "adam_l2": torch.optim.Adam, "sgd_l2": torch.optim.SGD}
+    assert type(opt) is kind[name]

@@ -46,11 +46,11 @@ def test_a_finished_gating_is_not_trained_again(tmp_path):
     first, _ = config.compute(checkpoint=None, progress=False)
     planted = {k: v for k, v in first["io"].items()}
     planted["eval_accuracy"] = torch.full_like(planted["eval_accuracy"], 0.5)  # a marker
-    torch.save(planted, tmp_path / "io-done.pt")
+    torch.save(planted, tmp_path / "gating-io-done.pt")  # the protocol's file of a done job
     again, _ = config.compute(checkpoint=tmp_path / "checkpoint.pt", progress=False)
     assert torch.equal(again["io"]["eval_accuracy"], planted["eval_accuracy"])
     assert torch.equal(again["side"]["params"]["W_side"], first["side"]["params"]["W_side"])
-    assert not (tmp_path / "io-done.pt").exists()
+    assert not (tmp_path / "gating-io-done.pt").exists()
 
 
 def test_the_ablation_starts_where_io_starts():

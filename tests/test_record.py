@@ -100,7 +100,7 @@ def test_resume_from_a_checkpoint_written_elsewhere(places, monkeypatch, interru
     shutil.rmtree(whole.path)
     interrupt_at_chunk(3, lambda: ex.run(tiny(), progress=False))  # checkpoint at step 10
     moved = places / "elsewhere.pt"  # as if brought from another machine
-    shutil.move(whole.path / "checkpoint.pt", moved)
+    shutil.move(whole.path / "ensemble-0.pt", moved)
     shutil.rmtree(whole.path)
     result, dest = rec.record("tiny", "smoke", name="tiny-resumed", resume_from=moved)
     assert result.metrics["resumed_from_step"] == 10
@@ -121,7 +121,7 @@ def test_resume_from_refuses_what_does_not_fit(places, monkeypatch, interrupt_at
     interrupt_at_chunk(3, lambda: ex.run(tiny(), progress=False))
     entry = ex.entry_path(tiny())
     ckpt = places / "ckpt.pt"
-    shutil.copy(entry / "checkpoint.pt", ckpt)
+    shutil.copy(entry / "ensemble-0.pt", ckpt)
     with pytest.raises(FileExistsError, match="exists .*interrupted run"):
         rec.place_checkpoint(tiny(), ckpt)  # the entry has a checkpoint of its own
     two = dataclasses.replace(tiny(), seeds=(0, 1))
@@ -149,7 +149,7 @@ def test_a_resumed_run_finished_by_a_later_call_still_names_its_checkpoint(
     monkeypatch.setitem(rec.EXPERIMENTS, "tiny", tiny)
     interrupt_at_chunk(2, lambda: ex.run(tiny(), progress=False))  # checkpoint at step 5
     entry = ex.entry_path(tiny())
-    shutil.move(entry / "checkpoint.pt", places / "first.pt")
+    shutil.move(entry / "ensemble-0.pt", places / "first.pt")
     # resumed from step 5, interrupted again (checkpoint at step 15), finished by a plain call
     interrupt_at_chunk(3, lambda: rec.record("tiny", "smoke", resume_from=places / "first.pt"))
     result, dest = rec.record("tiny", "smoke", name="twice", progress=False)

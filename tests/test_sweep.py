@@ -121,18 +121,21 @@ def test_ensemble_jobs_are_the_engines_ensembles(name, profile):
     config = experiment_config(name, profile)
     jobs = plan(config).jobs
     assert [list(j.members) for j in jobs] == config.ensembles()
-    assert {j.kind for j in jobs} == {"ensemble"}
+    assert [j.name for j in jobs] == [f"ensemble-{k}" for k in range(len(jobs))]
     (gpu_job,) = plan(config, device="cuda").jobs  # a GPU trains a sweep as one ensemble
     assert list(gpu_job.members) == list(range(len(config.members())))
 
 
 def test_jobs_of_the_other_experiments():
     arch = experiment_config("architectures-teacher-lr", "quick")
-    assert [j.index for j in plan(arch).jobs] == list(range(len(arch.groups())))
+    assert [j.plan.part for j in plan(arch).jobs] == list(range(len(arch.groups())))
     recall = experiment_config("associative-recall", "paper")
-    assert [j.index for j in plan(recall).jobs] == list(recall.gatings)
+    assert [j.plan.part for j in plan(recall).jobs] == list(recall.gatings)
+    setup = experiment_config("fig4b-setup", "quick")
+    assert [j.plan.part for j in plan(setup).jobs] == list(setup.families)
     (one,) = plan(experiment_config("teacher-identification", "paper")).jobs
-    assert one.checkpoints == ("checkpoint.pt",)  # the file a local run checkpoints to
+    assert one.checkpoint.name == "ensemble-0.pt"  # the file a local run checkpoints to
+    assert plan(one.config).jobs == [one]  # the same plan, again: jobs are data
     regression = experiment_config("in-context-regression", "quick")
     members = sorted(e for j in plan(regression).jobs for e in j.members)
     assert members == list(range(len(regression.members())))
@@ -205,8 +208,8 @@ def test_a_finished_job_is_not_trained_twice(monkeypatch, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
 def test_sweep_equals_a_local_run(name, client, monkeypatch, tmp_path):
+    in_cache(monkeypatch, tmp_path / "sweep")  # first: a config may read another's entry
     config = smoke(name)
-    in_cache(monkeypatch, tmp_path / "sweep")
     lines: list[str] = []
     (swept,) = sweep([config], client, echo=lines.append)
     jobs = plan(config).jobs
@@ -253,7 +256,7 @@ def test_a_killed_worker_loses_nothing(client, monkeypatch, tmp_path):
     in_cache(monkeypatch, tmp_path / "sweep")
     p = plan(config)
     victim = p.jobs[0]
-    checkpoint = Path(victim.entry) / victim.checkpoints[0]
+    checkpoint = victim.checkpoint
     done: dict = {}
 
     def run() -> None:

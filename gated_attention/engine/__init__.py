@@ -10,16 +10,27 @@ Modules (one job each):
 """
 
 from .checkpoints import read_checkpoint, restore, save_checkpoint
-from .config import DTYPES, MODES, TrainConfig, TrainResult, cosine_lr
+from .config import (
+    DTYPES,
+    LOSSES,
+    MODES,
+    OPTIMISERS,
+    SCHEDULES,
+    TrainConfig,
+    TrainResult,
+    cosine_lr,
+)
 from .data import data_streams, sample_chunk, sample_chunk_neuron_major
 from .device import DEVICE_ENV, flush_denormals, hardware, resolve_device
 from .ensembles import (
     ENSEMBLE_OVERHEAD_MACS,
+    combine_ensembles,
     forward_macs,
     plan_ensembles,
     size_groups,
     stack_students,
     train_by_size,
+    train_ensemble,
     unstack_students,
 )
 from .loop import train
@@ -28,9 +39,13 @@ __all__ = [
     "DEVICE_ENV",
     "DTYPES",
     "ENSEMBLE_OVERHEAD_MACS",
+    "LOSSES",
     "MODES",
+    "OPTIMISERS",
+    "SCHEDULES",
     "TrainConfig",
     "TrainResult",
+    "combine_ensembles",
     "cosine_lr",
     "data_streams",
     "flush_denormals",
@@ -47,5 +62,6 @@ __all__ = [
     "stack_students",
     "train",
     "train_by_size",
+    "train_ensemble",
     "unstack_students",
 ]

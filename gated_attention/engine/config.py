@@ -10,6 +10,17 @@ import torch
 
 MODES = ("fast", "reference")
 
+#: the optimisers a run can use (``TrainConfig.optimiser``): AdamW with decoupled weight decay
+#: (the paper's), Adam with the L2 term in the gradient, plain SGD with the L2 term
+OPTIMISERS = ("adamw", "adam_l2", "sgd_l2")
+
+#: the learning-rate schedules (``TrainConfig.schedule``)
+SCHEDULES = ("cosine", "constant")
+
+#: the training losses (``TrainConfig.loss``): the task's masked MSE, or the cross-entropy of the
+#: outputs at the loss's time steps read as logits, against the one-hot targets' classes
+LOSSES = ("mse", "cross_entropy")
+
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
@@ -20,6 +31,13 @@ class TrainConfig:
     Defaults are our choices where the paper is silent: lr 1e-3 annealed to eta_min 1e-6, weight
     decay 1e-4 (on all parameters but nu), Adam's default betas and eps, no warm-up, no
     gradient clipping (clipping by a global norm would couple ensemble members).
+
+    What is minimised and how are part of the config, so that no experiment keeps a loop of
+    its own: ``loss`` ("mse": the task's masked MSE; "cross_entropy": the outputs at the loss's
+    steps as logits against the one-hot targets' classes, App. D.3's loss), ``optimiser``
+    ("adamw": decoupled weight decay, the paper's; "adam_l2": Adam with weight_decay x theta
+    added to the gradient; "sgd_l2": plain SGD with the same L2 term) and ``schedule``
+    ("cosine": warm-up then cosine annealing from lr to eta_min; "constant": lr throughout).
 
     ``lam_max`` caps the recurrence (beyond the paper: is lam = 1 necessary?):
     lam = exp(-exp(nu)) <= lam_max holds when nu >= log(-log lam_max), and ``train``
@@ -42,8 +60,21 @@ class TrainConfig:
     mode: str = "fast"
     dtype: str = "float32"
     lam_max: float = 1.0
+    loss: str = "mse"
+    optimiser: str = "adamw"
+    schedule: str = "cosine"
 
     def __post_init__(self) -> None:
+        for name, allowed in (
+            ("loss", LOSSES),
+            ("optimiser", OPTIMISERS),
+            ("schedule", SCHEDULES),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(
+                    f"unknown TrainConfig.{name} {getattr(self, name)!r}; expected one of "
+                    f"{', '.join(allowed)}"
+                )
         for name in ("steps", "batch_size", "log_every", "chunk_steps"):
             val = getattr(self, name)
             if not isinstance(val, int) or val < 1:
@@ -104,8 +135,11 @@ class TrainResult:
 
 
 def cosine_lr(step: int, config: TrainConfig) -> float:
-    """The learning rate at ``step``: linear warm-up, then cosine from lr to eta_min."""
+    """The learning rate at ``step``: linear warm-up, then cosine from lr to eta_min (a
+    "constant" schedule: lr at every step)."""
     c = config
+    if c.schedule == "constant":
+        return c.lr
     if step < c.warmup_steps:
         return c.lr * (step + 1) / c.warmup_steps
     progress = (step - c.warmup_steps) / max(1, c.steps - c.warmup_steps)

@@ -1,6 +1,7 @@
 """Ensembles of students: stacking GatedRNNs of different sizes into one (E, ...) computation
 (smaller members masked inside the largest), the cost model that splits a size sweep into a few
-ensembles, and ``train_by_size``, which trains them one after another."""
+ensembles, and ``train_by_size``, which trains them one after another (``train_ensemble``
+each, ``combine_ensembles`` to put them together: the two halves an experiment's jobs use)."""
 
 from __future__ import annotations
 
@@ -176,7 +177,6 @@ def train_by_size(
         raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
     if len(data_seeds) != len(tasks):
         raise ValueError(f"{len(data_seeds)} data_seeds for {len(tasks)} tasks")
-    full, _ = stack_students(students)
     sizes = [(s.n, s.m) for s in students]
     s0 = students[0]
     if groups is None and resolve_device(device).type != "cpu":
@@ -192,32 +192,79 @@ def train_by_size(
     files = [path] * len(groups)
     if path is not None and len(groups) > 1:
         files = [path.with_name(f"{path.stem}-{k}{path.suffix}") for k in range(len(groups))]
-    params = {k: torch.zeros_like(v, dtype=config.torch_dtype) for k, v in full.items()}
-    losses, loss_steps, wall, resumed = None, None, 0.0, 0
+    results = []
     for k, idx in enumerate(groups):
-        p, masks = stack_students([students[e] for e in idx])
         n_k = max(sizes[e][0] for e in idx)
-        res = train(
-            [tasks[e] for e in idx],
-            p,
-            config,
-            data_seeds=[data_seeds[e] for e in idx],
-            masks=masks,
-            checkpoint=files[k],
-            progress=progress,
-            desc=desc if len(groups) == 1 else f"{desc} n<={n_k}",
-            device=device,
+        results.append(
+            train_ensemble(
+                [tasks[e] for e in idx],
+                [students[e] for e in idx],
+                config,
+                data_seeds=[data_seeds[e] for e in idx],
+                checkpoint=files[k],
+                progress=progress,
+                desc=desc if len(groups) == 1 else f"{desc} n<={n_k}",
+                device=device,
+            )
         )
+    if len(groups) > 1:
+        for f in files:
+            if f is not None:
+                f.unlink(missing_ok=True)
+    return combine_ensembles(students, groups, results, config.torch_dtype)
+
+
+def train_ensemble(
+    tasks: Sequence[Task],
+    students: Sequence[GatedRNN],
+    config: TrainConfig,
+    *,
+    data_seeds: Sequence[int],
+    checkpoint: str | os.PathLike | None = None,
+    progress: bool = True,
+    desc: str = "training",
+    device: str | torch.device | None = None,
+) -> TrainResult:
+    """``train`` on GatedRNNs of any sizes as one ensemble (``stack_students``: the smaller
+    ones masked inside the largest): one ensemble of ``train_by_size``."""
+    params, masks = stack_students(students)
+    return train(
+        tasks,
+        params,
+        config,
+        data_seeds=data_seeds,
+        masks=masks,
+        checkpoint=checkpoint,
+        progress=progress,
+        desc=desc,
+        device=device,
+    )
+
+
+def combine_ensembles(
+    students: Sequence[GatedRNN],
+    groups: Sequence[Sequence[int]],
+    results: Sequence[TrainResult],
+    dtype: torch.dtype = torch.float32,
+) -> TrainResult:
+    """One TrainResult for all ``students`` from the results of the ensembles ``groups`` (the
+    member indices each trained): params zero-padded into the (E, ...) layout of
+    ``stack_students(students)``, losses (K, E) in member order, wall_time and resumed_from
+    summed. The ensembles must cover every member exactly once."""
+    covered = sorted(e for g in groups for e in g)
+    if covered != list(range(len(students))):
+        raise ValueError(f"the ensembles cover members {covered}, not 0..{len(students) - 1}")
+    full, _ = stack_students(students)
+    params = {k: torch.zeros_like(v, dtype=dtype) for k, v in full.items()}
+    losses, loss_steps, wall, resumed = None, None, 0.0, 0
+    for idx, res in zip(groups, results, strict=True):
+        idx = list(idx)
         for name, v in res.params.items():  # back into the (E, ...) layout, zero-padded
             params[name][(idx, *(slice(0, s) for s in v.shape[1:]))] = v
         if losses is None:
             loss_steps = res.loss_steps
             losses = torch.zeros(len(loss_steps), len(students), dtype=res.losses.dtype)
         losses[:, idx] = res.losses
-        wall += res.wall_time
-        resumed += res.resumed_from
-    if len(groups) > 1:
-        for f in files:
-            if f is not None:
-                f.unlink(missing_ok=True)
+        wall += float(res.wall_time)
+        resumed += int(res.resumed_from)
     return TrainResult(params, loss_steps, losses, wall, resumed)

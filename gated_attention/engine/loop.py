@@ -46,6 +46,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from tqdm import tqdm
 
 from ..models.fast_path import forward_packed, fused_loss, pack_params, unpack_params
@@ -73,6 +74,7 @@ def train(
     desc: str = "training",
     device: str | torch.device | None = None,
     cuda_graph: bool | None = None,
+    on_log: Callable[[int, dict[str, torch.Tensor]], None] | None = None,
 ) -> TrainResult:
     """Train an ensemble of E students, member e on ``tasks[e]`` with data from ``data_seeds[e]``.
 
@@ -92,6 +94,10 @@ def train(
             else the CPU); the returned parameters and losses are CPU tensors.
         cuda_graph: run the fast step (output gating) as a captured CUDA graph (``GraphedStep``;
             None: on a CUDA device, which is where it exists).
+        on_log: called at the end of every logged window as ``on_log(step, params)``, params
+            a detached copy of the (E, ...) parameters in the layout of ``params``: what an
+            experiment records along the run (its counts, a held-out loss) without a loop of
+            its own.
     """
     tasks = [check_task(t) for t in tasks]
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
@@ -105,6 +111,10 @@ def train(
         masks = None  # nothing is masked: skip the multiplications
     # packed: the fused fast path of Eq. (2) (W_in1, W_in2 and W_out1, W_out2 stored as one
     # tensor each; AdamW is elementwise, so packing changes no number)
+    if c.loss == "cross_entropy" and forward is None:
+        # the loss reads outputs (E, B, T', V): Eq. (2)'s (parallel, or reference) forward
+        mode = "parallel" if c.mode == "fast" else "reference"
+        forward = lambda x, p: gated_rnn_forward(x, p, mode=mode)  # noqa: E731
     packed = c.mode == "fast" and forward is None
     pack = pack_params if packed else dict
     P = {
@@ -162,6 +172,8 @@ def train(
         if forward is not None:  # y already at the loss's steps
             y_hat = forward(x, p)
             y_hat = y_hat if out_steps is None else y_hat[:, :, out_steps_dev]
+            if c.loss == "cross_entropy":
+                return cross_entropy(y_hat, y)
             return scale * (y_hat - y).square().mean(dim=(-3, -2, -1))
         y_hat = gated_rnn_forward(x, p, mode="reference")  # the readable definition
         return masked_mse(y_hat, y, mask_dev, scale)
@@ -242,6 +254,9 @@ def train(
                     loss_steps.append(step)
                     window.zero_()  # in place: a captured step adds into this very tensor
                     bar.set_postfix(loss=f"{float(losses[-1].mean()):.3g}", refresh=False)
+                    if on_log is not None:
+                        now = {k: v.detach().cpu().clone() for k, v in P.items()}
+                        on_log(step, unpack_params(now) if packed else now)
             bar.update(k)
             if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
                 if step < c.steps:
@@ -266,16 +281,36 @@ def train(
 
 
 def optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
-    """AdamW (weight decay on every parameter but those named in ``no_decay``) and the cosine
-    schedule. Fast mode: one fused kernel for all parameters; reference: the per-parameter loop."""
+    """The optimiser ``c.optimiser`` (weight decay on every parameter but those named in
+    ``no_decay``) and the schedule ``c.schedule``.
+
+    "adamw": decoupled decay, theta <- theta (1 - lr wd) - lr m / (sqrt(v) + eps) (Sec. 4.1);
+    "adam_l2": Adam on grad L + wd theta (the fixed points of L + wd/2 |theta|^2);
+    "sgd_l2": plain SGD (no momentum) on grad L + wd theta.
+    Fast mode: one fused kernel for all parameters (Adam, AdamW); reference: the per-parameter
+    loop.
+    """
     decay = [P[k] for k in P if k not in no_decay]
     keep = [P[k] for k in P if k in no_decay]
     groups = [{"params": decay, "weight_decay": c.weight_decay}]
     if keep:
         groups.append({"params": keep, "weight_decay": 0.0})
-    fused = {"fused": True} if c.mode == "fast" else {"foreach": False}
-    opt = torch.optim.AdamW(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
-    return opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, c) / c.lr)
+    if c.optimiser == "sgd_l2":
+        opt = torch.optim.SGD(groups, lr=c.lr, momentum=0.0)
+    else:
+        fused = {"fused": True} if c.mode == "fast" else {"foreach": False}
+        cls = torch.optim.AdamW if c.optimiser == "adamw" else torch.optim.Adam
+        opt = cls(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
+    factor = (lambda s: cosine_lr(s, c) / c.lr) if c.lr > 0 else (lambda s: 1.0)  # lr 0: stays 0
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """(E,) mean cross-entropy of logits (E, B, T', V) against the classes of the one-hot
+    targets y (E, B, T', V): App. D.3's loss, the outputs at the loss's steps read as logits."""
+    E = logits.shape[0]
+    loss = F.cross_entropy(logits.flatten(0, -2), y.argmax(dim=-1).flatten(), reduction="none")
+    return loss.view(E, -1).mean(dim=1)
 
 
 def check_ensemble(tasks, params, data_seeds, masks) -> None:

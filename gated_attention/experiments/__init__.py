@@ -1,6 +1,8 @@
 """Experiments: one module per experiment owning its config, the profiles, the results cache and
 the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapter``.
 
+    protocol                 what every experiment says about its training: its jobs, one
+                             function that trains a job, one that assembles the entry
     profiles                 smoke / quick / paper, and the seeds of a run's random streams
     cache                    ``run(config)``: compute once, load afterwards
     recorded_runs            results entries of long runs shipped with the package
@@ -26,8 +28,9 @@ from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
 from .optimiser_members import OptimiserMembersConfig, optimiser_members_config
 from .profiles import PROFILES, check_profile, derive_seed
+from .protocol import Experiment, Job
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
-from .registry import EXPERIMENTS, config_from_dict, experiment_config
+from .registry import EXPERIMENTS, architectures_main_config, config_from_dict, experiment_config
 from .setup_pilots import PilotConfig, pilot_configs
 from .teacher_identification import (
     SENSITIVITY,
@@ -40,9 +43,12 @@ from .teacher_student import TeacherStudentConfig
 __all__ = [
     "ArchitectureConfig",
     "architectures_config",
+    "architectures_main_config",
     "architectures_sweep_config",
     "associative_recall_config",
     "EXPERIMENTS",
+    "Experiment",
+    "Job",
     "PANELS",
     "PilotConfig",
     "PROFILES",

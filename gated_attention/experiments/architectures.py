@@ -1,8 +1,9 @@
 """Which architectures learn attention (Sec. 4.3, Fig. 4A, App. Fig. 6) and in context (Sec. 5.3,
 Fig. 4B): every family of ``models.family_registry`` trained at matched parameter counts.
 
-Each (family, parameter-count target) trains its seeds as one ensemble through the engine
-(``engine.train(..., forward=family.forward)``; the diagonal gated RNN through its fused path).
+Each (family, parameter-count target, lr) group trains its seeds as one ensemble through the
+engine (``engine.train(..., forward=family.forward)``; the diagonal gated RNN through its fused
+path): one job of the experiment protocol per group.
 The width of each family is the one whose parameter count is closest to the target
 (``models.width_for``), so the families are compared at equal size, as in App. Fig. 6.
 
@@ -28,7 +29,6 @@ from pathlib import Path
 
 import torch
 
-from ..atomic import atomic_write
 from ..engine import TrainConfig, train
 from ..models.family_registry import family, width_for
 from ..models.lru import scale_linear
@@ -37,6 +37,7 @@ from ..tasks.protocol import masked_mse
 from ..tasks.regression import InContextRegression
 from ..tasks.teacher_student import TeacherStudentTask
 from .profiles import check_profile, derive_seed
+from .protocol import Experiment, Job
 
 __all__ = [
     "ArchitectureConfig",
@@ -57,7 +58,7 @@ LRU_FAMILIES = ("lru", "lru_inout", "lru_inout_mlp")
 
 
 @dataclass(frozen=True)
-class ArchitectureConfig:
+class ArchitectureConfig(Experiment):
     """Families x parameter targets x seeds (x learning rates in a sweep), for ``experiments.run``.
 
     Choices the paper does not give (ours): the teacher's scale ``teacher_std``, each family's
@@ -119,24 +120,27 @@ class ArchitectureConfig:
         task = self.data_task(self.seeds[0])
         return width_for(family(fam), task.d, task.d_out, target)
 
-    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
-        """Train every group (resuming finished ones from ``<checkpoint>-<k>-done.pt``)."""
-        tasks = [self.data_task(s) for s in self.seeds]
-        d_in, d_out = tasks[0].d, tasks[0].d_out
-        rows, wall = [], 0.0
-        groups = self.groups()
-        for k, (fam_name, target, lr) in enumerate(groups):
-            done = None if checkpoint is None else checkpoint.with_name(f"group-{k}-done.pt")
-            if done is not None and done.exists():
-                rows.append(torch.load(done, weights_only=True))
-                continue
-            row = self._train_group(
-                k, fam_name, target, lr, tasks, d_in, d_out, checkpoint, progress
-            )
-            if done is not None:
-                atomic_write(done, lambda p, row=row: torch.save(row, p))
-            rows.append(row)
-        wall = sum(float(r["wall_time"]) for r in rows)
+    def jobs(self, device: str = "cpu") -> list[Job]:
+        """One job per (family, target, lr) group of ``groups``."""
+        return [
+            Job(key=f"group-{k}", label=f"group {k}: {f}, {t} parameters, lr {lr:g}", part=k)
+            for k, (f, t, lr) in enumerate(self.groups())
+        ]
+
+    def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
+        """Train one group (``train_group``)."""
+        return self.train_group(int(job.part), checkpoint=checkpoint, progress=progress)
+
+    def assemble(self, jobs: list[Job], outputs: list[dict]):
+        """The groups' rows, stacked (``stack_rows``); metrics: wall time and the groups."""
+        groups = [self.groups()[int(job.part)] for job in jobs]
+        tensors = self.stack_rows(outputs, groups)
+        wall = sum(float(r["wall_time"]) for r in outputs)
+        metrics = {"train_wall_time_s": wall, "groups": [list(g) for g in groups]}
+        return tensors, metrics
+
+    def stack_rows(self, rows: list[dict], groups: list[tuple[str, int, float]]) -> dict:
+        """The tensors of an entry from the rows of ``train_group`` (G groups, E seeds)."""
         tensors = {
             "widths": torch.tensor([int(r["width"]) for r in rows]),
             "counts": torch.tensor([int(r["count"]) for r in rows]),
@@ -145,16 +149,28 @@ class ArchitectureConfig:
             "final_train_loss": torch.stack([r["losses"][-1] for r in rows]),  # (G, E)
             "train_curves": torch.stack([r["losses"] for r in rows]),  # (G, K, E) per window
             "step_time": torch.tensor([float(r["wall_time"]) / self.train.steps for r in rows]),
-            "params": {f"group{k}": r["params"] for k, r in enumerate(rows)},
         }
+        if all("params" in r for r in rows):
+            tensors["params"] = {f"group{k}": r["params"] for k, r in enumerate(rows)}
         if self.task == "regression":
             tensors["ood_loss"] = torch.stack([r["ood_loss"] for r in rows])
-        metrics = {"train_wall_time_s": wall, "groups": [list(g) for g in groups]}
-        for f in checkpoint.parent.glob("group-*-done.pt") if checkpoint is not None else []:
-            f.unlink(missing_ok=True)
-        return tensors, metrics
+        return tensors
 
-    def _train_group(self, k, fam_name, target, lr, tasks, d_in, d_out, checkpoint, progress):
+    def train_group(
+        self,
+        k: int,
+        *,
+        lr: float | None = None,
+        checkpoint: Path | None = None,
+        progress: bool = True,
+    ) -> dict:
+        """Train group k of ``groups`` (its seeds as one ensemble; ``lr`` replaces the group's
+        rate); returns its row: width, count, params, losses, wall_time, eval_loss (and
+        ood_loss for regression)."""
+        fam_name, target, group_lr = self.groups()[k]
+        lr = group_lr if lr is None else lr
+        tasks = [self.data_task(s) for s in self.seeds]
+        d_in, d_out = tasks[0].d, tasks[0].d_out
         fam = family(fam_name)
         width = width_for(fam, d_in, d_out, target)
         g = torch.Generator().manual_seed(derive_seed(k, f"init/{fam_name}/{target}"))
@@ -169,7 +185,7 @@ class ArchitectureConfig:
             data_seeds=[derive_seed(s, "data") for s in self.seeds],
             no_decay=fam.no_decay,
             forward=None if fam_name == "gated" else fam.forward,  # gated: the fused path
-            checkpoint=None if checkpoint is None else checkpoint.with_name(f"group-{k}.pt"),
+            checkpoint=checkpoint,
             progress=progress,
             desc=f"{self.name} {fam_name} {target}",
         )
@@ -184,8 +200,6 @@ class ArchitectureConfig:
         }
         if self.task == "regression":
             row["ood_loss"] = self._eval(fam, p, ood=True)
-        if checkpoint is not None:
-            checkpoint.with_name(f"group-{k}.pt").unlink(missing_ok=True)
         return row
 
     def _eval(self, fam, params: dict, ood: bool) -> torch.Tensor:

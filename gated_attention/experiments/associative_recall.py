@@ -5,8 +5,8 @@ and accuracy).
 
 The engine trains the masked MSE of the task protocol; the paper trains a cross-entropy. The
 gating "io-ce" is our ablation of that deviation: input-output gating trained with the
-cross-entropy of the outputs at the query step (as logits), by a plain AdamW loop here
-(``_train_ce``: the engine's optimiser and schedule, no checkpoints, on the CPU).
+cross-entropy of the outputs at the query step (as logits), by the same engine
+(``TrainConfig(loss="cross_entropy")``). Each gating is one job of the experiment protocol.
 
 Glossary (code name -> meaning -> section):
     RecallConfig             the experiment: gatings, sizes n (= m), seeds, the optimiser  App. D.3
@@ -18,18 +18,17 @@ Glossary (code name -> meaning -> section):
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from ..engine import TrainConfig, TrainResult, stack_students, train_by_size, unstack_students
-from ..engine.loop import optimiser
+from ..engine import TrainConfig, train_by_size, unstack_students
 from ..models.gated_rnn import GatedRNN, gated_rnn_forward
 from ..tasks.associative_recall import AssociativeRecall, RecallBatch, query_mse
 from .profiles import check_profile, derive_seed
+from .protocol import Experiment, Job
 
 __all__ = ["GATINGS", "RecallConfig", "associative_recall_config"]
 
@@ -39,15 +38,16 @@ GATINGS = ("io", "side", "io-ce")
 
 
 @dataclass(frozen=True)
-class RecallConfig:
+class RecallConfig(Experiment):
     """Training gated RNNs on associative recall (App. D.3), for ``experiments.run``.
 
     For each gating, the members are (seed, n) pairs, sizes outer and seeds inner (``sizes``;
     ``ce_sizes`` for "io-ce"); an input-output gated network has n hidden and m = n
     output-gating neurons, a side-gated one n hidden neurons. The members of one gating train
-    together (``engine.train_by_size``; "io-ce" by ``_train_ce`` with ``ce_train``); all gatings
-    with the same seed share the data stream and "io-ce" the initial networks of "io". Every
-    member is scored on the same ``eval_batch`` held-out sequences.
+    together (``engine.train_by_size``; "io-ce" with ``ce_train``, its loss the
+    cross-entropy); all gatings with the same seed share the data stream and "io-ce" the
+    initial networks of "io". Every member is scored on the same ``eval_batch`` held-out
+    sequences.
 
     Choices the paper does not give (ours): weights N(0, 1/fan_in) (the student's default),
     lam ~ U(lam_range); the optimiser in ``train`` (AdamW with weight decay on all but nu, as in
@@ -118,20 +118,37 @@ class RecallConfig:
         t = tensors[gating]
         return unstack_students(t["params"], [tuple(s) for s in t["sizes"].tolist()])
 
-    def _train(self, gating: str, checkpoint: Path | None, progress: bool) -> dict:
+    def jobs(self, device: str = "cpu") -> list[Job]:
+        """One job per gating (its members: ``members(gating)``)."""
+        return [
+            Job(key=f"gating-{g}", label=f"gating {g}: {len(self.members(g))} members", part=g)
+            for g in self.gatings
+        ]
+
+    def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
+        """Train and score the members of one gating (``train_gating``)."""
+        return self.train_gating(str(job.part), checkpoint=checkpoint, progress=progress)
+
+    def train_gating(
+        self, gating: str, *, checkpoint: Path | None = None, progress: bool = True
+    ) -> dict:
+        """Train the members of one gating through the engine ("io-ce": ``ce_train`` with
+        the cross-entropy loss) and score them on ``evaluation_batch``; returns what
+        ``assemble`` keeps of it (see there)."""
         members = self.members(gating)
+        tc = self.train
         if gating == "io-ce":
-            res = self._train_ce(members)
-        else:
-            res = train_by_size(
-                [self.task] * len(members),
-                [self.student(gating, seed, n) for seed, n in members],
-                self.train,
-                data_seeds=[derive_seed(seed, "data") for seed, _ in members],
-                checkpoint=checkpoint,
-                progress=progress,
-                desc=f"{self.name} ({gating})",
-            )
+            tc = replace(self.ce_train, loss="cross_entropy")
+        res = train_by_size(
+            [self.task] * len(members),
+            [self.student(gating, seed, n) for seed, n in members],
+            tc,
+            data_seeds=[derive_seed(seed, "data") for seed, _ in members],
+            checkpoint=checkpoint,
+            progress=progress,
+            desc=f"{self.name} ({gating})",
+            groups=[range(len(members))] if gating == "io-ce" else None,
+        )
         m = 0 if gating == "side" else 1
         out = {
             "params": {k: v.detach().to(torch.float64) for k, v in res.params.items()},
@@ -155,71 +172,16 @@ class RecallConfig:
         out["eval_accuracy"] = torch.tensor(acc, dtype=torch.float64)
         return out
 
-    def _train_ce(self, members: list[tuple[int, int]]) -> TrainResult:
-        """Input-output gating trained with the cross-entropy of the query-step outputs: the
-        engine's AdamW (weight decay on all but nu) and schedule, members as one masked
-        ensemble, data of each seed from the stream "data" (the same sequences as "io")."""
-        tc, t0 = self.ce_train, time.perf_counter()
-        params, masks = stack_students([self.student("io-ce", seed, n) for seed, n in members])
-        P = {k: v.to(tc.torch_dtype).requires_grad_(True) for k, v in params.items()}
-        Mk = {k: v.to(tc.torch_dtype) for k, v in masks.items()}
-        opt, sched = optimiser(P, tc, ("nu",))
-        seeds = list(dict.fromkeys(seed for seed, _ in members))
-        gens = [torch.Generator().manual_seed(derive_seed(seed, "data")) for seed in seeds]
-        stream = torch.tensor([seeds.index(seed) for seed, _ in members])
-        steps, losses, window, B = [], [], torch.zeros(len(members)), tc.batch_size
-        for step in range(tc.steps):
-            if step % tc.chunk_steps == 0:
-                k = min(tc.chunk_steps, tc.steps - step)
-                draws = [self.task.sample_batch(k * B, g) for g in gens]
-                X = torch.stack([b.x.view(k, B, *b.x.shape[1:]) for b in draws], 1)[:, stream]
-                Y = torch.stack([b.answer.view(k, B) for b in draws], 1)[:, stream]
-                X = X.to(tc.torch_dtype)
-            x, y = X[step % tc.chunk_steps], Y[step % tc.chunk_steps]
-            logits = gated_rnn_forward(x, {k: P[k] * Mk[k] for k in P})[:, :, -1]  # (E, B, V)
-            loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
-            loss = loss.view(len(members), B).mean(dim=1)
-            opt.zero_grad(set_to_none=True)
-            loss.sum().backward()  # the members' gradients stay separate
-            opt.step()
-            sched.step()
-            window += loss.detach().float()
-            if (step + 1) % tc.log_every == 0 or step + 1 == tc.steps:
-                n_win = step + 1 - (steps[-1] if steps else 0)
-                steps.append(step + 1)
-                losses.append(window / n_win)
-                window = torch.zeros(len(members))
-        final = {k: (P[k] * Mk[k]).detach() for k in P}
-        return TrainResult(
-            final, torch.tensor(steps), torch.stack(losses), time.perf_counter() - t0
-        )
-
-    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
-        """Train every gating; returns (tensors, metrics) for the results cache.
+    def assemble(self, jobs: list[Job], outputs: list[dict]):
+        """Every gating's output put together; (tensors, metrics) for the results cache.
 
         ``tensors[gating]``: ``params`` (E, ...) float64, zero-padded as ``stack_students``
         stacks them; ``sizes`` (E, 2) the (n, m) of each member (m = 0: side gating);
         ``seeds`` (E,); ``loss_steps`` (K,), ``losses`` (K, E) the training curve;
         ``eval_loss`` (E,) the trained loss (MSE; cross-entropy for "io-ce") and
-        ``eval_accuracy`` (E,) on ``evaluation_batch``. A gating that finished
-        is kept in ``<gating>-done.pt`` beside ``checkpoint`` until all have, so an interrupted
-        run resumes where it stopped (an unfinished gating from its own checkpoint).
+        ``eval_accuracy`` (E,) on ``evaluation_batch``.
         """
-        tensors = {}
-        for gating in self.gatings:
-            done = None if checkpoint is None else checkpoint.with_name(f"{gating}-done.pt")
-            if done is not None and done.exists():
-                tensors[gating] = torch.load(done, weights_only=True)
-                continue
-            ck = None if checkpoint is None else checkpoint.with_name(f"checkpoint-{gating}.pt")
-            tensors[gating] = self._train(gating, ck, progress)
-            if done is not None:
-                torch.save(tensors[gating], done)
-            if ck is not None:
-                ck.unlink(missing_ok=True)
-        for gating in self.gatings:
-            if checkpoint is not None:
-                checkpoint.with_name(f"{gating}-done.pt").unlink(missing_ok=True)
+        tensors = {str(job.part): out for job, out in zip(jobs, outputs, strict=True)}
         metrics = {
             f"{g}_{k}": tensors[g][f"eval_{k}"].tolist()
             for g in self.gatings

@@ -1,9 +1,10 @@
 """The results cache: ``run(config)`` computes an experiment once and loads it afterwards.
 
-An experiment config is any frozen dataclass with a ``name`` (str) and a method
-``compute(*, checkpoint, progress) -> (tensors, metrics)``: ``tensors`` a (nested) dict of
-tensors, ``metrics`` a JSON-able dict; ``checkpoint`` a file path the computation may save its
-state to and resume from (``engine.train(checkpoint=...)`` does both). ``run`` does the rest.
+An experiment config is a frozen dataclass with a ``name`` (str) that speaks the experiment
+protocol (``protocol.Experiment``: jobs, train_job, assemble); its ``compute(*, checkpoint,
+progress) -> (tensors, metrics)`` runs the jobs here: ``tensors`` a (nested) dict of tensors,
+``metrics`` a JSON-able dict; each job checkpoints beside ``checkpoint`` and resumes from there.
+``run`` does the rest.
 
 ``run(config)`` returns the entry ``<cache>/<name>-<hash>/`` when it is complete and intact, else
 computes and stores it. ``<cache>`` is ``results/`` at the repository root unless the
@@ -14,8 +15,8 @@ change to a family it does not use, to a chapter or to ``report/`` does not. An 
 tensors.pt (loaded with weights_only=True), meta.json (config, package version, code hash, torch
 version, hardware, wall time, metrics) and manifest.json (sha256 of both), written last, each
 atomically. An entry whose manifest is missing or does not
-match is recomputed with a warning that names it; an interrupted run resumes from the entry's
-checkpoint.pt.
+match is recomputed with a warning that names it; an interrupted run resumes in the entry's
+folder: its finished jobs from their outputs, the unfinished one from its checkpoint.
 """
 
 from __future__ import annotations

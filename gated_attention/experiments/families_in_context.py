@@ -29,13 +29,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
-from ..atomic import atomic_write
 from ..engine import TrainConfig
 from .architectures import FIG4_FAMILIES, LR_GRID, LRU_FAMILIES, ArchitectureConfig, best_lrs
 from .in_context_regression import QUICK_TRAIN
 from .profiles import check_profile
+from .protocol import Experiment, Job
 
 __all__ = [
     "SETUP_LR_GRID",
@@ -56,7 +54,7 @@ SETUP_LR_GRID = tuple(r for r in LR_GRID if r < 0.05)
 
 
 @dataclass(frozen=True)
-class SetupCheckConfig:
+class SetupCheckConfig(Experiment):
     """Every family at ``target`` parameters, trained on ``train``'s budget, for
     ``experiments.run``: a rate search on ``lr_seed``, then the scored ``seeds`` at each family's
     best rate (``architectures.best_lrs``). ``train.lr`` is unused: the search sets each rate.
@@ -119,47 +117,58 @@ class SetupCheckConfig:
             train=self.train,
         )
 
-    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
-        """The search, then the scored run; each stage resumes from its own folder beside
-        ``checkpoint`` (``lr/``, ``main/``), the finished search from ``lr-done.pt``.
+    def jobs(self, device: str = "cpu") -> list[Job]:
+        """One job per family: its rate search on ``lr_seed``, then its scored run at the best
+        rate (``best_lrs`` chooses each family's rate from that family's rows alone, so the
+        families are independent)."""
+        return [
+            Job(key=f"family-{f}", label=f"{f}: {len(self.lr_grid)} rates, then the seeds", part=f)
+            for f in self.families
+        ]
 
-        tensors: the scored run's (``ArchitectureConfig.compute``: ``eval_loss``, ``ood_loss``
-        (F, E), ``train_curves`` (F, K, E), ``lrs`` (F,), ...) and the search's as
-        ``sweep_eval_loss``, ``sweep_ood_loss``, ``sweep_final_train_loss`` (F R, 1),
-        ``sweep_lrs``, ``sweep_step_time`` (F R,).
-        """
-        sweep = self.sweep()
-        done = None if checkpoint is None else checkpoint.with_name("lr-done.pt")
-        if done is not None and done.exists():
-            searched = torch.load(done, weights_only=True)
-        else:
-            searched, _ = sweep.compute(checkpoint=_stage(checkpoint, "lr"), progress=progress)
-            searched.pop("params")  # the search's networks are not kept
-            if done is not None:
-                atomic_write(done, lambda p: torch.save(searched, p))
-        lrs = best_lrs(sweep, searched)
-        tensors, metrics = self.main(lrs).compute(
-            checkpoint=_stage(checkpoint, "main"), progress=progress
+    def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
+        """The search rows of one family (networks dropped), its rate and its scored row."""
+        fam, sweep = str(job.part), self.sweep()
+        ks = [k for k, (f, _, _) in enumerate(sweep.groups()) if f == fam]
+        searched = []
+        for k in ks:  # each search group keeps its index in the whole search (its init seed)
+            ck = None if checkpoint is None else checkpoint.with_suffix(f".lr{k}.pt")
+            row = sweep.train_group(k, checkpoint=ck, progress=progress)
+            row.pop("params")  # the search's networks are not kept
+            searched.append(row)
+            if ck is not None:
+                ck.unlink(missing_ok=True)
+        scales = tuple((f, x) for f, x in sweep.init_scales if f == fam)
+        one = dataclasses.replace(sweep, families=(fam,), init_scales=scales)
+        rows = one.stack_rows(searched, one.groups())
+        ((_, lr),) = best_lrs(one, rows)
+        main = self.main(())
+        row = main.train_group(
+            self.families.index(fam), lr=lr, checkpoint=checkpoint, progress=progress
+        )
+        return {"searched": searched, "lr": lr, "row": row}
+
+    def assemble(self, jobs: list[Job], outputs: list[dict]):
+        """The scored run's tensors (``ArchitectureConfig.stack_rows``: ``eval_loss``,
+        ``ood_loss`` (F, E), ``train_curves`` (F, K, E), ``lrs`` (F,), ...) and the search's
+        as ``sweep_eval_loss``, ``sweep_ood_loss``, ``sweep_final_train_loss`` (F R, 1),
+        ``sweep_lrs``, ``sweep_step_time`` (F R,)."""
+        by_family = {str(job.part): out for job, out in zip(jobs, outputs, strict=True)}
+        lrs = tuple((f, float(by_family[f]["lr"])) for f in self.families)
+        main, sweep = self.main(lrs), self.sweep()
+        rows = [by_family[f]["row"] for f in self.families]
+        tensors = main.stack_rows(rows, main.groups())
+        searched = sweep.stack_rows(
+            [r for f in self.families for r in by_family[f]["searched"]], sweep.groups()
         )
         for key in ("eval_loss", "ood_loss", "lrs", "final_train_loss", "step_time"):
             tensors[f"sweep_{key}"] = searched[key]
-        metrics["lrs"] = [list(r) for r in lrs]
-        if done is not None:
-            done.unlink(missing_ok=True)
-            for stage in ("lr", "main"):  # each stage has deleted its own files by now
-                folder = done.parent / stage
-                if folder.is_dir() and not any(folder.iterdir()):
-                    folder.rmdir()
+        metrics = {
+            "train_wall_time_s": sum(float(r["wall_time"]) for r in rows),
+            "groups": [list(g) for g in main.groups()],
+            "lrs": [list(r) for r in lrs],
+        }
         return tensors, metrics
-
-
-def _stage(checkpoint: Path | None, stage: str) -> Path | None:
-    """The checkpoint of one stage, in its own folder (a stage deletes its own group files)."""
-    if checkpoint is None:
-        return None
-    folder = checkpoint.parent / stage
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / checkpoint.name
 
 
 def setup_check_config(profile: str) -> SetupCheckConfig:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from ..engine import TrainConfig, train_by_size
+from ..engine import TrainConfig, combine_ensembles, plan_ensembles, train_ensemble
 from ..models.fast_path import gated_rnn_fast
 from ..models.gated_rnn import GatedRNN
 from ..tasks.regression import (
@@ -25,16 +25,18 @@ from ..tasks.regression import (
     query_loss,
 )
 from .profiles import check_profile, derive_seed
+from .protocol import Experiment, Job, ensemble_jobs, ensemble_output, ensemble_result
 
 
 @dataclass(frozen=True)
-class RegressionConfig:
+class RegressionConfig(Experiment):
     """Training gated RNNs on the task (Sec. 5.2, Table 2, Fig. 3C), for ``experiments.run``.
 
-    Members are (seed, n) pairs, n = m (sizes outer, seeds inner); they train together as one
-    ensemble (smaller members masked inside the largest). All members are evaluated on the same
-    ``eval_batch`` held-out sequences, in distribution and OOD (W variance doubled), beside one
-    optimal GD step on the very same sequences: the comparisons are paired.
+    Members are (seed, n) pairs, n = m (sizes outer, seeds inner); they train as a few ensembles
+    of similar sizes (``ensembles``, smaller members masked inside the largest), each one job.
+    All members are evaluated on the same ``eval_batch`` held-out sequences, in distribution
+    and OOD (W variance doubled), beside one optimal GD step on the very same sequences: the
+    comparisons are paired.
 
     Choices the paper does not give (ours): weights N(0, 1/fan_in), with the readout D further
     scaled by ``readout_scale`` (a small initial output: the degree-4 network otherwise starts
@@ -112,28 +114,46 @@ class RegressionConfig:
                     out[e, a : a + chunk] = query_loss(y_hat, y[a : a + chunk, -1])
         return out
 
-    def compute(self, *, checkpoint=None, progress: bool = True):
-        """Train every member (``engine.train_by_size``: a few ensembles of similar sizes); returns
-        (tensors, metrics) for the cache.
+    def ensembles(self) -> list[list[int]]:
+        """The member indices of each ensemble (``engine.plan_ensembles``: a size sweep splits
+        where padding would cost more)."""
+        t = self.task
+        sizes = [(n, n) for _, n in self.members()]
+        return plan_ensembles(sizes, t.d, t.d_out, t.T, self.train.batch_size)
 
-        For the held-out set (``eval``) and the OOD set (``ood``), with E members, N sequences:
-        ``<set>_rnn_mean`` (E,) each member's mean loss; ``<set>_gap``, ``<set>_gap_se`` (E,)
-        its paired difference to the GD step on the same sequences, with standard error;
-        ``<set>_rnn_table2`` (N,) the per-sequence loss averaged over Table 2's networks
-        (``table2_members``), paired with ``<set>_gd`` (N,), the GD step's per-sequence loss.
+    def jobs(self, device: str = "cpu") -> list[Job]:
+        """One job per ensemble (``ensembles``; one ensemble off the CPU)."""
+        return ensemble_jobs(self.ensembles(), [n for _, n in self.members()], device)
 
-        With several ensembles, ensemble k checkpoints to ``checkpoint-<k>.pt`` beside
-        ``checkpoint`` and resumes from it; the files are deleted once every ensemble has finished.
-        """
-        members = self.members()
-        res = train_by_size(
+    def train_job(self, job: Job, *, checkpoint=None, progress: bool = True):
+        """Train the members of one ensemble; its output is the engine's TrainResult."""
+        members = [self.members()[e] for e in job.members]
+        res = train_ensemble(
             [self.task] * len(members),
             [self.student(seed, n) for seed, n in members],
             self.train,
             data_seeds=[derive_seed(seed, "data") for seed, _ in members],
             checkpoint=checkpoint,
             progress=progress,
-            desc=self.name,
+            desc=f"{self.name} {job.label}",
+        )
+        return ensemble_output(res)
+
+    def assemble(self, jobs: list[Job], outputs: list[dict]):
+        """Every member evaluated beside the GD step; (tensors, metrics) for the cache.
+
+        For the held-out set (``eval``) and the OOD set (``ood``), with E members, N sequences:
+        ``<set>_rnn_mean`` (E,) each member's mean loss; ``<set>_gap``, ``<set>_gap_se`` (E,)
+        its paired difference to the GD step on the same sequences, with standard error;
+        ``<set>_rnn_table2`` (N,) the per-sequence loss averaged over Table 2's networks
+        (``table2_members``), paired with ``<set>_gd`` (N,), the GD step's per-sequence loss.
+        """
+        members = self.members()
+        res = combine_ensembles(
+            [self.student(seed, n) for seed, n in members],
+            [job.members for job in jobs],
+            [ensemble_result(out) for out in outputs],
+            self.train.torch_dtype,
         )
         p = {k: v.detach().to(torch.float64) for k, v in res.params.items()}
         curve, wall = res.losses.to(torch.float64), res.wall_time

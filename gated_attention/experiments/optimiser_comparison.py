@@ -21,10 +21,12 @@ each with a constant learning rate (no schedule: the recorded runs ended their c
 a constant rate lets the three run for the same steps at a fixed strength), its own weight
 decay (AdamW's as trained; the L2 coefficient far smaller: the values below), no weight decay
 on nu (as the paper), the same data stream for all three (one generator seeded from ``seed``),
-float32, the engine's fused Eq. (2) and loss (``fast_path.fused_loss``). Every ``counts_every``
-steps the run prunes a float64 copy (``analysis.prune`` at ``prune_tol``) and counts the hidden
-neurons, those with lam ~ 1 and lam ~ 0 (``analysis.lam_groups`` at ``lam_tol``) and the output
-neurons, and records the mean training loss of the steps since the last record.
+float32: the engine's run (``engine.train`` with ``TrainConfig.optimiser`` and a "constant"
+schedule), each optimiser one job of the experiment protocol. Every ``counts_every`` steps
+(the engine's ``on_log``) the run prunes a float64 copy (``analysis.prune`` at ``prune_tol``)
+and counts the hidden neurons, those with lam ~ 1 and lam ~ 0 (``analysis.lam_groups`` at
+``lam_tol``) and the output neurons, and records the mean training loss of the steps since the
+last record.
 
 What is continued: the member's network with its exactly dead neurons removed first
 (``analysis.prune`` with tol 0). In the recorded runs every weight of those neurons is exactly
@@ -62,13 +64,12 @@ from pathlib import Path
 import torch
 
 from ..analysis.thresholds import LAM_TOL, PRUNE_TOL
-from ..engine import unstack_students
-from ..engine.data import sample_chunk_neuron_major
-from ..engine.device import flush_denormals
-from ..models.fast_path import fused_loss, gated_rnn_fast, pack_params, unpack_params
+from ..engine import OPTIMISERS, TrainConfig, train, unstack_students
+from ..models.fast_path import gated_rnn_fast
 from ..tasks.teacher_student import TeacherStudentTask
 from .cache import RECORDED_ROOT, read_entry, rebuild_config
 from .profiles import check_profile, derive_seed
+from .protocol import Experiment, Job
 from .teacher_student import TeacherStudentConfig
 
 __all__ = [
@@ -87,7 +88,6 @@ __all__ = [
     "recorded_start",
 ]
 
-OPTIMISERS = ("adamw", "adam_l2", "sgd_l2")
 #: the columns of a counts trajectory
 COUNT_NAMES = ("hidden", "lam~1", "lam~0", "output")
 #: the constant learning rates and weight decays of every profile (the module docstring's values)
@@ -100,7 +100,7 @@ QUICK_STEPS, PAPER_STEPS = 10_000, 1_000_000
 
 
 @dataclass(frozen=True)
-class OptimiserComparisonConfig:
+class OptimiserComparisonConfig(Experiment):
     """Continue member ``member`` of the recorded run ``run`` with each of ``optimisers``.
 
     ``lrs``: (optimiser, constant learning rate) pairs, one per optimiser. ``weight_decays``:
@@ -162,24 +162,33 @@ class OptimiserComparisonConfig:
         """(start network as a float64 parameter dict, teacher, largest removed weight)."""
         return recorded_start(self.run, self.member)
 
-    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
-        """Run every optimiser from the same start; (tensors, metrics) for the results cache.
+    def jobs(self, device: str = "cpu") -> list[Job]:
+        """One job per optimiser, each from the same start on the same data."""
+        return [Job(key=f"optimiser-{o}", label=f"optimiser {o}", part=o) for o in self.optimisers]
 
-        ``checkpoint`` is not used: each optimiser's run is short (minutes at most).
-        """
-        flush_denormals()
+    def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
+        """One optimiser's continued run (``continue_network``; short: no checkpoints)."""
+        opt_name = str(job.part)
         start, teacher, removed = self.start()
-        task = TeacherStudentTask(teacher, T=self.T)
-        tensors: dict = {"start": start}
-        metrics: dict = {"removed_max_abs": removed, "wall_time_s": {}, "eval_loss": {}}
-        for opt_name in self.optimisers:
-            t0 = time.perf_counter()
-            out = _continue(self, opt_name, start, task)
-            metrics["wall_time_s"][opt_name] = time.perf_counter() - t0
-            metrics["eval_loss"][opt_name] = float(out["eval_loss"])
-            metrics.setdefault("final_counts", {})[opt_name] = out["counts"][-1].tolist()
+        t0 = time.perf_counter()
+        out = _continue(self, opt_name, start, TeacherStudentTask(teacher, T=self.T))
+        out["wall_time_s"] = time.perf_counter() - t0
+        out["start"], out["removed"] = start, removed
+        return out
+
+    def assemble(self, jobs: list[Job], outputs: list[dict]):
+        """``tensors[optimiser]``: steps' records (module docstring); ``tensors["start"]``."""
+        tensors: dict = {"start": outputs[0]["start"]}
+        metrics: dict = {"removed_max_abs": outputs[0]["removed"]}
+        metrics.update(wall_time_s={}, eval_loss={}, final_counts={})
+        for job, out in zip(jobs, outputs, strict=True):
+            name, out = str(job.part), dict(out)
+            metrics["wall_time_s"][name] = float(out.pop("wall_time_s"))
+            out.pop("start"), out.pop("removed")
+            metrics["eval_loss"][name] = float(out["eval_loss"])
+            metrics["final_counts"][name] = out["counts"][-1].tolist()
             tensors["steps"] = out.pop("steps")
-            tensors[opt_name] = out
+            tensors[name] = out
         metrics["start_counts"] = tensors[self.optimisers[0]]["counts"][0].tolist()
         return tensors, metrics
 
@@ -211,32 +220,17 @@ def recorded_start(run: str, member: int):
     return pr.params, teacher, removed
 
 
-def _counts(packed: dict, prune_tol: float, lam_tol: float) -> list[int]:
-    """(hidden, lam ~ 1, lam ~ 0, output) of the pruned network."""
+def _counts(params: dict, prune_tol: float, lam_tol: float) -> list[int]:
+    """(hidden, lam ~ 1, lam ~ 0, output) of the pruned network (params: (1, ...) tensors)."""
     from ..analysis import lam_groups, prune
 
-    p = {k: v[0].detach().to(torch.float64) for k, v in unpack_params(packed).items()}
+    p = {k: v[0].detach().to(torch.float64) for k, v in params.items()}
     try:
         pr = prune(p, prune_tol)
     except ValueError:  # pruning removes everything: the network computes ~0
         return [0, 0, 0, 0]
     c = lam_groups(pr.rnn, lam_tol).counts()
     return [pr.rnn.n, c["one"], c["zero"], pr.rnn.m]
-
-
-def _optimiser(name: str, P: dict, lr: float, wd: float) -> torch.optim.Optimizer:
-    """The optimiser ``name`` on the packed parameters P, no weight decay on nu."""
-    groups = [
-        {"params": [P[k] for k in P if k != "nu"], "weight_decay": wd},
-        {"params": [P["nu"]], "weight_decay": 0.0},
-    ]
-    if name == "adamw":
-        return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-8)
-    if name == "adam_l2":
-        return torch.optim.Adam(groups, lr=lr, betas=(0.9, 0.999), eps=1e-8)
-    if name == "sgd_l2":
-        return torch.optim.SGD(groups, lr=lr, momentum=0.0)
-    raise ValueError(f"unknown optimiser {name!r}; expected one of {OPTIMISERS}")
 
 
 @dataclass(frozen=True)
@@ -260,42 +254,39 @@ class Schedule:
 
 def continue_network(start: dict, task, name: str, lr: float, wd: float, s: Schedule) -> dict:
     """Train ``start`` (float64 parameter dict) further with optimiser ``name`` at the constant
-    ``lr`` and weight decay ``wd``; returns steps (K + 1,), counts (K + 1, 4), train_loss
-    (K + 1,), held_out (K + 1,), params (float64 dict) and eval_loss (the last held_out)."""
-    P = {
-        k: v[None].to(torch.float32).clone().requires_grad_(True)
-        for k, v in pack_params(start).items()
-    }
-    opt = _optimiser(name, P, lr, wd)
-    gen = torch.Generator().manual_seed(s.data_seed)
+    ``lr`` and weight decay ``wd`` (the engine: ``TrainConfig(optimiser=name,
+    schedule="constant")``, float32, no decay on nu), recording every ``s.counts_every`` steps;
+    returns steps (K + 1,), counts (K + 1, 4), train_loss (K + 1,), held_out (K + 1,), params
+    (float64 dict) and eval_loss (the last held_out)."""
+    tc = TrainConfig(
+        steps=s.steps,
+        batch_size=s.batch_size,
+        lr=lr,
+        weight_decay=wd,
+        optimiser=name,
+        schedule="constant",
+        log_every=s.counts_every,
+        chunk_steps=s.counts_every,
+    )
     x_eval, y_eval = task.sample(s.eval_batch, torch.Generator().manual_seed(s.eval_seed))
 
-    def held_out() -> float:
-        p = {k: v.detach()[0].to(torch.float64)[None] for k, v in unpack_params(P).items()}
+    def held_out(params: dict) -> float:
+        p = {k: v.detach().to(torch.float64) for k, v in params.items()}
         with torch.no_grad():
             return float((gated_rnn_fast(x_eval[None], p)[0] - y_eval).square().mean())
 
-    steps, counts = [0], [_counts(P, s.prune_tol, s.lam_tol)]
-    losses, evals = [float("nan")], [held_out()]
-    step = 0
-    while step < s.steps:
-        k = min(s.counts_every, s.steps - step)
-        X, Y = sample_chunk_neuron_major([task], [gen], k, s.batch_size, torch.float32)
-        window = torch.zeros((), dtype=torch.float64)
-        for i in range(k):
-            loss = fused_loss(X[i], P, Y[i], s.T, None)
-            loss.sum().backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            window += loss.detach().sum().to(torch.float64)
-        step += k
-        steps.append(step)
-        counts.append(_counts(P, s.prune_tol, s.lam_tol))
-        losses.append(float(window) / k)
-        evals.append(held_out())
-    final = {k: v.detach()[0].to(torch.float64) for k, v in unpack_params(P).items()}
+    P0 = {k: v[None] for k, v in start.items()}
+    counts, evals = [_counts(P0, s.prune_tol, s.lam_tol)], [held_out(P0)]
+
+    def record(step: int, params: dict) -> None:
+        counts.append(_counts(params, s.prune_tol, s.lam_tol))
+        evals.append(held_out(params))
+
+    res = train([task], P0, tc, data_seeds=[s.data_seed], progress=False, on_log=record)
+    final = {k: v[0].to(torch.float64) for k, v in res.params.items()}
+    losses = [float("nan"), *res.losses[:, 0].tolist()]
     return {
-        "steps": torch.tensor(steps, dtype=torch.long),
+        "steps": torch.cat([torch.zeros(1, dtype=torch.long), res.loss_steps]),
         "counts": torch.tensor(counts, dtype=torch.long),
         "train_loss": torch.tensor(losses, dtype=torch.float64),
         "held_out": torch.tensor(evals, dtype=torch.float64),

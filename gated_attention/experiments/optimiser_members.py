@@ -38,7 +38,6 @@ from pathlib import Path
 import torch
 
 from ..analysis.thresholds import LAM_TOL, PRUNE_TOL
-from ..engine.device import flush_denormals
 from ..tasks.teacher_student import TeacherStudentTask
 from .optimiser_comparison import (
     ADAM_LR,
@@ -50,6 +49,7 @@ from .optimiser_comparison import (
     recorded_start,
 )
 from .profiles import check_profile, derive_seed
+from .protocol import Experiment, Job
 
 __all__ = [
     "MEMBERS",
@@ -83,7 +83,7 @@ PAPER_STEPS = 40_000
 
 
 @dataclass(frozen=True)
-class OptimiserMembersConfig:
+class OptimiserMembersConfig(Experiment):
     """Continue each of ``members`` with each of ``arms`` for ``steps`` steps.
 
     ``members``: (recorded run, member index) pairs; ``held_out``: those of them not used to
@@ -173,37 +173,45 @@ class OptimiserMembersConfig:
             eval_seed=derive_seed(self.seed, f"optimiser-members-eval/{run}/{member}"),
         )
 
-    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
-        """Every arm of every member; (tensors, metrics) for the results cache.
+    def jobs(self, device: str = "cpu") -> list[Job]:
+        """One job per member: its arms, one after another, from its start."""
+        return [
+            Job(key=f"member-{k}", label=f"{run} member {member}", part=k)
+            for k, (run, member) in enumerate(self.members)
+        ]
 
-        ``checkpoint`` is not used: one member's arms take minutes.
-        """
-        flush_denormals()
-        counts, train, held, wall, removed = [], [], [], [], []
-        steps = None
-        for pair in self.members:
-            start, teacher, rm = recorded_start(*pair)
-            task = TeacherStudentTask(teacher, T=self.T)
-            removed.append(rm)
-            rows, t0 = [], time.perf_counter()
-            for label in self.labels:
-                opt, lr, wd = self.arm(label)
-                rows.append(continue_network(start, task, opt, lr, wd, self.schedule(pair)))
-                if progress:
-                    c = rows[-1]["counts"][-1].tolist()
-                    print(f"{pair[0]} member {pair[1]}, {label}: end counts {c}", flush=True)
-            wall.append(time.perf_counter() - t0)
-            steps = rows[0]["steps"]
-            counts.append(torch.stack([r["counts"] for r in rows]))
-            train.append(torch.stack([r["train_loss"] for r in rows]))
-            held.append(torch.stack([r["held_out"] for r in rows]))
-        tensors = {
-            "steps": steps,
-            "counts": torch.stack(counts),
-            "train_loss": torch.stack(train),
-            "held_out": torch.stack(held),
+    def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
+        """Every arm of one member (``continue_network``; minutes: no checkpoints)."""
+        pair = self.members[int(job.part)]
+        start, teacher, removed = recorded_start(*pair)
+        task = TeacherStudentTask(teacher, T=self.T)
+        rows, t0 = [], time.perf_counter()
+        for label in self.labels:
+            opt, lr, wd = self.arm(label)
+            rows.append(continue_network(start, task, opt, lr, wd, self.schedule(pair)))
+            if progress:
+                c = rows[-1]["counts"][-1].tolist()
+                print(f"{pair[0]} member {pair[1]}, {label}: end counts {c}", flush=True)
+        return {
+            "steps": rows[0]["steps"],
+            "counts": torch.stack([r["counts"] for r in rows]),
+            "train_loss": torch.stack([r["train_loss"] for r in rows]),
+            "held_out": torch.stack([r["held_out"] for r in rows]),
+            "removed": removed,
+            "wall_time": time.perf_counter() - t0,
         }
-        metrics = {"removed_max_abs": removed, "wall_time_s_per_member": wall}
+
+    def assemble(self, jobs: list[Job], outputs: list[dict]):
+        """The members' trajectories stacked (P, A, ...); (tensors, metrics)."""
+        tensors = {
+            "steps": outputs[0]["steps"],
+            **{k: torch.stack([o[k] for o in outputs]) for k in ("counts", "train_loss")},
+            "held_out": torch.stack([o["held_out"] for o in outputs]),
+        }
+        metrics = {
+            "removed_max_abs": [float(o["removed"]) for o in outputs],
+            "wall_time_s_per_member": [float(o["wall_time"]) for o in outputs],
+        }
         return tensors, metrics
 
 

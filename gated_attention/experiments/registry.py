@@ -1,8 +1,14 @@
 """Every experiment by name: its config class and its config of a profile.
 
-The command lines (``tools.record``) and ``config_from_dict`` (which rebuilds a stored config
-from its class name, for the recorded runs) read these tables; a new experiment is added here
-and nowhere else.
+The command lines (``tools.record``, ``python -m gated_attention.sweep``) and
+``config_from_dict`` (which rebuilds a stored config from its class name, for the recorded runs)
+read these tables; a new experiment is added here and nowhere else. Every config speaks the
+experiment protocol (``protocol.Experiment``: jobs, train_job, assemble).
+
+The main runs of Fig. 4A and 4B ("architectures-teacher", "architectures-regression") take each
+family's learning rate as an input: ``architectures_main_config`` reads it from the entry of the
+profile's learning-rate sweep ("architectures-<task>-lr"), computing that entry first if the
+cache does not hold it.
 """
 
 from __future__ import annotations
@@ -10,9 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .architectures import ArchitectureConfig, architectures_sweep_config
+from .architectures import (
+    ArchitectureConfig,
+    architectures_config,
+    architectures_sweep_config,
+    best_lrs,
+)
 from .associative_recall import RecallConfig, associative_recall_config
-from .cache import rebuild_config
+from .cache import rebuild_config, run
 from .capped_memory import CAPS, LENGTHS, capped_memory_config
 from .families_in_context import (
     SetupCheckConfig,
@@ -23,10 +34,30 @@ from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
 from .optimiser_members import OptimiserMembersConfig, optimiser_members_config
+from .setup_pilots import PilotConfig
 from .teacher_identification import SENSITIVITY, sensitivity_config, teacher_identification_config
 from .teacher_student import TeacherStudentConfig
 
-__all__ = ["EXPERIMENTS", "config_types", "config_from_dict", "experiment_config"]
+__all__ = [
+    "EXPERIMENTS",
+    "NEEDS",
+    "architectures_main_config",
+    "config_types",
+    "config_from_dict",
+    "experiment_config",
+]
+
+
+def architectures_main_config(
+    profile: str, task: str = "teacher", *, resolve: Callable[[Any], Any] = run
+) -> ArchitectureConfig:
+    """Fig. 4A ("teacher") or 4B ("regression") in ``profile``, each family at the rate its
+    learning-rate sweep chose (``best_lrs`` of the entry of ``architectures_sweep_config``,
+    which ``resolve`` returns: by default ``cache.run``, loading it or computing it here)."""
+    sweep = architectures_sweep_config(profile, task)
+    lrs = best_lrs(sweep, resolve(sweep).tensors)
+    return architectures_config(profile, task, lrs=lrs)
+
 
 #: experiment name -> the function giving its config in a profile
 EXPERIMENTS: dict[str, Callable[[str], Any]] = {
@@ -37,6 +68,13 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     "architectures-teacher-lr": lambda profile: architectures_sweep_config(profile, "teacher"),
     "architectures-regression-lr": lambda profile: architectures_sweep_config(
         profile, "regression"
+    ),
+    # the main runs of Fig. 4A/4B: their rates from the sweeps' entries above (NEEDS)
+    "architectures-teacher": lambda profile, resolve=run: architectures_main_config(
+        profile, "teacher", resolve=resolve
+    ),
+    "architectures-regression": lambda profile, resolve=run: architectures_main_config(
+        profile, "regression", resolve=resolve
     ),
     "fig4b-setup": setup_check_config,
     "fig4b-setup-lru-init": setup_check_lru_init_config,
@@ -59,6 +97,14 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
 }
 
 
+#: experiment name -> the experiment whose entry its config reads (an input of the config, such
+#: as the rates a learning-rate sweep chose): ``experiment_config`` obtains that entry first
+NEEDS: dict[str, str] = {
+    "architectures-teacher": "architectures-teacher-lr",
+    "architectures-regression": "architectures-regression-lr",
+}
+
+
 def config_types() -> dict[str, type]:
     """The config classes a results entry can name, by class name."""
     return {
@@ -71,14 +117,21 @@ def config_types() -> dict[str, type]:
             RecallConfig,
             OptimiserComparisonConfig,
             OptimiserMembersConfig,
+            PilotConfig,
         )
     }
 
 
-def experiment_config(name: str, profile: str) -> Any:
-    """The config of experiment ``name`` in ``profile``; an unknown name is a ValueError."""
+def experiment_config(name: str, profile: str, *, resolve: Callable[[Any], Any] = run) -> Any:
+    """The config of experiment ``name`` in ``profile``; an unknown name is a ValueError.
+
+    An experiment of ``NEEDS`` reads the entry of the one it needs: ``resolve(config)`` returns
+    it (default ``cache.run``: loaded from the cache, or computed here first; the sweep passes
+    its own, which trains it on the cluster)."""
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; expected one of {', '.join(EXPERIMENTS)}")
+    if name in NEEDS:
+        return EXPERIMENTS[name](profile, resolve=resolve)
     return EXPERIMENTS[name](profile)
 
 

@@ -33,6 +33,7 @@ from ..tasks.protocol import masked_mse
 from ..tasks.regression import InContextRegression
 from .families_in_context import SETUP_TARGET, SETUP_TRAIN
 from .profiles import check_profile, derive_seed
+from .protocol import Experiment, Job
 
 __all__ = ["PilotConfig", "PILOT_TRAIN", "pilot_configs"]
 
@@ -45,7 +46,7 @@ _LRU = ("lru", "lru_inout", "lru_inout_mlp")
 
 
 @dataclass(frozen=True)
-class PilotConfig:
+class PilotConfig(Experiment):
     """One family with one change (see the module docstring), for ``experiments.run``."""
 
     name: str = "fig4b-setup-pilot"
@@ -100,7 +101,17 @@ class PilotConfig:
         """The family's forward, or the normalised LRU forward (``prenorm``)."""
         return lru.forward_prenorm if self.prenorm else family(self.family).forward
 
-    def compute(self, *, checkpoint=None, progress: bool = True):
+    def jobs(self, device: str = "cpu") -> list[Job]:
+        """One job: the pilot's one member."""
+        return [Job(key="pilot", label=f"{self.family}: {self.change}")]
+
+    def assemble(self, jobs: list[Job], outputs: list[dict]):
+        """The one job's output; metrics: its wall time."""
+        (out,) = outputs
+        tensors = {k: out[k] for k in ("eval_loss", "train_curve")}
+        return tensors, {"train_wall_time_s": float(out["train_wall_time_s"])}
+
+    def train_job(self, job: Job, *, checkpoint=None, progress: bool = True):
         """Train the one member through the engine; evaluate it on held-out sequences."""
         task = InContextRegression()
         fam = family(self.family)
@@ -122,8 +133,8 @@ class PilotConfig:
         with torch.no_grad():
             y_hat = self.forward()(x[None], p)
         loss = masked_mse(y_hat, y[None], task.loss_mask, task.loss_scale)  # (1,)
-        tensors = {"eval_loss": loss, "train_curve": res.losses[:, 0].to(torch.float64)}
-        return tensors, {"train_wall_time_s": res.wall_time}
+        curve = res.losses[:, 0].to(torch.float64)
+        return {"eval_loss": loss, "train_curve": curve, "train_wall_time_s": res.wall_time}
 
 
 def pilot_configs(profile: str) -> list[PilotConfig]:

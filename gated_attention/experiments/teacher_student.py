@@ -15,15 +15,16 @@ from pathlib import Path
 
 import torch
 
-from ..engine import TrainConfig, plan_ensembles, train_by_size
+from ..engine import TrainConfig, combine_ensembles, plan_ensembles, train_ensemble
 from ..models.fast_path import gated_rnn_fast
 from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask, masked_mse
 from .profiles import derive_seed
+from .protocol import Experiment, Job, ensemble_jobs, ensemble_output, ensemble_result
 
 
 @dataclass(frozen=True)
-class TeacherStudentConfig:
+class TeacherStudentConfig(Experiment):
     """The teacher-student experiment of Sec. 4.1 (and the size sweeps of Sec. 4.2, Fig. 3A/B).
 
     Every member of ``members()`` is one independent run: its seed gives its teacher
@@ -93,19 +94,35 @@ class TeacherStudentConfig:
                     p.mul_(self.init_scale)
         return rnn
 
-    def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
-        """Train every member; returns (tensors, metrics) for the results cache."""
-        members = self.members()
-        tasks = {seed: self.task(seed) for seed in self.seeds}
-        res = train_by_size(  # one ensemble, or a few of similar sizes (a size sweep)
+    def jobs(self, device: str = "cpu") -> list[Job]:
+        """One job per ensemble (``ensembles``; one ensemble off the CPU)."""
+        return ensemble_jobs(self.ensembles(), [n for _, n, _ in self.members()], device)
+
+    def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
+        """Train the members of one ensemble; its output is the engine's TrainResult."""
+        members = [self.members()[e] for e in job.members]
+        tasks = {seed: self.task(seed) for seed in dict.fromkeys(s for s, _, _ in members)}
+        res = train_ensemble(
             [tasks[seed] for seed, _, _ in members],
             [self.student(*mb) for mb in members],
             self.train,
             data_seeds=[derive_seed(seed, "data") for seed, _, _ in members],
             checkpoint=checkpoint,
             progress=progress,
-            desc=self.name,
+            desc=f"{self.name} {job.label}",
         )
+        return ensemble_output(res)
+
+    def assemble(self, jobs: list[Job], outputs: list[dict]):
+        """Every member's parameters, curves and held-out loss; (tensors, metrics)."""
+        members = self.members()
+        res = combine_ensembles(
+            [self.student(*mb) for mb in members],
+            [job.members for job in jobs],
+            [ensemble_result(out) for out in outputs],
+            self.train.torch_dtype,
+        )
+        tasks = {seed: self.task(seed) for seed in self.seeds}
         eval_loss = _eval_loss(self, tasks, members, res.params)
         tensors = {
             "params": {k: v.to(torch.float64) for k, v in res.params.items()},

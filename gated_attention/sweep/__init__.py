@@ -4,18 +4,20 @@ the very results entry a local ``cache.run(config)`` writes.
     python -m gated_attention.sweep EXPERIMENT --profile P [--scheduler tcp://HOST:PORT]
                                     [--workers N] [--gpu] [--cache DIR]
 
-Why: the paper profile trains for hours per experiment; the pieces of an experiment that the
-engine trains apart (the ensembles of a size sweep, the groups of an architectures sweep, the
-gatings of associative recall) can run on different machines at once. The entry they make is
-the local run's, number for number (same thread count and hardware), so the book cannot tell.
+Why: the paper profile trains for hours per experiment; the independent jobs of an experiment's
+plan (``experiments.protocol``: the ensembles of a size sweep, the groups of an architectures
+sweep, the gatings of associative recall, ...) can run on different machines at once. The
+entry they make is the local run's, number for number (same thread count and hardware), so
+the book cannot tell.
 
 Modules (one job each):
-    jobs        ``Job`` and ``plan_jobs``: the unit of each experiment (its docstring lists them;
-                teacher-identification is one ensemble, hence one job)
-    intercept   running an experiment's own ``compute`` around its ``train_by_size`` call
-    worker      ``run_job``: code check, skip if finished, train with checkpoints, save atomically
+    jobs        ``Job`` and ``plan_jobs``: the experiment's own plan (``config.jobs``), bound to
+                its entry, code hash and device
+    worker      ``run_job``: code check, skip if finished, the experiment's ``train_job`` with
+                checkpoints, save atomically
     provenance  the code-hash check (``CodeHashMismatchError``) and what a job records of its worker
-    assemble    the jobs' outputs -> (tensors, metrics) -> the entry, with a "sweep" provenance
+    assemble    the jobs' outputs -> the experiment's ``assemble`` -> the entry, with a "sweep"
+                provenance
     dispatch    ``sweep``: submit, one line per finished job, write entries, report failures
     cluster     ``connect``: a local cluster or a running scheduler
 

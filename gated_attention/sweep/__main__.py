@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,28 @@ from .provenance import SweepError
 CACHE_ENV = "GATED_ATTENTION_CACHE"
 
 
-def configs_for(names: list[str], profile: str, seeds: list[int] | None = None) -> list[Any]:
-    """The configs of experiments ``names`` in ``profile`` (only ``seeds`` if given); an
-    unknown experiment or profile is a ValueError listing the known ones."""
+def check_names(names: list[str], profile: str) -> None:
+    """A ValueError listing the known ones for an unknown experiment or profile."""
     check_profile(profile)
-    configs = [experiment_config(name, profile) for name in names]
+    unknown = [n for n in names if n not in EXPERIMENTS]
+    if unknown:
+        raise ValueError(
+            f"unknown experiment {unknown[0]!r}; expected one of {', '.join(EXPERIMENTS)}"
+        )
+
+
+def configs_for(
+    names: list[str],
+    profile: str,
+    seeds: list[int] | None = None,
+    resolve: Callable[[Any], Any] | None = None,
+) -> list[Any]:
+    """The configs of experiments ``names`` in ``profile`` (only ``seeds`` if given); an
+    unknown experiment or profile is a ValueError listing the known ones. ``resolve`` gives
+    the entry an experiment of ``registry.NEEDS`` reads (default: ``cache.run``)."""
+    check_names(names, profile)
+    extra = {} if resolve is None else {"resolve": resolve}
+    configs = [experiment_config(name, profile, **extra) for name in names]
     if seeds:
         configs = [dataclasses.replace(c, seeds=tuple(seeds)) for c in configs]
     return configs
@@ -67,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.scheduler and args.workers is not None:
         parser.error("--workers sizes the local cluster; with --scheduler its workers run")
     try:
-        configs = configs_for(args.experiments, args.profile, args.seeds)
+        check_names(args.experiments, args.profile)
     except ValueError as err:
         parser.error(str(err))
     if args.cache is not None:  # before the cluster starts: its workers inherit it
@@ -75,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     device = "cuda" if args.gpu else "cpu"
     try:
         with connect(args.scheduler, workers=args.workers, gpu=args.gpu, timeout=args.timeout) as c:
+
+            def on_cluster(config: Any) -> Any:  # an entry a config reads, swept first
+                (result,) = sweep([config], c, device=device, retries=args.retries)
+                return result
+
+            configs = configs_for(args.experiments, args.profile, args.seeds, on_cluster)
             results = sweep(configs, c, device=device, retries=args.retries)
     except SweepError as err:
         print(f"error: {err}", file=sys.stderr)

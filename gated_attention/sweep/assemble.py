@@ -1,22 +1,12 @@
 """From the jobs' outputs to the results entry a local ``cache.run(config)`` writes.
 
 What: ``entry_contents(config, jobs, outputs)`` returns the (tensors, metrics) of the
-experiment, computed by the experiment's own ``compute`` from the finished jobs:
-
-    ensemble   the ensembles' results are put together as ``train_by_size`` puts them (params
-               zero-padded into the (E, ...) layout of all members, losses (K, E) in member
-               order, wall times and resumed steps summed) and handed to ``compute`` as its
-               ``train_by_size`` call's answer (``intercept.answering``): ``compute`` then
-               evaluates the members and makes the tensors and metrics, as locally.
-    group,     each job's output is the very "done" file ``compute`` resumes from
-    gating     (``group-<k>-done.pt``, ``<gating>-done.pt`` beside the checkpoint): they are put
-               there and ``compute`` runs, loading them (training is refused meanwhile).
-    whole      the job's output is (tensors, metrics).
-
-``write_entry`` then stores them as ``cache.run`` does (tensors.pt, meta.json, manifest.json,
-each atomically, the manifest last), its meta with a "sweep" field: every job's worker (host,
-address, device, code hash, wall time, checkpoints it resumed from, completions). The jobs'
-outputs are removed only after the entry is complete: nothing finished is lost on the way.
+experiment: its own ``assemble`` applied to the finished jobs' outputs, in the order of its plan,
+as ``Experiment.compute`` applies it to the outputs of a local run. ``write_entry`` then stores
+them as ``cache.run`` does (tensors.pt, meta.json, manifest.json, each atomically, the manifest
+last), its meta with a "sweep" field: every job's worker (host, address, device, code hash, wall
+time, checkpoints it resumed from, completions). The jobs' outputs are removed only after the
+entry is complete: nothing finished is lost on the way.
 
 Why: the book reads entries through ``cache.run``; an entry written here must be the entry a
 local run writes, number for number, so that nothing downstream can tell them apart.
@@ -35,59 +25,17 @@ import torch
 
 from .. import __version__
 from ..atomic import atomic_write
-from ..engine import TrainResult, stack_students
 from ..experiments import cache
-from .intercept import EnsembleCall, answering, capture_call, forbidding
 from .jobs import SWEEP_DIR, Job
 from .provenance import SweepError
 from .worker import completions, load_output
 
-__all__ = ["combine_ensembles", "entry_contents", "finish", "write_entry"]
-
-
-def combine_ensembles(call: EnsembleCall, jobs: list[Job], results: list[dict]) -> TrainResult:
-    """One TrainResult for all members of ``call``, as ``train_by_size`` returns it."""
-    full, _ = stack_students(list(call.students))
-    params = {k: torch.zeros_like(v, dtype=call.train.torch_dtype) for k, v in full.items()}
-    E = len(call.students)
-    losses, loss_steps, wall, resumed = None, None, 0.0, 0
-    for job, res in zip(jobs, results, strict=True):
-        idx = list(job.members)
-        for name, v in res["params"].items():
-            params[name][(idx, *(slice(0, s) for s in v.shape[1:]))] = v
-        if losses is None:
-            loss_steps = res["loss_steps"]
-            losses = torch.zeros(len(loss_steps), E, dtype=res["losses"].dtype)
-        losses[:, idx] = res["losses"]
-        wall += float(res["wall_time"])
-        resumed += int(res["resumed_from"])
-    covered = sorted(e for job in jobs for e in job.members)
-    if covered != list(range(E)):
-        raise ValueError(f"the ensembles cover members {covered}, not 0..{E - 1}")
-    return TrainResult(params, loss_steps, losses, wall, resumed)
-
-
-def _done_file(job: Job) -> Path:
-    """The file ``compute`` loads a finished group or gating from."""
-    name = f"group-{job.index}-done.pt" if job.kind == "group" else f"{job.index}-done.pt"
-    return Path(job.entry) / name
+__all__ = ["entry_contents", "finish", "write_entry"]
 
 
 def entry_contents(config: Any, jobs: list[Job], results: list[dict]) -> tuple[dict, dict]:
-    """(tensors, metrics) of ``config`` from its finished jobs (see the module docstring)."""
-    kind = jobs[0].kind
-    checkpoint = Path(jobs[0].entry) / "checkpoint.pt"  # what cache.run passes to compute
-    if kind == "ensemble":
-        trained = combine_ensembles(capture_call(config), jobs, results)
-        with answering(config, trained):
-            return config.compute(checkpoint=checkpoint, progress=False)
-    if kind in ("group", "gating"):
-        for job, res in zip(jobs, results, strict=True):
-            atomic_write(_done_file(job), lambda p, res=res: torch.save(res, p))
-        with forbidding(config):
-            return config.compute(checkpoint=checkpoint, progress=False)
-    (res,) = results
-    return res["tensors"], res["metrics"]
+    """(tensors, metrics) of ``config`` from its finished jobs: the experiment's ``assemble``."""
+    return config.assemble([job.plan for job in jobs], results)
 
 
 def _sha256_file(path: Path) -> str:

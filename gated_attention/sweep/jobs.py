@@ -1,29 +1,17 @@
-"""The jobs of a sweep: how one experiment splits into independent pieces of training.
+"""The jobs of a sweep: an experiment's own plan (``experiments.protocol``), bound to an entry.
 
 What: ``plan_jobs(config, entry=..., code=..., device=...)`` lists the ``Job``s of an
-experiment. A job is a frozen description a worker runs on its own (``worker.run_job``); the
-client combines the jobs' outputs into the entry ``cache.run(config)`` writes (``assemble``).
-
-Why these units: the entry must hold exactly the numbers a local run computes, so a job is a
-piece of training the local run also does on its own, sharing nothing with the others:
-
-    TeacherStudentConfig   teacher-identification, how-many-neurons-A/B, and
-    RegressionConfig       in-context-regression: one job per ensemble of the engine's
-                           ``train_by_size`` (``intercept.ensemble_groups``): the size groups of
-                           ``plan_ensembles`` on the CPU, a single ensemble (one job) on a GPU.
-                           The seeds of one size are one ensemble locally, so they stay one job:
-                           teacher-identification (one size) is one job.
-    ArchitectureConfig     architectures-*-lr: one job per (family, target, lr) group.
-    RecallConfig           associative-recall: one job per gating ("io", "side", "io-ce"); the
-                           "io-ce" ablation trains without checkpoints (its own loop).
-    any other config       one job, the whole ``compute``: its pieces are not known here
-                           (optimiser-comparison: three short runs, no checkpoints).
+experiment: one per job of ``config.jobs(device)`` (the experiment's plan: the ensembles of a
+size sweep, the groups of an architectures sweep, the gatings of associative recall, ...), with
+the entry it belongs to, the client's code hash and the device. A worker trains one with the
+experiment's ``train_job`` (``worker.run_job``); the client hands their outputs to the
+experiment's ``assemble`` (``assemble.finish``). The sweep knows nothing else of an experiment.
 
 Where things live, in the entry's folder on the shared storage: each job's output in
-``sweep/<job>.pt``, a marker per completed training in ``sweep/completed/``, and its checkpoint
-at the very file a local run of the experiment uses (``checkpoint.pt``, ``checkpoint-<k>.pt``,
-``group-<k>.pt``, ``checkpoint-<gating>.pt``), so that a local run of an interrupted sweep
-resumes its unfinished jobs from their checkpoints too.
+``sweep/<key>.pt``, a marker per completed training in ``sweep/completed/``, and its checkpoints
+at the very files a local run of the experiment uses (``<key>.pt``, and ``<key>.<part>.pt`` for
+a job that trains in several parts), so that a local run of an interrupted sweep resumes its
+unfinished jobs from their checkpoints too.
 """
 
 from __future__ import annotations
@@ -33,17 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..experiments.architectures import ArchitectureConfig
-from ..experiments.associative_recall import RecallConfig
-from ..experiments.in_context_regression import RegressionConfig
-from ..experiments.teacher_student import TeacherStudentConfig
-from .intercept import capture_call, ensemble_groups
+from ..experiments.protocol import Job as Plan
 
-__all__ = ["KINDS", "SWEEP_DIR", "Job", "plan_jobs"]
-
-#: what a job trains: an ensemble of train_by_size, an architectures group, a recall gating,
-#: or the whole experiment
-KINDS = ("ensemble", "group", "gating", "whole")
+__all__ = ["SWEEP_DIR", "Job", "plan_jobs"]
 
 #: the folder, inside an entry, of the jobs' outputs (removed once the entry is written)
 SWEEP_DIR = "sweep"
@@ -51,31 +31,38 @@ SWEEP_DIR = "sweep"
 
 @dataclass(frozen=True)
 class Job:
-    """One job: ``kind`` and ``index`` (ensemble or group number, or gating name) of the
-    experiment ``config``; ``members`` the member indices of an ensemble; ``entry`` the absolute
-    path of the results entry on the shared storage; ``code_hash`` the client's
-    ``code_hash()``, which the worker's must equal; ``device`` "cpu" or "cuda"."""
+    """One job of the experiment ``config``: ``plan``, the experiment's own description of it
+    (``experiments.protocol.Job``); ``entry`` the absolute path of the results entry on the
+    shared storage; ``code_hash`` the client's ``code_hash(config=config)``, which the worker's
+    must equal; ``device`` "cpu" or "cuda"."""
 
     config: Any
-    kind: str
-    index: int | str
-    label: str
+    plan: Plan
     entry: str
     code_hash: str
     device: str = "cpu"
-    members: tuple[int, ...] = ()
-    checkpoints: tuple[str, ...] = ()  # file names (globs) of its checkpoints in the entry
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown job kind {self.kind!r}; expected one of {KINDS}")
         if not Path(self.entry).is_absolute():
             raise ValueError(f"a job's entry must be an absolute path, got {self.entry!r}")
 
     @property
     def name(self) -> str:
-        """``<kind>-<index>``: unique within the experiment."""
-        return f"{self.kind}-{self.index}"
+        """The experiment's key of the job: unique within the experiment."""
+        return self.plan.key
+
+    @property
+    def label(self) -> str:
+        return self.plan.label
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        return self.plan.members
+
+    @property
+    def checkpoint(self) -> Path:
+        """The file the job checkpoints to (a local run's too)."""
+        return Path(self.entry) / f"{self.name}.pt"
 
     @property
     def output(self) -> Path:
@@ -89,56 +76,21 @@ class Job:
         return f"{Path(self.entry).name}-{self.name}-{entry_tag(self.entry)}"
 
     def checkpoint_files(self) -> list[Path]:
-        """The checkpoint files of this job that exist now."""
+        """The checkpoint files of this job that exist now (``<key>.pt``, ``<key>.*.pt``)."""
         root = Path(self.entry)
-        return sorted({p for pattern in self.checkpoints for p in root.glob(pattern)})
+        found = {p for p in (self.checkpoint, *root.glob(f"{self.name}.*.pt")) if p.exists()}
+        return sorted(found)
 
 
 def plan_jobs(config: Any, *, entry: Path, code: str, device: str = "cpu") -> list[Job]:
-    """The jobs of ``config`` (see the module docstring), to be trained on ``device``."""
-    base = {"config": config, "entry": str(Path(entry).resolve()), "code_hash": code}
-    base["device"] = device
-    if isinstance(config, TeacherStudentConfig | RegressionConfig):
-        return _ensemble_jobs(config, base, device)
-    if isinstance(config, ArchitectureConfig):
-        return [
-            Job(
-                kind="group",
-                index=k,
-                label=f"group {k}: {fam}, {target} parameters, lr {lr:g}",
-                checkpoints=(f"group-{k}.pt",),
-                **base,
-            )
-            for k, (fam, target, lr) in enumerate(config.groups())
-        ]
-    if isinstance(config, RecallConfig):
-        return [
-            Job(
-                kind="gating",
-                index=g,
-                label=f"gating {g}: {len(config.members(g))} members",
-                checkpoints=(f"checkpoint-{g}.pt", f"checkpoint-{g}-*.pt"),
-                **base,
-            )
-            for g in config.gatings
-        ]
-    label = f"the whole experiment ({type(config).__name__} is not split)"
-    return [Job(kind="whole", index=0, label=label, checkpoints=("checkpoint*.pt",), **base)]
-
-
-def _ensemble_jobs(config: Any, base: dict, device: str) -> list[Job]:
-    call = capture_call(config)
-    groups = ensemble_groups(call, device)
-    jobs = []
-    for k, idx in enumerate(groups):
-        n = max(call.students[e].n for e in idx)
-        ck = "checkpoint.pt" if len(groups) == 1 else f"checkpoint-{k}.pt"
-        label = f"ensemble {k}: {len(idx)} members, n <= {n}"
-        job = Job(
-            kind="ensemble", index=k, label=label, members=tuple(idx), checkpoints=(ck,), **base
+    """The jobs of ``config`` (its ``jobs(device)``), to be trained on ``device``."""
+    if not callable(getattr(config, "jobs", None)):
+        raise TypeError(
+            f"{type(config).__name__} does not speak the experiment protocol "
+            "(experiments.protocol.Experiment: jobs, train_job, assemble)"
         )
-        jobs.append(job)
-    return jobs
+    entry_abs = str(Path(entry).resolve())
+    return [Job(config, spec, entry_abs, code, device) for spec in config.jobs(device)]
 
 
 def entry_tag(entry: str | Path) -> str:

@@ -3,8 +3,9 @@
 What: ``run_job(job)`` is the function the client submits. It
     1. checks that the worker's ``code_hash()`` is the client's (``CodeHashMismatchError`` if not),
     2. returns at once if the job's output exists (a finished job is never trained again),
-    3. trains the job on ``job.device``, checkpointing to the file a local run uses, so that
-       a retry after a dead worker resumes from the last checkpoint,
+    3. trains the job on ``job.device`` with the experiment's own ``train_job``, checkpointing
+       to the file a local run uses, so that a retry after a dead worker resumes from the last
+       checkpoint,
     4. writes its output (result and provenance) atomically, then a completion marker, then
        removes its checkpoints,
 and returns its report: ``trained`` (False: the output existed) and where it ran.
@@ -27,8 +28,7 @@ from typing import Any
 import torch
 
 from ..atomic import atomic_write
-from ..engine import DEVICE_ENV, flush_denormals, train_by_size
-from .intercept import capture_call
+from ..engine import DEVICE_ENV, flush_denormals
 from .jobs import SWEEP_DIR, Job
 from .provenance import SweepError, check_code, describe_worker
 
@@ -54,7 +54,7 @@ def run_job(job: Job) -> dict[str, Any]:
     found = [p.name for p in job.checkpoint_files()]
     t0 = time.perf_counter()
     with _on_device(job.device):
-        result = TRAINERS[job.kind](job)
+        result = job.config.train_job(job.plan, checkpoint=job.checkpoint, progress=False)
         provenance = describe_worker(job.device, code)
     provenance["wall_time_s"] = time.perf_counter() - t0
     provenance["checkpoints_found"] = found
@@ -117,60 +117,3 @@ def _on_device(device: str) -> Iterator[None]:
             os.environ.pop(DEVICE_ENV, None)
         else:
             os.environ[DEVICE_ENV] = old
-
-
-def _train_ensemble(job: Job) -> dict[str, Any]:
-    """One ensemble of the experiment's ``train_by_size`` call: the engine's own function on
-    those members alone, as the local run trains them (the same checkpoint file too)."""
-    call = capture_call(job.config)
-    idx = list(job.members)
-    res = train_by_size(
-        [call.tasks[e] for e in idx],
-        [call.students[e] for e in idx],
-        call.train,
-        data_seeds=[call.data_seeds[e] for e in idx],
-        checkpoint=Path(job.entry) / job.checkpoints[0],
-        progress=False,
-        desc=f"{call.desc} {job.name}",
-        device=job.device,
-        groups=[range(len(idx))],
-    )
-    return {
-        "params": res.params,
-        "loss_steps": res.loss_steps,
-        "losses": res.losses,
-        "wall_time": float(res.wall_time),
-        "resumed_from": int(res.resumed_from),
-    }
-
-
-def _train_group(job: Job) -> dict[str, Any]:
-    """One (family, target, lr) group of an architectures sweep: the row ``compute`` keeps."""
-    c, k = job.config, int(job.index)
-    fam, target, lr = c.groups()[k]
-    tasks = [c.data_task(s) for s in c.seeds]
-    checkpoint = Path(job.entry) / "checkpoint.pt"  # the group trains to group-<k>.pt beside it
-    return c._train_group(k, fam, target, lr, tasks, tasks[0].d, tasks[0].d_out, checkpoint, False)
-
-
-def _train_gating(job: Job) -> dict[str, Any]:
-    """One gating of associative recall: what ``compute`` keeps of it."""
-    checkpoint = Path(job.entry) / job.checkpoints[0]
-    return job.config._train(str(job.index), checkpoint, False)
-
-
-def _train_whole(job: Job) -> dict[str, Any]:
-    """The whole ``compute`` of an experiment that is not split."""
-    tensors, metrics = job.config.compute(
-        checkpoint=Path(job.entry) / "checkpoint.pt", progress=False
-    )
-    return {"tensors": tensors, "metrics": metrics}
-
-
-#: job kind -> the function that trains it
-TRAINERS = {
-    "ensemble": _train_ensemble,
-    "group": _train_group,
-    "gating": _train_gating,
-    "whole": _train_whole,
-}

@@ -93,9 +93,9 @@ RESUMED_NOTE = "resumed_from.json"
 
 
 def place_checkpoint(config: Any, checkpoint: str | os.PathLike) -> dict:
-    """Copy ``checkpoint`` into the results entry of ``config`` as the checkpoint its run resumes
-    from, after checking it fits, and note it there (``RESUMED_NOTE``); returns the note (file,
-    sha256, step)."""
+    """Copy ``checkpoint`` into the results entry of ``config`` as the checkpoint its (one) job
+    resumes from, after checking it fits, and note it there (``RESUMED_NOTE``); returns the note
+    (file, sha256, step)."""
     src = Path(checkpoint)
     try:
         state = torch.load(src, weights_only=True, map_location="cpu")
@@ -104,7 +104,14 @@ def place_checkpoint(config: Any, checkpoint: str | os.PathLike) -> dict:
         raise ValueError(
             f"checkpoint {src} cannot be read as a training checkpoint ({err})"
         ) from err
-    E, steps = len(config.members()), config.train.steps
+    jobs = config.jobs(resolve_device(None).type)
+    if len(jobs) != 1:
+        keys = ", ".join(job.key for job in jobs)
+        raise ValueError(
+            f"--resume-from continues an experiment of one job; {config.name} has {len(jobs)} "
+            f"({keys}): put each job's checkpoint at <entry>/<key>.pt instead"
+        )
+    E, steps = len(jobs[0].members or config.members()), config.train.steps
     if members != E:
         raise ValueError(f"checkpoint {src} holds {members} members; the config has {E}")
     if not 0 < step < steps:
@@ -112,7 +119,7 @@ def place_checkpoint(config: Any, checkpoint: str | os.PathLike) -> dict:
     entry = experiments.entry_path(config)
     if (entry / "manifest.json").exists():
         raise FileExistsError(f"the entry {entry} is already complete: nothing to resume")
-    dest = entry / "checkpoint.pt"
+    dest = entry / f"{jobs[0].key}.pt"  # the job's own checkpoint (experiments.protocol)
     if dest.exists():
         raise FileExistsError(
             f"{dest} exists (an interrupted run of this config): remove it to resume from "
