@@ -9,17 +9,18 @@ network over:
     net = analysis.network(student)          # a GatedRNN, or one network's parameter dict
     net = analysis.network(analysis.member(result.params, e))   # member e of an ensemble
 
-Every analysis function takes a ``Network`` and nothing else (anything else is a TypeError
-that says how to convert); the steps that produce a network (prune, merge, reorder,
-consolidate, permute) return one, so chained steps never convert again. A network whose
-weights hold NaN or inf (it diverged in training) is refused at the boundary, with the tensors
-and counts named, instead of failing later with a misleading message.
+Every analysis function that reads a network takes a ``Network`` and nothing else (anything
+else is a TypeError that says how to convert; ``lam_groups`` also takes lam itself); the steps
+that produce a network (prune, merge, reorder, consolidate, permute) return one, so chained
+steps never convert again. A network whose weights hold NaN or inf (it diverged in training)
+is refused at the boundary, with the tensors and counts named, instead of failing later with a
+misleading message.
 
 Glossary (code name -> paper symbol -> shape), as in models/gated_rnn.py (Eq. 2, App. A.2):
     W_in1, W_in2    input gating                                  (n, d+1)
     nu              lam = exp(-exp(nu)), the diagonal recurrence  (n,)
     W_out1, W_out2  output gating (None for side gating)          (m, n)
-    W_side          side gating, App. A.2 (None for output gating) (n, d+1)
+    W_side          side gating, App. A.2 (None: output gating)   (n, d+1)
     D               read-out                                      (d_out, m), side: (d_out, n)
     n, m, d, d_out  hidden and output-gating neurons (m = 0 for side gating), input and output
                     dimension
