@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from gated_attention import GatedRNN, construct_rnn, random_attention
-from gated_attention.analysis import as_params, gaussian_inputs, lam_groups, output_change, to_rnn
+from gated_attention.analysis import gaussian_inputs, lam_groups, network, output_change
 from gated_attention.analysis.consolidation import (
     balanced_penalty,
     consolidate,
@@ -39,14 +39,13 @@ def construction_with_copies(seed=0):
     key-value neuron 0 and one of query neuron 10, each copy inserted right after its original,
     so that the first 10 neurons of the key-value group include a neuron and its copy."""
     att = random_attention(4, seed=seed)
-    built = construct_rnn(att, "symmetric")
+    built = network(construct_rnn(att, "symmetric"))
     g = lam_groups(built)
     assert g.one == list(range(10)) and g.zero == list(range(10, 14))
-    p = as_params(built)
-    p = add_copy(p, 10, scale=-0.5, share=0.3, at=11)  # query copy (indices below unchanged)
+    p = add_copy(built.params, 10, scale=-0.5, share=0.3, at=11)  # query copy (indices below same)
     p = add_copy(p, 0, scale=2.0, share=0.6, at=1)
     p = add_copy(p, 0, scale=0.7, share=0.5, at=1)
-    return att, built, to_rnn(p)
+    return att, built, network(p)
 
 
 def test_copies_fold_back_into_the_construction():
@@ -76,7 +75,7 @@ def test_copies_fold_back_into_the_construction():
 
 def test_the_construction_is_its_own_consolidation():
     att = random_attention(4, seed=2)
-    built = construct_rnn(att, "symmetric")
+    built = network(construct_rnn(att, "symmetric"))
     c = consolidate(built, lam_groups(built), X, teacher=att)
     assert c.n_after == 14 and c.output_change < 1e-12
     assert c.balanced_penalty_after == pytest.approx(c.balanced_penalty_before, rel=1e-8)
@@ -98,7 +97,7 @@ def test_a_neuron_that_is_no_copy_is_not_consolidated_away():
     """A fifth lam = 0 neuron with a state of its own, read by an output neuron: the query group
     then holds 5 directions, and 4 of them cannot carry the function."""
     att = random_attention(4, seed=3)
-    p = as_params(construct_rnn(att, "symmetric"))
+    p = dict(network(construct_rnn(att, "symmetric")).params)
     g = torch.Generator().manual_seed(5)
     p["W_in1"] = torch.cat([p["W_in1"], torch.randn(1, 5, generator=g, dtype=torch.float64)])
     p["W_in2"] = torch.cat([p["W_in2"], torch.randn(1, 5, generator=g, dtype=torch.float64)])
@@ -106,8 +105,8 @@ def test_a_neuron_that_is_no_copy_is_not_consolidated_away():
     p["W_out1"] = torch.cat([p["W_out1"], torch.zeros(16, 1, dtype=torch.float64)], dim=1)
     p["W_out2"] = torch.cat([p["W_out2"], torch.zeros(16, 1, dtype=torch.float64)], dim=1)
     p["W_out2"][0, 14] = 0.5  # output neuron 0 now also reads the new neuron
-    rnn = to_rnn(p)
-    c = consolidate(rnn, lam_groups(rnn), X, teacher=att)
+    net = network(p)
+    c = consolidate(net, lam_groups(net), X, teacher=att)
     assert c.groups[1].size == 5 and c.groups[1].kept_energy < 1 - 1e-6
     assert c.output_change > 1e-2
 
@@ -117,10 +116,11 @@ def test_groups_without_surplus_and_neurons_between_are_kept():
     in between stay as they are, so nothing changes."""
     rnn = GatedRNN(4, 12, 12, seed=3, dtype=torch.float64)
     rnn.set_lam(torch.tensor([1.0, 1.0, 0.995, 0.0, 0.004, 0.0] + [0.5] * 6, dtype=torch.float64))
+    net = network(rnn)
     att = random_attention(4, seed=0)
-    g = lam_groups(rnn)
+    g = lam_groups(net)
     assert (len(g.one), len(g.zero), len(g.between)) == (3, 3, 6)
-    c = consolidate(rnn, g, X, teacher=att)
+    c = consolidate(net, g, X, teacher=att)
     assert c.n_after == 12 and [grp.r for grp in c.groups] == [3, 3]
     assert c.output_change < 1e-12 and c.groups[0].worst_fit_error == 0.0
     assert c.penalty_after == pytest.approx(c.penalty_before, rel=1e-12)
@@ -128,8 +128,8 @@ def test_groups_without_surplus_and_neurons_between_are_kept():
 
 def test_balanced_penalty_is_invariant_under_the_rescalings():
     att = random_attention(4, seed=4)
-    p = as_params(construct_rnn(att, "symmetric"))
-    q = {k: v.clone() for k, v in p.items()}
+    p = network(construct_rnn(att, "symmetric"))
+    q = {k: v.clone() for k, v in p.params.items()}
     q["W_in1"][3] *= 3.0
     q["W_in2"][3] /= 3.0
     q["W_in1"][12] *= 0.2  # the state of hidden neuron 12 shrinks by 5: its readers grow
@@ -138,6 +138,7 @@ def test_balanced_penalty_is_invariant_under_the_rescalings():
     q["W_out1"][7] *= 2.0  # output neuron 7: both rows doubled, its readout quartered
     q["W_out2"][7] *= 2.0
     q["D"][:, 7] /= 4.0
+    q = network(q)
     assert output_change(p, q, X) < 1e-12
     assert weight_penalty(q) > weight_penalty(p) + 1.0
     assert balanced_penalty(q) == pytest.approx(balanced_penalty(p), rel=1e-9)
@@ -146,7 +147,7 @@ def test_balanced_penalty_is_invariant_under_the_rescalings():
 
 def test_errors_name_the_problem():
     att = random_attention(4, seed=0)
-    built = construct_rnn(att, "symmetric")
+    built = network(construct_rnn(att, "symmetric"))
     g = lam_groups(built)
     assert construction_counts(4) == {"one": 10, "zero": 4}
     with pytest.raises(ValueError, match="shape"):
@@ -155,6 +156,6 @@ def test_errors_name_the_problem():
         consolidate(built, lam_groups(torch.ones(3, dtype=torch.float64)), X, teacher=att)
     with pytest.raises(ValueError, match="counts"):
         consolidate(built, g, X, teacher=att, counts={"one": 0, "zero": 4})
-    side = construct_rnn(att, "side")
+    side = network(construct_rnn(att, "side"))
     with pytest.raises(ValueError, match="output gating"):
         consolidate(side, lam_groups(side), X, teacher=att)

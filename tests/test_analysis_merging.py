@@ -5,13 +5,12 @@ import torch
 
 from gated_attention import construct_rnn, random_attention
 from gated_attention.analysis import (
-    as_params,
     gaussian_inputs,
     merge,
     merge_error,
+    network,
     output_change,
     reorder,
-    to_rnn,
 )
 
 
@@ -23,8 +22,8 @@ def split_construction(seed=0):
     construction's pattern (one row on key-value neurons, the other on query neurons).
     """
     att = random_attention(4, seed=seed)
-    rnn = construct_rnn(att, "symmetric")
-    p = as_params(rnn)
+    rnn = network(construct_rnn(att, "symmetric"))
+    p = rnn.params
     a, b, D0 = p["W_out1"][0], p["W_out2"][0], p["D"][:, 0]
     W1 = torch.stack([(a + b) / 2, (a - b) / 2, (a - b) / 2])
     W2 = torch.stack([(a + b) / 2, -(a - b) / 2, -(a - b) / 2])
@@ -33,7 +32,7 @@ def split_construction(seed=0):
     q["W_out1"] = torch.cat([p["W_out1"][1:], W1])
     q["W_out2"] = torch.cat([p["W_out2"][1:], W2])
     q["D"] = torch.cat([p["D"][:, 1:], D], dim=1)
-    return att, rnn, q
+    return att, rnn, network(q)
 
 
 def test_merge_finds_the_planted_group_and_keeps_the_function():
@@ -44,12 +43,12 @@ def test_merge_finds_the_planted_group_and_keeps_the_function():
     assert merge_error(q, [0, 15]) > 1e-2  # a construction neuron does not join the group
     mg = merge(q, rtol=1e-8)
     assert mg.groups == [[15, 16, 17]]
-    assert mg.rnn.m == 16
-    assert output_change(q, mg.rnn, x) < 1e-10
+    assert mg.net.m == 16
+    assert output_change(q, mg.net, x) < 1e-10
 
 
 def test_construction_has_nothing_to_merge():
-    rnn = construct_rnn(random_attention(4, seed=3), "symmetric")
+    rnn = network(construct_rnn(random_attention(4, seed=3), "symmetric"))
     assert merge(rnn, rtol=1e-6).groups == []
     # two construction neurons of the same output row read different queries: not one product
     assert merge_error(rnn, [0, 1]) > 0.1
@@ -59,20 +58,21 @@ def test_reorder_keeps_the_function_and_shows_the_blocks():
     att, _, q = split_construction(1)
     g = torch.Generator().manual_seed(0)
     ph, po = torch.randperm(14, generator=g), torch.randperm(18, generator=g)
+    q = q.params
     s = dict(q)
     for k in ("W_in1", "W_in2", "nu"):
         s[k] = q[k][ph]
     s["W_out1"], s["W_out2"] = q["W_out2"][po][:, ph], q["W_out1"][po][:, ph]  # swapped rows too
     s["D"] = q["D"][:, po]
+    s = network(s)
     x = gaussian_inputs(4, 12, 16, seed=2)
     r = reorder(s)
-    assert output_change(s, r.rnn, x) < 1e-10
+    assert output_change(s, r.net, x) < 1e-10
     assert (r.n_one, r.n_zero) == (10, 4)
-    p = as_params(r.rnn)
-    lam = torch.exp(-torch.exp(p["nu"]))
+    lam = torch.exp(-torch.exp(r.net.nu))
     assert torch.all(lam[:10] > 0.99) and torch.all(lam[10:] < 0.01)
-    merged = merge(r.rnn, rtol=1e-8)
-    m = as_params(reorder(merged.rnn).rnn)
+    merged = merge(r.net, rtol=1e-8)
+    m = reorder(merged.net).net.params
     # the construction's blocks: W_out1 reads only key-value neurons, W_out2 only query neurons
     assert m["W_out1"][:, 10:].abs().max() < 1e-10
     assert m["W_out2"][:, :10].abs().max() < 1e-10
@@ -81,7 +81,7 @@ def test_reorder_keeps_the_function_and_shows_the_blocks():
 
 
 def test_bad_inputs_raise():
-    rnn = construct_rnn(random_attention(3, seed=0), "side")
+    rnn = network(construct_rnn(random_attention(3, seed=0), "side"))
     with pytest.raises(ValueError, match="side gating"):
         merge(rnn)
     _, _, q = split_construction()
@@ -89,9 +89,14 @@ def test_bad_inputs_raise():
         merge_error(q, [99])
     with pytest.raises(ValueError, match="max_group"):
         merge(q, max_group=1)
-    big = as_params(to_rnn(q))
-    big["W_out1"] = big["W_out1"].repeat(3, 1)
-    big["W_out2"] = big["W_out2"].repeat(3, 1)
-    big["D"] = big["D"].repeat(1, 3)
+    big = network(q.rnn())
+    big = network(
+        {
+            **big.params,
+            "W_out1": big.W_out1.repeat(3, 1),
+            "W_out2": big.W_out2.repeat(3, 1),
+            "D": big.D.repeat(1, 3),
+        }
+    )
     with pytest.raises(ValueError, match="prune first"):
         merge(big)

@@ -10,6 +10,7 @@ from gated_attention import GatedRNN, construct_rnn, random_attention
 from gated_attention.analysis import (
     attention_polynomial,
     gaussian_inputs,
+    network,
     polynomial_distance,
     rnn_polynomial,
 )
@@ -43,7 +44,7 @@ def _sympy_rnn_output(rnn, steps):
 def test_rnn_polynomial_equals_sympy_expansion():
     steps, d = 2, 2
     rnn = GatedRNN(d, 3, 2, seed=3, dtype=torch.float64, lam_range=(0.2, 0.9))
-    poly = rnn_polynomial(rnn, steps)
+    poly = rnn_polynomial(network(rnn), steps)
     ys, x = _sympy_rnn_output(rnn, steps)
     for o, y in enumerate(ys):
         expected = {}
@@ -84,7 +85,7 @@ def test_polynomial_evaluates_to_the_forward_pass(side):
     d, steps = 3, 5
     rnn = GatedRNN(d, 7, 6, seed=0, side=side, dtype=torch.float64, lam_range=(0.5, 1.0))
     x = gaussian_inputs(d, steps, 16, seed=2)
-    poly = rnn_polynomial(rnn, steps)
+    poly = rnn_polynomial(network(rnn), steps)
     with torch.no_grad():
         y = rnn(x)[:, -1]
     assert torch.allclose(poly.evaluate(x), y, atol=1e-10)
@@ -92,7 +93,7 @@ def test_polynomial_evaluates_to_the_forward_pass(side):
 
 
 def test_every_monomial_touches_at_most_two_steps():
-    poly = rnn_polynomial(GatedRNN(2, 4, 3, seed=1, dtype=torch.float64), 4)
+    poly = rnn_polynomial(network(GatedRNN(2, 4, 3, seed=1, dtype=torch.float64)), 4)
     for k in range(len(poly)):
         assert len({s for s, _ in poly.monomial(k)}) <= 2
 
@@ -101,20 +102,22 @@ def test_construction_has_distance_zero_and_perturbation_does_not():
     att = random_attention(4, seed=5)
     A = attention_polynomial(att, 8)
     for variant in ("full", "symmetric", "side"):
-        assert polynomial_distance(rnn_polynomial(construct_rnn(att, variant), 8), A) < 1e-12
+        assert (
+            polynomial_distance(rnn_polynomial(network(construct_rnn(att, variant)), 8), A) < 1e-12
+        )
     rnn = construct_rnn(att, "symmetric")
     with torch.no_grad():
         rnn.W_out1[0, 0] += 0.05
-    assert polynomial_distance(rnn_polynomial(rnn, 8), A) > 1e-3
+    assert polynomial_distance(rnn_polynomial(network(rnn), 8), A) > 1e-3
 
 
 def test_distance_is_scale_invariant_and_symmetric():
     att = random_attention(3, seed=0)
     rnn = GatedRNN(3, 5, 5, seed=0, dtype=torch.float64)
-    P, A = rnn_polynomial(rnn, 4), attention_polynomial(att, 4)
+    P, A = rnn_polynomial(network(rnn), 4), attention_polynomial(att, 4)
     with torch.no_grad():
         rnn.D.mul_(3.0)
-    assert polynomial_distance(rnn_polynomial(rnn, 4), A) == pytest.approx(
+    assert polynomial_distance(rnn_polynomial(network(rnn), 4), A) == pytest.approx(
         polynomial_distance(P, A)
     )
     assert polynomial_distance(P, A) == pytest.approx(polynomial_distance(A, P))
@@ -123,7 +126,7 @@ def test_distance_is_scale_invariant_and_symmetric():
 
 def test_table2_size_is_fast_enough_and_shaped():
     rnn = GatedRNN(6, 80, 80, seed=0, dtype=torch.float64)
-    poly = rnn_polynomial(rnn, 13)
+    poly = rnn_polynomial(network(rnn), 13)
     assert poly.d == 6 and poly.steps == 13 and poly.d_out == 6
     assert np.all(poly.degrees <= 4)
 
@@ -132,7 +135,7 @@ def test_bad_inputs_raise():
     att = random_attention(3, seed=0)
     with pytest.raises(ValueError, match="steps"):
         attention_polynomial(att, 0)
-    with pytest.raises(TypeError, match="GatedRNN"):
+    with pytest.raises(TypeError, match=r"analysis\.network"):
         rnn_polynomial("rnn", 3)
     with pytest.raises(ValueError, match="differ"):
         polynomial_distance(attention_polynomial(att, 3), attention_polynomial(att, 4))

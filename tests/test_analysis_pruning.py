@@ -5,12 +5,11 @@ import torch
 
 from gated_attention import GatedRNN, construct_rnn, random_attention
 from gated_attention.analysis import (
-    as_params,
     gaussian_inputs,
     member,
+    network,
     output_change,
     prune,
-    to_rnn,
 )
 
 
@@ -20,11 +19,11 @@ def padded_construction(seed=0, tiny=0.0):
     Dead hidden neurons: one with a zero W_in1 row, one with a zero W_in2 row (both read by live
     output neurons), one with live input but no output neuron reading it. Dead output neurons:
     one with D column 0, one with W_out2 row 0. ``tiny`` puts noise of that size on dead weights.
-    Returns (padded params, construction, kept hidden indices, kept output indices).
+    Returns (padded network, construction, kept hidden indices, kept output indices).
     """
     att = random_attention(4, seed=seed)
-    rnn = construct_rnn(att, "symmetric")
-    p = as_params(rnn)
+    rnn = network(construct_rnn(att, "symmetric"))
+    p = rnn.params
     n, m = 14, 16
     g = torch.Generator().manual_seed(seed)
     N, Mo = n + 3, m + 2
@@ -66,7 +65,7 @@ def padded_construction(seed=0, tiny=0.0):
     q["W_out1"][dead_o[1]] = torch.randn(N, generator=g, dtype=torch.float64)
     q["W_out2"][dead_o[1]] = noise(N)
     q["D"][:, dead_o[1]] = torch.randn(4, generator=g, dtype=torch.float64)
-    return q, rnn, sorted(h_live.tolist()), sorted(o_live.tolist())
+    return network(q), rnn, sorted(h_live.tolist()), sorted(o_live.tolist())
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -75,48 +74,49 @@ def test_prune_recovers_the_planted_construction(seed):
     x = gaussian_inputs(4, 16, 32, seed=3)
     pr = prune(q, tol=1e-9)
     assert pr.hidden == h and pr.output == o
-    assert (pr.rnn.n, pr.rnn.m) == (14, 16)
-    assert output_change(q, pr.rnn, x) < 1e-9
-    assert output_change(rnn, pr.rnn, x) < 1e-9  # the same function as the construction
+    assert (pr.net.n, pr.net.m) == (14, 16)
+    assert output_change(q, pr.net, x) < 1e-9
+    assert output_change(rnn, pr.net, x) < 1e-9  # the same function as the construction
 
 
 def test_prune_threshold_decides_near_zero_weights():
     q, _, h, o = padded_construction(0, tiny=1e-5)
     x = gaussian_inputs(4, 16, 32, seed=3)
     strict = prune(q, tol=0.0)  # nothing is exactly zero: everything stays
-    assert (strict.rnn.n, strict.rnn.m) == (17, 18)
+    assert (strict.net.n, strict.net.m) == (17, 18)
     loose = prune(q, tol=1e-3)
     assert loose.hidden == h and loose.output == o
-    change = output_change(q, loose.rnn, x)
+    change = output_change(q, loose.net, x)
     assert 0 < change < 1.0  # not lossless any more: the chapter reports this number
 
 
 def test_prune_keeps_a_live_network_whole():
     rnn = GatedRNN(3, 6, 5, seed=0, dtype=torch.float64)
-    pr = prune(rnn, tol=1e-8)
+    pr = prune(network(rnn), tol=1e-8)
     assert pr.hidden == list(range(6)) and pr.output == list(range(5))
 
 
 def test_prune_side_gating():
     att = random_attention(3, seed=0)
-    rnn = construct_rnn(att, "side")
-    p = as_params(rnn)
+    rnn = network(construct_rnn(att, "side"))
+    p = dict(rnn.params)
     p["W_side"] = torch.cat([p["W_side"], torch.zeros(2, 4, dtype=torch.float64)])
     for k in ("W_in1", "W_in2"):
         p[k] = torch.cat([p[k], torch.randn(2, 4, dtype=torch.float64)])
     p["nu"] = torch.cat([p["nu"], torch.zeros(2, dtype=torch.float64)])
     p["D"] = torch.cat([p["D"], torch.randn(3, 2, dtype=torch.float64)], dim=1)
-    pr = prune(p, tol=1e-9)
+    pr = prune(network(p), tol=1e-9)
     assert pr.hidden == list(range(9))
-    assert output_change(rnn, pr.rnn, gaussian_inputs(3, 8, 8, seed=0)) < 1e-10
+    assert output_change(rnn, pr.net, gaussian_inputs(3, 8, 8, seed=0)) < 1e-10
 
 
 def test_member_and_round_trip():
     q, *_ = padded_construction(0)
-    ens = {k: torch.stack([v, 2 * v]) for k, v in q.items()}
+    ens = {k: torch.stack([v, 2 * v]) for k, v in q.params.items()}
     one = member(ens, 1)
-    assert torch.equal(one["D"], 2 * q["D"])
-    assert torch.equal(as_params(to_rnn(q))["W_out1"], q["W_out1"])
+    assert torch.equal(one["D"], 2 * q.D)
+    assert torch.equal(network(one).W_out1, 2 * q.W_out1)
+    assert torch.equal(network(q.rnn()).W_out1, q.W_out1)
 
 
 def test_bad_inputs_raise():
@@ -124,11 +124,13 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="tol"):
         prune(q, tol=-1)
     with pytest.raises(ValueError, match="ensemble"):
-        prune({k: v[None] for k, v in q.items()})
+        network({k: v[None] for k, v in q.params.items()})
     with pytest.raises(ValueError, match="lacks"):
-        prune({"W_in1": q["W_in1"]})
+        network({"W_in1": q.W_in1})
     with pytest.raises(TypeError, match="GatedRNN"):
-        prune([1, 2])
+        network([1, 2])
+    with pytest.raises(TypeError, match=r"analysis\.network"):
+        prune(q.params)
     with pytest.raises(ValueError, match="every neuron"):
         prune(q, tol=1e9)
 

@@ -7,6 +7,7 @@ from gated_attention import GatedRNN, construct_rnn, random_attention
 from gated_attention.analysis import (
     gaussian_inputs,
     lam_groups,
+    network,
     reconstruction_score,
     score_kv,
     score_q,
@@ -21,7 +22,7 @@ def test_lam_groups_planted():
 
 
 def test_lam_groups_of_the_construction():
-    g = lam_groups(construct_rnn(random_attention(4, seed=0), "symmetric"))
+    g = lam_groups(network(construct_rnn(random_attention(4, seed=0), "symmetric")))
     assert g.counts() == {"one": 10, "zero": 4, "between": 0}
     assert g.one == list(range(10))
 
@@ -29,7 +30,7 @@ def test_lam_groups_of_the_construction():
 @pytest.mark.parametrize("variant", ["full", "symmetric"])
 def test_scores_are_zero_for_the_construction(variant):
     att = random_attention(4, seed=2)
-    rnn = construct_rnn(att, variant)
+    rnn = network(construct_rnn(att, variant))
     g = lam_groups(rnn)
     x = gaussian_inputs(4, 16, 64, seed=0)
     assert score_kv(rnn, att, x, g.one) < 1e-12
@@ -38,12 +39,12 @@ def test_scores_are_zero_for_the_construction(variant):
 
 def test_scores_detect_missing_or_wrong_neurons():
     att = random_attention(4, seed=2)
-    rnn = construct_rnn(att, "symmetric")
+    rnn = network(construct_rnn(att, "symmetric"))
     x = gaussian_inputs(4, 16, 64, seed=0)
     assert score_kv(rnn, att, x, list(range(9))) > 1e-3  # one key-value entry missing
     assert score_q(rnn, att, x, [10, 11, 12]) > 1e-3  # one query coordinate missing
     assert score_kv(rnn, att, x, []) == pytest.approx(1.0)
-    random_rnn = GatedRNN(4, 14, 16, seed=0, dtype=torch.float64)
+    random_rnn = network(GatedRNN(4, 14, 16, seed=0, dtype=torch.float64))
     assert score_q(random_rnn, att, x, range(14)) > 0.05
 
 
@@ -60,7 +61,7 @@ def test_reconstruction_score_planted_regression():
 
 def test_bad_inputs_raise():
     att = random_attention(3, seed=0)
-    rnn = construct_rnn(att, "full")
+    rnn = network(construct_rnn(att, "full"))
     x = gaussian_inputs(3, 4, 4, seed=0)
     with pytest.raises(ValueError, match="out of range"):
         score_q(rnn, att, x, [99])

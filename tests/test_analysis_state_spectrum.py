@@ -7,20 +7,19 @@ import torch
 
 from gated_attention import construct_rnn, random_attention
 from gated_attention.analysis import (
-    as_params,
     drop_after,
     gaussian_inputs,
     lam_groups,
+    network,
     state_spectrum,
-    to_rnn,
 )
 
 
 def construction_with_copies(copies: int):
     """The symmetric construction (d = 4) plus ``copies`` extra query neurons: scaled copies of
     query neuron 0 (same lam = 0, first input gate times 2 + i), read by nobody."""
-    built = construct_rnn(random_attention(4, seed=0), "symmetric")
-    p = {k: v.detach().clone() for k, v in as_params(built).items()}
+    built = network(construct_rnn(random_attention(4, seed=0), "symmetric"))
+    p = dict(built.params)
     q = lam_groups(built).zero[0]
     for i in range(copies):
         p["W_in1"] = torch.cat([p["W_in1"], (2.0 + i) * p["W_in1"][q : q + 1]])
@@ -28,14 +27,14 @@ def construction_with_copies(copies: int):
         p["nu"] = torch.cat([p["nu"], p["nu"][q : q + 1]])
         for k in ("W_out1", "W_out2"):
             p[k] = torch.cat([p[k], torch.zeros_like(p[k][:, :1])], dim=1)
-    return to_rnn(p)
+    return network(p)
 
 
 X = gaussian_inputs(4, 6, 64, seed=1)
 
 
 def test_the_construction_has_no_weak_direction():
-    rnn = construct_rnn(random_attention(4, seed=0), "symmetric")
+    rnn = network(construct_rnn(random_attention(4, seed=0), "symmetric"))
     g = lam_groups(rnn)
     kv, q = state_spectrum(rnn, X, g.one), state_spectrum(rnn, X, g.zero)
     assert kv.shape == (10,) and q.shape == (4,)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from gated_attention import construct_rnn, random_attention
-from gated_attention.analysis import gaussian_inputs
+from gated_attention.analysis import gaussian_inputs, network
 from gated_attention.analysis.success import (
     LEARNED_LOSS,
     LEARNED_SCORE,
@@ -55,7 +55,7 @@ def test_transition_needs_half_the_seeds_from_there_on():
 def test_kv_score_of_the_construction_and_of_a_random_net():
     teacher = random_attention(3, seed=1, dtype=torch.float64)
     x = gaussian_inputs(3, 6, 64, seed=2)
-    built = construct_rnn(teacher, "symmetric")
+    built = network(construct_rnn(teacher, "symmetric"))
     assert kv_score_unpruned(built, teacher, x) < 1e-12
-    rnd = GatedRNN(3, 12, 12, seed=0, dtype=torch.float64)
+    rnd = network(GatedRNN(3, 12, 12, seed=0, dtype=torch.float64))
     assert kv_score_unpruned(rnd, teacher, x) > 0.1

@@ -82,9 +82,9 @@ def test_bad_input_raises_clear_errors():
 
 
 def _gd_polynomial(rnn):
-    from gated_attention.analysis import rnn_polynomial
+    from gated_attention.analysis import network, rnn_polynomial
 
-    return rnn_polynomial(rnn, 13)
+    return rnn_polynomial(network(rnn), 13)
 
 
 def test_gd_terms_of_the_constructed_gd_network():

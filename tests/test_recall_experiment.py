@@ -103,7 +103,7 @@ def test_the_chapter_numbers_come_from_every_member():
     values = rr.scorecard_values(config, tensors, analyses)
     assert set(values) == set(scorecard.expected_ids(["associative_recall"]))
     top = config.largest("side")
-    kept = sorted(analyses["side"][e].pruned.rnn.n for e in top)
+    kept = sorted(analyses["side"][e].pruned.net.n for e in top)
     assert values["appD3.side_neurons"][0] == (kept[0] + kept[-1]) / 2  # two seeds: the median
     for ours, _ in values.values():
         assert ours == ours  # finite numbers, no nan

@@ -45,9 +45,9 @@ def test_rows_of_a_run_match_reverse_engineering_each_member(cache):
     assert [r.seed for r in rows] == list(config.seeds)
     for r, student, seed in zip(rows, run.students(), config.seeds, strict=True):
         rev = analysis.reverse_engineer(
-            student, config.task(seed).teacher, T=config.T, prune_tol=1e-3
+            analysis.network(student), config.task(seed).teacher, T=config.T, prune_tol=1e-3
         )
-        assert (r.hidden, r.output) == (rev.pruned.rnn.n, rev.pruned.rnn.m)
+        assert (r.hidden, r.output) == (rev.pruned.net.n, rev.pruned.net.m)
         assert r.lam_one == rev.groups.counts()["one"]
     again = members.member_rows(run, prune_tol=1e-3, revs=[r.rev for r in rows])
     assert [dataclasses.astuple(a)[:-1] for a in again] == [
@@ -61,10 +61,9 @@ def test_the_construction_itself_is_a_learned_row(cache):
     config = experiments.teacher_identification_config("smoke")
     run = experiments.run(config, progress=False)
     teacher = config.task(config.seeds[0]).teacher
-    rev = analysis.reverse_engineer(
-        construct_rnn(teacher, "symmetric"), teacher, T=config.T, prune_tol=1e-9
-    )
-    assert (rev.pruned.rnn.n, rev.groups.counts()["one"], rev.groups.counts()["zero"]) == (
+    built = analysis.network(construct_rnn(teacher, "symmetric"))
+    rev = analysis.reverse_engineer(built, teacher, T=config.T, prune_tol=1e-9)
+    assert (rev.pruned.net.n, rev.groups.counts()["one"], rev.groups.counts()["zero"]) == (
         members.CONSTRUCTION
     )
     assert run.config.d == 4

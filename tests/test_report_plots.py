@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from gated_attention import random_attention
-from gated_attention.analysis import contributions, gaussian_inputs, merge, output_change
+from gated_attention.analysis import contributions, gaussian_inputs, merge, network, output_change
 from gated_attention.analysis.polynomial import rnn_polynomial
 from gated_attention.analysis.transition import Transition
 from gated_attention.constructions.gated_rnn import construct_rnn
@@ -34,15 +34,15 @@ matplotlib.use("Agg")  # tests only; chapters draw inline
 
 def test_planted_merge_group_is_one_neuron_in_disguise():
     teacher = random_attention(4, seed=0)
-    params, group = planted_merge_group(teacher)
+    net, group = planted_merge_group(teacher)
     x = gaussian_inputs(4, 8, 16, seed=1)
-    assert output_change(construct_rnn(teacher, "symmetric"), params, x) < 1e-10
-    assert merge(params, rtol=1e-8).groups == [group]
+    assert output_change(network(construct_rnn(teacher, "symmetric")), net, x) < 1e-10
+    assert merge(net, rtol=1e-8).groups == [group]
 
 
 def test_merge_kernels_draw_the_parts_and_their_sum():
-    params, group = planted_merge_group(random_attention(3, seed=0))
-    fig = plot_merge_kernels(params, group)
+    net, group = planted_merge_group(random_attention(3, seed=0))
+    fig = plot_merge_kernels(net, group)
     images = [ax.images[0].get_array() for ax in fig.axes]
     assert len(images) == len(group) + 1
     np.testing.assert_allclose(sum(images[:-1]), images[-1], atol=1e-12)
@@ -50,7 +50,7 @@ def test_merge_kernels_draw_the_parts_and_their_sum():
 
 
 def test_contributions_and_size_sweeps():
-    rnn = construct_rnn(random_attention(3, seed=0), "full")
+    rnn = network(construct_rnn(random_attention(3, seed=0), "full"))
     fig = plot_contributions(contributions(rnn), 1e-3)
     assert len(fig.axes) == 3 and len(fig.axes[0].lines[0].get_xdata()) == rnn.n
     sizes = np.array([4, 8, 16])
@@ -73,7 +73,7 @@ def test_regression_figures():
     rnn = regression.gd_rnn()
     fig = plot_gd_rnn_weights(rnn)
     np.testing.assert_array_equal(fig.axes[0].images[0].get_array(), rnn.W_in1.detach().numpy())
-    poly = rnn_polynomial(rnn, 13)
+    poly = rnn_polynomial(network(rnn), 13)
     assert gd_monomials(poly).sum() == 36
     plot_coefficient_histogram(poly, regression.ETA_STAR)
     coefs = np.full((2, 12, 3), regression.ETA_STAR)

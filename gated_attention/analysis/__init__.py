@@ -1,7 +1,14 @@
 """Reverse engineering a trained gated RNN (Sec. 4.1, App. C): is it the construction?
 
+Every function takes a trained network as ONE type, ``Network`` (detached float64 weights,
+shapes checked, every weight finite); convert once where a network is handed over,
+``net = analysis.network(student)`` (a GatedRNN or one network's parameter dict; ``member``
+picks one out of an ensemble's dict first). The steps that produce a network (prune, merge,
+reorder, consolidate, permute) return a ``Network``; ``net.rnn()`` builds a GatedRNN again.
+
 Modules (one step of the analysis each):
-    params       one network's parameters out of an ensemble; dict <-> GatedRNN
+    boundary     Network, the one type of a trained network; network(x), the one conversion;
+                 member, one network's parameters out of an ensemble
     pruning      lossless pruning of dead neurons (Fig. 2A)
     lam_groups   lam ~ 1 / lam ~ 0 / in between (Fig. 2B)
     scores       Score KV and Score Q, 1 - R^2 of linear read-outs (Table 1)
@@ -15,13 +22,16 @@ Modules (one step of the analysis each):
     output_counts  output-gating neurons of recorded students (beyond the paper)
     gd_learned   the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
     thresholds   PRUNE_TOL, LAM_TOL and the memory cuts: one name and one value per idea
-    configs      the experiment configs of the two chapters, per profile
+    consolidation  a pruned network with surplus neurons as a smaller one, and its cost (ours)
+    recall_algorithms  reverse engineering associative-recall networks (App. D.3, Fig. 7)
+    family_losses  loss per family and parameter count, the scorecard ratios (Fig. 4A/B)
+(the last three are imported as modules, their names not re-exported here)
 """
 
+from .boundary import Network, member, network
 from .gd_learned import RegressionAnalysis, analyse_regression
 from .lam_groups import LamGroups, lam_groups
 from .merging import Merged, merge, merge_error, output_kernels
-from .params import as_params, member, to_rnn
 from .polynomial import Polynomial, attention_polynomial, polynomial_distance, rnn_polynomial
 from .pruning import Pruned, contributions, output_change, prune
 from .reorder import Reordered, reorder
@@ -44,9 +54,9 @@ __all__ = [
     "LAM_TOL",
     "MEMORY_LAM_ICL",
     "MEMORY_LAM_RECALL",
-    "as_params",
+    "Network",
+    "network",
     "member",
-    "to_rnn",
     "Pruned",
     "prune",
     "output_change",
@@ -64,10 +74,6 @@ __all__ = [
     "wilson_interval",
     "RegressionAnalysis",
     "analyse_regression",
-    "PANELS",
-    "TEACHER_STD",
-    "teacher_identification_config",
-    "how_many_neurons_config",
     "LamGroups",
     "lam_groups",
     "reconstruction_score",

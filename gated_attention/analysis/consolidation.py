@@ -70,10 +70,10 @@ import dataclasses
 import torch
 
 from ..models.attention import LinearSelfAttention
-from ..models.gated_rnn import GatedRNN, gated_rnn_forward, hidden_states, nu_from_lam
+from ..models.gated_rnn import gated_rnn_forward, hidden_states, nu_from_lam
+from .boundary import Network, require
 from .lam_groups import LamGroups, lam_groups
 from .merging import _product_fit
-from .params import as_params, to_rnn
 from .pruning import prune
 from .scores import gaussian_inputs
 from .thresholds import LAM_TOL, PRUNE_TOL
@@ -120,7 +120,7 @@ class GroupConsolidation:
 class Consolidation:
     """The result of ``consolidate``: the smaller network and what it changed."""
 
-    rnn: GatedRNN  # consolidated (float64): new key-value, new query, then the other neurons
+    net: Network  # consolidated: new key-value, new query, then the other neurons
     groups: tuple[GroupConsolidation, ...]
     n_before: int
     output_change: float  # ||y' - y|| / ||y|| over the batch (Frobenius)
@@ -133,7 +133,7 @@ class Consolidation:
 
     @property
     def n_after(self) -> int:
-        return self.rnn.n
+        return self.net.n
 
     @property
     def break_even_weight_decay(self) -> float:
@@ -170,26 +170,28 @@ def construction_counts(d: int) -> dict[str, int]:
     return {"one": d * (d + 1) // 2, "zero": d}
 
 
-def weight_penalty(rnn_or_params: GatedRNN | dict) -> float:
-    """|theta|^2: the sum of squares of every decayed weight (W_in1, W_in2, W_out1, W_out2, D)."""
-    p = as_params(rnn_or_params)
-    if "W_side" in p:
+def _output_gating(net: Network, where: str) -> Network:
+    if require(net, where).side:
         raise ValueError("consolidation expects output gating (W_out1, W_out2)")
+    return net
+
+
+def weight_penalty(net: Network) -> float:
+    """|theta|^2: the sum of squares of every decayed weight (W_in1, W_in2, W_out1, W_out2, D)."""
+    p = _output_gating(net, "weight_penalty").params
     return float(sum(p[k].square().sum() for k in DECAYED))
 
 
-def balanced_penalty(rnn_or_params: GatedRNN | dict, max_iter: int = 500) -> float:
+def balanced_penalty(net: Network, max_iter: int = 500) -> float:
     """The smallest |theta|^2 over the rescalings of the module docstring (same function).
 
     Minimises the convex function of the log-scales (a, b, c, e) with L-BFGS from 0 (the
     network as given), so the result is never above ``weight_penalty``.
     """
-    p = as_params(rnn_or_params)
-    if "W_side" in p:
-        raise ValueError("consolidation expects output gating (W_out1, W_out2)")
-    n, m = p["nu"].shape[0], p["W_out1"].shape[0]
-    i1, i2 = p["W_in1"].square().sum(1), p["W_in2"].square().sum(1)  # (n,)
-    o1, o2, dd = p["W_out1"].square(), p["W_out2"].square(), p["D"].square().sum(0)
+    _output_gating(net, "balanced_penalty")
+    n, m = net.n, net.m
+    i1, i2 = net.W_in1.square().sum(1), net.W_in2.square().sum(1)  # (n,)
+    o1, o2, dd = net.W_out1.square(), net.W_out2.square(), net.D.square().sum(0)
 
     def penalty(z: torch.Tensor) -> torch.Tensor:
         a, b, c, e = z[:n], z[n : 2 * n], z[2 * n : 2 * n + m], z[2 * n + m :]
@@ -260,7 +262,7 @@ def _fit(forms: torch.Tensor):
 
 
 def consolidate(
-    rnn_or_params: GatedRNN | dict,
+    net: Network,
     groups: LamGroups,
     x: torch.Tensor,
     *,
@@ -270,17 +272,15 @@ def consolidate(
     """Replace each lam group by r neurons in its top r state directions (module docstring).
 
     Args:
-        rnn_or_params: the (pruned) network, output gating.
+        net: the (pruned) network, output gating.
         groups: its lam groups (``lam_groups``): ``one`` and ``zero`` are consolidated.
         x: the batch (B, T, d) the states, the output change and the losses are computed on.
         teacher: the attention layer the losses are measured against.
         counts: r of each group, {"one": ..., "zero": ...}; default the construction's
             (``construction_counts(d)``). A group smaller than its r keeps its size.
     """
-    p = as_params(rnn_or_params)
-    if "W_side" in p:
-        raise ValueError("consolidation expects output gating (W_out1, W_out2)")
-    n, d = p["nu"].shape[0], p["W_in1"].shape[1] - 1
+    _output_gating(net, "consolidate")
+    n, d = net.n, net.d
     x = torch.as_tensor(x, dtype=torch.float64)
     if x.dim() != 3 or x.shape[-1] != d:
         raise ValueError(f"x must have shape (B, T, d={d}), got {tuple(x.shape)}")
@@ -291,9 +291,9 @@ def consolidate(
         if not (isinstance(counts.get(key), int) and counts[key] >= 1):
             raise ValueError(f"counts[{key!r}] must be a positive integer, got {counts.get(key)}")
     with torch.no_grad():
-        H = hidden_states(x, p).reshape(-1, n)  # (B T, n)
+        H = hidden_states(x, net.params).reshape(-1, n)  # (B T, n)
         lam = groups.lam.to(torch.float64)
-        Q = product_forms(p["W_in1"], p["W_in2"])  # (n, d+1, d+1)
+        Q = product_forms(net.W_in1, net.W_in2)  # (n, d+1, d+1)
         done: list[GroupConsolidation] = []
         W1, W2, NU, O1, O2 = [], [], [], [], []
         for name, key in (("key-value", "one"), ("query", "zero")):
@@ -312,7 +312,7 @@ def consolidate(
             if len(idx) <= counts[key]:  # nothing to consolidate: the group stays as it is
                 J, readout = list(range(len(idx))), torch.eye(len(idx), dtype=torch.float64)
                 err = torch.zeros(len(idx), dtype=torch.float64)
-                a, b, nu = p["W_in1"][idx], p["W_in2"][idx], p["nu"][idx]
+                a, b, nu = net.W_in1[idx], net.W_in2[idx], net.nu[idx]
             else:
                 J = _pivots(V, r)
                 A = V @ V[J].T  # (|G|, r): z = A^T h_G
@@ -323,8 +323,8 @@ def consolidate(
             W1.append(a)
             W2.append(b)
             NU.append(nu)
-            O1.append(p["W_out1"][:, idx] @ readout)
-            O2.append(p["W_out2"][:, idx] @ readout)
+            O1.append(net.W_out1[:, idx] @ readout)
+            O2.append(net.W_out2[:, idx] @ readout)
             s2 = s.square()
             done.append(
                 GroupConsolidation(
@@ -341,34 +341,34 @@ def consolidate(
             )
         rest = list(groups.between)
         q = {
-            "W_in1": torch.cat(W1 + [p["W_in1"][rest]]),
-            "W_in2": torch.cat(W2 + [p["W_in2"][rest]]),
-            "nu": torch.cat(NU + [p["nu"][rest]]),
-            "W_out1": torch.cat(O1 + [p["W_out1"][:, rest]], dim=1),
-            "W_out2": torch.cat(O2 + [p["W_out2"][:, rest]], dim=1),
-            "D": p["D"],
+            "W_in1": torch.cat(W1 + [net.W_in1[rest]]),
+            "W_in2": torch.cat(W2 + [net.W_in2[rest]]),
+            "nu": torch.cat(NU + [net.nu[rest]]),
+            "W_out1": torch.cat(O1 + [net.W_out1[:, rest]], dim=1),
+            "W_out2": torch.cat(O2 + [net.W_out2[:, rest]], dim=1),
+            "D": net.D,
         }
-        new = to_rnn(q)
-        y = gated_rnn_forward(x, p)
-        y_new = gated_rnn_forward(x, as_params(new))
+        new = Network(**q)
+        y = gated_rnn_forward(x, net.params)
+        y_new = gated_rnn_forward(x, new.params)
         y_teacher = teacher(x.to(teacher.W_V.dtype)).detach().to(torch.float64)
     scale = float(y.norm())
     return Consolidation(
-        rnn=new,
+        net=new,
         groups=tuple(done),
         n_before=n,
         output_change=float((y_new - y).norm()) / scale if scale > 0 else float("nan"),
         loss_before=float((y - y_teacher).square().mean()),
         loss_after=float((y_new - y_teacher).square().mean()),
-        penalty_before=weight_penalty(p),
+        penalty_before=weight_penalty(net),
         penalty_after=weight_penalty(new),
-        balanced_penalty_before=balanced_penalty(p),
+        balanced_penalty_before=balanced_penalty(net),
         balanced_penalty_after=balanced_penalty(new),
     )
 
 
 def consolidate_student(
-    student: GatedRNN | dict,
+    student: Network,
     teacher: LinearSelfAttention,
     *,
     T: int,
@@ -379,6 +379,6 @@ def consolidate_student(
 ) -> Consolidation:
     """Prune a trained student (``prune_tol``), group its lam (``lam_tol``) and consolidate it on
     ``batch`` fresh N(0, I) sequences of length T drawn from ``seed`` (``gaussian_inputs``)."""
-    pr = prune(student, prune_tol)
+    pr = prune(require(student, "consolidate_student"), prune_tol)
     x = gaussian_inputs(teacher.d, T, batch, seed)
-    return consolidate(pr.rnn, lam_groups(pr.rnn, lam_tol), x, teacher=teacher)
+    return consolidate(pr.net, lam_groups(pr.net, lam_tol), x, teacher=teacher)

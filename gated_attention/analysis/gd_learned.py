@@ -33,7 +33,7 @@ import numpy as np
 from ..experiments import in_context_regression
 from ..models.gated_rnn import lam_from_nu
 from ..tasks import gd_theory, regression
-from .params import member
+from .boundary import member, network
 from .polynomial import rnn_polynomial
 from .pruning import input_products
 from .success import Fractions, transition_by_fraction
@@ -123,7 +123,7 @@ def analyse_regression(result) -> RegressionAnalysis:
     gd_mean = gd_eval.mean().item()
     gap, gap_se = regression.paired_difference(T["eval_rnn_table2"], gd_eval)
     terms = [
-        gd_theory.gd_terms(rnn_polynomial(member(result.params, int(e)), task.T), task.d_x)
+        gd_theory.gd_terms(rnn_polynomial(network(member(result.params, int(e))), task.T), task.d_x)
         for e in top
     ]
     sweep = tuple(sorted(set(sizes.tolist())))

@@ -17,8 +17,7 @@ import dataclasses
 
 import torch
 
-from ..models.gated_rnn import GatedRNN, lam_from_nu
-from .params import as_params
+from .boundary import Network
 from .thresholds import LAM_TOL
 
 __all__ = ["LamGroups", "lam_groups"]
@@ -38,23 +37,26 @@ class LamGroups:
         return {"one": len(self.one), "zero": len(self.zero), "between": len(self.between)}
 
 
-def lam_groups(rnn_or_lam: GatedRNN | dict | torch.Tensor, tol: float = LAM_TOL) -> LamGroups:
+def lam_groups(net_or_lam: Network | torch.Tensor, tol: float = LAM_TOL) -> LamGroups:
     """Split the hidden neurons by lam: ``one`` (lam > 1 - tol), ``zero`` (lam < tol), ``between``.
 
-    ``rnn_or_lam``: a GatedRNN, a parameter dict or lam itself, shape (n,).
+    ``net_or_lam``: a ``Network`` or lam itself, shape (n,).
     """
     if not (isinstance(tol, (int, float)) and 0 < tol < 0.5):
         raise ValueError(f"tol must be a number in (0, 0.5), got {tol!r}")
-    if isinstance(rnn_or_lam, (GatedRNN, dict)):
-        lam = lam_from_nu(as_params(rnn_or_lam)["nu"])
-    elif isinstance(rnn_or_lam, torch.Tensor):
-        lam = rnn_or_lam.detach().to(torch.float64)
+    if isinstance(net_or_lam, Network):
+        lam = net_or_lam.lam
+    elif isinstance(net_or_lam, torch.Tensor):
+        lam = net_or_lam.detach().to(torch.float64)
         if lam.dim() != 1:
             raise ValueError(f"lam must have shape (n,), got {tuple(lam.shape)}")
         if torch.any((lam < 0) | (lam > 1)) or torch.any(torch.isnan(lam)):
             raise ValueError("lam must lie in [0, 1]")
     else:
-        raise TypeError(f"expected a GatedRNN, dict or tensor, got {type(rnn_or_lam).__name__}")
+        raise TypeError(
+            f"lam_groups takes an analysis.Network or lam (n,), got {type(net_or_lam).__name__}; "
+            "convert a trained network once with analysis.network(x)"
+        )
     one = (lam > 1 - tol).nonzero().flatten().tolist()
     zero = (lam < tol).nonzero().flatten().tolist()
     between = ((lam >= tol) & (lam <= 1 - tol)).nonzero().flatten().tolist()

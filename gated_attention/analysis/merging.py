@@ -27,22 +27,19 @@ import itertools
 
 import torch
 
-from ..models.gated_rnn import GatedRNN
-from .params import as_params, to_rnn
+from .boundary import Network, require
 
 __all__ = ["Merged", "output_kernels", "merge_error", "merge"]
 
 
-def output_kernels(rnn_or_params: GatedRNN | dict, neurons) -> torch.Tensor:
+def output_kernels(net: Network, neurons) -> torch.Tensor:
     """K_o = sum_{m in neurons} D[o, m] sym(W_out1[m] W_out2[m]^T): (d_out, n, n), float64."""
-    p = as_params(rnn_or_params)
-    if "W_side" in p:
+    if require(net, "output_kernels").side:
         raise ValueError("side gating has no output-gating neurons to merge")
     idx = torch.as_tensor(list(neurons), dtype=torch.long)
-    m = p["W_out1"].shape[0]
-    if idx.numel() and (idx.min() < 0 or idx.max() >= m):
-        raise ValueError(f"output neurons {list(neurons)} out of range for m={m}")
-    A = torch.einsum("om,ma,mb->oab", p["D"][:, idx], p["W_out1"][idx], p["W_out2"][idx])
+    if idx.numel() and (idx.min() < 0 or idx.max() >= net.m):
+        raise ValueError(f"output neurons {list(neurons)} out of range for m={net.m}")
+    A = torch.einsum("om,ma,mb->oab", net.D[:, idx], net.W_out1[idx], net.W_out2[idx])
     return (A + A.transpose(1, 2)) / 2
 
 
@@ -72,41 +69,40 @@ def _product_fit(K: torch.Tensor):
     return err, u, a, b
 
 
-def merge_error(rnn_or_params: GatedRNN | dict, neurons) -> float:
+def merge_error(net: Network, neurons) -> float:
     """0 when the output neurons ``neurons`` can be merged into one exactly; else the relative
     Frobenius error of the best single-neuron replacement of their summed kernels."""
-    return float(_product_fit(output_kernels(rnn_or_params, neurons))[0])
+    return float(_product_fit(output_kernels(net, neurons))[0])
 
 
 @dataclasses.dataclass(frozen=True)
 class Merged:
     """The merged network, the merged groups (original output indices) and their errors.
 
-    ``rnn`` keeps the unmerged output neurons in their order, followed by one neuron per group.
+    ``net`` keeps the unmerged output neurons in their order, followed by one neuron per group.
     """
 
-    rnn: GatedRNN
+    net: Network
     groups: list[list[int]]
     errors: list[float]
     kept: list[int]
 
 
-def merge(rnn_or_params: GatedRNN | dict, rtol: float = 1e-3, max_group: int = 3) -> Merged:
+def merge(net: Network, rtol: float = 1e-3, max_group: int = 3) -> Merged:
     """Greedily merge groups of output-gating neurons with merge_error <= rtol.
 
     All groups of ``max_group`` neurons are tried first, then smaller ones down to pairs; within a
     size the best group is merged first and its members leave the pool. Exhaustive, so meant for
     a pruned network (m <= 40).
     """
-    p = as_params(rnn_or_params)
-    if "W_side" in p:
+    if require(net, "merge").side:
         raise ValueError("side gating has no output-gating neurons to merge")
-    m = p["W_out1"].shape[0]
+    m = net.m
     if m > 40:
         raise ValueError(f"merge searches all groups; prune first (m={m} > 40)")
     if not (isinstance(max_group, int) and max_group >= 2):
         raise ValueError(f"max_group must be an integer >= 2, got {max_group!r}")
-    K = torch.stack([output_kernels(p, [j]) for j in range(m)])  # (m, d_out, n, n)
+    K = torch.stack([output_kernels(net, [j]) for j in range(m)])  # (m, d_out, n, n)
     pool, groups, errors, fits = list(range(m)), [], [], []
     for size in range(min(max_group, m), 1, -1):
         while len(pool) >= size:
@@ -119,9 +115,10 @@ def merge(rnn_or_params: GatedRNN | dict, rtol: float = 1e-3, max_group: int = 3
             errors.append(float(err[best]))
             fits.append((u[best], a[best], b[best]))
             pool = [k for k in pool if k not in groups[-1]]
-    q = {k: p[k] for k in ("W_in1", "W_in2", "nu")}
-    W1 = [p["W_out1"][pool]] + [a[None] for _, a, _ in fits]
-    W2 = [p["W_out2"][pool]] + [b[None] for _, _, b in fits]
-    D = [p["D"][:, pool]] + [u[:, None] for u, _, _ in fits]
-    q.update(W_out1=torch.cat(W1), W_out2=torch.cat(W2), D=torch.cat(D, dim=1))
-    return Merged(to_rnn(q), groups, errors, pool)
+    W1 = [net.W_out1[pool]] + [a[None] for _, a, _ in fits]
+    W2 = [net.W_out2[pool]] + [b[None] for _, _, b in fits]
+    D = [net.D[:, pool]] + [u[:, None] for u, _, _ in fits]
+    merged = dataclasses.replace(
+        net, W_out1=torch.cat(W1), W_out2=torch.cat(W2), D=torch.cat(D, dim=1)
+    )
+    return Merged(merged, groups, errors, pool)

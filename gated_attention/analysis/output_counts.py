@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .boundary import network
 from .reverse_engineer import reverse_engineer
 from .success import learned
 from .thresholds import PRUNE_TOL
@@ -50,16 +51,16 @@ def student_output_counts(
     rows = []
     for e, (student, seed) in enumerate(zip(run.students(), config.seeds, strict=True)):
         teacher = config.task(seed).teacher
-        r = reverse_engineer(student, teacher, T=config.T, prune_tol=prune_tol)
+        r = reverse_engineer(network(student), teacher, T=config.T, prune_tol=prune_tol)
         c = r.groups.counts()
         loss = float(nl[0, e])
         rows.append(
             OutputCount(
                 run=label,
                 seed=int(seed),
-                n=r.pruned.rnn.n,
-                m=r.pruned.rnn.m,
-                m_merged=r.merged.rnn.m,
+                n=r.pruned.net.n,
+                m=r.pruned.net.m,
+                m_merged=r.merged.net.m,
                 lam_one=c["one"],
                 lam_zero=c["zero"],
                 normalised_loss=loss,

@@ -33,8 +33,7 @@ import numpy as np
 import torch
 
 from ..models.attention import LinearSelfAttention
-from ..models.gated_rnn import GatedRNN, lam_from_nu
-from .params import as_params
+from .boundary import Network, require
 
 __all__ = ["Polynomial", "rnn_polynomial", "attention_polynomial", "polynomial_distance"]
 
@@ -137,30 +136,30 @@ def _check_steps(steps: int) -> None:
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
 
 
-def rnn_polynomial(rnn_or_params: GatedRNN | dict, steps: int) -> Polynomial:
+def rnn_polynomial(net: Network, steps: int) -> Polynomial:
     """The exact coefficients of y_t (t = steps - 1) of a gated RNN (Eq. 2), output or side gating.
 
-    ``rnn_or_params``: a ``GatedRNN`` or its parameter dict (no ensemble dims). Cost:
-    O(d_out * steps^2 * (d+1)^4) memory for output gating (2.4M entries for d = 6, 13 steps).
+    Cost: O(d_out * steps^2 * (d+1)^4) memory for output gating (2.4M entries for d = 6, 13
+    steps).
     """
+    require(net, "rnn_polynomial")
     _check_steps(steps)
-    p = as_params(rnn_or_params)
-    W1, W2 = p["W_in1"], p["W_in2"]  # (n, d+1)
-    d = W1.shape[1] - 1
-    lam = lam_from_nu(p["nu"])  # (n,)
+    W1, W2 = net.W_in1, net.W_in2  # (n, d+1)
+    d = net.d
+    lam = net.lam  # (n,)
     decay = lam[None, :] ** torch.arange(steps - 1, -1, -1, dtype=lam.dtype)[:, None]  # (T, n)
     f = _factor_ids(d, steps)
-    if "W_side" in p:  # y = D ((W_side x~_t) * h_t): degree 3
-        C = torch.einsum("on,sn,na,nb,nc->osabc", p["D"], decay, W1, W2, p["W_side"])
+    if net.side:  # y = D ((W_side x~_t) * h_t): degree 3
+        C = torch.einsum("on,sn,na,nb,nc->osabc", net.D, decay, W1, W2, net.W_side)
         ids = np.broadcast_arrays(
             f[:, :, None, None], f[:, None, :, None], f[-1][None, None, None, :]
         )
         ids = np.stack([a.ravel() for a in ids] + [np.full(ids[0].size, steps * d)], axis=1)
         return _collect(C.reshape(C.shape[0], -1).numpy(), ids, d, steps)
     P = torch.einsum("sn,na,nb->snab", decay, W1, W2)  # (T, n, d+1, d+1)
-    A = torch.einsum("mn,snab->msab", p["W_out1"], P)  # (m, T, d+1, d+1)
-    B = torch.einsum("mn,snab->msab", p["W_out2"], P)
-    C = torch.einsum("om,msab,mtce->osabtce", p["D"], A, B)  # (d_out, T, d+1, d+1, T, d+1, d+1)
+    A = torch.einsum("mn,snab->msab", net.W_out1, P)  # (m, T, d+1, d+1)
+    B = torch.einsum("mn,snab->msab", net.W_out2, P)
+    C = torch.einsum("om,msab,mtce->osabtce", net.D, A, B)  # (d_out, T, d+1, d+1, T, d+1, d+1)
     ids = np.broadcast_arrays(
         f[:, :, None, None, None, None],
         f[:, None, :, None, None, None],

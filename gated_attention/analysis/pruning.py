@@ -27,8 +27,8 @@ import dataclasses
 
 import torch
 
-from ..models.gated_rnn import GatedRNN, gated_rnn_forward
-from .params import as_params, to_rnn
+from ..models.gated_rnn import gated_rnn_forward
+from .boundary import Network, require
 from .thresholds import PRUNE_TOL
 
 __all__ = ["Pruned", "prune", "output_change", "contributions", "input_products"]
@@ -38,16 +38,12 @@ __all__ = ["Pruned", "prune", "output_change", "contributions", "input_products"
 class Pruned:
     """The result of ``prune``: the smaller network and which neurons of the original it keeps."""
 
-    rnn: GatedRNN
+    net: Network
     hidden: list[int]
     output: list[int]
     n_before: int
     m_before: int
     tol: float
-
-    @property
-    def params(self) -> dict[str, torch.Tensor]:
-        return as_params(self.rnn)
 
 
 def input_products(W_in1: torch.Tensor, W_in2: torch.Tensor) -> torch.Tensor:
@@ -56,36 +52,34 @@ def input_products(W_in1: torch.Tensor, W_in2: torch.Tensor) -> torch.Tensor:
     return W_in1.norm(dim=-1) * W_in2.norm(dim=-1)
 
 
-def _norms(p, h, o):
+def _norms(net: Network, h, o):
     """Row norms restricted to the kept hidden (h) and output (o) neurons."""
-    W_o1, W_o2 = p["W_out1"][o][:, h], p["W_out2"][o][:, h]  # (|o|, |h|)
-    return W_o1, W_o2, W_o1.norm(dim=1), W_o2.norm(dim=1), p["D"][:, o].norm(dim=0)
+    W_o1, W_o2 = net.W_out1[o][:, h], net.W_out2[o][:, h]  # (|o|, |h|)
+    return W_o1, W_o2, W_o1.norm(dim=1), W_o2.norm(dim=1), net.D[:, o].norm(dim=0)
 
 
-def prune(rnn_or_params: GatedRNN | dict, tol: float = PRUNE_TOL) -> Pruned:
+def prune(net: Network, tol: float = PRUNE_TOL) -> Pruned:
     """Remove dead hidden and output-gating neurons (rules in the module docstring).
 
-    Returns a ``Pruned`` whose ``rnn`` (float64) has rows ``hidden`` of W_in1, W_in2, nu and
-    output neurons ``output`` of the original, in their original order.
+    Returns a ``Pruned`` whose ``net`` has rows ``hidden`` of W_in1, W_in2, nu and output
+    neurons ``output`` of the original, in their original order.
     """
+    require(net, "prune")
     if not (isinstance(tol, (int, float)) and tol >= 0):
         raise ValueError(f"tol must be a non-negative number, got {tol!r}")
-    p = as_params(rnn_or_params)
-    n = p["nu"].shape[0]
-    side = "W_side" in p
-    m = 0 if side else p["W_out1"].shape[0]
+    n, m, side = net.n, net.m, net.side
     h = torch.arange(n)
     o = torch.arange(m)
-    live_in = input_products(p["W_in1"], p["W_in2"]) > tol  # (n,)
+    live_in = input_products(net.W_in1, net.W_in2) > tol  # (n,)
     h = h[live_in[h]]
     while True:
         if side:
-            read = p["D"][:, h].norm(dim=0) * p["W_side"][h].norm(dim=1) > tol
+            read = net.D[:, h].norm(dim=0) * net.W_side[h].norm(dim=1) > tol
             if bool(read.all()):
                 break
             h = h[read]
             continue
-        W_o1, W_o2, n1, n2, nD = _norms(p, h, o)
+        W_o1, W_o2, n1, n2, nD = _norms(net, h, o)
         live_o = n1 * n2 * nD > tol  # (|o|,)
         reach = (nD[:, None] * (W_o1.abs() * n2[:, None] + W_o2.abs() * n1[:, None]))[live_o]
         read = reach.sum(dim=0) > tol  # (|h|,)
@@ -96,39 +90,32 @@ def prune(rnn_or_params: GatedRNN | dict, tol: float = PRUNE_TOL) -> Pruned:
         raise ValueError(
             f"pruning with tol={tol} removes every neuron (the network computes ~0); lower tol"
         )
-    q = {"W_in1": p["W_in1"][h], "W_in2": p["W_in2"][h], "nu": p["nu"][h]}
-    if side:
-        q.update(W_side=p["W_side"][h], D=p["D"][:, h])
-    else:
-        q.update(W_out1=p["W_out1"][o][:, h], W_out2=p["W_out2"][o][:, h], D=p["D"][:, o])
-    return Pruned(to_rnn(q), h.tolist(), o.tolist(), n, m, float(tol))
+    return Pruned(net.subnetwork(h, o), h.tolist(), o.tolist(), n, m, float(tol))
 
 
-def contributions(rnn_or_params: GatedRNN | dict) -> dict[str, torch.Tensor]:
+def contributions(net: Network) -> dict[str, torch.Tensor]:
     """The three bounds of the module docstring for every neuron of the unpruned network.
 
     Returns {"hidden_in": (n,), "hidden_out": (n,), "output": (m,)} (output gating only): what
     ``prune`` compares with ``tol`` in its first pass (Fig. 2A plots them).
     """
-    p = as_params(rnn_or_params)
-    if "W_side" in p:
+    if require(net, "contributions").side:
         raise ValueError("contributions expects output gating (W_out1, W_out2)")
-    n, m = p["nu"].shape[0], p["W_out1"].shape[0]
-    W_o1, W_o2, n1, n2, nD = _norms(p, torch.arange(n), torch.arange(m))
+    W_o1, W_o2, n1, n2, nD = _norms(net, torch.arange(net.n), torch.arange(net.m))
     reach = nD[:, None] * (W_o1.abs() * n2[:, None] + W_o2.abs() * n1[:, None])
     return {
-        "hidden_in": input_products(p["W_in1"], p["W_in2"]),
+        "hidden_in": input_products(net.W_in1, net.W_in2),
         "hidden_out": reach.sum(dim=0),
         "output": n1 * n2 * nD,
     }
 
 
-def output_change(a: GatedRNN | dict, b: GatedRNN | dict, x: torch.Tensor) -> float:
+def output_change(a: Network, b: Network, x: torch.Tensor) -> float:
     """max |y_a - y_b| over a batch x (B, T, d), in float64: what pruning or merging changed."""
-    pa, pb = as_params(a), as_params(b)
+    require(a, "output_change")
+    require(b, "output_change")
     x = torch.as_tensor(x, dtype=torch.float64)
-    d = pa["W_in1"].shape[1] - 1
-    if x.dim() != 3 or x.shape[-1] != d:
-        raise ValueError(f"x must have shape (B, T, d={d}), got {tuple(x.shape)}")
+    if x.dim() != 3 or x.shape[-1] != a.d:
+        raise ValueError(f"x must have shape (B, T, d={a.d}), got {tuple(x.shape)}")
     with torch.no_grad():
-        return float((gated_rnn_forward(x, pa) - gated_rnn_forward(x, pb)).abs().max())
+        return float((gated_rnn_forward(x, a.params) - gated_rnn_forward(x, b.params)).abs().max())

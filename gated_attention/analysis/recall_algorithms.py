@@ -29,9 +29,9 @@ import dataclasses
 
 import torch
 
-from ..models.gated_rnn import GatedRNN, gated_rnn_forward, hidden_states, lam_from_nu
+from ..models.gated_rnn import gated_rnn_forward, hidden_states
 from ..tasks.associative_recall import AssociativeRecall, RecallBatch
-from .params import as_params, to_rnn
+from .boundary import Network, require
 from .pruning import Pruned, prune
 from .scores import reconstruction_score
 from .thresholds import MEMORY_LAM_RECALL, PRUNE_TOL
@@ -56,33 +56,36 @@ __all__ = [
 F64 = torch.float64
 
 
-def _gate(p: dict, x_tilde: torch.Tensor) -> torch.Tensor:
+def _gate(net: Network, x_tilde: torch.Tensor) -> torch.Tensor:
     """(W_in1 x~)(W_in2 x~) for x~ (..., d+1) -> (n, ...)."""
-    a = torch.einsum("nd,...d->n...", p["W_in1"], x_tilde)
-    return a * torch.einsum("nd,...d->n...", p["W_in2"], x_tilde)
+    a = torch.einsum("nd,...d->n...", net.W_in1, x_tilde)
+    return a * torch.einsum("nd,...d->n...", net.W_in2, x_tilde)
 
 
-def pair_blocks(rnn_or_params: GatedRNN | dict, n_keys: int, n_values: int) -> torch.Tensor:
-    """P[i, v, k]: what neuron i adds at the pair step [e_k; e_v]; (n, V, K) float64."""
-    p = as_params(rnn_or_params)
+def _check_inputs(net: Network, n_keys: int, n_values: int) -> int:
     d = n_keys + n_values
-    if p["W_in1"].shape[1] != d + 1:
-        raise ValueError(f"the network reads {p['W_in1'].shape[1] - 1} inputs, not K + V = {d}")
+    if net.d != d:
+        raise ValueError(f"the network reads {net.d} inputs, not K + V = {d}")
+    return d
+
+
+def pair_blocks(net: Network, n_keys: int, n_values: int) -> torch.Tensor:
+    """P[i, v, k]: what neuron i adds at the pair step [e_k; e_v]; (n, V, K) float64."""
+    d = _check_inputs(require(net, "pair_blocks"), n_keys, n_values)
     x = torch.zeros(n_values, n_keys, d + 1, dtype=F64)  # x[v, k] = [e_k; e_v; 1]
     x[:, :, :n_keys] = torch.eye(n_keys, dtype=F64)
     x[:, :, n_keys:d] = torch.eye(n_values, dtype=F64)[:, None, :]
     x[:, :, d] = 1.0
-    return _gate(p, x)
+    return _gate(net, x)
 
 
-def query_increments(rnn_or_params: GatedRNN | dict, n_keys: int, n_values: int) -> torch.Tensor:
+def query_increments(net: Network, n_keys: int, n_values: int) -> torch.Tensor:
     """Q[i, k]: what neuron i adds at the query step [e_k; 0]; (n, K) float64."""
-    p = as_params(rnn_or_params)
-    d = n_keys + n_values
+    d = _check_inputs(require(net, "query_increments"), n_keys, n_values)
     x = torch.zeros(n_keys, d + 1, dtype=F64)
     x[:, d] = 1.0
     x[torch.arange(n_keys), torch.arange(n_keys)] = 1.0
-    return _gate(p, x)
+    return _gate(net, x)
 
 
 def double_centre(blocks: torch.Tensor) -> torch.Tensor:
@@ -142,15 +145,15 @@ def key_value_matrices(batch: RecallBatch, n_values: int) -> torch.Tensor:
     return M
 
 
-def recall_score_kv(
-    rnn_or_params: GatedRNN | dict, batch: RecallBatch, neurons, n_values: int
-) -> float:
+def recall_score_kv(net: Network, batch: RecallBatch, neurons, n_values: int) -> float:
     """Score KV: 1 - R^2 of the linear regression (with intercept) from the states of
     ``neurons`` after the last pair step (before the query) to the flattened M (V K targets)."""
-    p = as_params(rnn_or_params)
+    require(net, "recall_score_kv")
     idx = torch.as_tensor(list(neurons), dtype=torch.long)
     with torch.no_grad():
-        h = hidden_states(batch.x.to(F64), p)[:, -2]  # (B, n): every pair seen, no query yet
+        h = hidden_states(batch.x.to(F64), net.params)[
+            :, -2
+        ]  # (B, n): every pair seen, no query yet
     return reconstruction_score(h[:, idx], key_value_matrices(batch, n_values).flatten(1))
 
 
@@ -193,7 +196,7 @@ def _kv_neurons(blocks: BlockStructure, memory: list[int], rtol: float) -> list[
 
 
 def value_neurons(
-    rnn_or_params: GatedRNN | dict,
+    net: Network,
     n_keys: int,
     n_values: int,
     *,
@@ -202,11 +205,10 @@ def value_neurons(
     block_rtol: float = 1e-3,
 ) -> ValueNeurons:
     """Per-value neurons and the key code they share (see ``ValueNeurons``)."""
-    p = as_params(rnn_or_params)
-    lam = lam_from_nu(p["nu"])
+    lam = require(net, "value_neurons").lam
     memory = (lam >= lam_split).nonzero().flatten().tolist()
     current = (lam < lam_split).nonzero().flatten().tolist()
-    bs = block_structure(pair_blocks(p, n_keys, n_values))
+    bs = block_structure(pair_blocks(net, n_keys, n_values))
     kv = _kv_neurons(bs, memory, block_rtol)
     V = n_values
     e = torch.eye(V, dtype=F64) - 1.0 / V
@@ -220,7 +222,7 @@ def value_neurons(
     else:
         code, key_rank1 = torch.full((n_keys,), float("nan"), dtype=F64), float("nan")
     align = (bs.key_vector[kv] @ code).abs()
-    q = query_increments(p, n_keys, n_values)[current]
+    q = query_increments(net, n_keys, n_values)[current]
     q = q - q.mean(dim=1, keepdim=True)
     cur_align = (q @ code).abs() / q.norm(dim=1).clamp(min=1e-300)
     good = [  # per-value neurons exist only where the memory shares one key code
@@ -313,22 +315,14 @@ def squared_difference_fit(
     return SquaredDifferenceFit(c, a, b, 1 - (ssr + within) / sst, 1 - within / sst)
 
 
-def permute(rnn_or_params: GatedRNN | dict, hidden: list[int], output: list[int] | None = None):
+def permute(net: Network, hidden: list[int], output: list[int] | None = None) -> Network:
     """The same network with hidden neurons (and output-gating neurons) in the given order."""
-    p = as_params(rnn_or_params)
-    h = torch.as_tensor(hidden, dtype=torch.long)
-    q = {"W_in1": p["W_in1"][h], "W_in2": p["W_in2"][h], "nu": p["nu"][h]}
-    if "W_side" in p:
-        q.update(W_side=p["W_side"][h], D=p["D"][:, h])
-    else:
-        o = torch.arange(p["W_out1"].shape[0]) if output is None else torch.as_tensor(output)
-        q.update(W_out1=p["W_out1"][o][:, h], W_out2=p["W_out2"][o][:, h], D=p["D"][:, o])
-    return to_rnn(q)
+    return require(net, "permute").subnetwork(hidden, output)
 
 
 @dataclasses.dataclass(frozen=True)
 class RecallAnalysis:
-    """``analyse_recall`` of one network; neuron indices refer to ``pruned.rnn``."""
+    """``analyse_recall`` of one network; neuron indices refer to ``pruned.net``."""
 
     pruned: Pruned
     prune_change: float
@@ -340,20 +334,20 @@ class RecallAnalysis:
     score_kv: float
     blocks: BlockStructure
     values: ValueNeurons
-    ordered: GatedRNN
+    ordered: Network
     hidden_order: list[int]
     groups: list[tuple[str, int, int]]
     sd_fit: SquaredDifferenceFit | None
 
 
-def _accuracy(params: dict, batch: RecallBatch) -> tuple[float, torch.Tensor]:
+def _accuracy(net: Network, batch: RecallBatch) -> tuple[float, torch.Tensor]:
     with torch.no_grad():
-        q = gated_rnn_forward(batch.x.to(F64), params)[:, -1]
+        q = gated_rnn_forward(batch.x.to(F64), net.params)[:, -1]
     return float((q.argmax(dim=1) == batch.answer).to(F64).mean()), q
 
 
 def analyse_recall(
-    rnn_or_params: GatedRNN | dict,
+    net: Network,
     task: AssociativeRecall,
     batch: RecallBatch,
     *,
@@ -364,13 +358,13 @@ def analyse_recall(
     """Prune, split by lam, read the key-value blocks, Score KV, per-value neurons and (output
     gating, by default) the squared-difference fit; order the neurons for the figure: memory
     neurons by the peak (v, k) of their block, then current neurons, then the rest."""
-    p = as_params(rnn_or_params)
+    require(net, "analyse_recall")
     K, V = task.n_keys, task.n_values
-    pr = prune(p, prune_tol)
-    q = pr.params
-    acc, y_full = _accuracy(p, batch)
+    pr = prune(net, prune_tol)
+    q = pr.net
+    acc, y_full = _accuracy(net, batch)
     acc_pruned, y_pruned = _accuracy(q, batch)
-    lam = lam_from_nu(q["nu"])
+    lam = q.lam
     memory = (lam >= lam_split).nonzero().flatten().tolist()
     current = (lam < lam_split).nonzero().flatten().tolist()
     blocks = block_structure(pair_blocks(q, K, V))
@@ -383,10 +377,10 @@ def analyse_recall(
     groups += [("constant", len(kv_sorted), len(kv_sorted) + len(const))]
     groups += [(f"current (λ<{lam_split:g})", len(kv_sorted) + len(const), len(order))]
     groups = [g for g in groups if g[2] > g[1]]
-    side = "W_side" in q
+    side = q.side
     out_order = None
     if not side:  # output neurons by the output they drive most
-        out_order = sorted(range(q["D"].shape[1]), key=lambda m: int(q["D"][:, m].abs().argmax()))
+        out_order = sorted(range(q.m), key=lambda m: int(q.D[:, m].abs().argmax()))
     do_fit = (not side) if sd_fit is None else sd_fit
     return RecallAnalysis(
         pr, float((y_full - y_pruned).abs().max()), acc, acc_pruned, lam, memory, current,

@@ -20,9 +20,8 @@ import dataclasses
 
 import torch
 
-from ..models.gated_rnn import GatedRNN
+from .boundary import Network, require
 from .lam_groups import lam_groups
-from .params import as_params, to_rnn
 from .thresholds import LAM_TOL
 
 __all__ = ["Reordered", "reorder"]
@@ -32,28 +31,27 @@ __all__ = ["Reordered", "reorder"]
 class Reordered:
     """The reordered network; ``hidden_order[k]`` is the old index of new hidden neuron k."""
 
-    rnn: GatedRNN
+    net: Network
     hidden_order: list[int]
     output_order: list[int]
     n_one: int
     n_zero: int
 
 
-def reorder(rnn_or_params: GatedRNN | dict, tol: float = LAM_TOL) -> Reordered:
+def reorder(net: Network, tol: float = LAM_TOL) -> Reordered:
     """The same function with neurons in the construction's layout (see the module docstring)."""
-    p = as_params(rnn_or_params)
-    if "W_side" in p:
+    if require(net, "reorder").side:
         raise ValueError("reorder expects output gating (W_out1, W_out2), not side gating")
-    g = lam_groups(p, tol)
-    d = p["W_in1"].shape[1] - 1
-    W_in1, W_in2 = p["W_in1"].clone(), p["W_in2"].clone()
+    g = lam_groups(net, tol)
+    d = net.d
+    W_in1, W_in2 = net.W_in1.clone(), net.W_in2.clone()
     for k in g.zero:  # orient: W_in1 reads the constant, scaled to 1
         if W_in2[k, d].abs() > W_in1[k, d].abs():
             W_in1[k], W_in2[k] = W_in2[k].clone(), W_in1[k].clone()
         c = W_in1[k, d]
         if c != 0:
             W_in1[k], W_in2[k] = W_in1[k] / c, W_in2[k] * c
-    W_out1, W_out2 = p["W_out1"].clone(), p["W_out2"].clone()
+    W_out1, W_out2 = net.W_out1.clone(), net.W_out2.clone()
     kv, qn = torch.tensor(g.one, dtype=torch.long), torch.tensor(g.zero, dtype=torch.long)
     m = W_out1.shape[0]
     for j in range(m):  # orient: W_out1 reads the key-value neurons, W_out2 the queries
@@ -77,12 +75,12 @@ def reorder(rnn_or_params: GatedRNN | dict, tol: float = LAM_TOL) -> Reordered:
     kv_order += [int(k) for k in kv if int(k) not in kv_order]
     hidden_order = kv_order + [int(k) for k in qn] + list(g.between)
     h, o = torch.tensor(hidden_order), torch.tensor(output_order)
-    q = {
-        "W_in1": W_in1[h],
-        "W_in2": W_in2[h],
-        "nu": p["nu"][h],
-        "W_out1": W_out1[o][:, h],
-        "W_out2": W_out2[o][:, h],
-        "D": p["D"][:, o],
-    }
-    return Reordered(to_rnn(q), hidden_order, output_order, len(g.one), len(g.zero))
+    q = Network(
+        W_in1=W_in1[h],
+        W_in2=W_in2[h],
+        nu=net.nu[h],
+        W_out1=W_out1[o][:, h],
+        W_out2=W_out2[o][:, h],
+        D=net.D[:, o],
+    )
+    return Reordered(q, hidden_order, output_order, len(g.one), len(g.zero))

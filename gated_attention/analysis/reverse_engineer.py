@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 
 from ..models.attention import LinearSelfAttention
-from ..models.gated_rnn import GatedRNN, gated_rnn_forward
+from ..models.gated_rnn import gated_rnn_forward
+from .boundary import Network, require
 from .lam_groups import LamGroups, lam_groups
 from .merging import Merged, merge
-from .params import as_params
 from .polynomial import attention_polynomial, polynomial_distance, rnn_polynomial
 from .pruning import Pruned, output_change, prune
 from .reorder import Reordered, reorder
@@ -48,8 +48,8 @@ class ReverseEngineering:
     def summary(self) -> dict[str, float | int]:
         c = self.groups.counts()
         return {
-            "hidden after pruning": self.pruned.rnn.n,
-            "output after pruning": self.pruned.rnn.m,
+            "hidden after pruning": self.pruned.net.n,
+            "output after pruning": self.pruned.net.m,
             "lam > 1 - tol": c["one"],
             "lam < tol": c["zero"],
             "lam in between": c["between"],
@@ -58,12 +58,12 @@ class ReverseEngineering:
             "Score Q": self.score_q,
             "polynomial distance": self.poly_distance,
             "merged groups": len(self.merged.groups),
-            "output after merging": self.merged.rnn.m,
+            "output after merging": self.merged.net.m,
         }
 
 
 def reverse_engineer(
-    student: GatedRNN | dict,
+    student: Network,
     teacher: LinearSelfAttention,
     *,
     T: int,
@@ -78,30 +78,30 @@ def reverse_engineer(
     The scores and output changes use ``batch`` fresh N(0, I) sequences of length T drawn from
     ``seed``; the polynomial distance compares y at step T - 1 (all T inputs) exactly.
     """
-    p = as_params(student)
+    require(student, "reverse_engineer")
     x = gaussian_inputs(teacher.d, T, batch, seed)
-    pr = prune(p, prune_tol)
-    g = lam_groups(pr.rnn, lam_tol)
-    skv = score_kv(pr.rnn, teacher, x, g.one)
-    sq = score_q(pr.rnn, teacher, x, g.zero)
-    dist = polynomial_distance(rnn_polynomial(p, T), attention_polynomial(teacher, T))
-    merge_searched = pr.rnn.m <= MERGE_MAX_M
+    pr = prune(student, prune_tol)
+    g = lam_groups(pr.net, lam_tol)
+    skv = score_kv(pr.net, teacher, x, g.one)
+    sq = score_q(pr.net, teacher, x, g.zero)
+    dist = polynomial_distance(rnn_polynomial(student, T), attention_polynomial(teacher, T))
+    merge_searched = pr.net.m <= MERGE_MAX_M
     if merge_searched:
-        mg = merge(pr.rnn, rtol=merge_rtol)
+        mg = merge(pr.net, rtol=merge_rtol)
     else:  # too many neurons for the exhaustive search: nothing is merged (and we say so)
-        mg = Merged(pr.rnn, [], [], list(range(pr.rnn.m)))
-    ro = reorder(mg.rnn, lam_tol)
-    scale = float(gated_rnn_forward(x, p).abs().max())
+        mg = Merged(pr.net, [], [], list(range(pr.net.m)))
+    ro = reorder(mg.net, lam_tol)
+    scale = float(gated_rnn_forward(x, student.params).abs().max())
     return ReverseEngineering(
         pruned=pr,
-        prune_change=output_change(p, pr.rnn, x),
+        prune_change=output_change(student, pr.net, x),
         output_scale=scale,
         groups=g,
         score_kv=skv,
         score_q=sq,
         poly_distance=dist,
         merged=mg,
-        merge_change=output_change(pr.rnn, mg.rnn, x),
+        merge_change=output_change(pr.net, mg.net, x),
         reordered=ro,
         merge_searched=merge_searched,
     )

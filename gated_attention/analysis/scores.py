@@ -14,7 +14,7 @@ variant, an invertible linear image of them), and close to 1 when the group hold
 Glossary (code name -> paper symbol -> section):
     M_t     sum_{t'<=t} v_t' k_t'^T, LinearSelfAttention.key_value_states   Eq. (1)
     q_t     W_Q x_t, LinearSelfAttention.queries                            Eq. (1)
-    h_t     the student's recurrent states, GatedRNN.hidden                 Eq. (2)
+    h_t     the student's recurrent states, gated_rnn.hidden_states        Eq. (2)
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from __future__ import annotations
 import torch
 
 from ..models.attention import LinearSelfAttention
-from ..models.gated_rnn import GatedRNN, hidden_states
-from .params import as_params
+from ..models.gated_rnn import hidden_states
+from .boundary import Network, require
 
 __all__ = ["reconstruction_score", "score_kv", "score_q", "gaussian_inputs"]
 
@@ -55,29 +55,27 @@ def reconstruction_score(states: torch.Tensor, targets: torch.Tensor) -> float:
     return float(res / tot)
 
 
-def _states(rnn_or_params, x, neurons, name):
-    p = as_params(rnn_or_params)
-    n = p["nu"].shape[0]
+def _states(net: Network, x, neurons, name):
+    """The states of ``neurons`` of ``net`` on x (B, T, d), flattened to (B T, k)."""
+    n = net.n
     idx = torch.as_tensor(list(neurons), dtype=torch.long)
     if idx.numel() and (idx.min() < 0 or idx.max() >= n):
         raise ValueError(f"{name} neurons {list(neurons)} out of range for n={n}")
     with torch.no_grad():
-        h = hidden_states(x.to(torch.float64), p)  # (B, T, n)
+        h = hidden_states(x.to(torch.float64), net.params)  # (B, T, n)
     return h[..., idx].reshape(h.shape[0] * h.shape[1], idx.numel())  # (B T, k)
 
 
-def score_kv(
-    rnn_or_params: GatedRNN | dict, attention: LinearSelfAttention, x: torch.Tensor, neurons
-) -> float:
+def score_kv(net: Network, attention: LinearSelfAttention, x: torch.Tensor, neurons) -> float:
     """Score KV: 1 - R^2 from the states of ``neurons`` (the lam ~ 1 group) to flattened M_t."""
+    require(net, "score_kv")
     M = attention.key_value_states(x.to(attention.W_V.dtype)).detach()  # (B, T, d_v, d_k)
-    H = _states(rnn_or_params, x, neurons, "key-value")  # (B T, k)
+    H = _states(net, x, neurons, "key-value")  # (B T, k)
     return reconstruction_score(H, M.flatten(2).flatten(0, 1))
 
 
-def score_q(
-    rnn_or_params: GatedRNN | dict, attention: LinearSelfAttention, x: torch.Tensor, neurons
-) -> float:
+def score_q(net: Network, attention: LinearSelfAttention, x: torch.Tensor, neurons) -> float:
     """Score Q: 1 - R^2 from the states of ``neurons`` (the lam ~ 0 group) to q_t."""
+    require(net, "score_q")
     q = attention.queries(x.to(attention.W_V.dtype)).detach()  # (B, T, d_k)
-    return reconstruction_score(_states(rnn_or_params, x, neurons, "query"), q.flatten(0, 1))
+    return reconstruction_score(_states(net, x, neurons, "query"), q.flatten(0, 1))

@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import torch
 
-from ..models.gated_rnn import GatedRNN
+from .boundary import Network, require
 from .scores import _states
 
 __all__ = ["state_spectrum", "drop_after"]
 
 
-def state_spectrum(rnn_or_params: GatedRNN | dict, x: torch.Tensor, neurons) -> torch.Tensor:
+def state_spectrum(net: Network, x: torch.Tensor, neurons) -> torch.Tensor:
     """s_1 = 1 >= s_2 >= ... of the states of ``neurons`` on inputs x (B, T, d); (k,) float64.
 
     An empty group gives an empty tensor; a group whose states are all zero gives zeros.
     """
-    S = _states(rnn_or_params, x, neurons, "group")  # (B T, k)
+    S = _states(require(net, "state_spectrum"), x, neurons, "group")  # (B T, k)
     if S.shape[1] == 0:
         return torch.zeros(0, dtype=torch.float64)
     s = torch.linalg.svdvals(S)

@@ -32,8 +32,7 @@ import math
 import numpy as np
 import torch
 
-from ..models.gated_rnn import lam_from_nu
-from .params import as_params
+from .boundary import Network, network, require
 from .scores import score_kv
 from .thresholds import LAM_TOL
 
@@ -60,16 +59,15 @@ def learned(norm_loss: float, score_kv: float, score_q: float | None = None) -> 
     return bool(ok and (score_q is None or score_q <= LEARNED_SCORE))
 
 
-def kv_score_unpruned(rnn_or_params, teacher, x: torch.Tensor, tol: float = LAM_TOL) -> float:
+def kv_score_unpruned(net: Network, teacher, x: torch.Tensor, tol: float = LAM_TOL) -> float:
     """Score KV from the states of every neuron with lam > 1 - tol of a whole member.
 
     Dead neurons have zero states and add nothing to a least-squares fit, so no pruning is
     needed; a member with no such neuron scores 1 (nothing is read)."""
-    lam = lam_from_nu(as_params(rnn_or_params)["nu"].to(torch.float64))
-    one = torch.nonzero(lam > 1 - tol).flatten().tolist()
+    one = torch.nonzero(require(net, "kv_score_unpruned").lam > 1 - tol).flatten().tolist()
     if not one:
         return 1.0
-    return float(score_kv(rnn_or_params, teacher, x, one))
+    return float(score_kv(net, teacher, x, one))
 
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -138,7 +136,7 @@ def sweep_success(run, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndar
     students = run.students()
     kv = np.array(
         [
-            kv_score_unpruned(student, config.task(seed).teacher, x)
+            kv_score_unpruned(network(student), config.task(seed).teacher, x)
             for student, (seed, _, _) in zip(students, config.members(), strict=True)
         ]
     ).reshape(L.shape)

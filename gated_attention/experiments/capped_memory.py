@@ -147,23 +147,23 @@ def capped_students(
     ``run`` is ``experiments.run(config)``. Without a cap (lam_max = 1) "at the cap" means
     lam > 0.99, the lam ~ 1 group of Fig. 2B.
     """
-    from ..analysis import normalised_losses, prune
+    from ..analysis import network, normalised_losses, prune
 
     lam_max = config.train.lam_max
     width = 2 * (1 - lam_max) if lam_max < 1 else 0.01
     _, nl = normalised_losses(config, run.tensors["eval_loss"])
     rows = []
     for e, (student, seed) in enumerate(zip(run.students(), config.seeds, strict=True)):
-        pr = prune(student, prune_tol)
-        lam = pr.rnn.lam.detach().to(torch.float64)
+        pr = prune(network(student), prune_tol)
+        lam = pr.net.lam
         rows.append(
             CappedStudent(
                 T=config.T,
                 lam_max=lam_max,
                 seed=int(seed),
                 normalised_loss=float(nl[0, e]),
-                n=pr.rnn.n,
-                m=pr.rnn.m,
+                n=pr.net.n,
+                m=pr.net.m,
                 at_cap=int((1 - lam <= width).sum()),
                 near_zero=int((lam < 0.01).sum()),
                 lam_top=float(lam.max()) if lam.numel() else float("nan"),

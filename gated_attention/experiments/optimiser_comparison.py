@@ -196,7 +196,7 @@ class OptimiserComparisonConfig(Experiment):
 def recorded_start(run: str, member: int):
     """Member ``member`` of the recorded teacher-student run ``run`` with its exactly dead
     neurons removed: (float64 parameter dict, teacher, largest removed weight)."""
-    from ..analysis import as_params, prune
+    from ..analysis import network, prune
 
     path = RECORDED_ROOT / run
     if not (path / "manifest.json").exists():
@@ -209,28 +209,29 @@ def recorded_start(run: str, member: int):
     if not 0 <= member < len(seeds):
         raise ValueError(f"member {member} out of range: {run} has {len(seeds)}")
     sizes = [tuple(s) for s in tensors["sizes"].tolist()]
-    full = as_params(unstack_students(tensors["params"], sizes)[member])
+    full = network(unstack_students(tensors["params"], sizes)[member])
     pr = prune(full, 0.0)  # exactly dead neurons only (module docstring)
-    removed_h = sorted(set(range(full["nu"].shape[0])) - set(pr.hidden))
-    removed_o = sorted(set(range(full["W_out1"].shape[0])) - set(pr.output))
-    parts = [full["W_in1"][removed_h], full["W_in2"][removed_h], full["W_out1"][:, removed_h]]
-    parts += [full["W_out1"][removed_o], full["W_out2"][removed_o], full["D"][:, removed_o]]
+    removed_h = sorted(set(range(full.n)) - set(pr.hidden))
+    removed_o = sorted(set(range(full.m)) - set(pr.output))
+    parts = [full.W_in1[removed_h], full.W_in2[removed_h], full.W_out1[:, removed_h]]
+    parts += [full.W_out1[removed_o], full.W_out2[removed_o], full.D[:, removed_o]]
     removed = max((float(t.abs().max()) for t in parts if t.numel()), default=0.0)
     teacher = rec_config.task(int(seeds[member])).teacher
-    return pr.params, teacher, removed
+    return pr.net.params, teacher, removed
 
 
 def _counts(params: dict, prune_tol: float, lam_tol: float) -> list[int]:
-    """(hidden, lam ~ 1, lam ~ 0, output) of the pruned network (params: (1, ...) tensors)."""
-    from ..analysis import lam_groups, prune
+    """(hidden, lam ~ 1, lam ~ 0, output) of the pruned network (params: (1, ...) tensors); a
+    network with non-finite weights (a diverged run) is a ValueError naming them."""
+    from ..analysis import lam_groups, network, prune
 
-    p = {k: v[0].detach().to(torch.float64) for k, v in params.items()}
+    net = network({k: v[0].detach().to(torch.float64) for k, v in params.items()})
     try:
-        pr = prune(p, prune_tol)
+        pr = prune(net, prune_tol)
     except ValueError:  # pruning removes everything: the network computes ~0
         return [0, 0, 0, 0]
-    c = lam_groups(pr.rnn, lam_tol).counts()
-    return [pr.rnn.n, c["one"], c["zero"], pr.rnn.m]
+    c = lam_groups(pr.net, lam_tol).counts()
+    return [pr.net.n, c["one"], c["zero"], pr.net.m]
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,10 @@ def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[Memb
             revs[e]
             if revs is not None
             else analysis.reverse_engineer(
-                student, config.task(seed).teacher, T=config.T, prune_tol=prune_tol
+                analysis.network(student),
+                config.task(seed).teacher,
+                T=config.T,
+                prune_tol=prune_tol,
             )
         )
         c = r.groups.counts()
@@ -82,11 +85,11 @@ def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[Memb
         rows.append(
             MemberRow(
                 seed=int(seed),
-                hidden=r.pruned.rnn.n,
+                hidden=r.pruned.net.n,
                 lam_one=c["one"],
                 lam_zero=c["zero"],
                 between=c["between"],
-                output=r.pruned.rnn.m,
+                output=r.pruned.net.m,
                 norm_loss=loss,
                 score_kv=r.score_kv,
                 score_q=r.score_q,
@@ -134,10 +137,11 @@ def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) 
 
 
 def spectrum_lines(
-    label: str, rnn, groups, x, counts: dict[str, int]
+    label: str, net: analysis.Network, groups, x, counts: dict[str, int]
 ) -> tuple[str, list[tuple[float, float]]]:
     """The state spectrum of each group of a network, as text (``analysis.state_spectrum``:
-    singular values of the group's states over the batch ``x``, relative to the largest).
+    singular values of the group's states over the batch ``x`` (B, T, d), relative to the
+    largest); ``groups``: the network's ``analysis.LamGroups``.
 
     ``counts``: group name ("key-value", "query") -> the construction's count of directions.
     Returns (text, [(largest ratio of neighbours within the count, drop right after it)] for
@@ -147,7 +151,7 @@ def spectrum_lines(
 
     lines, surplus = [], []
     for group, idx in zip(counts, (groups.one, groups.zero), strict=True):
-        s = analysis.state_spectrum(rnn, x, idx)
+        s = analysis.state_spectrum(net, x, idx)
         c = min(counts[group], len(s))
         ratios = [float(s[i] / s[i + 1]) for i in range(c - 1)]
         within = max(ratios, default=float("nan"))

@@ -9,8 +9,9 @@ Glossary (code name -> paper symbol -> section):
     groups          contiguous blocks of neurons, ``[(label, start, stop), ...]``, e.g. the
                     key-value neurons (lam = 1) and the query neurons (lam = 0) of Fig. 1
 
-``plot_construction`` takes any ``GatedRNN``: a constructed one (Fig. 1) or a trained, pruned
-and reordered one (Fig. 2B); ``lam_blocks`` finds the lam = 1 / lam = 0 blocks of either.
+``plot_construction`` takes a constructed ``GatedRNN`` (Fig. 1) or a trained, pruned and
+reordered ``analysis.Network`` (Fig. 2B); ``lam_blocks`` finds the lam = 1 / lam = 0 blocks of
+either.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from ..analysis.boundary import Network
 from ..constructions.gated_rnn import (
     VARIANTS,
     attention_parameter_count,
@@ -110,7 +112,7 @@ def _mark(ax, groups: list, axis: str, labels: bool = False) -> None:
 
 
 def plot_construction(
-    rnn: GatedRNN,
+    rnn: GatedRNN | Network,
     *,
     hidden_groups: Groups | None | str = "lam",
     output_groups: Groups | None = None,
@@ -120,7 +122,7 @@ def plot_construction(
     """Draw W_in1, W_in2, lam, W_out1, W_out2 and D (or W_side, D) as heat maps (Fig. 1).
 
     Args:
-        rnn: any ``GatedRNN`` (constructed, or trained and pruned).
+        rnn: a ``GatedRNN`` (constructed) or an ``analysis.Network`` (trained and pruned).
         hidden_groups: blocks of hidden neurons, ``[(label, start, stop), ...]``, marked by lines
             and labelled; "lam" (default) finds them from lam (``lam_blocks``); None: no marks.
         output_groups: blocks of output-gating neurons, marked the same way.
@@ -132,8 +134,10 @@ def plot_construction(
     neurons (rows), which hidden neurons they read (columns), and D^T. Each panel has its own
     symmetric colour scale (lam: 0 to 1).
     """
+    if isinstance(rnn, Network):
+        rnn = rnn.rnn()
     if not isinstance(rnn, GatedRNN):
-        raise TypeError(f"rnn must be a GatedRNN, got {type(rnn).__name__}")
+        raise TypeError(f"rnn must be a GatedRNN or an analysis.Network, got {type(rnn).__name__}")
     W = {k: v.detach().to(torch.float64).cpu().numpy() for k, v in rnn.params().items()}
     lam = rnn.lam.detach().to(torch.float64).cpu().numpy()
     n, d = rnn.n, rnn.d

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from ..analysis.boundary import network
 from ..analysis.recall_algorithms import RecallAnalysis, analyse_recall, squared_difference_fit
 from ..analysis.thresholds import PRUNE_TOL
 from ..constructions.recall_networks import compressed_neurons, naive_neurons
@@ -44,7 +45,7 @@ _STYLE = {"io": ("C0", "o"), "side": ("C3", "s"), "io-ce": ("C2", "^")}
 def analyse_members(config, tensors, gating, batch, *, prune_tol=PRUNE_TOL) -> list[RecallAnalysis]:
     """``analyse_recall`` of every member of one gating (squared-difference fit for all)."""
     return [
-        analyse_recall(rnn, config.task, batch, prune_tol=prune_tol, sd_fit=True)
+        analyse_recall(network(rnn), config.task, batch, prune_tol=prune_tol, sd_fit=True)
         for rnn in config.networks(tensors, gating)
     ]
 
@@ -66,7 +67,7 @@ def size_rows(config, tensors, gating, analyses) -> list[dict]:
                 "n": n,
                 "accuracy": float(t["eval_accuracy"][idx].mean()),
                 "loss": float(t["eval_loss"][idx].mean()),
-                "kept": _mean([x.pruned.rnn.n for x in a]),
+                "kept": _mean([x.pruned.net.n for x in a]),
                 "kv": _mean([len(x.values.kv) for x in a]),
                 "score_kv": _mean([x.score_kv for x in a]),
                 "r2_sd": _mean([x.sd_fit.r2 for x in a]),
@@ -180,7 +181,7 @@ def scorecard_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
     kv_io = statistics.mean(analyses["io"][e].score_kv for e in io)
     r2_io = statistics.mean(analyses["io"][e].sd_fit.r2 for e in io)
     kv_side = statistics.mean(analyses["side"][e].score_kv for e in side)
-    kept = [analyses["side"][e].pruned.rnn.n for e in side]
+    kept = [analyses["side"][e].pruned.net.n for e in side]
     top = max(config.sizes)
     return {
         "appD3.io_accuracy": (

@@ -13,17 +13,17 @@ figure; the chapters show it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from ..analysis.boundary import Network, network
 from ..analysis.merging import output_kernels
-from ..analysis.params import as_params
 from ..constructions.gated_rnn import construct_rnn
 from ..models.attention import LinearSelfAttention
-from ..models.gated_rnn import GatedRNN
 
 __all__ = [
     "plot_contributions",
@@ -56,36 +56,35 @@ def plot_contributions(contributions: Mapping[str, torch.Tensor], prune_tol: flo
     return fig
 
 
-def planted_merge_group(teacher: LinearSelfAttention) -> tuple[dict, list[int]]:
+def planted_merge_group(teacher: LinearSelfAttention) -> tuple[Network, list[int]]:
     """The symmetric construction of ``teacher`` with output-gating neuron 0 split into three
-    neurons that together are one neuron in disguise; returns (parameters, the three indices).
+    neurons that together are one neuron in disguise; returns (the network, the three indices).
 
     (a.h)(b.h) = ((a+b).h)^2/4 - ((a-b).h)^2/4: two neurons with rank-1 kernels, the second split
     once more into 0.7 and 0.3 of its readout (the planted group of
     tests/test_analysis_merging.py). The network computes the same function as the construction;
     none of the three alone has the construction's pattern, their sum does.
     """
-    p = as_params(construct_rnn(teacher, "symmetric"))
-    a, b, d0 = p["W_out1"][0], p["W_out2"][0], p["D"][:, 0]
+    p = network(construct_rnn(teacher, "symmetric"))
+    a, b, d0 = p.W_out1[0], p.W_out2[0], p.D[:, 0]
     w1 = torch.stack([(a + b) / 2, (a - b) / 2, (a - b) / 2])
     w2 = torch.stack([(a + b) / 2, -(a - b) / 2, -(a - b) / 2])
-    q = dict(p)
-    q["W_out1"] = torch.cat([p["W_out1"][1:], w1])
-    q["W_out2"] = torch.cat([p["W_out2"][1:], w2])
-    q["D"] = torch.cat([p["D"][:, 1:], torch.stack([d0, 0.7 * d0, 0.3 * d0], dim=1)], dim=1)
-    m = q["W_out1"].shape[0]
-    return q, [m - 3, m - 2, m - 1]
+    q = dataclasses.replace(
+        p,
+        W_out1=torch.cat([p.W_out1[1:], w1]),
+        W_out2=torch.cat([p.W_out2[1:], w2]),
+        D=torch.cat([p.D[:, 1:], torch.stack([d0, 0.7 * d0, 0.3 * d0], dim=1)], dim=1),
+    )
+    return q, [q.m - 3, q.m - 2, q.m - 1]
 
 
-def plot_merge_kernels(
-    rnn_or_params: GatedRNN | dict, group: Sequence[int], output: int = 0
-) -> plt.Figure:
+def plot_merge_kernels(net: Network, group: Sequence[int], output: int = 0) -> plt.Figure:
     """Fig. 2C: the kernel of output ``output`` of each output-gating neuron of ``group`` and of
     their sum, as n x n heat maps over the hidden neurons (each with its own symmetric colour
     scale; blue negative, red positive)."""
     group = list(group)
-    parts = [output_kernels(rnn_or_params, [j])[output] for j in group]
-    total = output_kernels(rnn_or_params, group)[output]
+    parts = [output_kernels(net, [j])[output] for j in group]
+    total = output_kernels(net, group)[output]
     panels = len(parts) + 1
     fig, axes = plt.subplots(
         1, panels, figsize=(min(7.5, 2.3 * panels), 2.8), layout="constrained", squeeze=False
