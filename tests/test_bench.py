@@ -4,9 +4,12 @@ import dataclasses
 import json
 
 import pytest
+import torch
 
 from gated_attention.models.family_registry import FAMILIES
 from gated_attention.report import bench_table
+from gated_attention.report.bench_table import format_ways
+from gated_attention.tasks.teacher_student import TeacherStudentTask
 from gated_attention.tools import bench, bench_products, bench_timing, family_bench
 
 REQUIRED = (
@@ -283,3 +286,37 @@ def test_side_by_side_and_run_costs_tables():
     meta = {"hardware": {"cpu_count": 2}, "wall_time_s": 7200.0}
     costs = bench_table.format_run_costs([("a", meta, 3, 1000, 0), ("b", meta, 1, 10, 5)])
     assert "2.00h " in costs and "2.00h*" in costs and "resumed" in costs.splitlines()[-1]
+
+
+def test_the_ways_to_the_floor_are_rows_beside_the_engine(smoke):
+    results, out = smoke
+    stored = json.loads(out.read_text())
+    ways = {w["way"]: w for w in stored["ways"]}
+    assert list(ways)[:4] == ["engine", "compile", "autograd", "foreach"]
+    for way in ("engine", "autograd", "foreach"):
+        assert ways[way]["error"] is None and ways[way]["one_ms"] > 0
+    assert ways["data-0"]["ensemble_ms"] > 0 and ways["data-1"]["ensemble_ms"] > 0
+    table = format_ways(stored["ways"], stored["dispatch"])
+    assert "(a) torch.compile" in table and "(d) a step's data" in table
+    assert all(len(line) <= 100 for line in table.splitlines())
+
+
+def test_batched_labels_are_each_teachers_labels():
+    from gated_attention.tools.bench_ways import batched_labels
+
+    tasks = [TeacherStudentTask.from_seed(4, seed=s, T=6) for s in (1, 2, 3)]
+    gens = [torch.Generator().manual_seed(s) for s in (1, 2, 3)]
+    pairs = [t.sample(5, g) for t, g in zip(tasks, gens, strict=True)]
+    x = torch.stack([x for x, _ in pairs])
+    y = batched_labels(tasks, x)
+    for e, (_, y_e) in enumerate(pairs):
+        torch.testing.assert_close(y[e], y_e, rtol=1e-12, atol=1e-12)
+
+
+def test_the_step_dispatches_a_count_flat_in_members_but_for_its_data():
+    from gated_attention.tools.bench_ways import dispatch_counts
+
+    rows = dispatch_counts(sizes=(1, 3), n=6, steps=3)
+    rest = [r["ops_per_step"] - r["data_ops_per_step"] for r in rows]
+    assert rest[0] > 20 and abs(rest[1] - rest[0]) <= 2  # the step itself: flat in E
+    assert rows[1]["data_ops_per_step"] > rows[0]["data_ops_per_step"]  # drawing: per member

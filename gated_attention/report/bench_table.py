@@ -5,6 +5,8 @@
     format_families  the training cost per step of every model family (``tools.family_bench``)
     format_profile   where a step's time goes, part by part, and Eq. (2)'s floor
                      (``tools.step_profile``)
+    format_ways      each way to the floor, a row beside the engine's step, and the operations
+                     a step dispatches against the ensemble's size (``tools.bench_ways``)
     format_side_by_side  this machine's bench beside recorded ones (a GPU), one column each
     format_run_costs     what each recorded run cost: device, members, steps, wall time
 
@@ -18,6 +20,7 @@ __all__ = [
     "format_table",
     "format_families",
     "format_profile",
+    "format_ways",
     "format_side_by_side",
     "format_run_costs",
 ]
@@ -194,4 +197,37 @@ def format_run_costs(runs: list[tuple[str, dict, int, int, int]]) -> str:
         )
     if any(r[4] for r in runs):
         lines.append("* resumed from a checkpoint: the wall time of the steps after it")
+    return "\n".join(lines)
+
+
+def format_ways(ways: list[dict] | None, dispatch: list[dict] | None = None) -> str:
+    """The ways to the floor (``bench_ways.ways_to_floor``): ms per step of one student and of
+    the 16-member ensemble, each against the engine's; and the dispatched operations per step
+    (``bench_ways.dispatch_counts``). None: not measured (an older bench file)."""
+    if not ways:
+        return "ways to the floor: not measured (a bench file from before them)"
+    base = next((w for w in ways if w["way"] == "engine"), {})
+
+    def cell(w: dict, key: str) -> str:
+        if w.get(key) is None:
+            return "-"
+        steps = w["way"] not in ("engine",) and not w["way"].startswith("data")
+        rel = f" ({base[key] / w[key]:.2f}x)" if base.get(key) and steps else ""
+        return f"{w[key]:.3f}{rel}"
+
+    width = max(len(w["what"]) for w in ways)
+    head = f"{'way (ms per step; engine / this way)':<{width}}  {'one student':>18}  16 x n=28"
+    lines = [head]
+    for w in ways:
+        if w.get("error"):
+            lines.append(f"{w['what']:<{width}}  not run here: {w['error'][:36]}")
+            continue
+        lines.append(f"{w['what']:<{width}}  {cell(w, 'one_ms'):>18}  {cell(w, 'ensemble_ms')}")
+    if dispatch:
+        counts = ", ".join(
+            f"{r['members']}: {r['ops_per_step']:.0f} ({r['data_ops_per_step']:.0f})"
+            for r in dispatch
+        )
+        lines.append("operations dispatched per step (of them drawing data), by members:")
+        lines.append(f"  {counts}")
     return "\n".join(lines)

@@ -25,6 +25,10 @@ Measures, on this machine (``python -m gated_attention.tools.bench --out _build/
                 and for the 16-member ensemble; and the engine's steps/s against the model
                 size n (``size_curve``)
 
+    ways        each way to the floor (torch.compile, the hand-written backward, the AdamW
+                kernel, drawing the data) as a row beside the engine's step, and the operations
+                a step dispatches against the ensemble's size (``bench_ways``)
+
     families    the training cost per step of every model family (``models.family_registry``) at a
                 matched parameter count (``family_bench.family_costs``): ms per step and
                 member-steps/s of a 3-member ensemble of each
@@ -64,10 +68,17 @@ from ..atomic import atomic_write_json
 from ..engine import TrainConfig, hardware, resolve_device, stack_students, train
 from ..experiments.profiles import check_profile, derive_seed
 from ..models.gated_rnn import GatedRNN
-from ..report.bench_table import PAPER_STEPS, format_families, format_profile, format_table
+from ..report.bench_table import (
+    PAPER_STEPS,
+    format_families,
+    format_profile,
+    format_table,
+    format_ways,
+)
 from ..tasks.teacher_student import TeacherStudentTask
 from .bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
 from .bench_timing import fastest
+from .bench_ways import dispatch_counts, ways_to_floor
 from .family_bench import family_costs
 from .step_profile import size_curve, step_profile
 
@@ -284,6 +295,8 @@ def _measure(kind: str, seed: int, dev: torch.device) -> dict:
     out["ensemble_profile"] = step_profile(
         n=n_small, E=E, repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=prof_steps // 4
     )
+    out["ways"] = ways_to_floor(kind, seed, dev)
+    out["dispatch"] = dispatch_counts((1, 2) if kind == "smoke" else (1, 4, 16, 64), steps=5)
     out["size_curve"] = size_curve(
         sizes=(8, 16) if kind == "smoke" else (16, 32, 48, 64, 100, 128),
         steps=5 if kind == "smoke" else 100,
@@ -364,6 +377,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(format_families(results["families"]))
     print(format_profile(results["step_profile"]))
     print(format_profile(results["ensemble_profile"]))
+    print(format_ways(results["ways"], results["dispatch"]))
     if args.out is not None:
         atomic_write_json(args.out, results, indent=1)
         print(f"written: {args.out}")

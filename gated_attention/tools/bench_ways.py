@@ -1,0 +1,217 @@
+"""The ways to the floor: each way a training step could be made faster, measured as a row of
+``make bench`` beside the engine's own step, and the operations a step dispatches.
+
+Each row times one training step without drawing data (the same fixed batch every step), so that
+a row differs from the engine's in one way only, at the Sec. 4.1 config (one student, n = m =
+100) and for the 16 x n = 28 ensemble:
+
+    engine    the engine's step: ``fast_path.fused_loss`` (Eq. (2) and its loss, one node with a
+              hand-written backward) and the fused AdamW kernel
+    compile   (a) ``torch.compile`` of the forward and the loss (the backward made by
+              AOTAutograd) and of the AdamW step: the whole step compiled
+    autograd  (b) without the hand-written backward: autograd through ``forward_packed``
+    foreach   (c) AdamW as foreach kernels instead of the one fused kernel
+    data      (d) drawing one step's data, per step: member by member as the engine does
+              (``engine.data``), and the same inputs with the teachers' labels computed for all
+              members at once (``batched_labels``: one product per factor of Eq. (1))
+
+``dispatch_counts`` counts the operations one engine training step dispatches (each is a kernel a
+GPU would launch), drawing its data included, for ensembles of growing size: a flat count is a
+step whose cost on a GPU does not grow with the number of members.
+
+A way that cannot run here (``torch.compile`` without a C++ compiler) is a row with its error.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ..engine import TrainConfig, stack_students, train
+from ..engine.data import sample_chunk_neuron_major
+from ..experiments.profiles import derive_seed
+from ..models.fast_path import forward_packed, fused_loss, inputs_neuron_major, pack_params
+from ..models.gated_rnn import GatedRNN
+from ..tasks.teacher_student import TeacherStudentTask
+from .bench_timing import best_seconds
+
+__all__ = ["WAYS", "batched_labels", "dispatch_counts", "ways_to_floor"]
+
+#: the rows, in order: (key, what it changes against the engine's step)
+WAYS = (
+    ("engine", "engine: hand-written backward, fused AdamW"),
+    ("compile", "(a) torch.compile: fwd + AOT bwd, AdamW step"),
+    ("autograd", "(b) autograd instead of the hand backward"),
+    ("foreach", "(c) foreach AdamW instead of the fused one"),
+)
+
+
+def _setup(E: int, n: int, d: int, T: int, B: int, seed: int):
+    students = [GatedRNN(d, n, n, seed=derive_seed(seed + e, "student")) for e in range(E)]
+    params, _ = stack_students(students)
+    g = torch.Generator().manual_seed(seed)
+    X = inputs_neuron_major(torch.randn(E, B, T, d, generator=g))
+    Y = torch.randn(E, d, T * B, generator=g)
+    return params, X, Y
+
+
+def _optimiser(P: dict, fused: bool) -> torch.optim.Optimizer:
+    groups = [
+        {"params": [P["W_in"], P["W_out"], P["D"]]},
+        {"params": [P["nu"]], "weight_decay": 0.0},
+    ]
+    kind = {"fused": True} if fused else {"foreach": True}
+    return torch.optim.AdamW(groups, lr=1e-3, weight_decay=1e-4, **kind)
+
+
+def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
+    """One training step of ``way`` on the fixed batch (X, Y), as a function of no arguments."""
+    P = {k: v.float().clone().requires_grad_(True) for k, v in pack_params(params).items()}
+    opt = _optimiser(P, fused=way != "foreach" and way != "compile")
+
+    def mse(W_in, nu, W_out, D):
+        y = forward_packed(X, {"W_in": W_in, "nu": nu, "W_out": W_out, "D": D}, T, None)
+        return (y - Y).square().mean(dim=(1, 2)).sum()
+
+    if way == "compile":
+        loss_fn = torch.compile(mse)
+        opt_step = torch.compile(opt.step)
+    else:
+        loss_fn, opt_step = mse, opt.step
+
+    def step() -> None:
+        if way in ("engine", "foreach"):
+            fused_loss(X, P, Y, T, None).sum().backward()
+        else:
+            loss_fn(P["W_in"], P["nu"], P["W_out"], P["D"]).backward()
+        opt_step()
+        opt.zero_grad(set_to_none=True)
+
+    return step
+
+
+def batched_labels(tasks: list[TeacherStudentTask], x: torch.Tensor) -> torch.Tensor:
+    """The teachers' labels of every member at once: x (E, N, T, d) float64 -> y (E, N, T, d_v),
+    y_t = sum_{s<=t} (q_t . k_s) v_s with member e's teacher (one product per factor)."""
+    E, N, T, d = x.shape
+    W_V, W_K, W_Q = (
+        torch.stack([getattr(t.teacher, w).to(torch.float64) for t in tasks])
+        for w in ("W_V", "W_K", "W_Q")
+    )
+    flat = x.reshape(E, N * T, d)
+    v, k, q = (torch.bmm(flat, W.transpose(1, 2)).view(E * N, T, -1) for W in (W_V, W_K, W_Q))
+    scores = torch.bmm(q, k.transpose(1, 2)).tril_()
+    return torch.bmm(scores, v).view(E, N, T, -1)
+
+
+def _data_timers(E: int, d: int, T: int, B: int, seed: int, chunk: int = 50):
+    tasks = [
+        TeacherStudentTask.from_seed(d, seed=derive_seed(seed + e, "teacher"), T=T)
+        for e in range(E)
+    ]
+
+    def member_by_member() -> None:
+        gens = [torch.Generator().manual_seed(e) for e in range(E)]
+        sample_chunk_neuron_major(tasks, gens, chunk, B, torch.float32)
+
+    def one_draw() -> None:
+        gens = [torch.Generator().manual_seed(e) for e in range(E)]
+        x = torch.stack([torch.randn(chunk * B, T, d, generator=g) for g in gens])
+        batched_labels(tasks, x.to(torch.float64))
+
+    return member_by_member, one_draw, chunk
+
+
+def ways_to_floor(
+    kind: str = "quick", seed: int = 0, device: torch.device | None = None
+) -> list[dict]:
+    """The rows of the module docstring: {"way", "what", "one_ms", "ensemble_ms", "error"};
+    the data rows (d) too, per step."""
+    dev = torch.device("cpu") if device is None else device
+    repeats = {"smoke": 1, "quick": 5}[kind]
+    reps = {"smoke": 2, "quick": 50}[kind]
+    configs = {"one": (1, 100), "ensemble": (16, 28)}
+    if kind == "smoke":
+        configs = {"one": (1, 8), "ensemble": (2, 6)}
+    d, T, B = 4, 32 if kind == "quick" else 8, 64 if kind == "quick" else 8
+    rows = []
+    for way, what in WAYS:
+        row = {"way": way, "what": what, "one_ms": None, "ensemble_ms": None, "error": None}
+        if dev.type != "cpu":
+            row["error"] = "measured on the CPU only"
+            rows.append(row)
+            continue
+        try:
+            for name, (E, n) in configs.items():
+                params, X, Y = _setup(E, n, d, T, B, seed)
+                step = _step(way, params, X, Y, T)
+                step()  # a compiled step compiles here, untimed
+
+                def many(step=step) -> None:
+                    for _ in range(reps):
+                        step()
+
+                row[f"{name}_ms"] = 1e3 * best_seconds(many, repeats, dev) / reps
+        except Exception as err:  # noqa: BLE001 - a way that cannot run here is a row saying why
+            row["error"] = f"{type(err).__name__}: {str(err).splitlines()[0][:160]}"
+        rows.append(row)
+    E = configs["ensemble"][0]
+    for label, idx in (("member by member", 0), ("one draw", 1)):
+        timers = _data_timers(E, d, T, B, seed)
+        ms = 1e3 * best_seconds(timers[idx], repeats, dev) / timers[2]
+        what = f"(d) a step's data, {E} members: {label}"
+        rows.append(
+            {"way": f"data-{idx}", "what": what, "one_ms": None, "ensemble_ms": ms, "error": None}
+        )
+    return rows
+
+
+class _Counting(TorchDispatchMode):
+    """Counts the aten operations dispatched inside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: Counter = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops[str(func.overloadpacket)] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def dispatch_counts(
+    sizes: tuple[int, ...] = (1, 4, 16, 64), n: int = 28, steps: int = 10, seed: int = 0
+) -> list[dict]:
+    """[{"members", "ops_per_step", "data_ops_per_step"}]: the operations one engine training
+    step of an ensemble of ``members`` students (n = m, T = 32, batch 64) dispatches, drawing its
+    data included (``data_ops_per_step``: those of ``sample_chunk_neuron_major`` alone). Counted
+    in the steady state: a run of 2 ``steps`` minus a run of ``steps`` (data in chunks of
+    ``steps``), over ``steps``, so that the set-up of a run is not counted."""
+    d, T, B = 4, 32, 64
+    out = []
+    for E in sizes:
+        tasks = [
+            TeacherStudentTask.from_seed(d, seed=derive_seed(seed + e, "teacher"), T=T)
+            for e in range(E)
+        ]
+        students = [GatedRNN(d, n, n, seed=derive_seed(seed + e, "student")) for e in range(E)]
+        params, _ = stack_students(students)
+        seeds = [derive_seed(seed + e, "data") for e in range(E)]
+        counts = []
+        for k in (1, 2):
+            tc = TrainConfig(steps=k * steps, chunk_steps=steps, log_every=steps)
+            with _Counting() as mode:
+                train(tasks, params, tc, data_seeds=seeds, progress=False)
+            counts.append(sum(mode.ops.values()))
+        gens = [torch.Generator().manual_seed(s) for s in seeds]
+        with _Counting() as data:
+            sample_chunk_neuron_major(tasks, gens, steps, B, torch.float32)
+        out.append(
+            {
+                "members": E,
+                "ops_per_step": (counts[1] - counts[0]) / steps,
+                "data_ops_per_step": sum(data.ops.values()) / steps,
+            }
+        )
+    return out
