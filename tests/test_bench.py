@@ -320,3 +320,14 @@ def test_the_step_dispatches_a_count_flat_in_members_but_for_its_data():
     rest = [r["ops_per_step"] - r["data_ops_per_step"] for r in rows]
     assert rest[0] > 20 and abs(rest[1] - rest[0]) <= 2  # the step itself: flat in E
     assert rows[1]["data_ops_per_step"] > rows[0]["data_ops_per_step"]  # drawing: per member
+
+
+def test_a_chapter_run_bench_leaves_the_ways_out(monkeypatch, tmp_path):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the chapter's own bench measured the ways (a minute)")
+
+    monkeypatch.setattr(bench, "ways_to_floor", refuse)
+    monkeypatch.setattr(bench, "dispatch_counts", refuse)
+    results, source = bench.load_or_run("smoke", tmp_path / "absent.json")
+    assert results["ways"] is None and results["dispatch"] is None
+    assert "not measured here" in format_ways(results["ways"])

@@ -205,7 +205,7 @@ def format_ways(ways: list[dict] | None, dispatch: list[dict] | None = None) -> 
     the 16-member ensemble, each against the engine's; and the dispatched operations per step
     (``bench_ways.dispatch_counts``). None: not measured (an older bench file)."""
     if not ways:
-        return "ways to the floor: not measured (a bench file from before them)"
+        return "ways to the floor: not measured here (make bench measures them)"
     base = next((w for w in ways if w["way"] == "engine"), {})
 
     def cell(w: dict, key: str) -> str:

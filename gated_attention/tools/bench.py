@@ -97,6 +97,7 @@ __all__ = [
     "recorded_benches",
     "format_table",
     "format_families",
+    "format_ways",
     "main",
 ]
 
@@ -211,14 +212,19 @@ def subnormal_cost(repeats: int = 30) -> dict | None:
 
 
 def run_bench(
-    profile: str = "quick", seed: int = 0, threads: int | None = None, device: str | None = None
+    profile: str = "quick",
+    seed: int = 0,
+    threads: int | None = None,
+    device: str | None = None,
+    ways: bool = True,
 ) -> dict:
     """Run every measurement of the module docstring.
 
     ``profile``: "smoke" (seconds, one thread unless ``threads`` says otherwise; the numbers only
     prove the code path) or "quick"/"paper" (the same, about a minute). ``threads``: torch
     threads during the bench (default: as set). ``device``: where to train (default:
-    $GATED_ATTENTION_DEVICE, else the CPU)."""
+    $GATED_ATTENTION_DEVICE, else the CPU). ``ways``: measure the ways to the floor
+    (``bench_ways``, about a minute on one thread; ``load_or_run`` leaves them out)."""
     check_profile(profile)
     dev = resolve_device(device)
     kind = "smoke" if profile == "smoke" else "quick"
@@ -228,12 +234,12 @@ def run_bench(
     if threads is not None:
         torch.set_num_threads(threads)
     try:
-        return _measure(kind, seed, dev)
+        return _measure(kind, seed, dev, ways)
     finally:
         torch.set_num_threads(before)
 
 
-def _measure(kind: str, seed: int, dev: torch.device) -> dict:
+def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict:
     on_cpu = dev.type == "cpu"
     agreement = None if on_cpu else device_agreement(dev, steps=3 if kind == "smoke" else 30)
     n_eng, n_ref, n_bat, n_seq, warm = STEPS[kind]
@@ -295,8 +301,9 @@ def _measure(kind: str, seed: int, dev: torch.device) -> dict:
     out["ensemble_profile"] = step_profile(
         n=n_small, E=E, repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=prof_steps // 4
     )
-    out["ways"] = ways_to_floor(kind, seed, dev)
-    out["dispatch"] = dispatch_counts((1, 2) if kind == "smoke" else (1, 4, 16, 64), steps=5)
+    out["ways"] = ways_to_floor(kind, seed, dev) if ways else None
+    sizes = (1, 2) if kind == "smoke" else (1, 4, 16, 64)
+    out["dispatch"] = dispatch_counts(sizes, steps=5) if ways else None
     out["size_curve"] = size_curve(
         sizes=(8, 16) if kind == "smoke" else (16, 32, 48, 64, 100, 128),
         steps=5 if kind == "smoke" else 100,
@@ -348,7 +355,7 @@ def load_or_run(profile: str, path: str | os.PathLike | None = None) -> tuple[di
     kind = "smoke" if profile == "smoke" else "quick"
     if not path.exists():
         source = f"a {kind} bench run in this chapter on one thread ({path.name} absent)"
-        return run_bench(kind, threads=1), source
+        return run_bench(kind, threads=1, ways=False), source
     results, source = json.loads(path.read_text()), f"{path.name} written by make bench"
     if "families" not in results:
         before = torch.get_num_threads()
