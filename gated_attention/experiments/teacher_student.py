@@ -31,7 +31,8 @@ class TeacherStudentConfig(Experiment):
     (``random_attention(d, rank=teacher_rank, std=teacher_std)``), its student's initialisation
     and its data stream (``derive_seed(seed, stream)``), so members with one seed and different
     sizes share teacher and data (a paired sweep). Members train as one ensemble, or as a few
-    ensembles of similar sizes one after another (``engine.train_by_size``).
+    ensembles of similar sizes (``ensembles``), each one job of the experiment protocol
+    (``protocol.Experiment``: ``jobs``, ``train_job``, ``assemble``).
 
     Choices the paper does not give (ours): teacher weights N(0, 1/d); student weights
     N(0, 1/fan_in) times ``init_scale``, lam ~ U(lam_range) at initialisation; the optimiser
@@ -69,7 +70,7 @@ class TeacherStudentConfig(Experiment):
         return [(seed, n, m) for n, m in sizes for seed in self.seeds]
 
     def ensembles(self) -> list[list[int]]:
-        """The member indices of each ensemble ``compute`` trains (``engine.plan_ensembles``:
+        """The member indices of each ensemble, one job each (``engine.plan_ensembles``:
         one for a single size; a size sweep splits where padding would cost more)."""
         sizes = [(n, m) for _, n, m in self.members()]
         return plan_ensembles(sizes, self.d, self.d, self.T, self.train.batch_size, self.side)
