@@ -77,8 +77,9 @@ format: $(STAMP) ## ruff format the code
 	$(BIN)/ruff format gated_attention tests
 	$(BIN)/ruff check --fix gated_attention tests
 
-bench: $(STAMP) ## time the training engine against the reference loop; writes _build/bench.json
+bench: $(STAMP) ## time the training engine against the reference loop (writes _build/bench.json), and predict the unrecorded paper runs on the recorded GPU
 	$(PY) -m gated_attention.tools.bench --out _build/bench.json
+	$(PY) -m gated_attention.tools.gpu_plan
 
 sweep: $(STAMP) ## train EXPERIMENT in PROFILE as jobs on a Dask cluster (SCHEDULER=tcp://HOST:PORT, WORKERS=N, GPU=1)
 	@test -n "$(EXPERIMENT)" || { echo "make sweep needs EXPERIMENT=<name> (python -m gated_attention.sweep --help lists them)"; exit 2; }
