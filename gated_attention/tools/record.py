@@ -1,7 +1,7 @@
 """Run a chapter's experiment in a profile, and record it with the package: the command line.
 
     python -m gated_attention.tools.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
-                                     [--resume-from CHECKPOINT]
+                                     [--resume-from CHECKPOINT] [--budget cpu]
 
 EXPERIMENT is one of ``EXPERIMENTS`` (the configs the chapters run). The run goes through the
 results cache (``experiments.run``: a finished entry is reused, an interrupted one resumes from
@@ -11,6 +11,9 @@ run (``experiments.save_recorded``), with a provenance that this module writes i
 commit of the package and whether the working tree differed from it, the command line, the
 device. Recorded runs are committed to git, so an entry larger than ``LARGE_MB`` is refused
 unless ``--allow-large``.
+
+``--budget cpu`` takes the config of ``experiments.cpu_budget`` (the longest run a sitting on a
+2-core CPU affords) instead of a profile's.
 
 ``--resume-from CHECKPOINT`` continues a run from a checkpoint written elsewhere (another
 machine, an earlier session, possibly an earlier commit): it must hold the config's members and
@@ -44,6 +47,7 @@ import torch
 from .. import experiments
 from ..atomic import atomic_write
 from ..engine import resolve_device
+from ..experiments.cpu_budget import cpu_config
 from ..experiments.registry import EXPERIMENTS, experiment_config
 
 __all__ = [
@@ -62,9 +66,20 @@ LARGE_MB = 10.0
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
-def config_for(experiment: str, profile: str, seeds: tuple[int, ...] | None = None) -> Any:
-    """The config of ``experiment`` in ``profile``, with only ``seeds`` if given."""
-    config = experiment_config(experiment, experiments.check_profile(profile))
+def config_for(
+    experiment: str,
+    profile: str,
+    seeds: tuple[int, ...] | None = None,
+    budget: str | None = None,
+) -> Any:
+    """The config of ``experiment`` in ``profile`` (or at ``budget`` "cpu": ``cpu_budget``),
+    with only ``seeds`` if given."""
+    if budget is not None:
+        if budget != "cpu":
+            raise ValueError(f"unknown budget {budget!r}; expected 'cpu'")
+        config = cpu_config(experiment)
+    else:
+        config = experiment_config(experiment, experiments.check_profile(profile))
     if seeds:
         config = dataclasses.replace(config, seeds=tuple(seeds))
     return config
@@ -142,10 +157,12 @@ def record(
     command: str | None = None,
     progress: bool = True,
     resume_from: str | os.PathLike | None = None,
+    budget: str | None = None,
 ) -> tuple[experiments.RunResult, Path | None]:
-    """Run ``experiment`` in ``profile`` through the results cache; with ``name``, save the
-    entry as a recorded run with its provenance. Returns (result, recorded folder or None)."""
-    config = config_for(experiment, profile, seeds)
+    """Run ``experiment`` in ``profile`` (or at ``budget``) through the results cache; with
+    ``name``, save the entry as a recorded run with its provenance. Returns (result, recorded
+    folder or None)."""
+    config = config_for(experiment, profile, seeds, budget)
     dev = resolve_device()
     if name is not None and name in experiments.recorded_names():
         raise FileExistsError(f"recorded run {name!r} exists; remove it first to replace it")
@@ -177,7 +194,8 @@ def record(
         + ("" if end == state else "; the checkout changed while it ran (checkout_at_end)")
         + ("" if resumed is None else f"; resumed from step {resumed['step']} (resumed_from)"),
         "command": command
-        or f"python -m gated_attention.tools.record {experiment} --profile {profile}",
+        or f"python -m gated_attention.tools.record {experiment} "
+        + (f"--budget {budget}" if budget else f"--profile {profile}"),
         "run": f"device {dev}"
         + (f" ({result.meta['hardware'].get('device_name')})" if dev.type == "cuda" else "")
         + ("; loaded from the results cache" if result.cached else ""),
@@ -200,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", help="record the finished run under this name")
     parser.add_argument("--allow-large", action="store_true", help=f"above {LARGE_MB:g} MB too")
     parser.add_argument("--resume-from", help="continue from this checkpoint file")
+    parser.add_argument(
+        "--budget", choices=["cpu"], help="the CPU budget's config (experiments.cpu_budget)"
+    )
     args = parser.parse_args(argv)
     command = shlex.join(["python", "-m", "gated_attention.tools.record", *(argv or sys.argv[1:])])
     result, dest = record(
@@ -210,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         allow_large=args.allow_large,
         command=command,
         resume_from=args.resume_from,
+        budget=args.budget,
     )
     print(f"entry: {result.path} ({'cached' if result.cached else 'computed'})")
     if dest is not None:

@@ -1,0 +1,119 @@
+"""The CPU budget: the longest run of each undecided learning claim that one sitting of about two
+hours on a 2-core CPU affords, between the quick profile (minutes) and the paper's (days on a CPU).
+
+Each config is the quick profile's, with only its budget changed (steps, T, seeds, sizes; for
+Fig. 4A/4B also a warm-up and a learning-rate search on a held-out seed), so that a claim's rows
+at quick and at this budget differ by the budget alone. They are fixed here before any of them
+is run, and recorded with the package as ``<experiment>-cpu`` (``python -m
+gated_attention.tools.record EXPERIMENT --budget cpu --name EXPERIMENT-cpu``); a run longer than
+one sitting resumes from its checkpoints in the results cache when the command is given again.
+The chapters score them with the criteria of ``report/paper_values.json``, unchanged.
+
+Measured one-thread step times on the 2-core CPU (main c484ec3, 200 steps each; with ``make
+book`` or another run beside it a step is slower):
+    Fig. 3A   40 members (8 sizes x 5 seeds), T = 32          about 50 ms  -> 100,000 steps
+    Fig. 3B   30 members (6 sizes x 5 seeds), d = 12, T = 32  about 150 ms -> 40,000 steps
+    Fig. 4A   7 families x 4 targets x 3 seeds, T = 32        about 490 ms -> 12,000 steps
+
+Glossary (code name -> meaning):
+    CPU_RUNS     experiment name -> its config at the CPU budget (``resolve`` obtains the entry
+                 a main run of Fig. 4A/4B reads its rates from)
+    HELD_OUT     the seed the learning-rate searches train (no seed of a main run)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from .architectures import (
+    ArchitectureConfig,
+    architectures_config,
+    architectures_sweep_config,
+    best_lrs,
+)
+from .cache import run
+from .how_many_neurons import how_many_neurons_config
+
+__all__ = ["CPU_RUNS", "HELD_OUT", "cpu_config"]
+
+#: the seed the CPU budget's learning-rate searches train: none of the main runs' seeds
+HELD_OUT = 100
+
+
+def _how_many_neurons(panel: str) -> Any:
+    """Fig. 3A/B: the quick sweep at T = 32 with 5 seeds, sizes around twice the construction's
+    count, and as many steps as a sitting affords (quick's rate and weight decay)."""
+    quick = how_many_neurons_config("quick", panel)
+    sizes, steps = {
+        "A": ((8, 14, 20, 24, 28, 32, 40, 48), 100_000),
+        "B": ((24, 42, 63, 84, 105, 126), 40_000),
+    }[panel]
+    tc = dataclasses.replace(
+        quick.train, steps=steps, log_every=500, chunk_steps=50, checkpoint_every=2_000
+    )
+    return dataclasses.replace(quick, T=32, sizes=sizes, seeds=(0, 1, 2, 3, 4), train=tc)
+
+
+#: Fig. 4A ("teacher") and 4B ("regression"): main steps (10x quick), search steps, warm-up share
+_ARCH = {"teacher": (12_000, 2_000), "regression": (10_000, 2_000)}
+_WARMUP = 0.05
+
+
+def _architectures_sweep(task: str) -> ArchitectureConfig:
+    """Fig. 4A/4B's learning-rate search at the CPU budget: every family at every rate of the
+    grid, at the main run's middle target, on the held-out seed, with warm-up."""
+    quick = architectures_sweep_config("quick", task)
+    steps = _ARCH[task][1]
+    tc = dataclasses.replace(
+        quick.train,
+        steps=steps,
+        warmup_steps=int(_WARMUP * steps),
+        log_every=100,
+        chunk_steps=50,
+        checkpoint_every=0,
+    )
+    T = 32 if task == "teacher" else quick.T
+    return dataclasses.replace(quick, T=T, seeds=(HELD_OUT,), train=tc)
+
+
+def _architectures_main(task: str, resolve: Callable[[Any], Any] = run) -> ArchitectureConfig:
+    """Fig. 4A/4B's main run at the CPU budget: every family at the rate its search chose,
+    3 seeds, T = 32 for 4A, 10x the quick steps with warm-up."""
+    sweep = _architectures_sweep(task)
+    lrs = best_lrs(sweep, resolve(sweep).tensors)
+    quick = architectures_config("quick", task, lrs=lrs)
+    steps = _ARCH[task][0]
+    tc = dataclasses.replace(
+        quick.train,
+        steps=steps,
+        warmup_steps=int(_WARMUP * steps),
+        log_every=200,
+        checkpoint_every=1_000,
+    )
+    T = 32 if task == "teacher" else quick.T
+    return dataclasses.replace(quick, T=T, train=tc)
+
+
+#: experiment name -> its config at the CPU budget
+CPU_RUNS: dict[str, Callable[..., Any]] = {
+    "how-many-neurons-A": lambda: _how_many_neurons("A"),
+    "how-many-neurons-B": lambda: _how_many_neurons("B"),
+    "architectures-teacher-lr": lambda: _architectures_sweep("teacher"),
+    "architectures-regression-lr": lambda: _architectures_sweep("regression"),
+    "architectures-teacher": lambda resolve=run: _architectures_main("teacher", resolve),
+    "architectures-regression": lambda resolve=run: _architectures_main("regression", resolve),
+}
+
+
+def cpu_config(name: str, *, resolve: Callable[[Any], Any] = run) -> Any:
+    """The config of experiment ``name`` at the CPU budget (a main run of Fig. 4A/4B reads its
+    rates from its search's entry, which ``resolve`` returns: by default ``cache.run``)."""
+    if name not in CPU_RUNS:
+        raise ValueError(
+            f"no CPU-budget run of {name!r}; the CPU budget has: {', '.join(CPU_RUNS)}"
+        )
+    if name.startswith("architectures-") and not name.endswith("-lr"):
+        return CPU_RUNS[name](resolve=resolve)
+    return CPU_RUNS[name]()
