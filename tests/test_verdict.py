@@ -102,10 +102,24 @@ def test_block_is_generated_from_the_rows(build):
     assert "not measured at this budget: fig2.construction_counts_fraction" in text
     assert "the recorded run `ti-gpu` (1,000,000 steps):" in text
     assert "**The paper:** Gradient descent finds the construction" in text
+    # how the rows measured at both budgets moved, the status change with them
+    assert "From this build to `ti-gpu`: hidden neurons with lam > 0.99 9 ✗ → 11 ✗." in text
     # a changed row changes the block: it cannot drift from the numbers
     scorecard.record("fig2.hidden_after_pruning", 14, profile="quick", budget=b)
     again = verdict.block([r for r in scorecard.session_records() if not r.run], [], "quick")
     assert "(d = 4) 14 (paper 14) ✓" in again and "**Partly reproduced**" in again
+
+
+def test_a_claim_that_flips_with_the_budget_says_so(build):
+    scorecard.record("fig3a.transition_learned", 48, profile="quick")
+    scorecard.record("fig3a.transition_learned", 28, profile="paper", run="fig3a-cpu")
+    rows = scorecard.session_records()
+    text = verdict.block([r for r in rows if not r.run], [r for r in rows if r.run], "quick")
+    assert "From this build to `fig3a-cpu`:" in text
+    assert "48 ✗ → 28 ✓ (not → reproduced)." in text
+    # no row at both budgets: nothing moved
+    claim = _claim("fig3a")
+    assert verdict.moved(claim, [], [r for r in rows if r.run], "fig3a-cpu") is None
 
 
 def test_glue_block_refuses_a_chapter_without_rows(build):

@@ -12,6 +12,7 @@ training budget are data in ``paper_values.json`` ("claims"), fixed before the r
     budget      the text a row stores for the budget it was measured at: steps, the fraction of
                 the paper's steps, T against the paper's, seeds
     sentence    one sentence per claim and budget, with the deciding numbers
+    moved       how a claim's rows moved from this build to a recorded run (a longer budget)
     block       the verdict block of a chapter (markdown)
     glue_block  glue the block of the rows this kernel recorded (myst-nb), shown at the top
 """
@@ -31,6 +32,7 @@ __all__ = [
     "status",
     "budget",
     "sentence",
+    "moved",
     "block",
     "glue_block",
     "STATUS_WORDS",
@@ -214,10 +216,34 @@ def sentence(claim: Claim, records: list[Record], where: str) -> str | None:
     return f"**{word}** in {where}" + (f" ({spent})" if spent else "") + f": {numbers}."
 
 
+def moved(claim: Claim, build: list[Record], recorded: list[Record], run: str) -> str | None:
+    """How the claim's rows measured at both budgets moved from this build to the recorded run
+    ``run``: each with its value and mark at both, a status change first. None when no row of
+    the claim is measured at both.
+
+    >>> moved(claim, build, recorded, "fig3a-cpu")  # doctest: +SKIP
+    'From this build to `fig3a-cpu`: transition (learned) 48 ✗ → 28 ✓ (not → reproduced).'
+    """
+    mine = {r.id: r for r in _rows(claim, build)}
+    theirs = {r.id: r for r in _rows(claim, recorded)}
+    ids = [i for i in dict.fromkeys([*claim.central, *mine]) if i in mine and i in theirs]
+    if not ids:
+        return None
+    steps = "; ".join(
+        f"{_label(mine[i].artefact)} {_fmt(mine[i].ours)} {_mark(mine[i])} → "
+        f"{_fmt(theirs[i].ours)} {_mark(theirs[i])}"
+        for i in ids
+    )
+    a, b = status(claim, build), status(claim, recorded)
+    flip = f" ({a} → {b})" if a != b else ""
+    return f"From this build to `{run}`: {steps}{flip}."
+
+
 def block(build: list[Record], recorded: list[Record], profile: str) -> str:
     """The verdict block of a chapter: for each claim it has rows of (in the order of the
     paper), the claim as the paper states it, one sentence per budget (this build, each
-    recorded run), and ours if any."""
+    recorded run), how the rows moved from this build to each recorded run, and ours if
+    any."""
     parts = []
     for claim in claims():
         lines = []
@@ -227,6 +253,9 @@ def block(build: list[Record], recorded: list[Record], profile: str) -> str:
         for run in dict.fromkeys(r.run for r in recorded if claim.has(r.id)):
             rows = [r for r in recorded if r.run == run]
             lines.append(sentence(claim, rows, f"the recorded run `{run}`"))
+            change = moved(claim, build, rows, run)
+            if change:
+                lines.append(change)
         if not lines:
             continue
         if claim.ours:
