@@ -73,3 +73,18 @@ def test_at_grid_edge_names_families_at_the_top_rate():
     top = max(config.lr_grid)
     lrs = (("gated", top), ("lstm", min(config.lr_grid)), ("gru", top))
     assert arch.at_grid_edge(config, lrs) == ["gated", "gru"]
+
+
+def test_two_budgets_side_by_side(tmp_path):
+    from gated_attention.report.family_tables import plot_budgets
+
+    config = arch.architectures_config("smoke", "regression")
+    tensors, _ = config.compute(checkpoint=tmp_path / "checkpoint.pt", progress=False)
+    doubled = dict(tensors, eval_loss=2 * tensors["eval_loss"])
+    fig = plot_budgets([("quick", config, tensors), ("longer", config, doubled)])
+    left, right = fig.axes
+    assert [left.get_title(), right.get_title()] == ["quick", "longer"]
+    assert len(fig.legends) == 1 and not left.get_legend() and not right.get_legend()
+    # each panel draws its own run: the right one's lines are twice the left one's
+    for a, b in zip(left.get_lines(), right.get_lines(), strict=True):
+        assert list(b.get_ydata()) == pytest.approx([2 * y for y in a.get_ydata()])

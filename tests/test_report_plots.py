@@ -67,6 +67,14 @@ def test_contributions_and_size_sweeps():
     assert len(fig.axes) == 2 and fig.legends  # one legend, outside the axes
     assert not any(ax.get_legend() for ax in fig.axes)
     assert "n* (68% bootstrap interval)" in [t.get_text() for t in fig.legends[0].get_texts()]
+    # three panels, two to a row: a second row, its spare axes hidden, a y label per row
+    three = {k: (sizes, L) for k in "ABC"}
+    fig = plot_size_sweeps(
+        three, dict.fromkeys("ABC", tr), 1e-2, dict.fromkeys("ABC", 14), {k: k for k in "ABC"}
+    )
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(fig.axes) == 4 and len(shown) == 3
+    assert [ax.get_ylabel() != "" for ax in shown] == [True, False, True]
 
 
 def test_regression_figures():

@@ -13,6 +13,7 @@ from ..models.family_registry import family
 __all__ = [
     "chosen_rates",
     "fall_table",
+    "plot_budgets",
     "plot_loss_vs_params",
     "pilot_table",
     "setup_table",
@@ -35,7 +36,8 @@ _STYLE = {
 def plot_loss_vs_params(config, tensors, key="eval_loss", *, ylabel="loss", line=None, ax=None):
     """Seed mean (markers, line) and min-max over seeds (band) of each family's final loss
     against its parameter count, log-log; ``line``: (value, label) drawn as a horizontal line."""
-    if ax is None:
+    own = ax is None
+    if own:
         _, ax = plt.subplots(figsize=(6.4, 4.0))
     for c in curves(config, tensors, key):
         color, marker, style = _STYLE.get(c.family, ("k", "o", "-"))
@@ -49,8 +51,27 @@ def plot_loss_vs_params(config, tensors, key="eval_loss", *, ylabel="loss", line
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.grid(True, which="major", alpha=0.3)
-    ax.figure.tight_layout()
+    if own:
+        ax.figure.tight_layout()
     return ax.figure
+
+
+def plot_budgets(runs, key="eval_loss", *, ylabel="loss", line=None):
+    """``plot_loss_vs_params`` of each (title, config, tensors) of ``runs`` side by side, the same
+    y axis, one legend below: the same run at two budgets, say."""
+    fig, axes = plt.subplots(
+        1, len(runs), figsize=(7.5, 4.2), sharey=True, squeeze=False, layout="constrained"
+    )
+    for ax, (title, config, tensors) in zip(axes[0], runs, strict=True):
+        plot_loss_vs_params(config, tensors, key, ylabel=ylabel, line=line, ax=ax)
+        ax.get_legend().remove()
+        ax.set_title(title, fontsize=10)
+        ax.tick_params(axis="x", labelsize=8, rotation=45)
+    for ax in axes[0][1:]:
+        ax.set_ylabel("")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=9)
+    return fig
 
 
 def sweep_table(config, tensors, key="eval_loss") -> str:

@@ -109,14 +109,20 @@ def plot_size_sweeps(
     threshold: float,
     constructions: Mapping[str, int],
     titles: Mapping[str, str],
+    ncols: int = 2,
 ) -> plt.Figure:
     """Fig. 3A/B: the normalised loss of every seed against n = m, its geometric mean over seeds
     and min-max band, the construction's count and twice it, the threshold and the bootstrap
-    interval of n*; one panel per key of ``panels`` (sizes, losses (sizes, seeds)). One legend
-    for all panels, below them, so that it covers no data."""
-    fig, axes = plt.subplots(
-        1, len(panels), figsize=(7.5, 3.9), layout="constrained", squeeze=False
+    interval of n*; one panel per key of ``panels`` (sizes, losses (sizes, seeds)), ``ncols``
+    to a row. One legend for all panels, below them, so that it covers no data."""
+    ncols = min(ncols, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, grid = plt.subplots(
+        nrows, ncols, figsize=(7.5, 0.6 + 3.3 * nrows), layout="constrained", squeeze=False
     )
+    axes = [list(grid.ravel()[: len(panels)])]
+    for ax in grid.ravel()[len(panels) :]:
+        ax.set_visible(False)
     for ax, (p, (sizes, L)) in zip(axes[0], panels.items(), strict=True):
         logL = np.log10(L)
         ax.plot(np.repeat(sizes, L.shape[1]), L.ravel(), ".", color="0.6", label="each seed")
@@ -138,7 +144,8 @@ def plot_size_sweeps(
             ax.axvspan(tr.lo, tr.hi, color="r", alpha=0.1, label="n* (68% bootstrap interval)")
         ax.set_xlabel("n = m")
         ax.set_title(f"{titles[p]}\nconstruction: {k} neurons", fontsize=10)
-    axes[0][0].set_ylabel("final loss / teacher variance")
+    for ax in grid[:, 0]:
+        ax.set_ylabel("final loss / teacher variance")
     # the legend of the panel with the most entries (one has a bootstrap interval, one may not)
     handles, labels = max(
         (ax.get_legend_handles_labels() for ax in axes[0]), key=lambda hl: len(hl[1])

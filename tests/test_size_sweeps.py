@@ -1,0 +1,42 @@
+"""Fig. 3A/B read from a sweep (``report.size_sweeps``): the chapter's estimators, unchanged."""
+
+import numpy as np
+import pytest
+
+from gated_attention import analysis
+from gated_attention import experiments as ex
+from gated_attention.report import scorecard
+from gated_attention.report.size_sweeps import read_sweep, reading_lines, reading_records
+
+
+@pytest.fixture
+def sweep_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path / "build"))
+    monkeypatch.setattr(scorecard, "_SESSION", [])
+    return ex.run(ex.how_many_neurons_config("smoke", "A"), progress=False)
+
+
+def test_a_reading_is_the_estimators_of_the_chapter(sweep_run):
+    c = sweep_run.config
+    r = read_sweep(sweep_run, 0.5)
+    sizes, L = analysis.normalised_losses(c, sweep_run.tensors["eval_loss"])
+    np.testing.assert_array_equal(r.sizes, sizes)
+    np.testing.assert_array_equal(r.L, L)
+    tr = analysis.transition_point(sizes, L, threshold=0.5, n_boot=1000, seed=0)
+    assert r.loss == tr
+    x = analysis.gaussian_inputs(c.d, c.T, 256, seed=7)
+    f = analysis.sweep_success(sweep_run, x)[3]
+    assert r.learned.estimate == f.estimate and list(r.learned.k) == list(f.k)
+    assert r.panel == "A" and r.spent == c.train.steps * c.T
+    text = reading_lines(r)
+    assert text.count("n = m =") == len(c.sizes) and f"learned {f.k[0]}/{f.R}" in text
+
+
+def test_its_rows_carry_the_run_and_the_budget(sweep_run):
+    r = read_sweep(sweep_run, 0.5)
+    rows = reading_records(r, profile="paper", run="hmn-test")
+    assert [x.id for x in rows] == ["fig3a.transition", "fig3a.transition_learned"]
+    assert all(x.run == "hmn-test" for x in rows)
+    assert rows[0].budget.startswith(f"{r.config.train.steps:,} steps")
+    assert "T = 5, paper 32" not in rows[0].budget and f"T = {r.config.T}" in rows[0].budget
