@@ -54,3 +54,20 @@ def test_late_fall_reads_the_end_of_the_planted_curves():
     assert late_fall(config, tensors, "lstm") == pytest.approx(0.5)  # windows 1, 1 -> 0.5, 0.5
     with pytest.raises(ValueError, match="too short"):
         late_fall(config, tensors, "lstm", fraction=0.6)
+
+
+def test_fig4b_rows_read_the_planted_ood_losses():
+    from gated_attention.analysis.family_losses import fig4b_rows
+
+    config, tensors = planted()
+    tensors["ood_loss"] = tensors.pop("eval_loss")  # the rows read the OOD loss only
+    rows, best_other = fig4b_rows(config, tensors, gd_ood=0.5)
+    # largest target, family i: seeds (10^-i, 3 x 10^-i), seed mean 2 x 10^-i; GRU is i = 3
+    assert best_other == "lru_inout_mlp"
+    assert rows["fig4b.gru_below_gd"] == pytest.approx(4e-3)
+    assert rows["fig4b.gru_below_gd_significant"] == pytest.approx(6e-3)
+    assert rows["fig4b.lstm_below_gd"] == pytest.approx(4e-2)
+    assert rows["fig4b.lstm_below_gd_significant"] == pytest.approx(6e-2)
+    assert rows["fig4b.gru_best"] == pytest.approx(1e3)
+    assert rows["fig4b.lru_inout_below_lru"] == pytest.approx(0.1)
+    assert rows["fig4b.lru_below_mlp"] == pytest.approx(100)

@@ -18,6 +18,7 @@ __all__ = [
     "Curve",
     "SetupRow",
     "curves",
+    "fig4b_rows",
     "late_fall",
     "loss_at",
     "ratio",
@@ -82,6 +83,26 @@ def worst_seed_at(config, tensors: dict, fam: str, key: str = "eval_loss") -> fl
 def ratio(config, tensors: dict, a: str, b: str, key: str = "eval_loss") -> float:
     """loss_at(a) / loss_at(b): below 1 means family ``a`` reaches the lower loss."""
     return loss_at(config, tensors, a, key) / loss_at(config, tensors, b, key)
+
+
+def fig4b_rows(config, tensors: dict, gd_ood: float) -> tuple[dict[str, float], str]:
+    """Fig. 4B's scorecard rows (id -> value) at the largest size, out of distribution
+    (``ood_loss``), and the best family other than the GRU (the ``fig4b.gru_best`` row's
+    comparison): the GRU's and the LSTM's loss over one GD step's ``gd_ood`` (seed mean and
+    worst seed), the GRU over the best other family, and the LRU orderings."""
+    key = "ood_loss"
+    others = [f for f in config.families if f != "gru"]
+    best_other = min(others, key=lambda f: loss_at(config, tensors, f, key))
+    rows = {
+        "fig4b.gru_below_gd": loss_at(config, tensors, "gru", key) / gd_ood,
+        "fig4b.gru_below_gd_significant": worst_seed_at(config, tensors, "gru", key) / gd_ood,
+        "fig4b.lstm_below_gd": loss_at(config, tensors, "lstm", key) / gd_ood,
+        "fig4b.lstm_below_gd_significant": worst_seed_at(config, tensors, "lstm", key) / gd_ood,
+        "fig4b.gru_best": ratio(config, tensors, "gru", best_other, key),
+        "fig4b.lru_inout_below_lru": ratio(config, tensors, "lru_inout", "lru", key),
+        "fig4b.lru_below_mlp": ratio(config, tensors, "lru", "lru_inout_mlp", key),
+    }
+    return rows, best_other
 
 
 def late_fall(config, tensors: dict, fam: str, fraction: float = 0.2) -> float:
