@@ -37,7 +37,11 @@ def changed(a, b) -> set[str]:
     return {f.name for f in dataclasses.fields(a) if getattr(a, f.name) != getattr(b, f.name)}
 
 
-@pytest.mark.parametrize("name", sorted(cb.CPU_RUNS))
+#: the CPU budget of App. D.3 is its paper profile (it fits a sitting)
+PAPER_PROFILE = {"associative-recall"}
+
+
+@pytest.mark.parametrize("name", sorted(set(cb.CPU_RUNS) - PAPER_PROFILE))
 def test_a_cpu_run_is_the_quick_config_with_a_larger_budget(name):
     assert name in EXPERIMENTS
     c, q = cpu(name), quick(name)
@@ -50,6 +54,25 @@ def test_a_cpu_run_is_the_quick_config_with_a_larger_budget(name):
     else:
         assert len(c.seeds) >= len(q.seeds)
     assert ex.entry_path(c) != ex.entry_path(q)  # its own entry in the cache
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_PROFILE))
+def test_a_run_that_fits_a_sitting_is_its_paper_profile(name):
+    assert cpu(name) == experiment_config(name, "paper")
+
+
+def test_fig2_ladder_of_budgets():
+    quick_ti = quick("teacher-identification")
+    rungs = [cb.cpu_config("teacher-identification", b) for b in ("cpu-x2", "cpu-x4", "cpu")]
+    assert [c.train.steps for c in rungs] == [k * quick_ti.train.steps for k in cb.LADDER]
+    for c in rungs:  # a complete run of its own at each rung: the quick config otherwise
+        assert changed(c, quick_ti) == {"train"}
+        assert changed(c.train, quick_ti.train) <= {"steps", "checkpoint_every"}
+    assert len({ex.entry_path(c) for c in rungs}) == 3
+    with pytest.raises(ValueError, match="rung of Fig. 2's ladder only"):
+        cb.cpu_config("how-many-neurons-A", "cpu-x2")
+    with pytest.raises(ValueError, match="unknown budget 'cpu-x3'"):
+        cb.cpu_config("teacher-identification", "cpu-x3")
 
 
 def test_the_issue_s_minimum_budgets():
@@ -78,7 +101,7 @@ def test_rates_are_searched_on_a_held_out_seed(task):
 def test_unknown_names_and_budgets_are_refused():
     with pytest.raises(ValueError, match="no CPU-budget run of 'fig9'.*how-many-neurons-A"):
         cb.cpu_config("fig9")
-    with pytest.raises(ValueError, match="unknown budget 'gpu'"):
+    with pytest.raises(ValueError, match="unknown budget 'gpu'.*cpu, cpu-x2, cpu-x4"):
         rec.config_for("how-many-neurons-A", "paper", budget="gpu")
     assert rec.config_for("how-many-neurons-A", "paper", budget="cpu") == cpu("how-many-neurons-A")
     c = rec.config_for("how-many-neurons-A", "paper", seeds=(3,), budget="cpu")

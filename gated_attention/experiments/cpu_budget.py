@@ -3,22 +3,32 @@ hours on a 2-core CPU affords, between the quick profile (minutes) and the paper
 
 Each config is the quick profile's, with only its budget changed (steps, T, seeds, sizes; for
 Fig. 4A/4B also a warm-up and a learning-rate search on a held-out seed), so that a claim's rows
-at quick and at this budget differ by the budget alone. They are fixed here before any of them
-is run, and recorded with the package as ``<experiment>-cpu`` (``python -m
-gated_attention.tools.record EXPERIMENT --budget cpu --name EXPERIMENT-cpu``); a run longer than
-one sitting resumes from its checkpoints in the results cache when the command is given again.
-The chapters score them with the criteria of ``report/paper_values.json``, unchanged.
+at quick and at this budget differ by the budget alone. Two exceptions: App. D.3's paper profile
+fits a sitting, so its CPU budget is the paper profile; and Fig. 2's surplus is read on a
+ladder of budgets, the quick run's steps times LADDER (``--budget cpu-x2``, ``cpu-x4``; ``cpu``
+is the top rung), each a complete run with its own cosine schedule.
 
-Measured one-thread step times on the 2-core CPU (main c484ec3, 200 steps each; with ``make
-book`` or another run beside it a step is slower):
+They are fixed here before any of them is run, and recorded with the package as
+``<experiment>-<budget>`` (``python -m gated_attention.tools.record EXPERIMENT --budget cpu
+--name EXPERIMENT-cpu``); a run longer than one sitting resumes from its checkpoints in the
+results cache when the command is given again. The chapters score them with the criteria of
+``report/paper_values.json``, unchanged.
+
+Measured one-thread step times on the 2-core CPU (main c484ec3, 60 to 400 steps each; with
+``make book`` or another run beside it a step is slower):
     Fig. 3A   40 members (8 sizes x 5 seeds), T = 32          about 50 ms  -> 100,000 steps
     Fig. 3B   30 members (6 sizes x 5 seeds), d = 12, T = 32  about 150 ms -> 40,000 steps
     Fig. 4A   7 families x 4 targets x 3 seeds, T = 32        about 490 ms -> 12,000 steps
+    App. D.3  the paper profile: 3 gatings, 145 members        about 65 ms  -> 100,000 steps
+    Fig. 2    5 held-out seeds, n = m = 48, T = 8              about 7 ms   -> 120,000, 240,000
+                                                                              and 480,000 steps
 
 Glossary (code name -> meaning):
     CPU_RUNS     experiment name -> its config at the CPU budget (``resolve`` obtains the entry
                  a main run of Fig. 4A/4B reads its rates from)
     HELD_OUT     the seed the learning-rate searches train (no seed of a main run)
+    LADDER       Fig. 2's budgets, as multiples of the quick run's steps (the top rung: "cpu")
+    BUDGETS      the budget names ``cpu_config`` knows
 """
 
 from __future__ import annotations
@@ -33,10 +43,12 @@ from .architectures import (
     architectures_sweep_config,
     best_lrs,
 )
+from .associative_recall import associative_recall_config
 from .cache import run
 from .how_many_neurons import how_many_neurons_config
+from .teacher_identification import teacher_identification_config
 
-__all__ = ["CPU_RUNS", "HELD_OUT", "cpu_config"]
+__all__ = ["BUDGETS", "CPU_RUNS", "HELD_OUT", "LADDER", "cpu_config"]
 
 #: the seed the CPU budget's learning-rate searches train: none of the main runs' seeds
 HELD_OUT = 100
@@ -96,20 +108,43 @@ def _architectures_main(task: str, resolve: Callable[[Any], Any] = run) -> Archi
     return dataclasses.replace(quick, T=T, train=tc)
 
 
+#: Fig. 2's budgets: the quick run's steps times these (the last is the "cpu" budget)
+LADDER = (2, 4, 8)
+#: the budget names: "cpu" (every run), and "cpu-x<k>" the lower rungs of LADDER (Fig. 2)
+BUDGETS = ("cpu", *(f"cpu-x{k}" for k in LADDER[:-1]))
+
+
+def _teacher_identification(times: int) -> Any:
+    """Fig. 2's counts at ``times`` the quick run's steps: the quick config otherwise (its
+    five held-out seeds, T = 8, n = m = 48, its rate and weight decay)."""
+    quick = teacher_identification_config("quick")
+    tc = dataclasses.replace(quick.train, steps=times * quick.train.steps, checkpoint_every=5_000)
+    return dataclasses.replace(quick, train=tc)
+
+
 #: experiment name -> its config at the CPU budget
 CPU_RUNS: dict[str, Callable[..., Any]] = {
+    "teacher-identification": lambda: _teacher_identification(LADDER[-1]),
     "how-many-neurons-A": lambda: _how_many_neurons("A"),
     "how-many-neurons-B": lambda: _how_many_neurons("B"),
     "architectures-teacher-lr": lambda: _architectures_sweep("teacher"),
     "architectures-regression-lr": lambda: _architectures_sweep("regression"),
     "architectures-teacher": lambda resolve=run: _architectures_main("teacher", resolve),
     "architectures-regression": lambda resolve=run: _architectures_main("regression", resolve),
+    "associative-recall": lambda: associative_recall_config("paper"),  # it fits a sitting
 }
 
 
-def cpu_config(name: str, *, resolve: Callable[[Any], Any] = run) -> Any:
-    """The config of experiment ``name`` at the CPU budget (a main run of Fig. 4A/4B reads its
-    rates from its search's entry, which ``resolve`` returns: by default ``cache.run``)."""
+def cpu_config(name: str, budget: str = "cpu", *, resolve: Callable[[Any], Any] = run) -> Any:
+    """The config of experiment ``name`` at ``budget`` (one of BUDGETS; a main run of Fig.
+    4A/4B reads its rates from its search's entry, which ``resolve`` returns: by default
+    ``cache.run``)."""
+    if budget not in BUDGETS:
+        raise ValueError(f"unknown budget {budget!r}; expected one of {', '.join(BUDGETS)}")
+    if budget != "cpu":
+        if name != "teacher-identification":
+            raise ValueError(f"budget {budget!r} is a rung of Fig. 2's ladder only")
+        return _teacher_identification(int(budget.removeprefix("cpu-x")))
     if name not in CPU_RUNS:
         raise ValueError(
             f"no CPU-budget run of {name!r}; the CPU budget has: {', '.join(CPU_RUNS)}"

@@ -1,7 +1,7 @@
 """Run a chapter's experiment in a profile, and record it with the package: the command line.
 
     python -m gated_attention.tools.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
-                                     [--resume-from CHECKPOINT] [--budget cpu]
+                                     [--resume-from CHECKPOINT] [--budget cpu|cpu-x2|cpu-x4]
 
 EXPERIMENT is one of ``EXPERIMENTS`` (the configs the chapters run). The run goes through the
 results cache (``experiments.run``: a finished entry is reused, an interrupted one resumes from
@@ -13,7 +13,8 @@ device. Recorded runs are committed to git, so an entry larger than ``LARGE_MB``
 unless ``--allow-large``.
 
 ``--budget cpu`` takes the config of ``experiments.cpu_budget`` (the longest run a sitting on a
-2-core CPU affords) instead of a profile's.
+2-core CPU affords) instead of a profile's; ``--budget cpu-x2`` and ``cpu-x4`` the lower rungs
+of Fig. 2's ladder of budgets.
 
 ``--resume-from CHECKPOINT`` continues a run from a checkpoint written elsewhere (another
 machine, an earlier session, possibly an earlier commit): it must hold the config's members and
@@ -47,7 +48,7 @@ import torch
 from .. import experiments
 from ..atomic import atomic_write
 from ..engine import resolve_device
-from ..experiments.cpu_budget import cpu_config
+from ..experiments.cpu_budget import BUDGETS, cpu_config
 from ..experiments.registry import EXPERIMENTS, experiment_config
 
 __all__ = [
@@ -75,9 +76,7 @@ def config_for(
     """The config of ``experiment`` in ``profile`` (or at ``budget`` "cpu": ``cpu_budget``),
     with only ``seeds`` if given."""
     if budget is not None:
-        if budget != "cpu":
-            raise ValueError(f"unknown budget {budget!r}; expected 'cpu'")
-        config = cpu_config(experiment)
+        config = cpu_config(experiment, budget)
     else:
         config = experiment_config(experiment, experiments.check_profile(profile))
     if seeds:
@@ -219,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-large", action="store_true", help=f"above {LARGE_MB:g} MB too")
     parser.add_argument("--resume-from", help="continue from this checkpoint file")
     parser.add_argument(
-        "--budget", choices=["cpu"], help="the CPU budget's config (experiments.cpu_budget)"
+        "--budget", choices=BUDGETS, help="the CPU budget's config (experiments.cpu_budget)"
     )
     args = parser.parse_args(argv)
     command = shlex.join(["python", "-m", "gated_attention.tools.record", *(argv or sys.argv[1:])])
