@@ -1,0 +1,52 @@
+"""Fig. 2's surplus against the budget (``report.surplus_ladder``), on planted member rows."""
+
+import pytest
+
+from gated_attention.report import scorecard
+from gated_attention.report.members import MemberRow
+from gated_attention.report.surplus_ladder import Rung, fig2_records, ladder_table, plot_surplus
+
+
+def member(seed, hidden, lam_one=10, lam_zero=4, learned=True, merged=0):
+    between = hidden - lam_one - lam_zero
+    return MemberRow(seed, hidden, lam_one, lam_zero, between, 4, 1e-6, 0, 0, learned, merged, None)
+
+
+@pytest.fixture
+def build(tmp_path, monkeypatch):
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
+    monkeypatch.setattr(scorecard, "_SESSION", [])
+
+
+def rungs():
+    quick = Rung("this build", 1000, 8, (member(3, 20, 14), member(4, 16, 12)))
+    longer = Rung("ti-cpu", 8000, 8, (member(3, 14, merged=1), member(4, 15, 11, learned=False)))
+    return [longer, quick]
+
+
+def test_the_table_orders_rungs_by_steps_and_counts_the_surplus():
+    lines = ladder_table(rungs()).splitlines()
+    assert lines[1].startswith("    1,000") and lines[1].endswith("this build")
+    assert "  20  16 " in lines[1] and " 4.0  0/2  2/2" in lines[1]
+    assert lines[2].startswith("    8,000") and " 0.5  1/2  1/2" in lines[2]
+    assert list(rungs()[0].surplus) == [0, 1]
+
+
+def test_the_figure_has_a_dot_per_seed_and_the_mean(build):
+    fig = plot_surplus(rungs())
+    ax = fig.axes[0]
+    mean = [line for line in ax.get_lines() if line.get_label() == "mean"][0]
+    assert list(mean.get_xdata()) == [1000, 8000] and list(mean.get_ydata()) == [4.0, 0.5]
+
+
+def test_a_rung_is_scored_with_fig2_criteria_and_its_budget(build):
+    rows = {r.id: r for r in fig2_records(rungs()[0], profile="quick", run="ti-cpu")}
+    assert rows["fig2.hidden_after_pruning"].ours == 14
+    assert rows["fig2.hidden_after_pruning"].status == "pass"
+    assert rows["fig2.construction_counts_fraction"].ours == 0.5
+    assert rows["fig2.learned_fraction"].ours == 0.5
+    assert rows["fig2.merge_found"].ours == 1
+    assert all(r.run == "ti-cpu" for r in rows.values())
+    assert rows["fig2.lambda_one"].budget.endswith("; 1 seed")
+    assert rows["fig2.merge_found"].budget.startswith("8,000 steps")
+    assert rows["fig2.merge_found"].budget.endswith("; 2 seeds")
