@@ -132,3 +132,19 @@ def test_a_claim_of_ours_holds_rather_than_reproduces(build):
     text = verdict.block([r], [], "quick")
     assert "**Ours, beyond the paper:**" in text and "**Partly holds**" in text
     assert "reproduced" not in text.lower()
+
+
+def test_the_largest_recorded_budget_decides_the_recorded_status(build):
+    from gated_attention.report import scorecard_page
+
+    small = verdict.budget("fig3a", steps=100_000, T=32, seeds=5)  # 3.2e6 step x T
+    big = verdict.budget("fig3a", steps=1_000_000, T=8, seeds=5)  # 8e6: larger
+    scorecard.record("fig3a.transition_learned", 28, profile="paper", run="a-cpu", budget=small)
+    scorecard.record("fig3a.transition_learned", 64, profile="paper", run="a-long", budget=big)
+    rows = [r for r in scorecard.session_records() if r.run]
+    run, its = verdict.largest(_claim("fig3a"), rows)
+    assert run == "a-long" and [r.ours for r in its] == [64]
+    assert verdict.largest(_claim("fig2"), rows) is None
+    intro = scorecard_page.summary_html([], rows, "quick")
+    # the status of the larger budget (a miss), not of the passing smaller one, with its budget
+    assert "&#10007; not<br><small>a-long: 1,000,000 steps" in intro

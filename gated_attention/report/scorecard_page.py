@@ -4,7 +4,7 @@
 module lays them out for the book (the scorecard page and the introduction's summary):
 
     grouped       one small table per claim: what is measured, the paper's value, this build's
-                  value and, where a recorded paper-budget run exists, its value, each with a
+                  value and, where a recorded run (a larger budget) exists, its value, each with a
                   pass / miss mark; ids stay out of the way (the hover title of the mark)
     tally         passes and misses of each budget; "report" rows (the paper gives nothing
                   comparable) are counted apart, never as passes
@@ -17,7 +17,7 @@ import dataclasses
 import html
 
 from .scorecard import EXACT_BUDGET, Record, _fmt
-from .verdict import STATUS_WORDS, Claim, claim_of, claims, status
+from .verdict import STATUS_WORDS, Claim, claim_of, claims, largest, status
 
 __all__ = ["Tally", "tally", "claim_status", "grouped_html", "summary_html"]
 
@@ -152,15 +152,19 @@ def summary_html(quick: list[Record], recorded: list[Record], build_profile: str
         _STYLE,
         "<div class='sc'><table><colgroup><col class='what'><col><col></colgroup>",
         f"<tr><th>the paper's claim</th><th>{html.escape(build_profile)} build</th>"
-        "<th>paper budget (recorded)</th></tr>",
+        "<th>the largest recorded budget</th></tr>",
     ]
     for c in claims():
-        st, st_rec = status(c, quick), status(c, recorded)
+        top = largest(c, recorded)  # the status at the largest budget recorded
+        st, st_rec = status(c, quick), (status(c, top[1]) if top else None)
         if st is None and st_rec is None:
             continue
         exact = all(r.budget == EXACT_BUDGET for r in quick if c.has(r.id))
         ours = f"<br><small>ours: {html.escape(c.ours)}</small>" if c.ours else ""
         rec_cell = words.get(st_rec, EXACT_BUDGET if exact and st else "&ndash;")
+        if top:
+            spent = next((r.budget for r in top[1] if r.budget), "")
+            rec_cell += f"<br><small>{html.escape(top[0])}: {html.escape(spent)}</small>"
         label = f"{c.heading}: {c.claim}" if c.beyond else c.claim
         rows.append(
             f"<tr><td><a href='{c.chapter}.html'>{html.escape(label)}</a>{ours}</td>"

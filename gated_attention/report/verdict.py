@@ -13,6 +13,7 @@ training budget are data in ``paper_values.json`` ("claims"), fixed before the r
                 the paper's steps, T against the paper's, seeds
     sentence    one sentence per claim and budget, with the deciding numbers
     moved       how a claim's rows moved from this build to a recorded run (a longer budget)
+    largest     the recorded run of a claim with the largest budget (steps x T)
     block       the verdict block of a chapter (markdown)
     glue_block  glue the block of the rows this kernel recorded (myst-nb), shown at the top
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from importlib import resources
 
 from .scorecard import Record, _fmt
@@ -33,6 +35,7 @@ __all__ = [
     "budget",
     "sentence",
     "moved",
+    "largest",
     "block",
     "glue_block",
     "STATUS_WORDS",
@@ -237,6 +240,29 @@ def moved(claim: Claim, build: list[Record], recorded: list[Record], run: str) -
     a, b = status(claim, build), status(claim, recorded)
     flip = f" ({a} → {b})" if a != b else ""
     return f"From this build to `{run}`: {steps}{flip}."
+
+
+def _size(budget_text: str) -> int:
+    """Steps x T of a ``budget`` text ("120,000 steps, ...; T = 8, paper 32; 5 seeds"); 0 when
+    it names no steps (an exact row)."""
+    m = re.match(r"([\d,]+) steps", budget_text or "")
+    if m is None:
+        return 0
+    t = re.search(r"\bT = (\d+)", budget_text)
+    return int(m.group(1).replace(",", "")) * (int(t.group(1)) if t else 1)
+
+
+def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | None:
+    """(run, its rows of the claim) of the recorded run with the largest budget (steps x T of
+    its rows' budget texts; the first such run on a tie), or None when no run has a row of
+    the claim."""
+    runs: dict[str, list[Record]] = {}
+    for r in _rows(claim, recorded):
+        runs.setdefault(r.run, []).append(r)
+    if not runs:
+        return None
+    run = max(runs, key=lambda k: max(_size(r.budget) for r in runs[k]))
+    return run, runs[run]
 
 
 def block(build: list[Record], recorded: list[Record], profile: str) -> str:
