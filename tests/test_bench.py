@@ -189,6 +189,25 @@ def test_the_gated_family_trains_through_the_fused_path(monkeypatch):
         family_bench.family_costs("smoke", names=("rnn",))
 
 
+def test_compiled_cell_loops_are_timed_through_their_own_forward(monkeypatch):
+    """With compiled=True a family with a compiled loop gets its own row, trained through
+    Family.compiled (here a stand-in that counts its calls: nothing is compiled)."""
+    calls = []
+
+    def counted(x, p):
+        calls.append(x.shape)
+        return FAMILIES["lstm"].forward(x, p)
+
+    monkeypatch.setitem(FAMILIES, "lstm", dataclasses.replace(FAMILIES["lstm"], compiled=counted))
+    costs = family_bench.family_costs("smoke", names=("lstm", "lru"), compiled=True)["costs"]
+    assert list(costs) == ["lstm", "lstm-compiled", "lru"]  # the LRU has no compiled loop
+    assert costs["lstm-compiled"]["label"] == "LSTM, cell loop compiled" and calls
+    assert costs["lstm-compiled"]["width"] == costs["lstm"]["width"]
+    n = len(calls)
+    family_bench.family_costs("smoke", names=("lstm",))  # compiled=False: never through it
+    assert len(calls) == n
+
+
 def test_an_older_bench_file_gets_the_family_costs(smoke, tmp_path):
     """A bench.json from before the family costs: measured now, and the source says so."""
     results, out = smoke

@@ -38,3 +38,54 @@ def test_width_for_matches_counts():
         assert abs(count - 3000) <= abs(lower - 3000) and abs(count - 3000) <= abs(upper - 3000)
     with pytest.raises(ValueError, match="unknown family 'rnn'"):
         family("rnn")
+
+
+COMPILED = [name for name in FAMILIES if family(name).compiled is not None]
+
+
+def test_the_cell_families_have_a_compiled_loop():
+    assert set(COMPILED) == {"lstm", "gru"}
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")  # torch.compile's own deprecation and internal warnings
+@pytest.mark.parametrize("name", COMPILED)
+def test_compiled_loop_equals_reference_with_its_gradient(name):
+    """The compiled cell loop (torch.compile) is the same map as torch's own cell, float64,
+    and so is its gradient (the backward AOTAutograd makes)."""
+    fam = family(name)
+    g = torch.Generator().manual_seed(5)
+    p = {k: v.requires_grad_() for k, v in fam.init(3, 2, 4, 2, g, torch.float64).items()}
+    x = torch.randn(2, 3, 5, 3, generator=g, dtype=torch.float64)
+    y = fam.compiled(x, p)
+    ref = fam.reference(x, p)
+    torch.testing.assert_close(y, ref, rtol=1e-10, atol=1e-10)
+    w = torch.randn(y.shape, generator=g, dtype=torch.float64)
+    grads = torch.autograd.grad((y * w).sum(), list(p.values()))
+    want = torch.autograd.grad((ref * w).sum(), list(p.values()))
+    for a, b in zip(grads, want, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10)
+
+
+def test_a_compiled_loop_without_a_compiler_says_so(monkeypatch):
+    from gated_attention.models import shell
+
+    monkeypatch.setattr(shell.shutil, "which", lambda name: None)
+    loop = shell.compile_loop(lambda u, params: u)
+    with pytest.raises(RuntimeError, match="needs a C\\+\\+ compiler.*compile_cells=False"):
+        loop(torch.zeros(1), {})
+
+
+def test_the_run_trains_through_the_compiled_loop_only_when_asked():
+    from gated_attention.experiments import architectures_config
+
+    quick = architectures_config("quick", "teacher")
+    paper = architectures_config("paper", "teacher")
+    assert not quick.compile_cells and paper.compile_cells
+    for name in ("gated", "lstm", "gru", "lru"):
+        fam = family(name)
+        if name == "gated":
+            assert quick.forward(fam) is None and paper.forward(fam) is None
+            continue
+        assert quick.forward(fam) is fam.forward
+        assert paper.forward(fam) is (fam.compiled or fam.forward)

@@ -32,9 +32,17 @@ from __future__ import annotations
 
 import torch
 
-from .shell import Family, Params, init_gated_cell, linear, torch_cell_reference
+from .shell import Family, Params, compile_loop, init_gated_cell, linear, torch_cell_reference
 
-__all__ = ["GRU", "init", "forward", "reference", "parameter_count_formula", "gru_states"]
+__all__ = [
+    "GRU",
+    "init",
+    "forward",
+    "compiled",
+    "reference",
+    "parameter_count_formula",
+    "gru_states",
+]
 
 
 def init(
@@ -80,9 +88,26 @@ def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
     return linear(gru_states(u, params), params["W_o"], params["b_o"])
 
 
+_compiled_states = compile_loop(gru_states)
+
+
+def compiled(x: torch.Tensor, params: Params) -> torch.Tensor:
+    """``forward`` with the loop over t compiled (``compile_loop``): the same map, for long
+    runs (``ArchitectureConfig.compile_cells``)."""
+    u = linear(x, params["W_e"], params["b_e"])
+    return linear(_compiled_states(u, params), params["W_o"], params["b_o"])
+
+
 def reference(x: torch.Tensor, params: Params) -> torch.Tensor:
     """Each member through ``torch.nn.GRU`` (batch_first), with its weights loaded."""
     return torch_cell_reference(x, params, torch.nn.GRU)
 
 
-GRU = Family(name="gru", label="GRU", init=init, forward=forward, reference=reference)
+GRU = Family(
+    name="gru",
+    label="GRU",
+    init=init,
+    forward=forward,
+    reference=reference,
+    compiled=compiled,
+)

@@ -293,7 +293,8 @@ def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict
     out["peak_fraction"] = out["engine_gflops"] / peak
     out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
     out["subnormal"] = subnormal_cost(30 if kind == "quick" else 3) if on_cpu else None
-    out["families"] = family_costs(kind, seed, dev)
+    # with the ways (make bench), the compiled cell loops too (a minute of compiling each)
+    out["families"] = family_costs(kind, seed, dev, compiled=ways and kind == "quick")
     prof_steps = {"smoke": 10, "quick": 200}[kind]
     out["step_profile"] = step_profile(
         repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=prof_steps

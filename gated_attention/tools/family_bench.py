@@ -10,7 +10,9 @@ the families taking turns (``bench_timing.fastest``). The gated RNN of Eq. (2) t
 the engine's fused fast path (``forward=None``), every other family through its ``forward``.
 
 ``family_costs`` returns, per family: its width, its parameter count (one member), ms per
-ensemble step and member-steps per second (E x steps per second).
+ensemble step and member-steps per second (E x steps per second). With ``compiled``, each family
+with a compiled cell loop (``Family.compiled``: LSTM, GRU) is timed through it too, as
+"<name>-compiled" (its compiling is in the untimed warm-up).
 """
 
 from __future__ import annotations
@@ -41,16 +43,19 @@ FAMILY_SETUP = {
 FAMILY_STEPS = {"quick": (60, 5, 3), "smoke": (2, 1, 1)}
 
 
-def _family_timer(task, name: str, width: int, steps: int, warmup: int, seed: int, dev):
+def _family_timer(
+    task, name: str, width: int, steps: int, warmup: int, seed: int, dev, compiled=False
+):
     """(parameter count, a function timing ``steps`` training steps of family ``name`` in seconds);
-    ``warmup`` untimed steps run once first."""
+    ``warmup`` untimed steps run once first; ``compiled``: through its compiled cell loop."""
     fam, s = FAMILIES[name], FAMILY_SETUP
+    forward = fam.compiled if compiled else fam.forward
     E, dtype = s["ensemble"], getattr(torch, s["dtype"])
     g = torch.Generator().manual_seed(derive_seed(seed, f"student {name}"))
     params = fam.init(s["d"], s["d"], width, E, g, dtype)
     kw = dict(
         data_seeds=[derive_seed(seed + e, "data") for e in range(E)],
-        forward=None if name == "gated" else fam.forward,  # gated: the engine's fused path
+        forward=None if name == "gated" else forward,  # gated: the engine's fused path
         no_decay=fam.no_decay,
         progress=False,
         device=dev,
@@ -71,6 +76,7 @@ def family_costs(
     seed: int = 0,
     device: str | torch.device | None = None,
     names: tuple[str, ...] | None = None,
+    compiled: bool = False,
 ) -> dict:
     """Time training steps of every family (or of ``names``); see the module docstring.
 
@@ -90,17 +96,24 @@ def family_costs(
     s = FAMILY_SETUP
     task = TeacherStudentTask.from_seed(s["d"], seed=derive_seed(seed, "teacher"), T=s["T"])
     widths = {n: width_for(FAMILIES[n], s["d"], s["d"], s["target_params"]) for n in names}
-    counts, timers = {}, {}
+    counts, timers, labels = {}, {}, {}
     for n in names:
         counts[n], timers[n] = _family_timer(task, n, widths[n], steps, warmup, seed, dev)
+        labels[n] = (n, FAMILIES[n].label)
+        if compiled and FAMILIES[n].compiled is not None:
+            k = f"{n}-compiled"
+            counts[k], timers[k] = _family_timer(
+                task, n, widths[n], steps, warmup, seed, dev, compiled=True
+            )
+            labels[k] = (n, f"{FAMILIES[n].label}, cell loop compiled")
     best = fastest(timers, repeats)
     costs = {}
-    for n in names:
-        ms = 1e3 * best[n] / steps
-        costs[n] = {
-            "label": FAMILIES[n].label,
+    for k, (n, label) in labels.items():
+        ms = 1e3 * best[k] / steps
+        costs[k] = {
+            "label": label,
             "width": widths[n],
-            "params": counts[n],
+            "params": counts[k],
             "ms_per_step": ms,
             "member_steps_per_s": s["ensemble"] * 1e3 / ms,
         }
