@@ -225,9 +225,11 @@ def format_ways(ways: list[dict] | None, dispatch: list[dict] | None = None) -> 
         lines.append(f"{w['what']:<{width}}  {cell(w, 'one_ms'):>18}  {cell(w, 'ensemble_ms')}")
     if dispatch:
         counts = ", ".join(
-            f"{r['members']}: {r['ops_per_step']:.0f} ({r['data_ops_per_step']:.0f})"
+            f"{r['members']}: {r['ops_per_step'] - r['data_ops_per_step']:.0f} + "
+            f"{r['data_ops_per_step']:.0f}"
             for r in dispatch
         )
-        lines.append("operations dispatched per step (of them drawing data), by members:")
+        lines.append("operations dispatched per step, by members: the step's (the kernels a GPU")
+        lines.append("launches) + drawing data (on the host, a chunk of steps at a time):")
         lines.append(f"  {counts}")
     return "\n".join(lines)

@@ -304,7 +304,10 @@ def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict
     )
     out["ways"] = ways_to_floor(kind, seed, dev) if ways else None
     sizes = (1, 2) if kind == "smoke" else (1, 4, 16, 64)
-    out["dispatch"] = dispatch_counts(sizes, steps=5) if ways else None
+    # counted in chunks of the engine's default size (TrainConfig.chunk_steps): the data of a
+    # chunk are drawn at once, on the host (on a GPU: one copy per chunk, no kernel per member)
+    chunk = 5 if kind == "smoke" else TrainConfig(steps=1).chunk_steps
+    out["dispatch"] = dispatch_counts(sizes, steps=chunk) if ways else None
     out["size_curve"] = size_curve(
         sizes=(8, 16) if kind == "smoke" else (16, 32, 48, 64, 100, 128),
         steps=5 if kind == "smoke" else 100,
