@@ -145,6 +145,10 @@ def test_the_largest_recorded_budget_decides_the_recorded_status(build):
     run, its = verdict.largest(_claim("fig3a"), rows)
     assert run == "a-long" and [r.ours for r in its] == [64]
     assert verdict.largest(_claim("fig2"), rows) is None
+    scorecard.record("fig3a.transition_learned", 48, profile="quick")
+    text = verdict.block([r for r in scorecard.session_records() if not r.run], rows, "quick")
+    assert text.index("`a-long`, the largest budget recorded") < text.index("`a-cpu`")
+    assert "From this build to `a-long`" in text and "From this build to `a-cpu`" not in text
     intro = scorecard_page.summary_html([], rows, "quick")
     # the status of the larger budget (a miss), not of the passing smaller one, with its budget
     assert "&#10007; not<br><small>a-long: 1,000,000 steps" in intro

@@ -267,19 +267,26 @@ def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | 
 
 def block(build: list[Record], recorded: list[Record], profile: str) -> str:
     """The verdict block of a chapter: for each claim it has rows of (in the order of the
-    paper), the claim as the paper states it, one sentence per budget (this build, each
-    recorded run), how the rows moved from this build to each recorded run, and ours if
-    any."""
+    paper), the claim as the paper states it, one sentence per budget (this build, then each
+    recorded run, the largest budget first), how the rows moved from this build to the
+    largest, and ours if any."""
     parts = []
     for claim in claims():
         lines = []
         mine = sentence(claim, build, f"this build, profile {profile}")
         if mine:
             lines.append(mine)
-        for run in dict.fromkeys(r.run for r in recorded if claim.has(r.id)):
+        runs = list(dict.fromkeys(r.run for r in recorded if claim.has(r.id)))
+        top = largest(claim, recorded)
+        if top:  # the largest budget first, with how the rows moved from this build to it
+            runs.insert(0, runs.pop(runs.index(top[0])))
+        for run in runs:
             rows = [r for r in recorded if r.run == run]
-            lines.append(sentence(claim, rows, f"the recorded run `{run}`"))
-            change = moved(claim, build, rows, run)
+            where = f"the recorded run `{run}`"
+            if run == top[0] and len(runs) > 1:
+                where += ", the largest budget recorded"
+            lines.append(sentence(claim, rows, where))
+            change = moved(claim, build, rows, run) if run == top[0] else None
             if change:
                 lines.append(change)
         if not lines:
