@@ -19,6 +19,7 @@ Measured one-thread step times on the 2-core CPU (main c484ec3, 60 to 400 steps 
     Fig. 3A   40 members (8 sizes x 5 seeds), T = 32          about 50 ms  -> 100,000 steps
     Fig. 3B   30 members (6 sizes x 5 seeds), d = 12, T = 32  about 150 ms -> 40,000 steps
     Fig. 4A   7 families x 4 targets x 3 seeds, T = 32        about 490 ms -> 12,000 steps
+    Fig. 4B   7 families x 4 targets x 3 seeds (regression)   about 650 ms -> 10,000 steps
     App. D.3  the paper profile: 3 gatings, 145 members        about 65 ms  -> 100,000 steps
     Fig. 2    5 held-out seeds, n = m = 48, T = 8              about 7 ms   -> 120,000, 240,000
                                                                               and 480,000 steps
@@ -28,6 +29,7 @@ Glossary (code name -> meaning):
                  a main run of Fig. 4A/4B reads its rates from)
     HELD_OUT     the seed the learning-rate searches train (no seed of a main run)
     LADDER       Fig. 2's budgets, as multiples of the quick run's steps (the top rung: "cpu")
+    PREDICTED_MIN  recorded name -> minutes on one core, steps x the step time measured above
     BUDGETS      the budget names ``cpu_config`` knows
 """
 
@@ -48,7 +50,7 @@ from .cache import run
 from .how_many_neurons import how_many_neurons_config
 from .teacher_identification import teacher_identification_config
 
-__all__ = ["BUDGETS", "CPU_RUNS", "HELD_OUT", "LADDER", "cpu_config"]
+__all__ = ["BUDGETS", "CPU_RUNS", "HELD_OUT", "LADDER", "PREDICTED_MIN", "cpu_config"]
 
 #: the seed the CPU budget's learning-rate searches train: none of the main runs' seeds
 HELD_OUT = 100
@@ -132,6 +134,22 @@ CPU_RUNS: dict[str, Callable[..., Any]] = {
     "architectures-teacher": lambda resolve=run: _architectures_main("teacher", resolve),
     "architectures-regression": lambda resolve=run: _architectures_main("regression", resolve),
     "associative-recall": lambda: associative_recall_config("paper"),  # it fits a sitting
+}
+
+
+#: recorded name -> predicted minutes on one core: steps x the one-thread step time measured
+#: above (for Fig. 4A/4B with the search; a search recorded after its main run costs nothing)
+PREDICTED_MIN = {
+    "how-many-neurons-A-cpu": 85,
+    "how-many-neurons-B-cpu": 100,
+    "architectures-teacher-cpu": 110,
+    "architectures-regression-cpu": 110,
+    "architectures-teacher-lr-cpu": 0,
+    "architectures-regression-lr-cpu": 0,
+    "associative-recall-cpu": 110,
+    "teacher-identification-cpu": 55,
+    "teacher-identification-cpu-x2": 15,
+    "teacher-identification-cpu-x4": 30,
 }
 
 

@@ -1,0 +1,149 @@
+"""The CPU budget's runs not yet recorded, and one command that trains them, a few at a time.
+
+    python -m gated_attention.tools.cpu_plan                  each run of ``experiments.cpu_budget``
+                                                              not recorded: its name, its minutes
+                                                              on one core, predicted from the
+                                                              step times measured there
+    python -m gated_attention.tools.cpu_plan --run [--workers 2] [--only NAME ...]
+                                                              train and record them, ``workers``
+                                                              at a time (one core each)
+
+A run is recorded as ``<experiment>-<budget>`` (``cpu_budget.BUDGETS``: "cpu", and the lower
+rungs of Fig. 2's ladder). Each trains in its own process through ``tools.record`` (the results
+cache: it checkpoints and resumes, so the command given again after an interruption continues
+where it stopped, and a finished entry is recorded without training). A learning-rate search of
+Fig. 4A/4B is recorded after its main run, in the same worker: the main run computed it.
+A worker that dies is reported with its exit status and its log; the others go on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..experiments.cpu_budget import CPU_RUNS, LADDER, PREDICTED_MIN
+from ..experiments.recorded_runs import recorded_names
+
+__all__ = ["all_runs", "missing", "chains", "format_plan", "run_plan", "main"]
+
+
+def all_runs() -> list[tuple[str, str]]:
+    """(experiment, budget) of every run of the CPU budget, in the order they train."""
+    runs = [(name, "cpu") for name in CPU_RUNS]
+    return runs + [("teacher-identification", f"cpu-x{k}") for k in LADDER[:-1]]
+
+
+def label(experiment: str, budget: str) -> str:
+    """The recorded run's name: ``<experiment>-<budget>``."""
+    return f"{experiment}-{budget}"
+
+
+def missing(only: list[str] | None = None) -> list[tuple[str, str]]:
+    """The runs of ``all_runs`` (or those named in ``only``) not recorded yet."""
+    have = set(recorded_names())
+    runs = [r for r in all_runs() if label(*r) not in have]
+    if only:
+        unknown = set(only) - {label(*r) for r in all_runs()}
+        if unknown:
+            known = ", ".join(label(*r) for r in all_runs())
+            raise ValueError(f"not a run of the CPU budget: {sorted(unknown)}; they are: {known}")
+        runs = [r for r in runs if label(*r) in only]
+    return runs
+
+
+def _is_search(experiment: str) -> bool:
+    """A learning-rate search whose main run is also a run of the CPU budget."""
+    return experiment.endswith("-lr") and experiment.removesuffix("-lr") in CPU_RUNS
+
+
+def chains(runs: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """The runs grouped so that each learning-rate search follows its main run (which
+    computes it): one chain per worker slot."""
+    out, mains = [], {}
+    for exp, budget in runs:
+        if not _is_search(exp):
+            mains[exp] = [(exp, budget)]
+            out.append(mains[exp])
+    for exp, budget in runs:
+        if _is_search(exp):
+            main_run = mains.get(exp.removesuffix("-lr"))
+            if main_run is None:  # its main run is recorded: the search trains on its own
+                out.append([(exp, budget)])
+            else:
+                main_run.append((exp, budget))
+    return out
+
+
+def format_plan(runs: list[tuple[str, str]]) -> str:
+    """One line per run: its name and its predicted minutes on one core (``PREDICTED_MIN``)."""
+    if not runs:
+        return "every run of the CPU budget is recorded"
+    lines = [f"{'run':<40} {'minutes on one core (predicted)':>32}"]
+    for r in runs:
+        m = PREDICTED_MIN.get(label(*r))
+        lines.append(f"{label(*r):<40} {'not measured' if m is None else f'~{m}':>32}")
+    total = sum(PREDICTED_MIN.get(label(*r), 0) for r in runs)
+    lines.append(f"{'total (of those predicted)':<40} {f'~{total}':>32}")
+    return "\n".join(lines)
+
+
+def _record(run: tuple[str, str], logs: Path, python: str) -> tuple[str, int, Path]:
+    exp, budget = run
+    name = label(exp, budget)
+    log = logs / f"{name}.log"
+    cmd = [python, "-m", "gated_attention.tools.record", exp, "--budget", budget, "--name", name]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
+    with open(log, "w") as f:
+        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+    return name, rc, log
+
+
+def run_plan(
+    runs: list[tuple[str, str]],
+    workers: int = 2,
+    logs: Path = Path("cpu-plan-logs"),
+    python: str = sys.executable,
+) -> list[tuple[str, int, Path]]:
+    """Train and record ``runs`` in ``workers`` processes at a time (``chains``: a search after
+    its main run); returns (name, exit status, log) of each, in the order they finished. A
+    chain stops at its first failure; the others go on."""
+    logs.mkdir(parents=True, exist_ok=True)
+    done: list[tuple[str, int, Path]] = []
+
+    def chain(links: list[tuple[str, str]]) -> None:
+        for run in links:
+            done.append(_record(run, logs, python))
+            if done[-1][1] != 0:
+                return
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        list(pool.map(chain, chains(runs)))
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m gated_attention.tools.cpu_plan", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--only", nargs="*", help="these runs (default: every one missing)")
+    parser.add_argument("--run", action="store_true", help="train and record them here")
+    parser.add_argument("--workers", type=int, default=2, help="processes at a time (cores)")
+    parser.add_argument("--logs", default="cpu-plan-logs", help="a log per run, in this folder")
+    args = parser.parse_args(argv)
+    runs = missing(args.only)
+    print(format_plan(runs))
+    if not args.run:
+        return 0
+    failed = 0
+    for name, rc, log in run_plan(runs, args.workers, Path(args.logs)):
+        print(f"{name}: {'recorded' if rc == 0 else f'FAILED (exit status {rc}; log {log})'}")
+        failed += rc != 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
