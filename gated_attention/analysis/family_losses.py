@@ -19,6 +19,7 @@ __all__ = [
     "SetupRow",
     "curves",
     "fig4b_rows",
+    "unstable",
     "late_fall",
     "loss_at",
     "ratio",
@@ -103,6 +104,23 @@ def fig4b_rows(config, tensors: dict, gd_ood: float) -> tuple[dict[str, float], 
         "fig4b.lru_below_mlp": ratio(config, tensors, "lru", "lru_inout_mlp", key),
     }
     return rows, best_other
+
+
+def unstable(
+    config, tensors: dict, key: str = "eval_loss", limit: float | None = 1.0
+) -> list[tuple[str, int, int, int]]:
+    """(family, target, bad seeds, seeds) of every group with a seed whose final loss is
+    non-finite or above ``limit`` (1 for a normalised loss: worse than predicting zero; None:
+    non-finite only): a diverged or unstable run at its rate, in groups order."""
+    out = []
+    for k, (fam, target, _) in enumerate(config.groups()):
+        v = tensors[key][k]
+        bad = ~torch.isfinite(v)
+        if limit is not None:
+            bad |= v.nan_to_num(nan=0.0) > limit
+        if bad.any():
+            out.append((fam, target, int(bad.sum()), v.numel()))
+    return out
 
 
 def late_fall(config, tensors: dict, fam: str, fraction: float = 0.2) -> float:

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.ticker import NullFormatter
 
-from ..analysis.family_losses import curves, late_fall, setup_rows
+from ..analysis.family_losses import curves, late_fall, setup_rows, unstable
 from ..models.family_registry import family
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "setup_table",
     "sweep_table",
     "summary_table",
+    "unstable_text",
 ]
 
 _STYLE = {
@@ -115,6 +116,20 @@ def fall_table(config, tensors) -> str:
     lines = [f"{'family':<20} {'fall over the last fifth of training':>38}"]
     for fam in config.families:
         lines.append(f"{family(fam).label:<20} {100 * late_fall(config, tensors, fam):37.1f}%")
+    return "\n".join(lines)
+
+
+def unstable_text(config, tensors, key="eval_loss", limit: float | None = 1.0) -> str:
+    """Which groups diverged or ran unstable at their rate (``analysis.family_losses.unstable``),
+    a family per line; a row whose ratio involves one measures that, not what it learned."""
+    bad = unstable(config, tensors, key, limit)
+    what = "non-finite" + (f" or above {limit:g}" if limit is not None else "")
+    if not bad:
+        return f"no seed ended with a {what} loss"
+    lines = [f"seeds whose final loss is {what} (diverged or unstable at the family's rate):"]
+    for fam in dict.fromkeys(f for f, _, _, _ in bad):
+        groups = ", ".join(f"{t:,} ({k} of {n})" for f, t, k, n in bad if f == fam)
+        lines.append(f"  {family(fam).label}: at {groups} parameters")
     return "\n".join(lines)
 
 
