@@ -156,3 +156,26 @@ def test_a_resumed_run_finished_by_a_later_call_still_names_its_checkpoint(
     assert result.metrics["resumed_from_step"] == 15
     prov = json.loads((dest / "provenance.json").read_text())
     assert prov["resumed_from"]["file"] == "first.pt" and prov["resumed_from"]["step"] == 5
+
+
+def test_a_recorded_run_is_not_a_change_of_the_code(tmp_path):
+    """git_state: an untracked recorded run (what this command writes) leaves the tree clean;
+    an untracked or changed module does not."""
+    import subprocess
+
+    pkg = tmp_path / "pkg"
+    (pkg / "recorded").mkdir(parents=True)
+    (pkg / "module.py").write_text("x = 1\n")
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    assert rec.git_state(pkg)["tree_clean"] is True
+    (pkg / "recorded" / "run-cpu").mkdir()
+    (pkg / "recorded" / "run-cpu" / "meta.json").write_text("{}")
+    assert rec.git_state(pkg)["tree_clean"] is True
+    (pkg / "module.py").write_text("x = 2\n")
+    assert rec.git_state(pkg)["tree_clean"] is False

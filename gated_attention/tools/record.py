@@ -86,7 +86,8 @@ def config_for(
 
 def git_state(root: Path = PACKAGE_ROOT) -> dict:
     """The commit of the checkout holding ``root`` and whether the package's files differ from
-    it (``tree_clean``); ``{"commit": None}`` outside a git checkout."""
+    it (``tree_clean``; its recorded runs left out: data, not code); ``{"commit": None}``
+    outside a git checkout."""
 
     def git(*args: str) -> str:
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
@@ -96,7 +97,8 @@ def git_state(root: Path = PACKAGE_ROOT) -> dict:
 
     try:
         commit = git("rev-parse", "HEAD")
-        changed = git("status", "--porcelain", "--", str(root))
+        # the recorded runs are data this command writes, not code: left out of the check
+        changed = git("status", "--porcelain", "--", str(root), f":(exclude){root / 'recorded'}")
     except (OSError, RuntimeError):
         return {"commit": None, "tree_clean": None}
     return {"commit": commit, "tree_clean": not changed}
