@@ -56,7 +56,7 @@ def ladder_table(rungs: list[Rung]) -> str:
 def plot_surplus(rungs: list[Rung]) -> plt.Figure:
     """Each seed's surplus (grey) and the mean over seeds (line) against the steps, log 2."""
     rungs = sorted(rungs, key=lambda g: g.steps)
-    fig, ax = plt.subplots(figsize=(6.0, 3.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.0, 3.9), layout="constrained")
     for g in rungs:
         ax.plot([g.steps] * len(g.rows), g.surplus, ".", color="0.6")
     ax.plot([g.steps for g in rungs], [g.surplus.mean() for g in rungs], "o-", label="mean")
@@ -65,7 +65,7 @@ def plot_surplus(rungs: list[Rung]) -> plt.Figure:
     ax.set_xticks([g.steps for g in rungs], [f"{g.steps:,}" for g in rungs])
     ax.minorticks_off()
     ax.set(xlabel="training steps", ylabel="hidden neurons beyond 14")
-    ax.legend(fontsize=9, frameon=False)
+    fig.legend(loc="outside lower center", ncols=2, fontsize=9, frameon=False)  # off the data
     return fig
 
 
