@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 from gated_attention import analysis
 from gated_attention import experiments as ex
@@ -17,9 +18,14 @@ def sweep_run(tmp_path, monkeypatch):
     return ex.run(ex.how_many_neurons_config("smoke", "A"), progress=False)
 
 
-def test_a_reading_is_the_estimators_of_the_chapter(sweep_run):
+def test_a_reading_is_the_estimators_of_the_chapter(sweep_run, monkeypatch):
     c = sweep_run.config
+    seen = []
+    real = analysis.sweep_success
+    monkeypatch.setattr(analysis, "sweep_success", lambda run, x: seen.append(x) or real(run, x))
     r = read_sweep(sweep_run, 0.5)
+    # Score KV on the chapter's inputs: 256 sequences of seed 7
+    torch.testing.assert_close(seen[0], analysis.gaussian_inputs(c.d, c.T, 256, seed=7))
     sizes, L = analysis.normalised_losses(c, sweep_run.tensors["eval_loss"])
     np.testing.assert_array_equal(r.sizes, sizes)
     np.testing.assert_array_equal(r.L, L)
