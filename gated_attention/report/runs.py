@@ -12,10 +12,13 @@ def where(meta: dict) -> str:
 
 
 def provenance_line(name: str, run, paper_config=None) -> str:
-    """``recorded run NAME: the paper profile: True; S seeds, N steps, trained on X in M min,
-    commit C`` (``paper_config``: the config it is compared with, if any)."""
+    """``recorded run NAME: the paper profile; S seeds, N steps, trained on X in M min, commit C``
+    (``paper_config``: the paper profile's config; given, the line says whether the run is it:
+    "the paper profile" or "not the paper profile")."""
     c, meta = run.config, run.meta
-    same = "" if paper_config is None else f"the paper profile: {c == paper_config}; "
+    same = ""
+    if paper_config is not None:
+        same = "the paper profile; " if c == paper_config else "not the paper profile; "
     commit = (run.provenance.get("commit") or "unknown")[:7]
     return (
         f"recorded run {name}: {same}{len(c.seeds)} seeds, {c.train.steps:,} steps, trained on "
