@@ -46,3 +46,32 @@ def test_its_rows_carry_the_run_and_the_budget(sweep_run):
     assert all(x.run == "hmn-test" for x in rows)
     assert rows[0].budget.startswith(f"{r.config.train.steps:,} steps")
     assert "T = 5, paper 32" not in rows[0].budget and f"T = {r.config.T}" in rows[0].budget
+
+
+def _reading(k, R=5, sizes=(8, 14, 20, 24)):
+    """A reading with learned counts ``k`` per size (of R seeds), the rest from a smoke config."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from gated_attention.report.size_sweeps import SweepReading
+
+    c = ex.how_many_neurons_config("smoke", "A")
+    c = dataclasses.replace(c, train=dataclasses.replace(c.train, steps=100_000), T=32)
+    learned = SimpleNamespace(k=list(k), R=R, estimate=14, sizes=list(sizes))
+    return SweepReading(
+        "A", c, np.array(sizes), np.ones((len(sizes), R)), SimpleNamespace(estimate=20), learned
+    )
+
+
+def test_the_sentence_says_from_which_size_every_seed_learned():
+    from gated_attention.report.size_sweeps import all_learn_from, reading_sentence
+
+    assert all_learn_from(_reading([0, 5, 5, 5])) == 14
+    assert all_learn_from(_reading([0, 5, 4, 5])) == 24  # a miss at 20 breaks the run from 14
+    assert all_learn_from(_reading([5, 5, 5, 4])) is None
+    text = reading_sentence(_reading([0, 5, 5, 5]), 14)
+    assert text.startswith("Fig. 3A at 100,000 steps, T = 32, 5 seeds: n* is 20 by the loss")
+    assert "and 14 by the per-seed criterion" in text
+    assert "construction's 14 neurons (the paper: about 28)" in text
+    assert text.endswith("every seed learns the construction at every size from n = 14 on.")
+    assert "not every seed" in reading_sentence(_reading([5, 5, 5, 4]), 14)

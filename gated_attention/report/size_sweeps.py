@@ -5,6 +5,7 @@ estimators: the loss threshold (``analysis.transition_point``) and the per-seed 
     read_sweep       a finished sweep -> SweepReading (sizes, losses, both transitions)
     reading_lines    its per-size losses and learned counts, as printed lines
     reading_records  its two scorecard rows (``fig3a.*`` or ``fig3b.*``), with the budget
+    reading_sentence what a reading says of the transition, in one sentence for the prose
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from .. import analysis
 from . import scorecard, verdict
 
-__all__ = ["SweepReading", "read_sweep", "reading_lines", "reading_records"]
+__all__ = ["SweepReading", "read_sweep", "reading_lines", "reading_records", "reading_sentence"]
 
 #: the bootstrap of the loss-threshold transition (resamples, seed), and the Score KV inputs
 #: (sequences, seed): the same for every sweep the chapter reads
@@ -92,3 +93,32 @@ def reading_records(r: SweepReading, *, profile: str, run: str = "") -> list:
             **kw,
         ),
     ]
+
+
+def all_learn_from(r: SweepReading) -> int | None:
+    """The smallest swept size from which every seed of every larger size learned the
+    construction (None: the largest size has a seed that did not)."""
+    from_n = None
+    for n, k in zip(r.sizes[::-1], r.learned.k[::-1], strict=True):
+        if k != r.learned.R:
+            break
+        from_n = int(n)
+    return from_n
+
+
+def reading_sentence(r: SweepReading, construction: int) -> str:
+    """One sentence: the reading's budget, both n* and from which size every seed learned,
+    against the construction's count ``construction`` and the paper's value (its data file)."""
+    c = r.config
+    n_from = all_learn_from(r)
+    every = (
+        f"every seed learns the construction at every size from n = {n_from} on"
+        if n_from is not None
+        else "at the largest size not every seed learns the construction"
+    )
+    return (
+        f"Fig. 3{r.panel} at {c.train.steps:,} steps, T = {c.T}, {r.learned.R} seeds: n* is "
+        f"{r.loss.estimate} by the loss threshold and {r.learned.estimate} by the per-seed "
+        f"criterion, against the construction's {construction} neurons (the paper: about "
+        f"{scorecard.paper_values()[f'fig3{r.panel.lower()}.transition']['paper']}); {every}."
+    )
