@@ -176,7 +176,7 @@ def setup_check_config(profile: str) -> SetupCheckConfig:
 
     quick   every family at 4,000 parameters, 2 scored seeds and 1 held-out seed, the grid
             SETUP_LR_GRID (3e-3, 1e-2, 3e-2), 5,000 steps of batch 128 with 200 warm-up steps:
-            28 trainings of 5,000 steps, about 25 minutes of one CPU core (10 ms a step), too
+            35 trainings of 5,000 steps (per family 3 rates, then 2 seeds), about 25 minutes of one CPU core (10 ms a step), too
             long for the quick book: it ships as a recorded run, ``fig4b-setup-quick``.
     paper   the same: the check is ours, and this is the budget it is about.
     smoke   300 parameters, 2 seeds, 2 rates, 4 steps: only proves the code path.
@@ -192,7 +192,7 @@ def setup_check_lru_init_config(profile: str) -> SetupCheckConfig:
     """The check of the LRU families only, their nn.Linear-drawn matrices times sqrt 3 at init
     (variance 1 / fan_in, ``models.lru.scale_linear``): the change the pilots
     (``setup_pilots``) find the largest; everything else as ``setup_check_config(profile)``
-    (quick: 12 trainings of 5,000 steps, a recorded run, ``fig4b-setup-lru-init-quick``)."""
+    (quick: 15 trainings of 5,000 steps, a recorded run, ``fig4b-setup-lru-init-quick``)."""
     scales = tuple((f, math.sqrt(3.0)) for f in LRU_FAMILIES)
     base = setup_check_config(profile)
     return dataclasses.replace(
