@@ -176,8 +176,9 @@ def setup_check_config(profile: str) -> SetupCheckConfig:
 
     quick   every family at 4,000 parameters, 2 scored seeds and 1 held-out seed, the grid
             SETUP_LR_GRID (3e-3, 1e-2, 3e-2), 5,000 steps of batch 128 with 200 warm-up steps:
-            35 trainings of 5,000 steps (per family 3 rates, then 2 seeds), about 25 minutes of one CPU core (10 ms a step), too
-            long for the quick book: it ships as a recorded run, ``fig4b-setup-quick``.
+            35 trainings of 5,000 steps (per family 3 rates, then 2 seeds), about half an hour
+            of one CPU core, too long for the quick book: it ships as a recorded run,
+            ``fig4b-setup-quick``.
     paper   the same: the check is ours, and this is the budget it is about.
     smoke   300 parameters, 2 seeds, 2 rates, 4 steps: only proves the code path.
     """
