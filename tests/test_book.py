@@ -82,3 +82,21 @@ def test_the_injected_parameters_cell_is_removed_from_the_page(tmp_path):
     book.hide_injected_parameters(path)
     tags = [c.metadata.get("tags", []) for c in nbformat.read(path, as_version=4).cells]
     assert tags == [["parameters"], ["injected-parameters", "remove-cell"], []]
+
+
+def test_a_fresh_clone_orders_the_lanes_longest_first_by_the_shipped_times(tmp_path):
+    """Without a log of its own, the lanes take the chapters by the package's measured times,
+    the longest first; a checkout's own log overrides them."""
+    import json
+
+    from gated_attention.tools import book
+
+    shipped = json.loads(book.SHIPPED_TIMES.read_text())["quick"]
+    paths = [tmp_path / f"{name}.md" for name in ("equations", "other_rnns_in_context", "beyond")]
+    order = [p.stem for p in book._longest_first(paths, tmp_path, "quick")]
+    assert order == sorted(order, key=lambda s: -shipped[s])
+    assert order[0] == "other_rnns_in_context"  # the longest chapter, last in reading order
+    (tmp_path / "_build").mkdir()
+    (tmp_path / "_build" / "execution-times-quick.json").write_text('{"equations": 1e6}')
+    assert book._longest_first(paths, tmp_path, "quick")[0].stem == "equations"
+    assert book.chapter_times(tmp_path, "quick")["beyond"] == shipped["beyond"]

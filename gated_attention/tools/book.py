@@ -75,11 +75,23 @@ def _lanes(n_chapters: int) -> int:
     return max(1, min(lanes, n_chapters))
 
 
-def _longest_first(paths: list[Path], root: Path, profile: str) -> list[Path]:
-    """``paths`` by the time of their last execution in ``profile``, longest first (unknown
-    ones first, in order), so that the lanes end together."""
+#: the package's measured chapter times (seconds, per profile): the lanes' order on a checkout
+#: without its own log (a fresh clone)
+SHIPPED_TIMES = Path(__file__).with_name("chapter_times.json")
+
+
+def chapter_times(root: Path, profile: str) -> dict[str, float]:
+    """Seconds per chapter in ``profile``: the package's measured times (SHIPPED_TIMES),
+    updated by this checkout's log of its last execution (``_build/execution-times-*.json``)."""
+    shipped = json.loads(SHIPPED_TIMES.read_text()).get(profile, {})
     log = root / "_build" / f"execution-times-{profile}.json"
-    last = json.loads(log.read_text()) if log.exists() else {}
+    return {**shipped, **(json.loads(log.read_text()) if log.exists() else {})}
+
+
+def _longest_first(paths: list[Path], root: Path, profile: str) -> list[Path]:
+    """``paths`` by their time in ``profile`` (``chapter_times``), longest first (unknown
+    ones first, in order), so that the lanes end together."""
+    last = chapter_times(root, profile)
     return sorted(paths, key=lambda p: -last.get(p.stem, float("inf")))
 
 
