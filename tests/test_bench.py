@@ -350,3 +350,30 @@ def test_a_chapter_run_bench_leaves_the_ways_out(monkeypatch, tmp_path):
     results, source = bench.load_or_run("smoke", tmp_path / "absent.json")
     assert results["ways"] is None and results["dispatch"] is None
     assert "not measured here" in format_ways(results["ways"])
+
+
+def test_trained_members_counts_every_part_of_an_entry():
+    """A flat entry's members are its parameters' leading size; App. D.3's entry keeps one set
+    per gating, and its members are their sum (the performance chapter lists every recorded
+    run's cost by it); an entry without parameters is a clear error."""
+    import torch
+
+    from gated_attention.report.bench_table import trained_members
+
+    flat = {"params": {"W": torch.zeros(7, 3, 3), "lam": torch.zeros(7, 3)}, "eval_loss": 1}
+    assert trained_members(flat) == 7
+    parts = {g: {"params": {"W": torch.zeros(k, 2)}} for g, k in (("io", 50), ("ce", 45))}
+    assert trained_members({**parts, "note": "x"}) == 95
+    with pytest.raises(ValueError, match="no trained parameters"):
+        trained_members({"eval_loss": torch.zeros(3)})
+
+
+def test_every_recorded_run_has_a_member_count():
+    """The cost table of the performance chapter reads every recorded run that trained."""
+    from gated_attention import experiments
+    from gated_attention.report.bench_table import trained_members
+
+    for name in experiments.recorded_names():
+        run = experiments.recorded(name)
+        if hasattr(run.config, "train"):
+            assert trained_members(run.tensors) > 0, name

@@ -22,6 +22,7 @@ __all__ = [
     "format_profile",
     "format_ways",
     "format_side_by_side",
+    "trained_members",
     "format_run_costs",
 ]
 
@@ -181,6 +182,20 @@ def format_side_by_side(columns: dict[str, dict]) -> str:
         cells = [fmt.format(r[key]) if key in r else "-" for r in columns.values()]
         lines.append(f"{label:<{width}}  " + "  ".join(f"{c:>{col}}" for c in cells))
     return "\n".join(lines)
+
+
+def trained_members(tensors: dict) -> int:
+    """The networks a results entry trained: the leading size of its parameters (``params``:
+    name -> (members, ...)), summed over the parts of an entry that keeps one set per part
+    (App. D.3: one per gating). A ValueError names an entry that has neither."""
+    if "params" in tensors:
+        return len(next(iter(tensors["params"].values())))
+    parts = [v for v in tensors.values() if isinstance(v, dict) and "params" in v]
+    if not parts:
+        raise ValueError(
+            f"no trained parameters in this entry (keys: {', '.join(map(str, tensors))})"
+        )
+    return sum(trained_members(part) for part in parts)
 
 
 def format_run_costs(runs: list[tuple[str, dict, int, int, int]]) -> str:
