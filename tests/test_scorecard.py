@@ -176,3 +176,12 @@ def test_a_recorded_only_row_is_expected_among_the_recorded_rows(build):
     scorecard.record("optim.adamw_keeps_surplus", 5, profile="paper", run="members")
     assert "optim.adamw_keeps_surplus" not in scorecard.missing_ids("quick", chapters)
     assert "fig2.lambda_one" in scorecard.missing_ids("quick", chapters)
+
+
+def test_a_row_scored_on_a_run_made_before_its_criterion_says_so(build):
+    # fig3a.edge was committed after the recorded run how-many-neurons-A-cpu (set_after_runs)
+    before = scorecard.record("fig3a.edge", 1.0, profile="paper", run="how-many-neurons-A-cpu")
+    assert before.note.startswith(scorecard.SET_AFTER)
+    after = scorecard.record("fig3a.edge", 1.0, profile="paper", run="how-many-neurons-A-cpu-wd")
+    assert scorecard.SET_AFTER not in after.note
+    assert scorecard.SET_AFTER not in scorecard.record("fig3a.edge", 1.0, profile="quick").note

@@ -111,12 +111,12 @@ def test_block_is_generated_from_the_rows(build):
 
 
 def test_a_claim_that_flips_with_the_budget_says_so(build):
-    scorecard.record("fig3a.transition_learned", 48, profile="quick")
-    scorecard.record("fig3a.transition_learned", 28, profile="paper", run="fig3a-cpu")
+    scorecard.record("fig3a.edge", 4, profile="quick")
+    scorecard.record("fig3a.edge", 2, profile="paper", run="fig3a-cpu")
     rows = scorecard.session_records()
     text = verdict.block([r for r in rows if not r.run], [r for r in rows if r.run], "quick")
     assert "From this build to `fig3a-cpu`:" in text
-    assert "48 ✗ → 28 ✓ (not → reproduced)." in text
+    assert "4 ✗ → 2 ✓ (not → reproduced)." in text
     # no row at both budgets: nothing moved
     claim = _claim("fig3a")
     assert verdict.moved(claim, [], [r for r in rows if r.run], "fig3a-cpu") is None
@@ -139,13 +139,13 @@ def test_the_largest_recorded_budget_decides_the_recorded_status(build):
 
     small = verdict.budget("fig3a", steps=100_000, T=32, seeds=5)  # 3.2e6 step x T
     big = verdict.budget("fig3a", steps=1_000_000, T=8, seeds=5)  # 8e6: larger
-    scorecard.record("fig3a.transition_learned", 28, profile="paper", run="a-cpu", budget=small)
-    scorecard.record("fig3a.transition_learned", 64, profile="paper", run="a-long", budget=big)
+    scorecard.record("fig3a.edge", 2, profile="paper", run="a-cpu", budget=small)
+    scorecard.record("fig3a.edge", 4, profile="paper", run="a-long", budget=big)
     rows = [r for r in scorecard.session_records() if r.run]
     run, its = verdict.largest(_claim("fig3a"), rows)
-    assert run == "a-long" and [r.ours for r in its] == [64]
+    assert run == "a-long" and [r.ours for r in its] == [4]
     assert verdict.largest(_claim("fig2"), rows) is None
-    scorecard.record("fig3a.transition_learned", 48, profile="quick")
+    scorecard.record("fig3a.edge", 3.5, profile="quick")
     text = verdict.block([r for r in scorecard.session_records() if not r.run], rows, "quick")
     assert text.index("`a-long`, the largest budget recorded") < text.index("`a-cpu`")
     assert "From this build to `a-long`" in text and "From this build to `a-cpu`" not in text

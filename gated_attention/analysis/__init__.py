@@ -18,6 +18,7 @@ Modules (one step of the analysis each):
     reorder      the construction's layout for the weight figure (Fig. 2B)
     reverse_engineer  the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
     transition   the transition point of Fig. 3A/B with a bootstrap over seeds
+    loss_edge    the loss edge of Fig. 3A-C at several levels, one rule for the three panels
     success      per-seed "learned the construction", Wilson intervals, n* from fractions
     output_counts  output-gating neurons of recorded students (beyond the paper)
     gd_learned   the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
@@ -31,6 +32,7 @@ Modules (one step of the analysis each):
 from .boundary import Network, member, network
 from .gd_learned import RegressionAnalysis, analyse_regression
 from .lam_groups import LamGroups, lam_groups
+from .loss_edge import CENTRAL_LEVEL, LEVELS, Edge, edges, loss_edge, median_excess
 from .merging import Merged, merge, merge_error, output_kernels
 from .polynomial import Polynomial, attention_polynomial, polynomial_distance, rnn_polynomial
 from .pruning import Pruned, contributions, output_change, prune
@@ -65,6 +67,12 @@ __all__ = [
     "reverse_engineer",
     "Transition",
     "transition_point",
+    "CENTRAL_LEVEL",
+    "LEVELS",
+    "Edge",
+    "edges",
+    "loss_edge",
+    "median_excess",
     "normalised_losses",
     "Fractions",
     "kv_score_unpruned",

@@ -48,6 +48,7 @@ from .architectures import (
 from .associative_recall import associative_recall_config
 from .cache import run
 from .how_many_neurons import how_many_neurons_config
+from .robustness import VARIANTS, robust_config
 from .teacher_identification import teacher_identification_config
 
 __all__ = ["BUDGETS", "CPU_RUNS", "HELD_OUT", "LADDER", "PREDICTED_MIN", "cpu_config"]
@@ -112,8 +113,13 @@ def _architectures_main(task: str, resolve: Callable[[Any], Any] = run) -> Archi
 
 #: Fig. 2's budgets: the quick run's steps times these (the last is the "cpu" budget)
 LADDER = (2, 4, 8)
-#: the budget names: "cpu" (every run), and "cpu-x<k>" the lower rungs of LADDER (Fig. 2)
-BUDGETS = ("cpu", *(f"cpu-x{k}" for k in LADDER[:-1]))
+#: the budget names: "cpu" (every run), "cpu-x<k>" the lower rungs of LADDER (Fig. 2), and
+#: "cpu-<variant>" Fig. 3A's CPU budget with one of our choices changed (``robustness``)
+BUDGETS = (
+    "cpu",
+    *(f"cpu-x{k}" for k in LADDER[:-1]),
+    *(f"cpu-{v}" for v in VARIANTS),
+)
 
 
 def _teacher_identification(times: int) -> Any:
@@ -150,6 +156,8 @@ PREDICTED_MIN = {
     "teacher-identification-cpu": 55,
     "teacher-identification-cpu-x2": 15,
     "teacher-identification-cpu-x4": 30,
+    # Fig. 3A's variants: 25 members of the 40 (step time about in proportion)
+    **{f"how-many-neurons-A-cpu-{v}": 55 for v in VARIANTS},
 }
 
 
@@ -159,6 +167,10 @@ def cpu_config(name: str, budget: str = "cpu", *, resolve: Callable[[Any], Any] 
     ``cache.run``)."""
     if budget not in BUDGETS:
         raise ValueError(f"unknown budget {budget!r}; expected one of {', '.join(BUDGETS)}")
+    if budget.removeprefix("cpu-") in VARIANTS:
+        if name != "how-many-neurons-A":
+            raise ValueError(f"budget {budget!r} is a variant of Fig. 3A's sweep only")
+        return robust_config(budget.removeprefix("cpu-"), _how_many_neurons("A"))
     if budget != "cpu":
         if name != "teacher-identification":
             raise ValueError(f"budget {budget!r} is a rung of Fig. 2's ladder only")

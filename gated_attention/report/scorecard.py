@@ -47,11 +47,15 @@ __all__ = [
     "missing_ids",
     "session_records",
     "EXACT_BUDGET",
+    "SET_AFTER",
 ]
 
 STATUSES = ("pass", "miss", "report")
 #: the budget text of a row that needs no training
 EXACT_BUDGET = "exact, no budget"
+#: the note of a row scored on a recorded run made before its criterion was committed
+#: (paper_values.json: ``set_after_runs``)
+SET_AFTER = "criterion set after this run"
 _SESSION: list = []  # every Record written by this process, in call order
 
 
@@ -189,6 +193,8 @@ def record(
     status = _status(entry, ours)
     if not budget and entry.get("budget") == "exact":
         budget = EXACT_BUDGET
+    if run and run in entry.get("set_after_runs", ()):
+        note = f"{SET_AFTER}{'; ' + note if note else ''}"
     if isinstance(ours, float) and not math.isfinite(ours):
         # JSON has no NaN: a value that could not be produced is stored as null (and a miss)
         note = f"no finite value ({ours}){'; ' + note if note else ''}"

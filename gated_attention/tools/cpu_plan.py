@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..experiments.cpu_budget import CPU_RUNS, LADDER, PREDICTED_MIN
 from ..experiments.recorded_runs import recorded_names
+from ..experiments.robustness import VARIANTS
 
 __all__ = ["all_runs", "missing", "chains", "format_plan", "run_plan", "main"]
 
@@ -34,7 +35,8 @@ __all__ = ["all_runs", "missing", "chains", "format_plan", "run_plan", "main"]
 def all_runs() -> list[tuple[str, str]]:
     """(experiment, budget) of every run of the CPU budget, in the order they train."""
     runs = [(name, "cpu") for name in CPU_RUNS]
-    return runs + [("teacher-identification", f"cpu-x{k}") for k in LADDER[:-1]]
+    runs += [("teacher-identification", f"cpu-x{k}") for k in LADDER[:-1]]
+    return runs + [("how-many-neurons-A", f"cpu-{v}") for v in VARIANTS]
 
 
 def label(experiment: str, budget: str) -> str:

@@ -1,0 +1,88 @@
+"""The loss edge of Fig. 3A-C (analysis.loss_edge) on planted sweeps, and the robustness configs
+of Fig. 3A (experiments.robustness), fixed before their runs."""
+
+import numpy as np
+import pytest
+
+from gated_attention.analysis import CENTRAL_LEVEL, LEVELS, edges, loss_edge, median_excess
+from gated_attention.experiments import robustness
+from gated_attention.experiments.cpu_budget import cpu_config
+
+SIZES = np.array([8, 14, 20, 28])
+
+
+def test_edge_at_the_first_size_whose_median_and_all_larger_are_below_the_level():
+    E = np.array([[1e-1] * 5, [1e-5] * 5, [1e-7] * 5, [1e-7] * 5])
+    assert loss_edge(SIZES, E, 1e-4, 14).estimate == 14
+    assert loss_edge(SIZES, E, 1e-6, 14).estimate == 20
+    assert loss_edge(SIZES, E, 1e-8, 14).estimate is None
+    assert loss_edge(SIZES, E, 1e-4, 14).ratio == 1.0
+    assert np.isnan(loss_edge(SIZES, E, 1e-8, 14).ratio)
+
+
+def test_a_larger_size_above_the_level_moves_the_edge_past_it():
+    E = np.array([[1e-5] * 3, [1e-5] * 3, [1e-1] * 3, [1e-5] * 3])
+    assert loss_edge(SIZES, E, 1e-4, 14).estimate == 28
+
+
+def test_median_not_mean_a_single_stuck_seed_does_not_move_the_edge():
+    E = np.array([[1e-1] * 5, [1e-5, 1e-5, 1e-5, 1e-5, 1.0], [1e-5] * 5, [1e-5] * 5])
+    assert loss_edge(SIZES, E, 1e-4, 14).estimate == 14
+    # three stuck seeds of five: the median is stuck
+    E[1, :3] = 1.0
+    assert loss_edge(SIZES, E, 1e-4, 14).estimate == 20
+
+
+def test_ties_an_even_count_takes_the_geometric_mean_of_the_two_middle_seeds():
+    # two seeds at 1e-5 and two at 1e-1: the median is 10 ** -3, above 1e-4, so "half the
+    # seeds below the level" does not decide alone
+    row = [1e-5, 1e-5, 1e-1, 1e-1]
+    assert median_excess([row])[0] == pytest.approx(1e-3)
+    E = np.array([[1.0] * 4, row, [1e-5] * 4, [1e-5] * 4])
+    assert loss_edge(SIZES, E, 1e-4, 14).estimate == 20
+    assert loss_edge(SIZES, E, 1e-2, 14).estimate == 14
+
+
+def test_the_level_is_inclusive_at_its_boundary():
+    E = np.array([[1.0] * 3, [1e-4] * 3, [1e-4] * 3, [1e-4] * 3])
+    assert loss_edge(SIZES, E, 1e-4, 14).estimate == 14
+    assert loss_edge(SIZES, E * 1.0001, 1e-4, 14).estimate is None
+
+
+def test_excess_at_or_below_zero_counts_as_reached():
+    E = np.array([[1.0] * 3, [-1e-5, 0.0, 1e-6], [1e-6] * 3, [1e-6] * 3])
+    assert loss_edge(SIZES, E, 1e-4, 14).estimate == 14
+
+
+def test_levels_and_central_level_fixed():
+    assert LEVELS == (1e-2, 1e-4, 1e-6) and CENTRAL_LEVEL == 1e-4
+    E = np.array([[1e-1] * 3, [1e-3] * 3, [1e-5] * 3, [1e-7] * 3])
+    got = {L: e.estimate for L, e in edges(SIZES, E, 14).items()}
+    assert got == {1e-2: 14, 1e-4: 20, 1e-6: 28}
+
+
+@pytest.mark.parametrize(
+    "sizes, E, match",
+    [
+        ([8, 14], np.ones((3, 2)), "shape"),
+        ([14, 8], np.ones((2, 2)), "increase"),
+        ([8, 14], np.array([[1.0, np.nan], [1.0, 1.0]]), "finite"),
+    ],
+)
+def test_bad_input_is_refused(sizes, E, match):
+    with pytest.raises(ValueError, match=match):
+        loss_edge(sizes, E, 1e-4, 14)
+
+
+def test_robustness_variants_change_one_setting_of_the_cpu_budget_sweep():
+    base = cpu_config("how-many-neurons-A", "cpu")
+    wd, teacher, lr = (cpu_config("how-many-neurons-A", f"cpu-{v}") for v in robustness.VARIANTS)
+    for c in (wd, teacher, lr):
+        assert c.sizes == robustness.SIZES == (8, 14, 20, 24, 28)
+        assert set(c.sizes) <= set(base.sizes)  # paired with the baseline's members
+        assert (c.T, c.seeds, c.train.steps) == (base.T, base.seeds, base.train.steps)
+    assert (wd.train.weight_decay, wd.train.lr, wd.teacher_std) == (0.07, base.train.lr, 0.2)
+    assert (lr.train.lr, lr.train.weight_decay, lr.teacher_std) == (1e-3, 1e-4, 0.2)
+    assert teacher.teacher_std is None and teacher.train == base.train  # N(0, 1/d)
+    with pytest.raises(ValueError, match="Fig. 3A"):
+        cpu_config("how-many-neurons-B", "cpu-wd")
