@@ -9,7 +9,6 @@ import torch
 from gated_attention.analysis import analyse_regression
 from gated_attention.engine import stack_students
 from gated_attention.experiments import in_context_regression as icr
-from gated_attention.experiments.in_context_regression import TRANSITION_THRESHOLD
 from gated_attention.models.gated_rnn import GatedRNN
 from gated_attention.tasks import regression
 
@@ -51,7 +50,7 @@ def test_the_planted_gd_network_and_gaps_are_read_back():
     # Fig. 3C: relative gaps 0.5, 0.4 at n = 12 and 0.001, 0.003 at n = 24; threshold 2%
     assert a.sweep == (12, 24)
     np.testing.assert_allclose(a.gap_table, [[0.5, 0.4], [0.001, 0.003]])
-    assert a.transition.estimate == 24 and a.transition.threshold == TRANSITION_THRESHOLD
+    assert a.transition_learned(icr.TRANSITION_THRESHOLD).estimate == 24
     # memory: the GD network's 12 hidden neurons are all used; 9 remember (lam = 1), 3 do not
     gd = regression.gd_rnn()
     assert len(a.lam_used) == 2 * gd.n
@@ -61,11 +60,17 @@ def test_the_planted_gd_network_and_gaps_are_read_back():
     assert a.ood_gap == pytest.approx(a.ood_gd) and a.ood_rnn == pytest.approx(a.ood_gd * 1.002)
 
 
-def test_the_transition_moves_with_the_planted_gaps():
-    a = analyse_regression(planted_run(sweep_gaps=(0.01, 0.005, 0.001, 0.003)))
-    assert a.transition.estimate == 12
-    b = analyse_regression(planted_run(sweep_gaps=(0.5, 0.4, 0.1, 0.03)))  # geometric mean 5.5%
-    assert b.transition.estimate is None
+def test_the_fig3c_edge_reads_the_planted_gaps_over_zero_minus_gd():
+    from gated_attention.report import fig3_edges
+
+    gaps = (0.01, 0.005, 0.001, 0.003)  # relative to the GD loss, per member
+    s = fig3_edges.from_regression(planted_run(sweep_gaps=gaps))
+    assert s.panel == "C" and s.sizes.tolist() == [12, 24] and s.construction == 12
+    gd = planted_run().tensors["eval_gd"].mean().item()
+    want = np.array(gaps).reshape(2, 2) * gd / (regression.ZERO_LOSS - regression.GD_MIN_LOSS)
+    np.testing.assert_allclose(s.excess, want)
+    # medians: 12 -> about 1.7e-3, 24 -> about 4.0e-4: below 1e-2 from 12, below 1e-3 from 24
+    assert {L: e.estimate for L, e in s.edges().items()} == {1e-2: 12, 1e-4: None, 1e-6: None}
 
 
 def test_bad_runs_are_named():

@@ -10,13 +10,11 @@ import torch
 from gated_attention import random_attention
 from gated_attention.analysis import contributions, gaussian_inputs, merge, network, output_change
 from gated_attention.analysis.polynomial import rnn_polynomial
-from gated_attention.analysis.transition import Transition
 from gated_attention.constructions.gated_rnn import construct_rnn
 from gated_attention.report.bench_plots import plot_bench
 from gated_attention.report.regression_plots import (
     gd_monomials,
     plot_coefficient_histogram,
-    plot_gap_sweep,
     plot_gd_rnn_weights,
     plot_memory,
     plot_training_losses,
@@ -25,7 +23,6 @@ from gated_attention.report.teacher_plots import (
     planted_merge_group,
     plot_contributions,
     plot_merge_kernels,
-    plot_size_sweeps,
 )
 from gated_attention.tasks import regression
 
@@ -49,32 +46,28 @@ def test_merge_kernels_draw_the_parts_and_their_sum():
     assert fig.axes[0].get_ylabel() == "hidden neuron"
 
 
-def test_contributions_and_size_sweeps():
+def test_contributions():
     rnn = network(construct_rnn(random_attention(3, seed=0), "full"))
     fig = plot_contributions(contributions(rnn), 1e-3)
     assert len(fig.axes) == 3 and len(fig.axes[0].lines[0].get_xdata()) == rnn.n
+
+
+def test_edge_figure_draws_every_seed_the_median_and_the_levels():
+    from gated_attention.report.fig3_edges import Sweep, plot_edges
+
     sizes = np.array([4, 8, 16])
-    L = np.array([[1.0, 0.5], [1e-2, 1e-3], [1e-4, 1e-5]])
-    tr = Transition(8, 8.0, 16.0, 0.0, 1e-2, 10)
-    none = Transition(None, None, None, 1.0, 1e-2, 10)
-    fig = plot_size_sweeps(
-        {"A": (sizes, L), "B": (sizes, L)},
-        {"A": tr, "B": none},
-        1e-2,
-        {"A": 14, "B": 42},
-        {"A": "panel A", "B": "panel B"},
-    )
-    assert len(fig.axes) == 2 and fig.legends  # one legend, outside the axes
-    assert not any(ax.get_legend() for ax in fig.axes)
-    assert "n* (68% bootstrap interval)" in [t.get_text() for t in fig.legends[0].get_texts()]
-    # three panels, two to a row: a second row, its spare axes hidden, a y label per row
-    three = {k: (sizes, L) for k in "ABC"}
-    fig = plot_size_sweeps(
-        three, dict.fromkeys("ABC", tr), 1e-2, dict.fromkeys("ABC", 14), {k: k for k in "ABC"}
-    )
+    E = np.array([[1.0, 0.5], [1e-2, 1e-3], [1e-4, 0.0]])  # 0: drawn at the floor
+    sweeps = [Sweep(p, sizes, E, 100, 8) for p in "ABC"]
+    fig = plot_edges(sweeps, ["a", "b", "c"], ncols=2)
     shown = [ax for ax in fig.axes if ax.get_visible()]
-    assert len(fig.axes) == 4 and len(shown) == 3
-    assert [ax.get_ylabel() != "" for ax in shown] == [True, False, True]
+    assert len(fig.axes) == 4 and len(shown) == 3 and fig.legends
+    assert not any(ax.get_legend() for ax in fig.axes)
+    ax = shown[0]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [1.0, 1e-2, 1e-4])  # seed 0
+    assert ax.lines[1].get_ydata()[-1] == pytest.approx(1e-12)  # seed 1's 0 at the floor
+    np.testing.assert_allclose(ax.lines[2].get_ydata()[:2], [0.5**0.5, 10**-2.5])  # median
+    assert [ln.get_ydata()[0] for ln in ax.lines[3:6]] == [1e-2, 1e-4, 1e-6]
+    assert [ln.get_xdata()[0] for ln in ax.lines[6:8]] == [14, 28]
 
 
 def test_regression_figures():
@@ -87,8 +80,6 @@ def test_regression_figures():
     coefs = np.full((2, 12, 3), regression.ETA_STAR)
     fig = plot_memory(coefs, [0, 1], np.array([0.0, 1.0]), regression.ETA_STAR)
     np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), 1.0)
-    fig = plot_gap_sweep([8, 12, 16], np.array([[1.0, 2.0], [0.5, 1e-6], [1e-3, 1e-3]]), 0.02, 1e-4)
-    assert fig.legends and fig.axes[0].collections[1].get_offsets()[1, 1] == pytest.approx(1e-4)
     fig = plot_training_losses(np.arange(3), torch.ones(3, 2).numpy(), ["a", "b"], 0.0946)
     assert len(fig.axes[0].lines) == 3
 

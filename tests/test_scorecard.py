@@ -29,8 +29,15 @@ def test_every_entry_is_complete_and_sourced():
         ("construction.full.max_error", 2e-10, "miss"),
         ("construction.symmetric.neurons_d4", 14, "pass"),
         ("construction.symmetric.neurons_d4", 15, "miss"),
-        ("fig3a.transition", 28, "pass"),
-        ("fig3a.transition", 44, "miss"),
+        ("fig3a.edge", 2.0, "pass"),
+        ("fig3a.edge", 1.414, "pass"),  # the range's ends are in it
+        ("fig3a.edge", 2.828, "pass"),
+        ("fig3a.edge", 1.413, "miss"),
+        ("fig3a.edge", 2.829, "miss"),
+        ("fig3a.edge", 1.0, "miss"),
+        ("fig3a.edge_at_1e-2", 1.0, "report"),
+        ("fig3.robust.wd", 1.414, "pass"),  # the 1x edge holds up to sqrt 2
+        ("fig3.robust.wd", 1.43, "miss"),
         ("appD2.eta_star", "5/74", "pass"),
         ("appD2.eta_star", "5/73", "miss"),
         ("sec5.rnn_loss", 0.0950, "pass"),
@@ -70,10 +77,10 @@ def test_errors_are_named(build):
     with pytest.raises(KeyError, match="unknown scorecard id"):
         scorecard.record("fig9.nothing", 1.0, profile="smoke")
     with pytest.raises(ValueError, match="unknown profile 'fast'"):
-        scorecard.record("fig3a.transition", 28, profile="fast")
+        scorecard.record("fig3a.edge", 2.0, profile="fast")
     folder = build / "scorecard" / "smoke"
     folder.mkdir(parents=True)
-    (folder / "fig3a.transition.json").write_text("{ not json")
+    (folder / "fig3a.edge.json").write_text("{ not json")
     with pytest.raises(ValueError, match="corrupt scorecard record"):
         scorecard.collect("smoke")
 
@@ -86,7 +93,7 @@ def test_markdown_cells_escape_the_separator(build):
 
 
 def test_a_value_that_is_not_finite_is_stored_as_null(build):
-    rec = scorecard.record("fig3a.transition", float("nan"), profile="smoke")
+    rec = scorecard.record("fig3a.edge", float("nan"), profile="smoke")
     assert rec.status == "miss" and rec.ours is None and "nan" in rec.note
     rows = json.loads((build / "scorecard.json").read_text())  # strict JSON: no NaN
     assert rows[0]["ours"] is None
@@ -95,13 +102,13 @@ def test_a_value_that_is_not_finite_is_stored_as_null(build):
 def test_an_old_record_holding_nan_is_read_as_null(build):
     folder = build / "scorecard" / "smoke"
     folder.mkdir(parents=True)
-    rec = scorecard.record("fig3b.transition", 84, profile="smoke", write=False)
+    rec = scorecard.record("fig3b.edge", 2.0, profile="smoke", write=False)
     row = {**rec.__dict__, "ours": float("nan")}
-    (folder / "fig3b.transition.json").write_text(json.dumps(row))  # NaN, as Python writes it
+    (folder / "fig3b.edge.json").write_text(json.dumps(row))  # NaN, as Python writes it
     assert scorecard.collect("smoke")[0].ours is None
-    scorecard.record("fig3a.transition", 28, profile="smoke")  # rewrites scorecard.json: no error
+    scorecard.record("fig3a.edge", 2.0, profile="smoke")  # rewrites scorecard.json: no error
     rows = {r["id"]: r for r in json.loads((build / "scorecard.json").read_text())}
-    assert rows["fig3b.transition"]["ours"] is None and rows["fig3a.transition"]["ours"] == 28
+    assert rows["fig3b.edge"]["ours"] is None and rows["fig3a.edge"]["ours"] == 2.0
 
 
 def test_recorded_rows_are_kept_apart_and_tallied_without_report_rows(build):
@@ -185,3 +192,18 @@ def test_a_row_scored_on_a_run_made_before_its_criterion_says_so(build):
     after = scorecard.record("fig3a.edge", 1.0, profile="paper", run="how-many-neurons-A-cpu-wd")
     assert scorecard.SET_AFTER not in after.note
     assert scorecard.SET_AFTER not in scorecard.record("fig3a.edge", 1.0, profile="quick").note
+
+
+def test_a_row_waiting_for_its_recorded_run_is_not_missing(build, monkeypatch):
+    from gated_attention.experiments import recorded_runs
+
+    chapters = ["how_many_neurons"]
+    names = [n for n in recorded_runs.recorded_names() if n != "how-many-neurons-A-cpu-wd"]
+    monkeypatch.setattr(recorded_runs, "recorded_names", lambda: names)
+    assert "fig3.robust.wd" not in scorecard.missing_ids("quick", chapters)
+    monkeypatch.setattr(
+        recorded_runs, "recorded_names", lambda: [*names, "how-many-neurons-A-cpu-wd"]
+    )
+    assert "fig3.robust.wd" in scorecard.missing_ids("quick", chapters)  # shipped: it must score
+    scorecard.record("fig3.robust.wd", 1.0, profile="paper", run="how-many-neurons-A-cpu-wd")
+    assert "fig3.robust.wd" not in scorecard.missing_ids("quick", chapters)

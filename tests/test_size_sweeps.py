@@ -1,4 +1,7 @@
-"""Fig. 3A/B read from a sweep (``report.size_sweeps``): the chapter's estimators, unchanged."""
+"""Fig. 3A/B read from a sweep: the loss edge (``report.fig3_edges``) and the per-seed reading,
+ours (``report.size_sweeps``), each the chapter's estimator, with its rows."""
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -6,8 +9,14 @@ import torch
 
 from gated_attention import analysis
 from gated_attention import experiments as ex
-from gated_attention.report import scorecard
-from gated_attention.report.size_sweeps import read_sweep, reading_lines, reading_records
+from gated_attention.report import fig3_edges, scorecard
+from gated_attention.report.size_sweeps import (
+    SweepReading,
+    all_learn_from,
+    read_sweep,
+    reading_lines,
+    reading_records,
+)
 
 
 @pytest.fixture
@@ -18,60 +27,80 @@ def sweep_run(tmp_path, monkeypatch):
     return ex.run(ex.how_many_neurons_config("smoke", "A"), progress=False)
 
 
-def test_a_reading_is_the_estimators_of_the_chapter(sweep_run, monkeypatch):
+def test_the_edge_reads_the_normalised_losses(sweep_run):
+    c = sweep_run.config
+    s = fig3_edges.from_teacher(sweep_run, "hmn-test")
+    sizes, L = analysis.normalised_losses(c, sweep_run.tensors["eval_loss"])
+    np.testing.assert_array_equal(s.sizes, sizes)
+    np.testing.assert_array_equal(s.excess, L)
+    assert (s.panel, s.construction, s.spent) == ("A", 14, c.train.steps * c.T)
+    rows = fig3_edges.edge_records(s, profile="paper")
+    assert [r.id for r in rows] == ["fig3a.edge_at_1e-2", "fig3a.edge", "fig3a.edge_at_1e-6"]
+    assert all(r.run == "hmn-test" for r in rows)
+    assert rows[1].budget.startswith(f"{c.train.steps:,} steps") and f"T = {c.T}" in rows[1].budget
+    for r, (L, e) in zip(rows, s.edges().items(), strict=True):
+        assert e == analysis.loss_edge(sizes, s.excess, L, 14)
+        assert (r.ours is None) == (e.estimate is None)
+
+
+def test_the_per_seed_reading_is_the_chapters(sweep_run, monkeypatch):
     c = sweep_run.config
     seen = []
     real = analysis.sweep_success
     monkeypatch.setattr(analysis, "sweep_success", lambda run, x: seen.append(x) or real(run, x))
-    r = read_sweep(sweep_run, 0.5)
+    r = read_sweep(sweep_run)
     # Score KV on the chapter's inputs: 256 sequences of seed 7
     torch.testing.assert_close(seen[0], analysis.gaussian_inputs(c.d, c.T, 256, seed=7))
-    sizes, L = analysis.normalised_losses(c, sweep_run.tensors["eval_loss"])
-    np.testing.assert_array_equal(r.sizes, sizes)
-    np.testing.assert_array_equal(r.L, L)
-    tr = analysis.transition_point(sizes, L, threshold=0.5, n_boot=1000, seed=0)
-    assert r.loss == tr
-    x = analysis.gaussian_inputs(c.d, c.T, 256, seed=7)
-    f = analysis.sweep_success(sweep_run, x)[3]
+    f = real(sweep_run, seen[0])[3]
     assert r.learned.estimate == f.estimate and list(r.learned.k) == list(f.k)
     assert r.panel == "A" and r.spent == c.train.steps * c.T
     text = reading_lines(r)
-    assert text.count("n = m =") == len(c.sizes) and f"learned {f.k[0]}/{f.R}" in text
-
-
-def test_its_rows_carry_the_run_and_the_budget(sweep_run):
-    r = read_sweep(sweep_run, 0.5)
+    assert text.count("n = m =") == len(c.sizes) and f"{f.k[0]} of {f.R}" in text
     rows = reading_records(r, profile="paper", run="hmn-test")
-    assert [x.id for x in rows] == ["fig3a.transition", "fig3a.transition_learned"]
-    assert all(x.run == "hmn-test" for x in rows)
-    assert rows[0].budget.startswith(f"{r.config.train.steps:,} steps")
-    assert "T = 5, paper 32" not in rows[0].budget and f"T = {r.config.T}" in rows[0].budget
+    assert [x.id for x in rows] == ["fig3a.transition_learned"] and rows[0].run == "hmn-test"
 
 
 def _reading(k, R=5, sizes=(8, 14, 20, 24)):
-    """A reading with learned counts ``k`` per size (of R seeds), the rest from a smoke config."""
-    import dataclasses
-    from types import SimpleNamespace
-
-    from gated_attention.report.size_sweeps import SweepReading
-
-    c = ex.how_many_neurons_config("smoke", "A")
-    c = dataclasses.replace(c, train=dataclasses.replace(c.train, steps=100_000), T=32)
     learned = SimpleNamespace(k=list(k), R=R, estimate=14, sizes=list(sizes))
-    return SweepReading(
-        "A", c, np.array(sizes), np.ones((len(sizes), R)), SimpleNamespace(estimate=20), learned
-    )
+    return SweepReading("A", None, learned, np.zeros((len(sizes), R)))
 
 
-def test_the_sentence_says_from_which_size_every_seed_learned():
-    from gated_attention.report.size_sweeps import all_learn_from, reading_sentence
-
+def test_from_which_size_every_seed_learned():
     assert all_learn_from(_reading([0, 5, 5, 5])) == 14
     assert all_learn_from(_reading([0, 5, 4, 5])) == 24  # a miss at 20 breaks the run from 14
     assert all_learn_from(_reading([5, 5, 5, 4])) is None
-    text = reading_sentence(_reading([0, 5, 5, 5]), 14)
-    assert text.startswith("Fig. 3A at 100,000 steps, T = 32, 5 seeds: n* is 20 by the loss")
-    assert "and 14 by the per-seed criterion" in text
-    assert "construction's 14 neurons (the paper: about 28)" in text
-    assert text.endswith("every seed learns the construction at every size from n = 14 on.")
-    assert "not every seed" in reading_sentence(_reading([5, 5, 5, 4]), 14)
+
+
+def _sweep(panel, edge_at, run):
+    """A sweep whose median excess is 1e-1 below ``edge_at`` and 1e-5 from it on."""
+    sizes = {"A": [8, 14, 20, 28], "B": [24, 42, 63, 84], "C": [8, 12, 16, 24]}[panel]
+    E = np.where(np.array(sizes)[:, None] >= edge_at, 1e-5, 1e-1) * np.ones((4, 3))
+    return fig3_edges.Sweep(panel, np.array(sizes), E, 1000, 32 if panel != "C" else None, run)
+
+
+def test_the_finding_names_the_multiple_the_runs_give():
+    ones = {"A": _sweep("A", 14, "a"), "B": _sweep("B", 42, "b"), "C": _sweep("C", 16, "c")}
+    text = fig3_edges.finding(ones)
+    assert "at the construction's count or just above it, not at about twice it" in text
+    assert "**14 (1.00x)**" in text and "**16 (1.33x)**" in text and "`c`" in text
+    assert "not recorded yet" in text
+    twos = {"A": _sweep("A", 28, "a"), "B": _sweep("B", 84, "b"), "C": _sweep("C", 24, "c")}
+    assert "about twice the construction's count, as the paper finds" in fig3_edges.finding(twos)
+    mixed = {**ones, "B": _sweep("B", 84, "b")}
+    assert "no one multiple" in fig3_edges.finding(mixed)
+    with_variant = {**ones, "A-wd": _sweep("A", 20, "wd-run")}
+    text = fig3_edges.finding(with_variant)
+    assert "weight decay 0.07 (Fig. 2's) instead of 1e-4: n* = 20 (1.43x)" in text
+    assert "Not recorded yet: teacher entries" in text
+    assert fig3_edges.finding({}).startswith("No sweep of Fig. 3")
+
+
+def test_a_variant_row_scores_the_central_edge(tmp_path, monkeypatch):
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path / "build"))
+    monkeypatch.setattr(scorecard, "_SESSION", [])
+    (held,) = fig3_edges.robust_records(_sweep("A", 14, "how-many-neurons-A-cpu-wd"), "wd")
+    assert held.id == "fig3.robust.wd" and held.ours == 1.0 and held.status == "pass"
+    (moved,) = fig3_edges.robust_records(_sweep("A", 20, "how-many-neurons-A-cpu-lr"), "lr")
+    assert moved.ours == pytest.approx(20 / 14) and moved.status == "miss"
+    with pytest.raises(ValueError, match="not a variant"):
+        fig3_edges.robust_records(_sweep("B", 42, "b"), "wd")

@@ -17,7 +17,7 @@ Modules (one step of the analysis each):
     state_spectrum  how many directions a group of neurons uses (ours: near-copies)
     reorder      the construction's layout for the weight figure (Fig. 2B)
     reverse_engineer  the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
-    transition   the transition point of Fig. 3A/B with a bootstrap over seeds
+    transition   the normalised losses of Fig. 3A/B (1 = predicting 0)
     loss_edge    the loss edge of Fig. 3A-C at several levels, one rule for the three panels
     success      per-seed "learned the construction", Wilson intervals, n* from fractions
     output_counts  output-gating neurons of recorded students (beyond the paper)
@@ -49,7 +49,7 @@ from .success import (
     wilson_interval,
 )
 from .thresholds import LAM_TOL, MEMORY_LAM_ICL, MEMORY_LAM_RECALL, PRUNE_TOL
-from .transition import Transition, normalised_losses, transition_point
+from .transition import normalised_losses
 
 __all__ = [
     "PRUNE_TOL",
@@ -65,8 +65,6 @@ __all__ = [
     "contributions",
     "ReverseEngineering",
     "reverse_engineer",
-    "Transition",
-    "transition_point",
     "CENTRAL_LEVEL",
     "LEVELS",
     "Edge",

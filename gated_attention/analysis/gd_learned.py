@@ -11,8 +11,8 @@ same way:
     polynomial   the coefficients of x_t[i] y_t[1] x_q[i] of each network's first output, read off
                  its weights (``rnn_polynomial``), against eta* = 5/74, and the norm of all other
                  coefficients relative to theirs (``gd_theory.gd_terms``)
-    Fig. 3C      the paired gap relative to the GD loss for every size and seed, and the transition
-                 point of ``transition_point`` with threshold ``TRANSITION_THRESHOLD``
+    Fig. 3C      the paired gap relative to the GD loss for every size and seed (its loss edge:
+                 ``report.fig3_edges``), and the per-seed reading ``transition_learned``
     OOD          the same gap on the set with doubled variance of W
     memory       lam of the used hidden neurons of Table 2's networks (used: |W_in1 row| x
                  |W_in2 row| > PRUNE_TOL, the first pruning rule); one GD step needs lam = 1
@@ -38,12 +38,8 @@ from .polynomial import rnn_polynomial
 from .pruning import input_products
 from .success import Fractions, transition_by_fraction
 from .thresholds import MEMORY_LAM_ICL, PRUNE_TOL
-from .transition import Transition, transition_point
 
 __all__ = ["RegressionAnalysis", "analyse_regression"]
-
-#: a network at or below the GD loss counts as this relative gap (transition_point needs > 0)
-GAP_FLOOR = 1e-4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +60,6 @@ class RegressionAnalysis:
     residual_ratios: np.ndarray  # (k,) other coefficients' norm / GD terms' norm
     sweep: tuple[int, ...]  # the S sizes of Fig. 3C
     gap_table: np.ndarray  # (S, seeds) paired gap / GD loss
-    transition: Transition
     ood_rnn: float  # OOD: mean loss of Table 2's networks
     ood_gd: float
     ood_gap: float
@@ -129,12 +124,6 @@ def analyse_regression(result) -> RegressionAnalysis:
     sweep = tuple(sorted(set(sizes.tolist())))
     rel = T["eval_gap"].numpy() / gd_mean
     gap_table = np.stack([rel[sizes == n] for n in sweep])
-    tr = transition_point(
-        sweep,
-        np.clip(gap_table, GAP_FLOOR, None),
-        threshold=in_context_regression.TRANSITION_THRESHOLD,
-        seed=0,
-    )
     ood_gap, ood_se = regression.paired_difference(T["ood_rnn_table2"], T["ood_gd"])
     p = result.params
     # used: not silent under the first pruning rule, (k, n)
@@ -155,7 +144,6 @@ def analyse_regression(result) -> RegressionAnalysis:
         residual_ratios=np.array([t.residual_ratio for t in terms]),
         sweep=sweep,
         gap_table=gap_table,
-        transition=tr,
         ood_rnn=T["ood_rnn_mean"][top].mean().item(),
         ood_gd=T["ood_gd"].mean().item(),
         ood_gap=ood_gap,

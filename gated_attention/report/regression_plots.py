@@ -28,7 +28,6 @@ __all__ = [
     "gd_monomials",
     "plot_coefficient_histogram",
     "plot_memory",
-    "plot_gap_sweep",
 ]
 
 #: the task's sizes: T = 12 observations of x (3 entries) and y (3 entries), then the query
@@ -138,40 +137,4 @@ def plot_memory(
     ax1.set_xlabel("$\\lambda$ of the hidden neurons (all seeds)")
     ax1.set_ylabel("neurons")
     fig.tight_layout()
-    return fig
-
-
-def plot_gap_sweep(
-    sizes: Sequence[int],
-    gap_table: np.ndarray,
-    threshold: float,
-    floor: float,
-    *,
-    construction: int = 12,
-    paper_transition: int = 24,
-) -> plt.Figure:
-    """Fig. 3C: the relative gap to GD of every seed (dots, clipped at ``floor``) and its
-    geometric mean over seeds against n, on log-log axes, with the threshold, the construction's
-    count and the paper's transition; the legend sits below the axes, clear of the data."""
-    fig, ax = plt.subplots(figsize=(6, 3.8), layout="constrained")
-    for n, row in zip(sizes, gap_table, strict=True):
-        ax.scatter([n] * len(row), np.clip(row, floor, None), color="C0", s=12, alpha=0.7)
-    geo = 10 ** np.log10(np.clip(gap_table, floor, None)).mean(axis=1)
-    ax.plot(sizes, geo, color="C0", label="gated RNN (seeds, geometric mean)")
-    ax.axhline(threshold, color="gray", ls=":", lw=1, label=f"threshold {100 * threshold:.0f}%")
-    ax.axvline(construction, color="C3", ls="--", lw=1, label=f"construction ({construction})")
-    ax.axvline(
-        paper_transition,
-        color="k",
-        ls="--",
-        lw=1,
-        label=f"paper's transition (~{paper_transition})",
-    )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xticks(sizes, [str(n) for n in sizes])
-    ax.set_xticks([], minor=True)
-    ax.set_xlabel("hidden neurons n (= m)")
-    ax.set_ylabel("(RNN loss - GD loss) / GD loss")
-    fig.legend(loc="outside lower center", ncols=2, fontsize=9)
     return fig

@@ -1,11 +1,11 @@
-"""Fig. 3A/B read from one finished size sweep, quick or recorded, with the chapter's two
-estimators: the loss threshold (``analysis.transition_point``) and the per-seed criterion
-(``analysis.sweep_success``: did each student learn the construction?).
+"""Fig. 3A/B's second reading, ours: did each student of a size sweep learn the construction?
+(``analysis.sweep_success``: a low loss AND the lam ~ 1 states hold M_t). The central reading,
+the loss edge, is ``fig3_edges``.
 
-    read_sweep       a finished sweep -> SweepReading (sizes, losses, both transitions)
-    reading_lines    its per-size losses and learned counts, as printed lines
-    reading_records  its two scorecard rows (``fig3a.*`` or ``fig3b.*``), with the budget
-    reading_sentence what a reading says of the transition, in one sentence for the prose
+    read_sweep       a finished sweep -> SweepReading (the per-seed fractions and Score KV)
+    reading_lines    its learned counts per size, as printed lines
+    reading_records  its row ``fig3<p>.transition_learned``, with the budget
+    all_learn_from   the smallest size from which every seed of every larger size learned
 """
 
 from __future__ import annotations
@@ -18,25 +18,21 @@ import numpy as np
 from .. import analysis
 from . import scorecard, verdict
 
-__all__ = ["SweepReading", "read_sweep", "reading_lines", "reading_records", "reading_sentence"]
+__all__ = ["SweepReading", "read_sweep", "reading_lines", "reading_records", "all_learn_from"]
 
-#: the bootstrap of the loss-threshold transition (resamples, seed), and the Score KV inputs
-#: (sequences, seed): the same for every sweep the chapter reads
-N_BOOT, BOOT_SEED = 1000, 0
+#: the Score KV inputs (sequences, seed): the same for every sweep the chapter reads
 KV_INPUTS, KV_SEED = 256, 7
 
 
 @dataclasses.dataclass(frozen=True)
 class SweepReading:
-    """One sweep read: ``L`` (sizes, seeds) normalised held-out losses, ``loss`` the
-    loss-threshold transition, ``learned`` the per-seed fractions and their n*."""
+    """One sweep read: ``learned`` the per-seed fractions and their n*, ``kv`` (sizes, seeds)
+    the Score KV of each whole member."""
 
     panel: str  # "A" or "B"
     config: Any
-    sizes: np.ndarray
-    L: np.ndarray
-    loss: Any  # analysis.Transition
     learned: Any  # analysis.Fractions
+    kv: np.ndarray
 
     @property
     def spent(self) -> int:
@@ -44,54 +40,44 @@ class SweepReading:
         return self.config.train.steps * self.config.T
 
 
-def read_sweep(run, threshold: float) -> SweepReading:
-    """Both estimators of Fig. 3A/B on the finished sweep ``run`` (a results entry)."""
+def read_sweep(run) -> SweepReading:
+    """The per-seed reading of Fig. 3A/B on the finished sweep ``run`` (a results entry)."""
     c = run.config
-    sizes, L = analysis.normalised_losses(c, run.tensors["eval_loss"])
-    loss = analysis.transition_point(sizes, L, threshold=threshold, n_boot=N_BOOT, seed=BOOT_SEED)
     x_kv = analysis.gaussian_inputs(c.d, c.T, KV_INPUTS, seed=KV_SEED)
-    _, _, _, learned = analysis.sweep_success(run, x_kv)
-    panel = c.name.removeprefix("how-many-neurons-")
-    return SweepReading(panel, c, sizes, L, loss, learned)
+    _, _, kv, learned = analysis.sweep_success(run, x_kv)
+    return SweepReading(c.name.removeprefix("how-many-neurons-"), c, learned, kv)
 
 
 def reading_lines(r: SweepReading) -> str:
-    """Per size: the geometric-mean normalised loss (min .. max over seeds) and how many seeds
-    learned the construction; then both n*."""
-    lines = [f"  T = {r.config.T}, {len(r.config.seeds)} seeds, sizes {list(r.config.sizes)}"]
-    for n, row, k in zip(r.sizes, r.L, r.learned.k, strict=True):
-        g = 10 ** np.log10(row).mean()
+    """Per size: how many seeds learned the construction (Wilson 95%) and the range of Score
+    KV; then n*."""
+    f = r.learned
+    lines = [f"  seeds that learned the construction, of {f.R}"]
+    for n, k, lo, hi, kv in zip(f.sizes, f.k, f.lo, f.hi, r.kv, strict=True):
         lines.append(
-            f"  n = m = {n:4d}: {g:9.3g}  ({row.min():.3g} .. {row.max():.3g}); "
-            f"learned {k}/{r.learned.R}"
+            f"  n = m = {n:4d}: {k} of {f.R} (Wilson 95% {lo:.2f}-{hi:.2f}); "
+            f"Score KV {kv.min():.1e} .. {kv.max():.1e}"
         )
-    lines.append(f"  n* (loss threshold) = {r.loss.estimate}; n* (learned) = {r.learned.estimate}")
+    lines.append(f"  n* (at least half of the seeds learned, there and above) = {f.estimate}")
     return "\n".join(lines)
 
 
 def reading_records(r: SweepReading, *, profile: str, run: str = "") -> list:
-    """The two scorecard rows of the sweep (``run``: the recorded run's name, if it is one)."""
+    """The row ``fig3<p>.transition_learned`` (``run``: the recorded run's name, if one)."""
     rid = f"fig3{r.panel.lower()}"
-    c, f, tr = r.config, r.learned, r.loss
+    c, f = r.config, r.learned
     budget = verdict.budget(rid, steps=c.train.steps, T=c.T, seeds=f.R)
-    interval = "none" if tr.lo is None else f"{tr.lo:g}-{tr.hi:g}"
-    kw = dict(profile=profile, run=run, budget=budget)
     return [
-        scorecard.record(
-            f"{rid}.transition",
-            float("nan") if tr.estimate is None else tr.estimate,
-            seeds=len(c.seeds),
-            note=f"68% bootstrap {interval}",
-            **kw,
-        ),
         scorecard.record(
             f"{rid}.transition_learned",
             float("nan") if f.estimate is None else f.estimate,
             seeds=f.R,
             note="learned per size: "
             + ", ".join(f"{n}: {k}/{f.R}" for n, k in zip(f.sizes, f.k, strict=True)),
-            **kw,
-        ),
+            profile=profile,
+            run=run,
+            budget=budget,
+        )
     ]
 
 
@@ -99,26 +85,8 @@ def all_learn_from(r: SweepReading) -> int | None:
     """The smallest swept size from which every seed of every larger size learned the
     construction (None: the largest size has a seed that did not)."""
     from_n = None
-    for n, k in zip(r.sizes[::-1], r.learned.k[::-1], strict=True):
+    for n, k in zip(r.learned.sizes[::-1], r.learned.k[::-1], strict=True):
         if k != r.learned.R:
             break
         from_n = int(n)
     return from_n
-
-
-def reading_sentence(r: SweepReading, construction: int) -> str:
-    """One sentence: the reading's budget, both n* and from which size every seed learned,
-    against the construction's count ``construction`` and the paper's value (its data file)."""
-    c = r.config
-    n_from = all_learn_from(r)
-    every = (
-        f"every seed learns the construction at every size from n = {n_from} on"
-        if n_from is not None
-        else "at the largest size not every seed learns the construction"
-    )
-    return (
-        f"Fig. 3{r.panel} at {c.train.steps:,} steps, T = {c.T}, {r.learned.R} seeds: n* is "
-        f"{r.loss.estimate} by the loss threshold and {r.learned.estimate} by the per-seed "
-        f"criterion, against the construction's {construction} neurons (the paper: about "
-        f"{scorecard.paper_values()[f'fig3{r.panel.lower()}.transition']['paper']}); {every}."
-    )

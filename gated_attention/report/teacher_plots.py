@@ -29,7 +29,6 @@ __all__ = [
     "plot_contributions",
     "planted_merge_group",
     "plot_merge_kernels",
-    "plot_size_sweeps",
 ]
 
 #: the three contributions of ``analysis.contributions``, with the panel titles of Fig. 2A
@@ -100,55 +99,4 @@ def plot_merge_kernels(net: Network, group: Sequence[int], output: int = 0) -> p
     fig.suptitle(
         f"Fig. 2C: kernels (output y{output + 1}) of the merged neurons and their sum", fontsize=11
     )
-    return fig
-
-
-def plot_size_sweeps(
-    panels: Mapping[str, tuple[np.ndarray, np.ndarray]],
-    transitions: Mapping,
-    threshold: float,
-    constructions: Mapping[str, int],
-    titles: Mapping[str, str],
-    ncols: int = 2,
-) -> plt.Figure:
-    """Fig. 3A/B: the normalised loss of every seed against n = m, its geometric mean over seeds
-    and min-max band, the construction's count and twice it, the threshold and the bootstrap
-    interval of n*; one panel per key of ``panels`` (sizes, losses (sizes, seeds)), ``ncols``
-    to a row. One legend for all panels, below them, so that it covers no data."""
-    ncols = min(ncols, len(panels))
-    nrows = -(-len(panels) // ncols)
-    fig, grid = plt.subplots(
-        nrows, ncols, figsize=(7.5, 0.6 + 3.3 * nrows), layout="constrained", squeeze=False
-    )
-    axes = [list(grid.ravel()[: len(panels)])]
-    for ax in grid.ravel()[len(panels) :]:
-        ax.set_visible(False)
-    for ax, (p, (sizes, L)) in zip(axes[0], panels.items(), strict=True):
-        logL = np.log10(L)
-        ax.plot(np.repeat(sizes, L.shape[1]), L.ravel(), ".", color="0.6", label="each seed")
-        ax.plot(sizes, 10 ** logL.mean(axis=1), "o-", label="geometric mean over seeds")
-        ax.fill_between(
-            sizes,
-            10 ** logL.min(axis=1),
-            10 ** logL.max(axis=1),
-            alpha=0.2,
-            label="min-max over seeds",
-        )
-        ax.set_yscale("log")
-        k = constructions[p]
-        ax.axvline(k, color="k", ls=":", label="construction's count")
-        ax.axvline(2 * k, color="k", ls="--", label="twice the construction's count")
-        ax.axhline(threshold, color="r", lw=0.8, label=f"threshold {threshold:g}")
-        tr = transitions[p]
-        if tr.lo is not None:
-            ax.axvspan(tr.lo, tr.hi, color="r", alpha=0.1, label="n* (68% bootstrap interval)")
-        ax.set_xlabel("n = m")
-        ax.set_title(f"{titles[p]}\nconstruction: {k} neurons", fontsize=10)
-    for ax in grid[:, 0]:
-        ax.set_ylabel("final loss / teacher variance")
-    # the legend of the panel with the most entries (one has a bootstrap interval, one may not)
-    handles, labels = max(
-        (ax.get_legend_handles_labels() for ax in axes[0]), key=lambda hl: len(hl[1])
-    )
-    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=9)
     return fig

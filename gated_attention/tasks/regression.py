@@ -52,6 +52,8 @@ __all__ = [
 #: eta* = 1 / (T + d_x - 2 + E[x^4]) = 5/74 and the loss of that step, 7/74 (gd_theory.derive()).
 ETA_STAR = 5 / 74
 GD_MIN_LOSS = 7 / 74
+#: the loss of predicting 0: 0.5 E[y_q[i]^2] = 0.5 (W entries of variance 1/d_x, unit-variance x)
+ZERO_LOSS = 0.5
 
 
 @dataclass(frozen=True)
