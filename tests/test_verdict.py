@@ -36,7 +36,9 @@ def test_the_gru_claim_is_the_papers_and_ours_is_apart():
     gru = _claim("gru")
     assert "cannot" in gru.claim and "any depth" in gru.claim
     assert "two stacked GRU layers" in gru.ours
-    assert not gru.central  # a finding beyond the paper is not scored as the paper's claim
+    # scored by the construction row that refutes it (ours), said so in the claim's "ours"
+    assert gru.central == ("table3.gru_two_layer_error_slope",)
+    assert "refuted by that construction of ours" in gru.ours
     assert "GRU" not in _claim("table3").claim
 
 
@@ -152,3 +154,58 @@ def test_the_largest_recorded_budget_decides_the_recorded_status(build):
     intro = scorecard_page.summary_html([], rows, "quick")
     # the status of the larger budget (a miss), not of the passing smaller one, with its budget
     assert "&#10007; not<br><small>a-long: 1,000,000 steps" in intro
+
+
+def test_a_claim_scored_in_two_chapters_reads_its_status_where_it_is_stated(build):
+    claim = _claim("construction")
+    split = {"construction.full.max_error": 1e-15, "construction.sympy_difference": 0}
+    rows = {i: scorecard.record(i, v, profile="quick") for i, v in split.items()}
+    others = [
+        scorecard.record(i, v, profile="quick", write=False)
+        for i, v in (
+            ("construction.symmetric.max_error", 1e-15),
+            ("construction.low_rank.max_error", 1e-15),
+            ("construction.side.max_error", 1e-15),
+            ("construction.symmetric.neurons_d4", 14),
+            ("construction.low_rank.neurons_d12_r6", 42),
+        )
+    ]
+    # the chapter that states the claim counts the rows the other chapter stored: all pass
+    text = verdict.block(list(rows.values()), [], "quick", chapter=claim.chapter, others=others)
+    assert "**Reproduced**" in text and "not measured" not in text
+    # without them, it reads partly; the other chapter gives no status of its own
+    assert "**Partly reproduced**" in verdict.block(list(rows.values()), [], "quick")
+    text = verdict.block(others, [], "quick", chapter="compressions")
+    assert "Rows of this chapter" in text and "in the chapter construction" in text
+    assert "Reproduced" not in text and "Partly" not in text
+
+
+def test_a_row_without_training_counts_at_every_budget(build):
+    sec5 = _claim("sec5")
+    gd = scorecard.record("sec5.gd_loss", 0.0946, profile="quick")  # no training: budget exact
+    run = [
+        scorecard.record("sec5.rnn_loss", 0.0946, profile="paper", run="r"),
+        scorecard.record("sec5.loss_gap_rel", 0.001, profile="paper", run="r"),
+    ]
+    assert verdict.status(sec5, run) == "partly"
+    assert verdict.status(sec5, verdict.with_budget_free(run, [gd])) == "reproduced"
+    assert "**Reproduced** in the recorded run `r`" in verdict.block([gd], run, "quick")
+
+
+def test_moved_reads_from_the_smaller_budget_to_the_larger(build):
+    fig3a = _claim("fig3a")
+    small = verdict.budget("fig3a", steps=1_000, T=8, seeds=3)
+    big = verdict.budget("fig3a", steps=100_000, T=32, seeds=5)
+    quick = [scorecard.record("fig3a.edge", 2.0, profile="quick", budget=small)]
+    cpu = [scorecard.record("fig3a.edge", 1.0, profile="paper", run="cpu", budget=big)]
+    assert verdict.moved(fig3a, quick, cpu, "cpu") == (
+        "From this build to `cpu`: loss edge n*/14 (the construction's count), at excess "
+        "loss 1e-4 2 ✓ → 1 ✗ (reproduced → not)."
+    )
+    # a recorded run smaller than the build: read from the run to the build
+    tiny = [scorecard.record("fig3a.edge", 1.0, profile="paper", run="tiny", budget=small)]
+    bigger = [scorecard.record("fig3a.edge", 2.0, profile="quick", budget=big)]
+    assert verdict.moved(fig3a, bigger, tiny, "tiny").startswith(
+        "From `tiny` to this build: loss edge"
+    )
+    assert verdict.moved(fig3a, bigger, tiny, "tiny").endswith("1 ✗ → 2 ✓ (not → reproduced).")

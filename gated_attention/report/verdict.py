@@ -196,10 +196,26 @@ def _mark(r: Record) -> str:
     return {"pass": "✓", "miss": "✗"}.get(r.status, "○")
 
 
-def sentence(claim: Claim, records: list[Record], where: str) -> str | None:
+def _budget_free(r: Record) -> bool:
+    """A row that needs no training (paper_values.json: budget "exact"): it counts at every
+    budget, a recorded run's included."""
+    from .scorecard import paper_values
+
+    return paper_values().get(r.id, {}).get("budget") == "exact"
+
+
+def with_budget_free(run_rows: list[Record], build: list[Record]) -> list[Record]:
+    """A recorded run's rows, with this build's budget-free rows of ids the run lacks."""
+    have = {r.id for r in run_rows}
+    return run_rows + [r for r in build if _budget_free(r) and r.id not in have]
+
+
+def sentence(claim: Claim, records: list[Record], where: str, *, elsewhere: str = "") -> str | None:
     """One sentence: the claim's status at one budget, its central rows' numbers, the budget.
 
     ``where``: which budget the rows are ("this build (quick)", "the recorded run NAME").
+    ``elsewhere``: the chapter that states the claim's status over all its rows, when this
+    chapter scores only some of them (the sentence then gives no status of its own).
     None when ``records`` has no row of the claim.
     """
     st = status(claim, records)
@@ -211,35 +227,51 @@ def sentence(claim: Claim, records: list[Record], where: str) -> str | None:
     numbers = "; ".join(
         f"{_label(r.artefact)} {_fmt(r.ours)} ({_want(r)}) {_mark(r)}" for r in shown
     )
+    spent = next((r.budget for r in shown if r.budget), "")
+    if elsewhere:
+        return (
+            f"Rows of this chapter, {where}" + (f" ({spent})" if spent else "") + f": {numbers}; "
+            f"the claim's status over all its rows is in the chapter {elsewhere}."
+        )
     unmeasured = [i for i in claim.central if i not in by_id]
     if unmeasured:
         numbers += f"; not measured at this budget: {', '.join(unmeasured)}"
-    spent = next((r.budget for r in shown if r.budget), "")
     word = (OURS_WORDS if claim.beyond else STATUS_WORDS)[st]
     return f"**{word}** in {where}" + (f" ({spent})" if spent else "") + f": {numbers}."
 
 
 def moved(claim: Claim, build: list[Record], recorded: list[Record], run: str) -> str | None:
-    """How the claim's rows measured at both budgets moved from this build to the recorded run
-    ``run``: each with its value and mark at both, a status change first. None when no row of
-    the claim is measured at both.
+    """How the claim's rows measured at both budgets moved, from the smaller budget to the
+    larger (steps x T; this build first on a tie): the central rows first, then the others
+    (marked "not central"), each with its value and mark at both, and the status change. Rows
+    that need no training are left out (they cannot move). None when no trained row of the
+    claim is measured at both.
 
     >>> moved(claim, build, recorded, "fig3a-cpu")  # doctest: +SKIP
-    'From this build to `fig3a-cpu`: transition (learned) 48 ✗ → 28 ✓ (not → reproduced).'
+    'From this build to `fig3a-cpu`: loss edge 2.57 ✓ → 1 ✗ (reproduced → not).'
     """
-    mine = {r.id: r for r in _rows(claim, build)}
-    theirs = {r.id: r for r in _rows(claim, recorded)}
-    ids = [i for i in dict.fromkeys([*claim.central, *mine]) if i in mine and i in theirs]
-    if not ids:
+    mine = {r.id: r for r in _rows(claim, build) if not _budget_free(r)}
+    theirs = {r.id: r for r in _rows(claim, recorded) if not _budget_free(r)}
+    central = [i for i in claim.central if i in mine and i in theirs]
+    other = [i for i in mine if i in theirs and i not in claim.central]
+    if not central and not other:
         return None
-    steps = "; ".join(
-        f"{_label(mine[i].artefact)} {_fmt(mine[i].ours)} {_mark(mine[i])} → "
-        f"{_fmt(theirs[i].ours)} {_mark(theirs[i])}"
-        for i in ids
-    )
+    small, large, names = mine, theirs, ("this build", f"`{run}`")
     a, b = status(claim, build), status(claim, recorded)
+    if max(map(_size, (r.budget for r in theirs.values()))) < max(
+        map(_size, (r.budget for r in mine.values()))
+    ):
+        small, large, names, (a, b) = theirs, mine, names[::-1], (b, a)
+
+    def step(i: str) -> str:
+        tag = "" if i in claim.central else " (not central)"
+        return (
+            f"{_label(small[i].artefact)}{tag} {_fmt(small[i].ours)} {_mark(small[i])} → "
+            f"{_fmt(large[i].ours)} {_mark(large[i])}"
+        )
+
     flip = f" ({a} → {b})" if a != b else ""
-    return f"From this build to `{run}`: {steps}{flip}."
+    return f"From {names[0]} to {names[1]}: {'; '.join(map(step, central + other))}{flip}."
 
 
 def _size(budget_text: str) -> int:
@@ -265,15 +297,35 @@ def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | 
     return run, runs[run]
 
 
-def block(build: list[Record], recorded: list[Record], profile: str) -> str:
+def block(
+    build: list[Record],
+    recorded: list[Record],
+    profile: str,
+    *,
+    chapter: str | None = None,
+    others: list[Record] = (),
+) -> str:
     """The verdict block of a chapter: for each claim it has rows of (in the order of the
     paper), the claim as the paper states it, one sentence per budget (this build, then each
-    recorded run, the largest budget first), how the rows moved from this build to the
-    largest, and ours if any."""
+    recorded run, the largest budget first), how the rows moved between this build and the
+    largest, and ours if any.
+
+    ``chapter``: the chapter's name. A claim it scores only some rows of reads its status in
+    the chapter that states the claim (``Claim.chapter``), which is executed after the others
+    (``tools.book``) and counts, with its own rows, the rows ``others`` (this build's rows
+    stored by the other chapters). A recorded run's sentence counts this build's rows that
+    need no training (``with_budget_free``)."""
     parts = []
+    have = {r.id for r in build}
     for claim in claims():
         lines = []
-        mine = sentence(claim, build, f"this build, profile {profile}")
+        elsewhere = claim.chapter if chapter not in (None, claim.chapter) else ""
+        own = build
+        if chapter == claim.chapter:
+            own = build + [r for r in _rows(claim, list(others)) if r.id not in have]
+        if not _rows(claim, build) and not _rows(claim, recorded):
+            continue
+        mine = sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)
         if mine:
             lines.append(mine)
         runs = list(dict.fromkeys(r.run for r in recorded if claim.has(r.id)))
@@ -281,7 +333,7 @@ def block(build: list[Record], recorded: list[Record], profile: str) -> str:
         if top:  # the largest budget first, with how the rows moved from this build to it
             runs.insert(0, runs.pop(runs.index(top[0])))
         for run in runs:
-            rows = [r for r in recorded if r.run == run]
+            rows = with_budget_free([r for r in recorded if r.run == run], own)
             where = f"the recorded run `{run}`"
             if run == top[0] and len(runs) > 1:
                 where += ", the largest budget recorded"
@@ -301,19 +353,22 @@ def block(build: list[Record], recorded: list[Record], profile: str) -> str:
     return head + "\n\n".join(parts) + "\n```"
 
 
-def glue_block(profile: str, key: str = "verdict"):
+def glue_block(profile: str, key: str = "verdict", *, chapter: str | None = None):
     """Glue the verdict of the rows this kernel has recorded (``scorecard.session_records``)
     under ``key``; the chapter shows it at its top with ``{glue:md}`` (myst-nb reads every
-    glued output of a notebook before it renders the page). Returns the markdown text."""
+    glued output of a notebook before it renders the page). ``chapter``: the chapter's name,
+    where it scores some rows of a claim another chapter scores too (``block``). Returns the
+    markdown text."""
     from IPython.display import Markdown
     from myst_nb import glue
 
-    from .scorecard import session_records
+    from .scorecard import collect, session_records
 
     rows = session_records()
     build = [r for r in rows if not r.run]
     recorded = [r for r in rows if r.run]
-    text = block(build, recorded, profile)
+    others = collect(profile) if chapter is not None else []
+    text = block(build, recorded, profile, chapter=chapter, others=others)
     if not text:
         raise ValueError("this chapter recorded no scorecard row: there is no verdict to show")
     glue(key, Markdown(text), display=False)

@@ -60,6 +60,11 @@ def chapters(root: Path = ROOT) -> list[Path]:
 #: chapters that time the machine: executed alone (no other chapter running), after the lanes
 ALONE = ("performance",)
 
+#: chapters that state a claim whose rows other chapters score too (``verdict.block``: the
+#: construction's compressions are scored in "compressions"): executed after the lanes, so
+#: that their verdict counts those rows
+UNION_CLAIMS = ("construction",)
+
 #: chapters that read the scorecard records of the others: executed after every other chapter
 #: (in this order), wherever they stand in the table of contents
 READ_RECORDS = ("intro", "execution_status", "scorecard")
@@ -146,8 +151,8 @@ def hide_injected_parameters(path: Path) -> None:
 
 
 def execution_order(paths: list[Path]) -> list[Path]:
-    """``paths`` with the chapters of READ_RECORDS moved to the end (see there)."""
-    last = [p for name in READ_RECORDS for p in paths if p.stem == name]
+    """``paths`` with the chapters of UNION_CLAIMS, then READ_RECORDS, moved to the end."""
+    last = [p for name in UNION_CLAIMS + READ_RECORDS for p in paths if p.stem == name]
     return [p for p in paths if p not in last] + last
 
 
@@ -166,8 +171,8 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
     """Execute chapters with papermill in ``profile``; returns seconds per chapter.
 
     The chapters run in lanes (``_lanes``: two at once on a 2-core machine, each kernel with one
-    thread, the longest first), except those of ALONE (timings) and READ_RECORDS, which run
-    afterwards, one at a time.
+    thread, the longest first), except those of ALONE (timings), UNION_CLAIMS and READ_RECORDS,
+    which run afterwards, one at a time.
 
     Every chapter is attempted; if any fails, a RuntimeError lists the failures at the end (the
     results cache keeps what the others computed). A run of every chapter (``only`` None) first
@@ -185,7 +190,8 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
     times, failures = {}, []
     order = execution_order(_select(only, root))
     lanes = _lanes(len(order))
-    parallel = [md for md in order if md.stem not in ALONE + READ_RECORDS] if lanes > 1 else []
+    after = ALONE + UNION_CLAIMS + READ_RECORDS
+    parallel = [md for md in order if md.stem not in after] if lanes > 1 else []
     rest = [md for md in order if md not in parallel]
 
     def done(stem: str, seconds: float | None, error: str) -> None:
