@@ -250,16 +250,17 @@ def finding(runs: dict[str, Sweep] | None = None) -> str:
         head = "at no one multiple of the construction's count across the panels"
     low, high = (L for L in LEVELS if L != CENTRAL_LEVEL)
     rows = [
-        f"| panel | construction | n* at {_level(CENTRAL_LEVEL)} (central) | at {_level(low)} "
-        f"| at {_level(high)} | recorded run: budget |",
-        "|---|---|---|---|---|---|",
+        f"| panel | neurons | n* at {_level(CENTRAL_LEVEL)} (central) | at {_level(low)} "
+        f"| at {_level(high)} |",
+        "|---|---|---|---|---|",
     ]
     for p in panels:
         s = runs[p]
         rows.append(
             f"| Fig. 3{p} | {s.construction} | **{_edge_text(s)}** | {_edge_text(s, low)} | "
-            f"{_edge_text(s, high)} | `{s.run}`: {s.budget()} |"
+            f"{_edge_text(s, high)} |"
         )
+    where = "; ".join(f"Fig. 3{p} from `{runs[p].run}` ({runs[p].budget()})" for p in panels)
     variants = [v for v in VARIANTS if f"A-{v}" in runs]
     robust = (
         "Fig. 3A with one of our choices changed, at the same budget (sizes 8-28): "
@@ -276,8 +277,8 @@ def finding(runs: dict[str, Sweep] | None = None) -> str:
         f"recorded, the loss edge (the smallest size from which the median excess loss over "
         f"seeds stays at most {_level(CENTRAL_LEVEL)}) lies {head}:\n\n"
         + "\n".join(rows)
-        + f"\n\n{robust} Caveats: each n* is read at the budget beside it, a share of the "
-        f"paper's steps; n* is a size of the grid (the edge lies between the size below it "
-        f"and n*); the paper gives neither its learning rate nor its teacher's scale, so ours "
-        f"are choices."
+        + f"\n\nRecorded runs: {where}. {robust} Caveats: each n* is read at its run's "
+        f"budget, a share of the paper's steps; n* is a size of the grid (the edge lies "
+        f"between the size below it and n*); the paper gives neither its learning rate "
+        f"nor its teacher's scale, so ours are choices."
     )
