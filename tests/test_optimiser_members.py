@@ -92,6 +92,7 @@ def test_members_table_and_scores_on_a_hand_made_result():
     assert scores == {
         "optim.adam_l2_reaches_construction": 1,
         "optim.adam_l2_held_out_reaches": 0,
+        "optim.adam_l2_independent_reaches": 0,
         "optim.adamw_keeps_surplus": 2,
         "optim.adam_l2_loss_cost": pytest.approx((200 + 300) / 2),
     }
@@ -166,3 +167,22 @@ def test_the_recorded_run_is_the_paper_profile():
     run = ex.recorded("optimiser-comparison-members-paper")
     assert run.config == ex.optimiser_members_config("paper")
     assert len(om.member_rows(run)) == 5 and "command" in run.provenance
+
+
+def test_a_held_out_member_of_a_tuning_members_seed_is_a_twin_not_independent():
+    # seed0 (CPU) chose the coefficient; gpu seed 0 shares its seed (teacher, start, data)
+    config = ex.optimiser_members_config("paper")
+    assert om.twins(config) == [MEMBERS[2], MEMBERS[3]]  # gpu seeds 0 and 1
+    result = hand_made()
+    assert om.twins(result.config) == []  # gpu seed 1 against seed0: seeds differ
+    twin = dataclasses.replace(result.config, members=(CPU0, MEMBERS[2]), held_out=(MEMBERS[2],))
+    twin_result = SimpleNamespace(config=twin, tensors=result.tensors, metrics={})
+    rows = om.member_rows(twin_result)
+    assert [(r.held_out, r.twin) for r in rows] == [(False, False), (True, True)]
+    # gpu seed 0's adam_l2 arm at 13 = 9 + 4: not reached either way; make it reach
+    twin_result.tensors["counts"][1, 1, -1] = torch.tensor([14, 10, 4, 12])
+    scores = om.members_scores(twin_result)
+    assert scores["optim.adam_l2_held_out_reaches"] == 1
+    assert scores["optim.adam_l2_independent_reaches"] == 0  # a twin is not counted
+    table = om.members_table(twin_result)
+    assert "twin" in [line for line in table.splitlines() if line.startswith("gpu seed 0")][0]

@@ -104,6 +104,40 @@ def test_the_chapter_numbers_come_from_every_member():
     assert set(values) == set(scorecard.expected_ids(["associative_recall"]))
     top = config.largest("side")
     kept = sorted(analyses["side"][e].pruned.net.n for e in top)
-    assert values["appD3.side_neurons"][0] == (kept[0] + kept[-1]) / 2  # two seeds: the median
-    for ours, _ in values.values():
-        assert ours == ours  # finite numbers, no nan
+    median = (kept[0] + kept[-1]) / 2  # two seeds: the median
+    ours, note = values["appD3.side_neurons"]
+    if median >= rr.PRUNES_BELOW * max(config.sizes):  # smoke's 30 steps prune nothing
+        assert ours != ours and note.startswith("premise fails: pruning kept")
+    else:
+        assert ours == median and "premise" not in note
+    for i, (ours, _) in values.items():
+        assert ours == ours or i.startswith("appD3.side_neurons")  # finite, but the gated rows
+
+
+def test_a_compression_row_needs_a_budget_that_prunes(monkeypatch):
+    from types import SimpleNamespace
+
+    from gated_attention.report import recall_tables as rr
+
+    config = associative_recall_config("smoke")  # largest size 8: the gate is at 7.2 neurons
+    members = {g: config.largest(g) for g in config.gatings}
+
+    def analyses(kept):
+        net = [SimpleNamespace(n=k) for k in kept]
+        fake = dict.fromkeys(range(len(config.members())))
+        side = {
+            e: SimpleNamespace(pruned=SimpleNamespace(net=n), score_kv=0.0)
+            for e, n in zip(members["side"], net, strict=True)
+        }
+        io = {
+            e: SimpleNamespace(score_kv=0.5, sd_fit=SimpleNamespace(r2=0.1)) for e in members["io"]
+        }
+        return {**{g: fake for g in config.gatings}, "side": side, "io": io}
+
+    acc = torch.ones(len(config.members()))
+    tensors = {g: {"eval_accuracy": acc} for g in config.gatings}
+    ok = rr.scorecard_values(config, tensors, analyses([7, 7]))["appD3.side_neurons_compressed"]
+    assert ok[0] == 7 and "premise" not in ok[1]  # 7 < 0.9 x 8: pruning acted
+    gated = rr.scorecard_values(config, tensors, analyses([8, 7]))  # median 7.5 >= 7.2
+    for i in ("appD3.side_neurons", "appD3.side_neurons_compressed"):
+        assert gated[i][0] != gated[i][0] and gated[i][1].startswith("premise fails")

@@ -207,3 +207,47 @@ def test_a_row_waiting_for_its_recorded_run_is_not_missing(build, monkeypatch):
     assert "fig3.robust.wd" in scorecard.missing_ids("quick", chapters)  # shipped: it must score
     scorecard.record("fig3.robust.wd", 1.0, profile="paper", run="how-many-neurons-A-cpu-wd")
     assert "fig3.robust.wd" not in scorecard.missing_ids("quick", chapters)
+
+
+def test_the_paper_column_holds_only_what_the_paper_states():
+    """A value the paper does not state is never in ``paper``: rows whose source says the value
+    is ours keep the paper's own number (or null) there and their derivation in ``reference``."""
+    values = scorecard.paper_values()
+    # the exact GD step: the paper states no rate and gives the loss as 0.0947 (Sec. 5.2);
+    # 5/74 and 7/74 are our derivation (chapter gradient_descent)
+    assert values["appD2.eta_star"]["paper"] is None
+    assert values["appD2.eta_star"]["reference"] == "5/74"
+    assert values["appD2.min_loss"]["paper"] == 0.0947
+    assert values["appD2.min_loss"]["reference"] == "7/74"
+    # Table 2 gives no per-t coefficients: the worst single t has no paper value
+    assert values["table2.coef_rel_error_worst_t"]["paper"] is None
+    for key, entry in values.items():
+        ref = entry.get("reference")
+        if ref is not None and ref != entry["paper"]:  # a reference of ours: its source says so
+            assert "ours" in entry["source"], key
+        if entry["source"].startswith("ours"):  # the value itself is ours: no paper value
+            assert entry["paper"] is None, key
+        # an exact rational ("5/74") is a derivation: the paper prints decimals, if anything
+        assert not isinstance(entry["paper"], str), key
+
+
+def test_a_reference_of_ours_is_shown_labelled_beside_the_paper(build):
+    from gated_attention.report import scorecard_page
+
+    rec = scorecard.record("appD2.min_loss", "7/74", profile="quick")
+    assert rec.status == "pass" and rec.paper == 0.0947 and rec.reference == "7/74"
+    cell = scorecard.paper_cell(rec)
+    assert cell == f"0.0947; {scorecard.REF_OURS} 7/74"
+    assert cell in scorecard.to_markdown([rec])
+    eta = scorecard.record("appD2.eta_star", "5/74", profile="quick")
+    assert scorecard.paper_cell(eta) == f"n/a; {scorecard.REF_OURS} 5/74"
+    page = scorecard_page.grouped_html([rec, eta], [], "quick")
+    assert page.count(scorecard.REF_OURS) == 2
+    plain = scorecard.record("construction.full.max_error", 0.0, profile="quick")
+    assert scorecard.paper_cell(plain) == "0"  # no reference of its own: nothing added
+    # a record written before records carried their reference is read without one
+    folder = build / "scorecard" / "smoke"
+    folder.mkdir(parents=True)
+    old = {k: v for k, v in rec.__dict__.items() if k != "reference"}
+    (folder / "appD2.min_loss.json").write_text(json.dumps(old))
+    assert scorecard.collect("smoke")[0].reference is None

@@ -1,5 +1,7 @@
 """Fig. 2's surplus against the budget (``report.surplus_ladder``), on planted member rows."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from gated_attention.report import scorecard
@@ -9,7 +11,14 @@ from gated_attention.report.surplus_ladder import Rung, fig2_records, ladder_tab
 
 def member(seed, hidden, lam_one=10, lam_zero=4, learned=True, merged=0):
     between = hidden - lam_one - lam_zero
-    return MemberRow(seed, hidden, lam_one, lam_zero, between, 4, 1e-6, 0, 0, learned, merged, None)
+    rev = SimpleNamespace(  # what held_out_values reads: nothing merged, a small distance
+        merged=SimpleNamespace(groups=[], kept=[], net=None),
+        groups=SimpleNamespace(one=[], zero=[]),
+        poly_distance=1e-4 * seed,
+    )
+    return MemberRow(
+        seed, hidden, lam_one, lam_zero, between, 4, 1e-6, 0, 0, learned, merged, rev, loss=1e-7
+    )
 
 
 @pytest.fixture
@@ -50,3 +59,8 @@ def test_a_rung_is_scored_with_fig2_criteria_and_its_budget(build):
     assert rows["fig2.lambda_one"].budget.endswith("; 1 seed")
     assert rows["fig2.merge_found"].budget.startswith("8,000 steps")
     assert rows["fig2.merge_found"].budget.endswith("; 2 seeds")
+    # Table 1 over both held-out seeds (their median), and App. C.2 without a merged group
+    assert rows["table1.poly_distance_median"].ours == pytest.approx(3.5e-4)
+    assert rows["table1.loss_median"].status == "pass"
+    merged = rows["fig2.merged_is_output_neuron"]
+    assert merged.ours is None and "premise fails" in merged.note

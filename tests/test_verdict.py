@@ -51,9 +51,15 @@ def test_status_needs_every_central_row(build):
         rec("fig2.lambda_zero", 4, profile="quick"),
         rec("fig2.construction_counts_fraction", 1.0, profile="quick"),
     ]
-    assert verdict.status(fig2, counts) == "partly"  # fig2.merge_found not measured
+    assert verdict.status(fig2, counts[1:]) == "partly"  # a central row not measured
+    assert verdict.status(fig2, counts) == "reproduced"
+    # merging is a claim of its own (App. C.2): "some group merges" does not decide it
+    fig2c = _claim("fig2c")
     merged = rec("fig2.merge_found", 2, profile="quick")
     assert verdict.status(fig2, [*counts, merged]) == "reproduced"
+    assert verdict.status(fig2c, [merged]) == "not scored"
+    output = rec("fig2.merged_is_output_neuron", 1.0, profile="quick")
+    assert verdict.status(fig2c, [merged, output]) == "reproduced"
     # a passing supporting row does not make a claim partly reproduced
     support = rec("fig2.learned_fraction", 1.0, profile="quick")
     misses = [rec("fig2.hidden_after_pruning", 20, profile="quick"), support]
@@ -97,19 +103,24 @@ def test_block_is_generated_from_the_rows(build):
     rows = scorecard.session_records()
     build_rows = [r for r in rows if not r.run]
     text = verdict.block(build_rows, [r for r in rows if r.run], "quick")
+    # one headline: the status at the largest budget and what decides it
     assert (
-        "**Not reproduced** in this build, profile quick (3,000 steps, 0.3% of the paper's" in text
+        "**Not reproduced** at the largest budget measured, `ti-gpu`: 1,000,000 steps. "
+        "Deciding: hidden neurons with lam > 0.99 11 (paper 10) ✗ (0 of 4 central rows pass, "
+        "3 not measured here)." in text
     )
+    # every budget in a folded table below it
+    assert ":::{dropdown} Every budget (2)" in text
+    assert "| this build (quick): 3,000 steps, 0.3% of the paper's" in text
     assert "hidden neurons after lossless pruning (d = 4) 20 (paper 14) ✗" in text
-    assert "not measured at this budget: fig2.construction_counts_fraction" in text
-    assert "the recorded run `ti-gpu` (1,000,000 steps):" in text
     assert "**The paper:** Gradient descent finds the construction" in text
     # how the rows measured at both budgets moved, the status change with them
     assert "From this build to `ti-gpu`: hidden neurons with lam > 0.99 9 ✗ → 11 ✗." in text
     # a changed row changes the block: it cannot drift from the numbers
     scorecard.record("fig2.hidden_after_pruning", 14, profile="quick", budget=b)
     again = verdict.block([r for r in scorecard.session_records() if not r.run], [], "quick")
-    assert "(d = 4) 14 (paper 14) ✓" in again and "**Partly reproduced**" in again
+    assert "**Partly reproduced** at this build (quick)" in again
+    assert "Every budget" not in again  # one budget: no table
 
 
 def test_a_claim_that_flips_with_the_budget_says_so(build):
@@ -149,11 +160,12 @@ def test_the_largest_recorded_budget_decides_the_recorded_status(build):
     assert verdict.largest(_claim("fig2"), rows) is None
     scorecard.record("fig3a.edge", 3.5, profile="quick")
     text = verdict.block([r for r in scorecard.session_records() if not r.run], rows, "quick")
-    assert text.index("`a-long`, the largest budget recorded") < text.index("`a-cpu`")
+    assert "**Not reproduced** at the largest budget measured, `a-long`: 1,000,000" in text
+    assert "| `a-cpu`: 100,000 steps" in text and "| Reproduced |" in text
     assert "From this build to `a-long`" in text and "From this build to `a-cpu`" not in text
     intro = scorecard_page.summary_html([], rows, "quick")
     # the status of the larger budget (a miss), not of the passing smaller one, with its budget
-    assert "&#10007; not<br><small>a-long: 1,000,000 steps" in intro
+    assert "&#10007; not</span><br><small>a-long: 1,000,000 steps" in intro
 
 
 def test_a_claim_scored_in_two_chapters_reads_its_status_where_it_is_stated(build):
@@ -189,7 +201,7 @@ def test_a_row_without_training_counts_at_every_budget(build):
     ]
     assert verdict.status(sec5, run) == "partly"
     assert verdict.status(sec5, verdict.with_budget_free(run, [gd])) == "reproduced"
-    assert "**Reproduced** in the recorded run `r`" in verdict.block([gd], run, "quick")
+    assert "| `r` | Reproduced |" in verdict.block([gd], run, "quick")
 
 
 def test_moved_reads_from_the_smaller_budget_to_the_larger(build):
@@ -209,3 +221,11 @@ def test_moved_reads_from_the_smaller_budget_to_the_larger(build):
         "From `tiny` to this build: loss edge"
     )
     assert verdict.moved(fig3a, bigger, tiny, "tiny").endswith("1 ✗ → 2 ✓ (not → reproduced).")
+
+
+def test_a_reference_of_ours_is_what_the_verdict_says_it_wants(build):
+    r = scorecard.record("appD2.min_loss", "7/74", profile="quick")
+    assert r.reference == "7/74" and r.paper != "7/74"
+    assert "want 7/74 (ours)" in verdict.block([r], [], "quick")
+    s = scorecard.record("sec5.gd_loss", 0.0946, profile="quick")
+    assert "want within 1% of 0.0946 (ours)" in verdict.block([s], [], "quick")

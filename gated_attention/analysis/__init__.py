@@ -33,7 +33,14 @@ from .boundary import Network, member, network
 from .gd_learned import RegressionAnalysis, analyse_regression
 from .lam_groups import LamGroups, lam_groups
 from .loss_edge import CENTRAL_LEVEL, LEVELS, Edge, edges, loss_edge, median_excess
-from .merging import Merged, merge, merge_error, output_kernels
+from .merging import (
+    Merged,
+    merge,
+    merge_error,
+    merged_selector_shares,
+    output_kernels,
+    selector_share,
+)
 from .polynomial import Polynomial, attention_polynomial, polynomial_distance, rnn_polynomial
 from .pruning import Pruned, contributions, output_change, prune
 from .reorder import Reordered, reorder
@@ -93,6 +100,8 @@ __all__ = [
     "Merged",
     "merge",
     "merge_error",
+    "merged_selector_shares",
+    "selector_share",
     "output_kernels",
     "Reordered",
     "reorder",

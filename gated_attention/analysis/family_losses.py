@@ -6,19 +6,34 @@ Glossary:
     curve     per family: parameter counts (K,), seed mean (K,), min and max over seeds (K,)
     ratio     seed-mean loss of one family over another's at the largest parameter target
     worst     the largest per-seed loss at the largest target (a diverged seed: +inf)
+    members   the seeds of a family at the largest target, each kept or excluded: diverged (a
+              non-finite loss) or not learned (a gate loss above its bar: for Fig. 4A the
+              normalised loss above 1, worse than predicting zero; for Fig. 4B the
+              in-distribution loss above the setup check's bar, 1.05 x one GD step)
+    rows      the scorecard rows of Fig. 4A/B: ratios of seed MEDIANS over the kept members
+              (the ordinary median: the midpoint of the two middle seeds for an even count);
+              NaN, with a note "premise fails: ...", when a family of a row keeps no member
 """
 
 from __future__ import annotations
 
 import dataclasses
+import statistics
 
 import torch
 
 __all__ = [
     "Curve",
+    "FIG4A_RATIOS",
+    "Members",
+    "PREMISE",
+    "Row",
     "SetupRow",
+    "WORSE_THAN_ZERO",
     "curves",
+    "fig4a_rows",
     "fig4b_rows",
+    "members",
     "unstable",
     "late_fall",
     "loss_at",
@@ -86,24 +101,210 @@ def ratio(config, tensors: dict, a: str, b: str, key: str = "eval_loss") -> floa
     return loss_at(config, tensors, a, key) / loss_at(config, tensors, b, key)
 
 
-def fig4b_rows(config, tensors: dict, gd_ood: float) -> tuple[dict[str, float], str]:
-    """Fig. 4B's scorecard rows (id -> value) at the largest size, out of distribution
-    (``ood_loss``), and the best family other than the GRU (the ``fig4b.gru_best`` row's
-    comparison): the GRU's and the LSTM's loss over one GD step's ``gd_ood`` (seed mean and
-    worst seed), the GRU over the best other family, and the LRU orderings."""
-    key = "ood_loss"
-    others = [f for f in config.families if f != "gru"]
-    best_other = min(others, key=lambda f: loss_at(config, tensors, f, key))
-    rows = {
-        "fig4b.gru_below_gd": loss_at(config, tensors, "gru", key) / gd_ood,
-        "fig4b.gru_below_gd_significant": worst_seed_at(config, tensors, "gru", key) / gd_ood,
-        "fig4b.lstm_below_gd": loss_at(config, tensors, "lstm", key) / gd_ood,
-        "fig4b.lstm_below_gd_significant": worst_seed_at(config, tensors, "lstm", key) / gd_ood,
-        "fig4b.gru_best": ratio(config, tensors, "gru", best_other, key),
-        "fig4b.lru_inout_below_lru": ratio(config, tensors, "lru_inout", "lru", key),
-        "fig4b.lru_below_mlp": ratio(config, tensors, "lru", "lru_inout_mlp", key),
+#: how the note of a row whose premise fails begins (``report.verdict``: undecided)
+PREMISE = "premise fails"
+
+
+@dataclasses.dataclass(frozen=True)
+class Members:
+    """The seeds of one family at the largest parameter target: the scored loss of each
+    (``losses``, a diverged seed +inf) and why a seed is excluded from the rows: ``diverged``
+    (its scored or gate loss is non-finite) or ``not_learned`` (its gate loss is above the bar).
+    The statistics are over the kept seeds only, NaN when none is kept."""
+
+    family: str
+    target: int
+    losses: tuple[float, ...]
+    diverged: tuple[bool, ...]
+    not_learned: tuple[bool, ...]
+
+    @property
+    def kept(self) -> tuple[float, ...]:
+        """The scored losses of the seeds that neither diverged nor failed to learn."""
+        return tuple(
+            v
+            for v, d, n in zip(self.losses, self.diverged, self.not_learned, strict=True)
+            if not (d or n)
+        )
+
+    @property
+    def median(self) -> float:
+        """The median of the kept losses (two middle seeds: their midpoint); NaN if none."""
+        kept = self.kept
+        return statistics.median(kept) if kept else float("nan")
+
+    @property
+    def mean(self) -> float:
+        """The mean of the kept losses; NaN if none."""
+        kept = self.kept
+        return sum(kept) / len(kept) if kept else float("nan")
+
+    @property
+    def worst(self) -> float:
+        """The largest kept loss; NaN if none."""
+        kept = self.kept
+        return max(kept) if kept else float("nan")
+
+    @property
+    def mean_all(self) -> float:
+        """The mean over every seed, excluded ones too (+inf if one diverged): the old measure."""
+        return sum(self.losses) / len(self.losses)
+
+    def excluded(self, why: str = "not learned") -> str:
+        """What was excluded, in words ("" when nothing): "1 of 3 diverged", and ``why`` for
+        the not-learned seeds ("2 of 3 worse than predicting zero")."""
+        n = len(self.losses)
+        parts = []
+        if any(self.diverged):
+            parts.append(f"{sum(self.diverged)} of {n} diverged")
+        if any(self.not_learned):
+            parts.append(f"{sum(self.not_learned)} of {n} {why}")
+        return ", ".join(parts)
+
+
+def members(
+    config,
+    tensors: dict,
+    fam: str,
+    key: str = "eval_loss",
+    *,
+    gate: str | None = None,
+    bar: float = 1.0,
+    scale: float = 1.0,
+) -> Members:
+    """The seeds of ``fam`` at the largest target of the run, scored on ``key``: a seed is
+    diverged when its ``key`` or ``gate`` loss (default: ``key``) is non-finite, not learned
+    when its ``gate`` loss over ``scale`` is above ``bar`` (Fig. 4A: eval_loss, bar 1, the loss
+    of predicting zero; Fig. 4B: eval_loss over one GD step's loss, bar 1.05)."""
+    _, vals, _ = _rows(config, tensors, fam, key)[-1]
+    target, gates, _ = _rows(config, tensors, fam, gate or key)[-1]
+    vals, gates = vals.double(), gates.double()
+    diverged = ~torch.isfinite(vals) | ~torch.isfinite(gates)
+    not_learned = ~diverged & (gates.nan_to_num(nan=0.0) / scale > bar)
+    return Members(
+        family=fam,
+        target=target,
+        losses=tuple(float(v) for v in vals.nan_to_num(nan=float("inf"), neginf=float("inf"))),
+        diverged=tuple(bool(v) for v in diverged),
+        not_learned=tuple(bool(v) for v in not_learned),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One scorecard row of Fig. 4A/B: its value and the note that goes with it (the
+    families it compares and what was excluded, or why its premise fails: then it is NaN)."""
+
+    value: float
+    note: str
+
+
+def _row(value, ms: list[Members], what: str, why: str, where: str) -> Row:
+    """``value()`` over the kept members, or NaN with the premise note when a family of the
+    row keeps none; the note names the row's families (``what``) and what was excluded."""
+    failed = [m for m in ms if not m.kept]
+    if failed:
+        said = [f"{PREMISE}: {m.family} did not learn{where} ({m.excluded(why)})" for m in failed]
+        return Row(float("nan"), "; ".join(said))
+    out = [f"{m.family} {m.excluded(why)}" for m in ms if m.excluded(why)]
+    note = what + (f"; excluded: {', '.join(out)}" if out else "")
+    return Row(float(value()), note)
+
+
+#: Fig. 4A's ratio rows: (numerator, denominator) families of each ratio of seed medians
+FIG4A_RATIOS = {
+    "fig4a.dense_vs_diagonal": ("dense", "gated"),
+    "fig4a.dense_vs_diagonal_2x": ("dense", "gated"),
+    "fig4a.lru_inout_below_lru": ("lru_inout", "lru"),
+    "fig4a.glu_below_mlp": ("lru_inout", "lru_inout_mlp"),
+    "fig4a.gated_below_lstm": ("gated", "lstm"),
+    "fig4a.gated_below_gru": ("gated", "gru"),
+}
+#: why a Fig. 4A seed is not learned (normalised loss above 1)
+WORSE_THAN_ZERO = "worse than predicting zero"
+
+
+def fig4a_rows(config, tensors: dict) -> tuple[dict[str, Row], dict[str, Members]]:
+    """Fig. 4A's scorecard rows (id -> ``Row``) at the largest target, from the normalised
+    held-out loss (``eval_loss``: 1 is the loss of predicting zero), and the members of every
+    family. A seed that diverged or ended above 1 is excluded; each row of ``FIG4A_RATIOS`` is
+    a ratio of seed medians over the seeds kept, and ``fig4a.mlp_fails_like_lstm_gru`` is the
+    MLP variant's median over the lower of the LSTM's and the GRU's medians."""
+    ms = {f: members(config, tensors, f) for f in config.families}
+    why = WORSE_THAN_ZERO
+    rows = {}
+    for id, (a, b) in FIG4A_RATIOS.items():
+        rows[id] = _row(
+            lambda a=a, b=b: ms[a].median / ms[b].median, [ms[a], ms[b]], f"{a} / {b}", why, ""
+        )
+    mlp, lstm, gru = ms["lru_inout_mlp"], ms["lstm"], ms["gru"]
+    rows["fig4a.mlp_fails_like_lstm_gru"] = _row(
+        lambda: mlp.median / min(lstm.median, gru.median),
+        [mlp, lstm, gru],
+        "lru_inout_mlp / min(lstm, gru)",
+        why,
+        "",
+    )
+    return rows, ms
+
+
+def fig4b_rows(
+    config, tensors: dict, gd_ood: float, *, gd_in: float, bar: float
+) -> tuple[dict[str, Row], dict[str, Members], str | None]:
+    """Fig. 4B's scorecard rows (id -> ``Row``) at the largest target, out of distribution
+    (``ood_loss``), the members of every family, and the family the ``fig4b.gru_best`` row
+    compares the GRU with (None: no other family learned).
+
+    A seed whose in-distribution loss (``eval_loss``) over one GD step's ``gd_in`` is above
+    ``bar`` (the setup check's, 1.05) did not learn the task and is excluded; a family that
+    keeps no seed did not learn it, and every row that orders it is NaN, its premise failing.
+    The rows: the GRU's and the LSTM's seed-median OOD loss over one GD step's ``gd_ood`` (and
+    their worst kept seed's), the GRU over the best other family that learned, and the LRU
+    orderings (ratios of medians)."""
+    if not (gd_in > 0 and gd_ood > 0):
+        raise ValueError(f"the GD losses must be positive, got {gd_in!r}, {gd_ood!r}")
+    ms = {
+        f: members(config, tensors, f, "ood_loss", gate="eval_loss", bar=bar, scale=gd_in)
+        for f in config.families
     }
-    return rows, best_other
+    why, where = f"above {bar:g} x GD", " in distribution"
+
+    def row(value, fams, what):
+        return _row(value, [ms[f] for f in fams], what, why, where)
+
+    learned = [f for f in config.families if f != "gru" and ms[f].kept]
+    best = min(learned, key=lambda f: ms[f].median) if learned else None
+    rows = {
+        "fig4b.gru_below_gd": row(lambda: ms["gru"].median / gd_ood, ["gru"], "gru / GD"),
+        "fig4b.gru_below_gd_significant": row(
+            lambda: ms["gru"].worst / gd_ood, ["gru"], "worst kept gru seed / GD"
+        ),
+        "fig4b.lstm_below_gd": row(lambda: ms["lstm"].median / gd_ood, ["lstm"], "lstm / GD"),
+        "fig4b.lstm_below_gd_significant": row(
+            lambda: ms["lstm"].worst / gd_ood, ["lstm"], "worst kept lstm seed / GD"
+        ),
+    }
+    if best is None:
+        rows["fig4b.gru_best"] = Row(
+            float("nan"), f"{PREMISE}: no family other than gru learned{where}"
+        )
+    else:
+        rows["fig4b.gru_best"] = row(
+            lambda: ms["gru"].median / ms[best].median,
+            ["gru", best],
+            f"gru / {best}, the best other family that learned",
+        )
+    rows["fig4b.lru_inout_below_lru"] = row(
+        lambda: ms["lru_inout"].median / ms["lru"].median,
+        ["lru_inout", "lru"],
+        "lru_inout / lru",
+    )
+    rows["fig4b.lru_below_mlp"] = row(
+        lambda: ms["lru"].median / ms["lru_inout_mlp"].median,
+        ["lru", "lru_inout_mlp"],
+        "lru / lru_inout_mlp",
+    )
+    return rows, ms, best
 
 
 def unstable(

@@ -18,6 +18,9 @@ Glossary (code name -> paper symbol -> section):
     output_kernels   K_o = sum_m D[o, m] sym(W_out1[m] W_out2[m]^T)      App. C.2, Fig. 2C
     merge_error      relative distance of (K_o)_o to the nearest u (x) sym(a b^T)
     merge            greedy search for mergeable groups, and the merged network
+    selector_share   how much one output neuron is the construction's: a key-value neuron
+                     times a query neuron                                   App. A.1, C.2
+    merged_selector_shares  that share for the neuron each merged group became
 """
 
 from __future__ import annotations
@@ -29,7 +32,14 @@ import torch
 
 from .boundary import Network, require
 
-__all__ = ["Merged", "output_kernels", "merge_error", "merge"]
+__all__ = [
+    "Merged",
+    "output_kernels",
+    "merge_error",
+    "merge",
+    "selector_share",
+    "merged_selector_shares",
+]
 
 
 def output_kernels(net: Network, neurons) -> torch.Tensor:
@@ -122,3 +132,34 @@ def merge(net: Network, rtol: float = 1e-3, max_group: int = 3) -> Merged:
         net, W_out1=torch.cat(W1), W_out2=torch.cat(W2), D=torch.cat(D, dim=1)
     )
     return Merged(merged, groups, errors, pool)
+
+
+def selector_share(net: Network, neuron: int, one: list[int], zero: list[int]) -> float:
+    """How much output-gating neuron ``neuron`` is an output neuron of the construction (App.
+    A.1): one of its two rows a = W_out1[neuron], b = W_out2[neuron] reads the key-value neurons
+    ``one`` (lam ~ 1), the other the query neurons ``zero`` (lam ~ 0). The share is
+    max over the two orders of (|a_one|^2 / |a|^2) (|b_zero|^2 / |b|^2): 1 for the
+    construction's output neurons, 0 for a neuron that reads neither product."""
+    if require(net, "selector_share").side:
+        raise ValueError("side gating has no output-gating neurons")
+    if not 0 <= neuron < net.m:
+        raise ValueError(f"output neuron {neuron} out of range for m={net.m}")
+    a, b = net.W_out1[neuron], net.W_out2[neuron]
+    na, nb = float(a.pow(2).sum()), float(b.pow(2).sum())
+    if na == 0 or nb == 0:
+        return 0.0
+
+    def share(v: torch.Tensor, idx: list[int], norm: float) -> float:
+        return float(v[list(idx)].pow(2).sum()) / norm if idx else 0.0
+
+    return max(
+        share(a, one, na) * share(b, zero, nb),
+        share(a, zero, na) * share(b, one, nb),
+    )
+
+
+def merged_selector_shares(merged: Merged, one: list[int], zero: list[int]) -> list[float]:
+    """``selector_share`` of the neuron each group of ``merged`` became (they follow the kept
+    neurons in ``merged.net``), in the order of ``merged.groups``."""
+    first = len(merged.kept)
+    return [selector_share(merged.net, first + g, one, zero) for g in range(len(merged.groups))]

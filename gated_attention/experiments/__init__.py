@@ -17,6 +17,8 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     optimiser_comparison     ours: a recorded Sec. 4.1 network continued with three optimisers
     optimiser_members        ours: the same over every recorded paper-budget member
     registry                 every experiment by name
+    cpu_budget               the longest run a 2-hour CPU sitting affords, per learning claim
+    robustness               ours: Fig. 3A at the CPU budget with one of our choices changed
 """
 
 from .architectures import ArchitectureConfig, architectures_config, architectures_sweep_config

@@ -42,6 +42,16 @@ Two forms of the same map:
     reference  a plain loop over t: the whole network stepped one time step at a time.
 Parameters are real (float32 or float64); the complex numbers are formed on the fly in the
 matching complex dtype (complex64 or complex128).
+
+Departures from the reference code (the LRU of the paper's first author, minimal-LRU in JAX,
+github.com/NicolasZucchet/minimal-LRU; also stated in the chapter which_rnns_can_be_attention):
+    no GELU     the reference applies a GELU to y_t before the GLU; here the GLU reads y_t
+    no norm     the reference normalises every block (layer or batch norm); here none
+    gamma       tied to nu (``gamma_from_nu``, recomputed every call); the reference starts
+                gamma_log at that value and trains it as a free parameter
+    decay on B  the reference exempts B (B_re, B_im) from weight decay, with nu, theta and
+                gamma_log, and gives them a learning rate of their own; here only nu and theta
+                are exempt (``no_decay`` of each family) and one learning rate serves all
 """
 
 from __future__ import annotations

@@ -1,6 +1,16 @@
 """A Mamba-style selective layer (Gu & Dao, 2023; simplified, no convolution) in the shell of
 Sec. 4.3: linear embedding -> selective diagonal recurrence -> side gate -> linear readout.
 
+Departures from a minimal Mamba block (mamba-minimal in PyTorch,
+github.com/johnma2006/mamba-minimal; also stated in the chapter which_rnns_can_be_attention):
+    no conv     no depthwise causal convolution over the last few steps, hence no SiLU after it:
+                the scanned channels are u_t itself, and Delta_t, B_t and C_t read u_t alone
+                (channels linear in the input: what makes the attention construction exact)
+    full Delta  Delta_t = softplus(W_Delta u_t + b_Delta) with a square W_Delta; the reference
+                goes through a low-rank bottleneck (x_proj to dt_rank numbers, then dt_proj)
+    bare layer  no RMSNorm, no residual connection, no channel expansion; the side gate reads
+                x_t, not a projection of the block's normalised input
+
 Glossary (code name -> symbol -> shape, E ensemble members, H = width channels, N states each):
     W_e, b_e        embedding u_t = W_e x_t + b_e                          (E, H, d_in), (E, H)
     W_Delta, b_Delta  step size Delta_t = softplus(W_Delta u_t + b_Delta)  (E, H, H), (E, H)

@@ -7,12 +7,16 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.ticker import NullFormatter
 
-from ..analysis.family_losses import curves, late_fall, setup_rows, unstable
+from ..analysis.family_losses import PREMISE, curves, late_fall, setup_rows, unstable
 from ..models.family_registry import family
 
 __all__ = [
     "chosen_rates",
     "fall_table",
+    "members_table",
+    "premise_text",
+    "score_rows",
+    "setup_bar",
     "plot_budgets",
     "plot_loss_vs_params",
     "pilot_table",
@@ -187,4 +191,60 @@ def pilot_table(runs, gd_loss: float) -> str:
             f"| {family(config.family).label} | {config.change} | {config.train.steps:,} "
             f"| **{loss:.3g}** | {curve} |"
         )
+    return "\n".join(lines)
+
+
+def setup_bar() -> float:
+    """The bar of the Fig. 4B setup check (paper_values.json, ``fig4b.setup.*``: in-distribution
+    loss over one GD step's at most this): the bar a member of Fig. 4B must meet to count."""
+    from .scorecard import paper_values
+
+    bars = {v["tolerance"] for k, v in paper_values().items() if k.startswith("fig4b.setup.")}
+    if len(bars) != 1:
+        raise ValueError(f"the fig4b.setup rows must share one bar, found {sorted(bars)}")
+    return bars.pop()
+
+
+def members_table(ms: dict, scale: float = 1.0, *, why: str) -> str:
+    """A Markdown table of the members of each family at the largest parameter count
+    (``analysis.family_losses.members``): each seed's loss over ``scale`` (an excluded seed
+    struck through), what was excluded and why (``why``: the not-learned seeds), and the median
+    and the mean over the seeds kept (the rows use the median) beside the mean over every seed
+    (the measure the rows used before; +inf when a seed diverged)."""
+    lines = [
+        "| family | each seed | excluded | median (kept) | mean (kept) | mean (every seed) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in ms.values():
+        seeds = ", ".join(
+            f"~~{v / scale:.3g}~~" if d or n else f"{v / scale:.3g}"
+            for v, d, n in zip(m.losses, m.diverged, m.not_learned, strict=True)
+        )
+        lines.append(
+            f"| {family(m.family).label} | {seeds} | {m.excluded(why) or 'none'} "
+            f"| **{m.median / scale:.3g}** | {m.mean / scale:.3g} | {m.mean_all / scale:.3g} |"
+        )
+    return "\n".join(lines)
+
+
+def score_rows(rows: dict, *, profile: str, seeds: int, budget: str, run: str = "") -> list:
+    """``scorecard.record`` of each (id -> ``analysis.family_losses.Row``) with its note."""
+    from . import scorecard
+
+    return [
+        scorecard.record(
+            id, r.value, profile=profile, seeds=seeds, note=r.note, run=run, budget=budget
+        )
+        for id, r in rows.items()
+    ]
+
+
+def premise_text(rows: dict) -> str:
+    """Which rows' premise fails (a family of the row kept no member, so the row is NaN and
+    the claim cannot be decided at this budget), a row per line; or that none does."""
+    failed = {id: r.note for id, r in rows.items() if r.note.startswith(PREMISE)}
+    if not failed:
+        return "the premise of every row holds: each family it compares kept a member"
+    lines = ["the claim's premise fails at this budget (these rows are NaN, not scored):"]
+    lines += [f"  {id}: {note}" for id, note in failed.items()]
     return "\n".join(lines)

@@ -12,6 +12,8 @@ construction (``analysis.learned``), and print a row. This module does them once
     member_table   the rows as text, the paper's counts in the first line
     fractions      over the rows: how many prune to exactly 14 = 10 + 4, how many learned the
                    construction, how many have an output-gating group that merges
+    held_out_values  Table 1 over every held-out seed (medians), and App. C.2's merging: is the
+                   neuron a merged group becomes the construction's output neuron?
     spectrum_lines each group's state spectrum (ours: are surplus neurons near-copies?)
 """
 
@@ -26,6 +28,8 @@ __all__ = [
     "member_rows",
     "member_table",
     "fractions",
+    "held_out_values",
+    "SELECTOR_SHARE",
     "spectrum_lines",
     "CONSTRUCTION",
 ]
@@ -50,6 +54,7 @@ class MemberRow:
     learned: bool
     merged: int  # output-gating groups that merge into one neuron
     rev: analysis.ReverseEngineering = dataclasses.field(repr=False, compare=False)
+    loss: float = float("nan")  # held-out MSE (Table 1's loss)
 
     @property
     def counts(self) -> tuple[int, int, int]:
@@ -91,6 +96,7 @@ def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[Memb
                 between=c["between"],
                 output=r.pruned.net.m,
                 norm_loss=loss,
+                loss=float(run.tensors["eval_loss"][e]),
                 score_kv=r.score_kv,
                 score_q=r.score_q,
                 learned=analysis.learned(loss, r.score_kv, r.score_q),
@@ -133,6 +139,44 @@ def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) 
         ("merge_found", sum(r.merged > 0 for r in rows)),
     ):
         out[key] = (k, R, analysis.wilson_interval(k, R))
+    return out
+
+
+#: a merged group's neuron is the construction's output neuron when at least this share of its
+#: kernel reads a key-value neuron times a query neuron (``analysis.selector_share``)
+SELECTOR_SHARE = 0.99
+
+
+def held_out_values(rows: list[MemberRow]) -> list[tuple[str, float, str]]:
+    """(id, value, note) over every member of ``rows`` (the held-out seeds): Table 1's four
+    numbers as medians over them (``table1.*_median``), and the share of the groups merged in
+    any of them whose neuron is the construction's output neuron (``fig2.merged_is_output_neuron``,
+    share at least SELECTOR_SHARE; NaN with "premise fails" when no group merged)."""
+    if not rows:
+        raise ValueError("no members")
+    import statistics
+
+    out = [
+        (f"table1.{key}_median", float(statistics.median(get(r) for r in rows)), "")
+        for key, get in (
+            ("loss", lambda r: r.loss),
+            ("score_kv", lambda r: r.score_kv),
+            ("score_q", lambda r: r.score_q),
+            ("poly_distance", lambda r: r.rev.poly_distance),
+        )
+    ]
+    shares = [
+        (r.seed, sh)
+        for r in rows
+        for sh in analysis.merged_selector_shares(r.rev.merged, r.rev.groups.one, r.rev.groups.zero)
+    ]
+    if shares:
+        ok = sum(sh >= SELECTOR_SHARE for _, sh in shares)
+        note = "shares: " + ", ".join(f"seed {seed} {sh:.3g}" for seed, sh in shares)
+        out.append(("fig2.merged_is_output_neuron", ok / len(shares), note))
+    else:
+        note = "premise fails: no output-gating group merged in any held-out seed"
+        out.append(("fig2.merged_is_output_neuron", float("nan"), note))
     return out
 
 

@@ -72,6 +72,7 @@ class MemberRow:
 
     label: str
     held_out: bool
+    twin: bool  # held out, but the twin of a member that chose the arms' values (``twins``)
     start: tuple[int, ...]
     start_loss: float
     end: dict[str, tuple[int, ...]]
@@ -98,6 +99,19 @@ def _label(run: str, member: int) -> str:
     return short if len(fields["seeds"]) == 1 else f"{short} seed {fields['seeds'][member]}"
 
 
+def _seed(run: str, member: int) -> int:
+    """The seed of member ``member`` of the recorded run ``run``: it picks the member's teacher,
+    initialisation and data, so two members of one seed (in two runs) are twins."""
+    return int(_run_fields(run)["seeds"][member])
+
+
+def twins(config) -> list[tuple[str, int]]:
+    """The held-out members that share a seed with a member used to choose the arms' values
+    (a twin: same teacher, initialisation and data, so not independent evidence)."""
+    tuning = {_seed(*m) for m in config.members if m not in config.held_out}
+    return [m for m in config.held_out if _seed(*m) in tuning]
+
+
 def _target(config) -> tuple[int, int, int]:
     """The construction's (hidden, lam ~ 1, lam ~ 0) of the members' teacher (one d for all)."""
     ds = {_run_fields(run)["d"] for run, _ in config.members}
@@ -118,6 +132,7 @@ def member_rows(result) -> list[MemberRow]:
     steps = [int(s) for s in t["steps"]]
     target = _target(config)
     late = t["steps"] > steps[-1] / 2
+    twin = set(twins(config))
     rows = []
     for p, (run, member) in enumerate(config.members):
         counts, loss = t["counts"][p], t["held_out"][p]
@@ -127,6 +142,7 @@ def member_rows(result) -> list[MemberRow]:
             MemberRow(
                 label=_label(run, member),
                 held_out=(run, member) in config.held_out,
+                twin=(run, member) in twin,
                 start=tuple(int(v) for v in counts[0, 0]),
                 start_loss=float(loss[0, 0]),
                 end={a: tuple(int(v) for v in counts[i, -1]) for i, a in enumerate(labels)},
@@ -176,7 +192,7 @@ def members_table(result) -> str:
         step = "-" if row.reach_step is None else f"{row.reach_step:,}"
         cost = "-" if row.cost_at_reach is None else f"{row.cost_at_reach:.3g}"
         lines.append(
-            f"{row.label:<12} {'yes' if row.held_out else 'no':>8} "
+            f"{row.label:<12} {('twin' if row.twin else 'yes') if row.held_out else 'no':>8} "
             f"{_counts_text(row.start):>17} {row.start_loss:>8.2g}{arms} {step:>8} {cost:>8} "
             f"{row.cost_end:>8.3g} {row.cost_late:>8.3g}"
         )
@@ -190,8 +206,9 @@ def members_table(result) -> str:
 
 def members_scores(result) -> dict[str, float | int]:
     """The values of the optim.* scorecard rows: members whose REACH_ARM ends at the
-    construction's counts (all, and the held-out ones), members whose every AdamW arm ends with
-    more hidden neurons than the construction, and the median end cost."""
+    construction's counts (all; the held-out ones; the held-out ones that are no twin of a
+    member that chose the values, ``twins``), members whose every AdamW arm ends with more
+    hidden neurons than the construction, and the median end cost."""
     config, rows = result.config, member_rows(result)
     target = _target(config)
     adamw = [a for a in config.labels if config.arm(a)[0] == "adamw"]
@@ -201,6 +218,9 @@ def members_scores(result) -> dict[str, float | int]:
         "optim.adam_l2_reaches_construction": sum(r.ends_at(REACH_ARM, target) for r in rows),
         "optim.adam_l2_held_out_reaches": sum(
             r.ends_at(REACH_ARM, target) for r in rows if r.held_out
+        ),
+        "optim.adam_l2_independent_reaches": sum(
+            r.ends_at(REACH_ARM, target) for r in rows if r.held_out and not r.twin
         ),
         "optim.adamw_keeps_surplus": sum(all(r.end[a][0] > target[0] for a in adamw) for r in rows),
         "optim.adam_l2_loss_cost": statistics.median(r.cost_end for r in rows),
@@ -234,7 +254,8 @@ def plot_members_counts(result):
             axes[k, p].axhline(ref, color="0.5", ls="--", lw=0.8)
             axes[k, p].set_ylim(bottom=0)
             axes[k, p].yaxis.get_major_locator().set_params(integer=True)
-        axes[0, p].set_title(f"{row.label}{' (held out)' if row.held_out else ''}", fontsize=10)
+        held = " (held out, a twin)" if row.twin else " (held out)" if row.held_out else ""
+        axes[0, p].set_title(f"{row.label}{held}", fontsize=10)
         axes[3, p].set_xlabel("steps continued")
     for k, name in enumerate([*names, "held-out loss"]):
         axes[k, 0].set_ylabel(name)

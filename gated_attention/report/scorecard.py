@@ -16,6 +16,10 @@ Criteria (``criterion`` in paper_values.json; ``reference`` defaults to ``paper`
     exact   ours == reference (numbers or exact strings such as "5/74")
     report  shown, never scored: its status is "report" (the paper gives nothing comparable)
 
+``paper`` holds only what the paper states (null where it states no number); a ``reference`` that
+differs from it is ours (a derivation or construction of this companion, which its ``source``
+says), and every table shows it labelled so, beside the paper's value (``paper_cell``).
+
 A row may carry ``budget``: what it was trained with against the paper's budget
 (``verdict.budget``); rows of paper_values.json marked ``"budget": "exact"`` need no training and
 read "exact, no budget". Every record made in this process is also kept in memory
@@ -48,6 +52,8 @@ __all__ = [
     "session_records",
     "EXACT_BUDGET",
     "SET_AFTER",
+    "REF_OURS",
+    "paper_cell",
 ]
 
 STATUSES = ("pass", "miss", "report")
@@ -56,6 +62,8 @@ EXACT_BUDGET = "exact, no budget"
 #: the note of a row scored on a recorded run made before its criterion was committed
 #: (paper_values.json: ``set_after_runs``)
 SET_AFTER = "criterion set after this run"
+#: the label of a reference value that is not the paper's (paper_values.json: ``reference``)
+REF_OURS = "ref. (ours)"
 _SESSION: list = []  # every Record written by this process, in call order
 
 
@@ -77,6 +85,9 @@ class Record:
     note: str = ""
     run: str = ""  # the recorded run scored (a paper-budget run shipped with the package), if any
     budget: str = ""  # what it was trained with, against the paper's budget (verdict.budget)
+    # what the criterion compares against when it is not the paper's value: always ours (a
+    # derivation or a construction of this companion), shown labelled so (``paper_cell``)
+    reference: float | int | str | None = None
 
 
 def paper_values() -> dict[str, dict]:
@@ -222,6 +233,7 @@ def record(
         note=note,
         run=run,
         budget=budget,
+        reference=entry.get("reference"),
     )
     if write and run:
         strict = {"indent": 2, "allow_nan": False}
@@ -296,13 +308,25 @@ def _fmt(x) -> str:
     return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
 
 
+def paper_cell(r: Record) -> str:
+    """The paper column of a row: the paper's value, and the reference the criterion compares
+    against where that differs from it, labelled as ours ("0.0947; ref. (ours) 7/74")."""
+    text = _fmt(r.paper)
+    if r.reference is not None and r.reference != r.paper:
+        text += f"; {REF_OURS} {_fmt(r.reference)}"
+    return text
+
+
 def _cell(text: str) -> str:
     """Escape the table separator inside a cell ("max |RNN - attention|")."""
     return text.replace("|", "\\|")
 
 
 def to_markdown(records: list[Record], *, source: bool = True) -> str:
-    """A markdown table of records: artefact, paper, ours, criterion, status (and source)."""
+    """A markdown table of records: artefact, paper, ours, criterion, status (and source).
+
+    The paper column also shows a row's reference, labelled ours, where it differs from the
+    paper's value (``paper_cell``)."""
     head = "| id | artefact | paper | ours | criterion | status |"
     rule = "|---|---|---|---|---|---|"
     if source:
@@ -310,7 +334,7 @@ def to_markdown(records: list[Record], *, source: bool = True) -> str:
     rows = [head, rule]
     for r in records:
         mark = {"pass": "pass", "report": "report"}.get(r.status, "**miss**")
-        cells = [f"`{r.id}`", r.artefact, _fmt(r.paper), _fmt(r.ours), r.words, mark]
+        cells = [f"`{r.id}`", r.artefact, paper_cell(r), _fmt(r.ours), r.words, mark]
         if source:
             cells.append(r.source)
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")

@@ -3,9 +3,10 @@
 ``scorecard`` scores and stores rows; ``verdict`` knows the claims (paper_values.json); this
 module lays them out for the book (the scorecard page and the introduction's summary):
 
-    grouped       one small table per claim: what is measured, the paper's value, this build's
-                  value and, where a recorded run (a larger budget) exists, its value, each with a
-                  pass / miss mark; ids stay out of the way (the hover title of the mark)
+    grouped       one small table per claim: what is measured, the paper's value (and a
+                  reference of ours where it differs, labelled so), this build's value and,
+                  where a recorded run (a larger budget) exists, its value, each with a pass /
+                  miss mark; ids stay out of the way (the hover title of the mark)
     tally         passes and misses of each budget; "report" rows (the paper gives nothing
                   comparable) are counted apart, never as passes
     claim_status  per claim: reproduced, partly, not or not scored (``verdict.status``)
@@ -16,8 +17,8 @@ from __future__ import annotations
 import dataclasses
 import html
 
-from .scorecard import EXACT_BUDGET, Record, _fmt
-from .verdict import STATUS_WORDS, Claim, claim_of, claims, largest, status
+from .scorecard import EXACT_BUDGET, Record, _fmt, paper_cell
+from .verdict import STATUS_WORDS, Claim, claim_of, claims, largest, status, with_budget_free
 
 __all__ = ["Tally", "tally", "claim_status", "grouped_html", "summary_html"]
 
@@ -83,7 +84,8 @@ _STYLE = (
     "overflow-wrap:anywhere}.sc th{text-align:left;overflow-wrap:normal;word-break:keep-all}"
     ".sc .sc-pass{color:#1a7f37}"
     ".sc .sc-miss{color:#c0392b;font-weight:bold}.sc .sc-report{color:#666}"
-    ".sc col.what{width:42%}.sc small{color:#666}</style>"
+    ".sc col.what{width:42%}.sc col.st{width:9.5em}.sc small{color:#666}"
+    ".sc .stw{white-space:nowrap}</style>"
 )
 
 
@@ -129,7 +131,7 @@ def grouped_html(quick: list[Record], recorded: list[Record], build_profile: str
             r = quick_by_id.get(i) or by_id[i][0]
             what = f"{html.escape(r.artefact)}<br><small>{html.escape(r.words)}</small>"
             parts.append(
-                f"<tr><td>{what}</td><td>{html.escape(_fmt(r.paper))}</td>"
+                f"<tr><td>{what}</td><td>{html.escape(paper_cell(r))}</td>"
                 f"{_mark(quick_by_id.get(i))}"
                 f"{_recorded_cell(by_id.get(i, []), exact=r.budget == EXACT_BUDGET)}</tr>"
             )
@@ -141,21 +143,24 @@ def grouped_html(quick: list[Record], recorded: list[Record], build_profile: str
 def summary_html(quick: list[Record], recorded: list[Record], build_profile: str) -> str:
     """The introduction's first table: one row a claim (as the paper states it, and ours where
     the companion found more), its status in this build and in the recorded runs."""
-    words = {
-        "reproduced": "&#10003; reproduced",
-        "partly": "&#9680; partly",
-        "not": "&#10007; not",
-        "not scored": "&#9675; not scored",
+    words = {  # a status never breaks inside a word, however narrow its column
+        "reproduced": "<span class='stw'>&#10003; reproduced</span>",
+        "partly": "<span class='stw'>&#9680; partly</span>",
+        "not": "<span class='stw'>&#10007; not</span>",
+        "not scored": "<span class='stw'>&#9675; not scored</span>",
+        "undecided": "<span class='stw'>&#9676; undecided</span> at this budget",
     }
     assert set(words) == set(STATUS_WORDS)
     rows = [
         _STYLE,
-        "<div class='sc'><table><colgroup><col class='what'><col><col></colgroup>",
+        "<div class='sc'><table><colgroup><col class='what'><col class='st'><col></colgroup>",
         f"<tr><th>the paper's claim</th><th>{html.escape(build_profile)} build</th>"
         "<th>the largest recorded budget</th></tr>",
     ]
     for c in claims():
         top = largest(c, recorded)  # the status at the largest budget recorded
+        if top:  # with this build's rows that need no training, which count at every budget
+            top = (top[0], with_budget_free(top[1], quick))
         st, st_rec = status(c, quick), (status(c, top[1]) if top else None)
         if st is None and st_rec is None:
             continue

@@ -17,9 +17,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import scorecard, verdict
-from .members import CONSTRUCTION, MemberRow, fractions
+from .members import CONSTRUCTION, MemberRow, fractions, held_out_values
 
-__all__ = ["Rung", "ladder_table", "plot_surplus", "fig2_records"]
+__all__ = ["Rung", "ladder_table", "plot_surplus", "fig2_records", "held_out_records"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,4 +92,15 @@ def fig2_records(rung: Rung, *, profile: str, run: str = "") -> list:
         ("fig2.merge_found", sum(r.merged > 0 for r in rung.rows)),
     ):
         rows.append(scorecard.record(id_, value, seeds=R, budget=every, **kw))
-    return rows
+    return rows + held_out_records(list(rung.rows), budget=every, **kw)
+
+
+def held_out_records(rows: list, *, budget: str, profile: str, run: str = "") -> list:
+    """The rows over every held-out seed of ``rows`` (``members.held_out_values``): Table 1's
+    medians and App. C.2's merged neurons."""
+    return [
+        scorecard.record(
+            id_, value, seeds=len(rows), budget=budget, note=note, profile=profile, run=run
+        )
+        for id_, value, note in held_out_values(rows)
+    ]

@@ -8,7 +8,9 @@ training budget are data in ``paper_values.json`` ("claims"), fixed before the r
     claims      the paper's claims, in the order of the paper (``Claim``)
     status      per claim and budget: reproduced (every central row measured and passing),
                 partly (at least one central row passing), not (none), not scored (no
-                central row measured at that budget), or None (no row at that budget)
+                central row measured at that budget), undecided (a central row's premise
+                fails: its note says "premise fails", e.g. a family it compares did not learn
+                at that budget), or None (no row at that budget)
     budget      the text a row stores for the budget it was measured at: steps, the fraction of
                 the paper's steps, T against the paper's, seeds
     sentence    one sentence per claim and budget, with the deciding numbers
@@ -47,6 +49,7 @@ STATUS_WORDS = {
     "partly": "Partly reproduced",
     "not": "Not reproduced",
     "not scored": "Not scored",
+    "undecided": "Undecided at this budget",
 }
 #: the same for a claim of ours (nothing to reproduce: it holds or it does not)
 OURS_WORDS = {
@@ -54,7 +57,10 @@ OURS_WORDS = {
     "partly": "Partly holds",
     "not": "Does not hold",
     "not scored": "Not scored",
+    "undecided": "Undecided at this budget",
 }
+#: how a row's note says its premise fails (its value is NaN): the claim is undecided there
+PREMISE_FAILS = "premise fails"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,6 +123,12 @@ def _rows(claim: Claim, records: list[Record]) -> list[Record]:
     return [r for r in records if claim.has(r.id)]
 
 
+def _premise_fails(r: Record) -> bool:
+    """A part of the row's note ("; "-separated, after what ``scorecard.record`` puts first)
+    starts with ``PREMISE_FAILS``."""
+    return any(part.startswith(PREMISE_FAILS) for part in r.note.split("; "))
+
+
 def status(claim: Claim, records: list[Record]) -> str | None:
     """The claim's status from ``records`` of one budget (see the module docstring)."""
     rows = _rows(claim, records)
@@ -128,6 +140,8 @@ def status(claim: Claim, records: list[Record]) -> str | None:
     central = [by_id[i] for i in claim.central if i in by_id]
     if not central:
         return "not scored"
+    if any(_premise_fails(r) for r in central):
+        return "undecided"
     passes = sum(r.status == "pass" for r in central)
     if passes == len(claim.central):
         return "reproduced"
@@ -170,7 +184,12 @@ def _percent(x: float) -> str:
 def _want(r: Record) -> str:
     """The criterion in a few symbols."""
     tol = r.tolerance
+    ref = getattr(r, "reference", None)
+    # what the criterion compares against: the paper's value, or a reference of ours (labelled)
+    target = _fmt(r.paper) if ref is None or ref == r.paper else f"{_fmt(ref)} (ours)"
     if r.criterion == "exact":
+        if ref is not None and ref != r.paper:
+            return f"want {target}"
         return f"paper {_fmt(r.paper)}" if r.paper is not None else "exact"
     if r.criterion == "max":
         return f"want ≤ {_fmt(tol)}"
@@ -180,9 +199,9 @@ def _want(r: Record) -> str:
             return f"want {_fmt(lo)}"
         return f"want ≥ {_fmt(lo)}" if hi >= 1000 else f"want {_fmt(lo)} to {_fmt(hi)}"
     if r.criterion == "rel":
-        return f"want within {_fmt(100 * tol)}% of {_fmt(r.paper)}"
+        return f"want within {_fmt(100 * tol)}% of {target}"
     if r.criterion == "abs":
-        return f"want within {_fmt(tol)} of {_fmt(r.paper)}"
+        return f"want within {_fmt(tol)} of {target}"
     return "reported"
 
 
@@ -297,6 +316,31 @@ def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | 
     return run, runs[run]
 
 
+def _decisive(claim: Claim, rows: list[Record]) -> str:
+    """The one or two central rows that decide the claim's status at one budget: its misses
+    first (they decide a claim that does not reproduce), with how many of the central rows
+    pass."""
+    by_id = {r.id: r for r in _rows(claim, rows)}
+    central = [by_id[i] for i in claim.central if i in by_id]
+    if not central:
+        return "no central row"
+    # a premise that failed explains an undecided claim; then the misses
+    failed = [r for r in central if _premise_fails(r)]
+    shown = (failed + [r for r in central if r.status != "pass" and r not in failed])[:2]
+    shown = shown or central[:2]
+    text = "; ".join(f"{_label(r.artefact)} {_fmt(r.ours)} ({_want(r)}) {_mark(r)}" for r in shown)
+    passed = sum(r.status == "pass" for r in central)
+    total, unmeasured = len(claim.central), len(claim.central) - len(central)
+    if total > len(shown):
+        text += f" ({passed} of {total} central rows pass"
+        text += f", {unmeasured} not measured here)" if unmeasured else ")"
+    return text
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def block(
     build: list[Record],
     recorded: list[Record],
@@ -305,52 +349,78 @@ def block(
     chapter: str | None = None,
     others: list[Record] = (),
 ) -> str:
-    """The verdict block of a chapter: for each claim it has rows of (in the order of the
-    paper), the claim as the paper states it, one sentence per budget (this build, then each
-    recorded run, the largest budget first), how the rows moved between this build and the
-    largest, and ours if any.
+    """The verdict block of a chapter, read in ten seconds: for each claim it has rows of (in
+    the order of the paper), the claim as the paper states it, ONE headline with its status at
+    the largest budget measured and the one or two numbers that decide it; then, folded, a
+    table of every budget (this build, each recorded run) with its status and central rows;
+    how the rows moved between this build and the largest recorded run; and ours if any.
 
     ``chapter``: the chapter's name. A claim it scores only some rows of reads its status in
     the chapter that states the claim (``Claim.chapter``), which is executed after the others
     (``tools.book``) and counts, with its own rows, the rows ``others`` (this build's rows
-    stored by the other chapters). A recorded run's sentence counts this build's rows that
-    need no training (``with_budget_free``)."""
+    stored by the other chapters). A recorded run counts this build's rows that need no
+    training (``with_budget_free``)."""
     parts = []
     have = {r.id for r in build}
     for claim in claims():
-        lines = []
+        if not _rows(claim, build) and not _rows(claim, recorded):
+            continue
         elsewhere = claim.chapter if chapter not in (None, claim.chapter) else ""
         own = build
         if chapter == claim.chapter:
             own = build + [r for r in _rows(claim, list(others)) if r.id not in have]
-        if not _rows(claim, build) and not _rows(claim, recorded):
+        if elsewhere:
+            parts.append(
+                f"**{claim.heading}:** {claim.claim}.\n\n- "
+                + sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)
+            )
             continue
-        mine = sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)
-        if mine:
-            lines.append(mine)
-        runs = list(dict.fromkeys(r.run for r in recorded if claim.has(r.id)))
-        top = largest(claim, recorded)
-        if top:  # the largest budget first, with how the rows moved from this build to it
-            runs.insert(0, runs.pop(runs.index(top[0])))
-        for run in runs:
+        budgets = []  # (label, rows, size) of every budget with a row of the claim
+        if _rows(claim, own):
+            spent = next((r.budget for r in _rows(claim, own) if r.budget), "")
+            label = f"this build ({profile})" + (f": {spent}" if spent else "")
+            budgets.append((label, own, _claim_size(claim, own)))
+        for run in dict.fromkeys(r.run for r in recorded if claim.has(r.id)):
             rows = with_budget_free([r for r in recorded if r.run == run], own)
-            where = f"the recorded run `{run}`"
-            if run == top[0] and len(runs) > 1:
-                where += ", the largest budget recorded"
-            lines.append(sentence(claim, rows, where))
-            change = moved(claim, build, rows, run) if run == top[0] else None
+            spent = next((r.budget for r in _rows(claim, rows) if r.run and r.budget), "")
+            budgets.append(
+                (f"`{run}`" + (f": {spent}" if spent else ""), rows, _claim_size(claim, rows))
+            )
+        top = max(budgets, key=lambda b: b[2])  # the first of the largest on a tie
+        words = OURS_WORDS if claim.beyond else STATUS_WORDS
+        st = status(claim, top[1])
+        where = "the largest budget measured, " if len(budgets) > 1 else ""
+        word = words[st].removesuffix(" at this budget")  # the budget follows
+        lines = [f"**{word}** at {where}{top[0]}. Deciding: {_decisive(claim, top[1])}."]
+        folded = []
+        if len(budgets) > 1:
+            table = ["| budget | status | central rows |", "|---|---|---|"]
+            for label, rows, _ in budgets:
+                table.append(
+                    f"| {_cell(label)} | {words[status(claim, rows)]} | "
+                    f"{_cell(_decisive(claim, rows))} |"
+                )
+            folded.append("\n".join(table))
+        biggest = largest(claim, recorded)
+        if biggest and _rows(claim, build):
+            change = moved(claim, build, with_budget_free(biggest[1], own), biggest[0])
             if change:
-                lines.append(change)
-        if not lines:
-            continue
+                folded.append(change)
+        if folded:
+            title = f"Every budget ({len(budgets)})" if len(budgets) > 1 else "How the rows moved"
+            lines.append(f":::{{dropdown}} {title}\n" + "\n\n".join(folded) + "\n:::")
         if claim.ours:
             lines.append(f"*Ours, beyond the paper:* {claim.ours}.")
-        body = "\n".join(f"- {line}" for line in lines)
-        parts.append(f"**{claim.heading}:** {claim.claim}.\n\n{body}")
+        parts.append(f"**{claim.heading}:** {claim.claim}.\n\n" + "\n\n".join(lines))
     if not parts:
         return ""
-    head = "```{admonition} Verdict, generated from the scorecard rows below\n:class: note\n"
-    return head + "\n\n".join(parts) + "\n```"
+    head = "````{admonition} Verdict, generated from the scorecard rows below\n:class: note\n"
+    return head + "\n\n".join(parts) + "\n````"
+
+
+def _claim_size(claim: Claim, rows: list[Record]) -> int:
+    """Steps x T of the trained rows of the claim (0: only rows that need no training)."""
+    return max((_size(r.budget) for r in _rows(claim, rows)), default=0)
 
 
 def glue_block(profile: str, key: str = "verdict", *, chapter: str | None = None):
