@@ -111,7 +111,7 @@ def test_block_is_generated_from_the_rows(build):
     )
     # every budget in a folded table below it
     assert ":::{dropdown} Every budget (2)" in text
-    assert "| this build (quick): 3,000 steps, 0.3% of the paper's" in text
+    assert "- this build (quick): 3,000 steps, 0.3% of the paper's" in text
     assert "hidden neurons after lossless pruning (d = 4) 20 (paper 14) ✗" in text
     assert "**The paper:** Gradient descent finds the construction" in text
     # how the rows measured at both budgets moved, the status change with them
@@ -161,7 +161,7 @@ def test_the_largest_recorded_budget_decides_the_recorded_status(build):
     scorecard.record("fig3a.edge", 3.5, profile="quick")
     text = verdict.block([r for r in scorecard.session_records() if not r.run], rows, "quick")
     assert "**Not reproduced** at the largest budget measured, `a-long`: 1,000,000" in text
-    assert "| `a-cpu`: 100,000 steps" in text and "| Reproduced |" in text
+    assert "- `a-cpu`: 100,000 steps" in text and "5 seeds: **Reproduced**;" in text
     assert "From this build to `a-long`" in text and "From this build to `a-cpu`" not in text
     intro = scorecard_page.summary_html([], rows, "quick")
     # the status of the larger budget (a miss), not of the passing smaller one, with its budget
@@ -201,7 +201,7 @@ def test_a_row_without_training_counts_at_every_budget(build):
     ]
     assert verdict.status(sec5, run) == "partly"
     assert verdict.status(sec5, verdict.with_budget_free(run, [gd])) == "reproduced"
-    assert "| `r` | Reproduced |" in verdict.block([gd], run, "quick")
+    assert "- `r`: **Reproduced**;" in verdict.block([gd], run, "quick")
 
 
 def test_moved_reads_from_the_smaller_budget_to_the_larger(build):

@@ -337,10 +337,6 @@ def _decisive(claim: Claim, rows: list[Record]) -> str:
     return text
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def block(
     build: list[Record],
     recorded: list[Record],
@@ -393,14 +389,13 @@ def block(
         word = words[st].removesuffix(" at this budget")  # the budget follows
         lines = [f"**{word}** at {where}{top[0]}. Deciding: {_decisive(claim, top[1])}."]
         folded = []
-        if len(budgets) > 1:
-            table = ["| budget | status | central rows |", "|---|---|---|"]
-            for label, rows, _ in budgets:
-                table.append(
-                    f"| {_cell(label)} | {words[status(claim, rows)]} | "
-                    f"{_cell(_decisive(claim, rows))} |"
+        if len(budgets) > 1:  # a list, not a table: it wraps within any column
+            folded.append(
+                "\n".join(
+                    f"- {label}: **{words[status(claim, rows)]}**; {_decisive(claim, rows)}."
+                    for label, rows, _ in budgets
                 )
-            folded.append("\n".join(table))
+            )
         biggest = largest(claim, recorded)
         if biggest and _rows(claim, build):
             change = moved(claim, build, with_budget_free(biggest[1], own), biggest[0])
