@@ -229,3 +229,16 @@ def test_a_reference_of_ours_is_what_the_verdict_says_it_wants(build):
     assert "want 7/74 (ours)" in verdict.block([r], [], "quick")
     s = scorecard.record("sec5.gd_loss", 0.0946, profile="quick")
     assert "want within 1% of 0.0946 (ours)" in verdict.block([s], [], "quick")
+
+
+def test_the_budget_named_is_that_of_the_rows_that_decide(build):
+    one = verdict.budget("table1", steps=1_000, T=32, seeds=1)
+    every = verdict.budget("table1", steps=1_000, T=32, seeds=3)
+    rows = [
+        scorecard.record("table1.loss", 1e-6, profile="paper", run="r", budget=one),
+        scorecard.record("table1.loss_median", 1e-6, profile="paper", run="r", budget=every),
+    ]
+    assert verdict.spent_on(_claim("table1"), rows).endswith("; 3 seeds")
+    assert "1,000 steps, 0.1% of the paper's 1,000,000; T = 32; 3 seeds" in verdict.block(
+        [], rows, "quick"
+    )

@@ -18,7 +18,16 @@ import dataclasses
 import html
 
 from .scorecard import EXACT_BUDGET, Record, _fmt, paper_cell
-from .verdict import STATUS_WORDS, Claim, claim_of, claims, largest, status, with_budget_free
+from .verdict import (
+    STATUS_WORDS,
+    Claim,
+    claim_of,
+    claims,
+    largest,
+    spent_on,
+    status,
+    with_budget_free,
+)
 
 __all__ = ["Tally", "tally", "claim_status", "grouped_html", "summary_html"]
 
@@ -168,7 +177,7 @@ def summary_html(quick: list[Record], recorded: list[Record], build_profile: str
         ours = f"<br><small>ours: {html.escape(c.ours)}</small>" if c.ours else ""
         rec_cell = words.get(st_rec, EXACT_BUDGET if exact and st else "&ndash;")
         if top:
-            spent = next((r.budget for r in top[1] if r.budget), "")
+            spent = spent_on(c, [r for r in top[1] if r.run])
             rec_cell += f"<br><small>{html.escape(top[0])}: {html.escape(spent)}</small>"
         label = f"{c.heading}: {c.claim}" if c.beyond else c.claim
         rows.append(

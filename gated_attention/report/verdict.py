@@ -373,12 +373,12 @@ def block(
             continue
         budgets = []  # (label, rows, size) of every budget with a row of the claim
         if _rows(claim, own):
-            spent = next((r.budget for r in _rows(claim, own) if r.budget), "")
+            spent = spent_on(claim, own)
             label = f"this build ({profile})" + (f": {spent}" if spent else "")
             budgets.append((label, own, _claim_size(claim, own)))
         for run in dict.fromkeys(r.run for r in recorded if claim.has(r.id)):
             rows = with_budget_free([r for r in recorded if r.run == run], own)
-            spent = next((r.budget for r in _rows(claim, rows) if r.run and r.budget), "")
+            spent = spent_on(claim, [r for r in rows if r.run])
             budgets.append(
                 (f"`{run}`" + (f": {spent}" if spent else ""), rows, _claim_size(claim, rows))
             )
@@ -411,6 +411,14 @@ def block(
         return ""
     head = "````{admonition} Verdict, generated from the scorecard rows below\n:class: note\n"
     return head + "\n\n".join(parts) + "\n````"
+
+
+def spent_on(claim: Claim, rows: list[Record]) -> str:
+    """The budget text of the claim's rows: its central rows' first (they decide it), else any
+    row's."""
+    mine = _rows(claim, rows)
+    central = [r for r in mine if r.id in claim.central and r.budget]
+    return next((r.budget for r in central + mine if r.budget), "")
 
 
 def _claim_size(claim: Claim, rows: list[Record]) -> int:
