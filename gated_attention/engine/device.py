@@ -36,10 +36,10 @@ def flush_denormals() -> bool:
     """Flush subnormal floats to zero (``torch.set_flush_denormal(True)``); True if supported.
 
     Under weight decay the weights of dead neurons shrink geometrically, and products of them
-    fall below the smallest normal float32 (1.2e-38). x86 CPUs compute with such subnormal
-    numbers up to a hundred times slower: on the 2-core machine this project is measured on,
-    one training step of a trained d = 4, n = m = 48 student took 11 ms with subnormals and
-    1.7 ms without. Flushing changes only values below 1.2e-38 (2.2e-308 in float64), far
+    fall below the smallest normal float32 (1.2e-38). Many x86 CPUs compute with such
+    subnormal numbers through a slow path; whether a trained student's step pays for it
+    depends on the processor (the Performance chapter measures it on the machine that builds
+    the book). Flushing changes only values below 1.2e-38 (2.2e-308 in float64), far
     below anything this project reports. The setting is per thread and worker threads copy it
     when they start, so ``gated_attention`` calls this on import (before torch starts its
     thread pool, in a fresh process); ``train`` calls it again for its own thread.

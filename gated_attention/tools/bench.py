@@ -150,7 +150,7 @@ def subnormal_cost(repeats: int = 30) -> dict | None:
     """The ``subnormal`` measurement of the module docstring; None without the cached run.
 
     Weight decay shrinks the weights of dead neurons geometrically; products of them fall below
-    the smallest normal float32 (1.2e-38), where x86 arithmetic is many times slower. One thread,
+    the smallest normal float32 (1.2e-38), where many x86 processors take a slow path. One thread,
     so that switching flush-to-zero on the calling thread covers all the work.
     """
     from ..engine import flush_denormals, sample_chunk
