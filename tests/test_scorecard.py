@@ -251,3 +251,25 @@ def test_a_reference_of_ours_is_shown_labelled_beside_the_paper(build):
     old = {k: v for k, v in rec.__dict__.items() if k != "reference"}
     (folder / "appD2.min_loss.json").write_text(json.dumps(old))
     assert scorecard.collect("smoke")[0].reference is None
+
+
+@pytest.mark.parametrize(
+    "entry, ours, status",
+    [
+        ({"criterion": "max", "tolerance": 0.5}, 0.5, "pass"),  # at the tolerance: in
+        ({"criterion": "max", "tolerance": 0.5}, 0.5000001, "miss"),
+        ({"criterion": "abs", "tolerance": 0.25, "paper": 1.0}, 1.25, "pass"),
+        ({"criterion": "abs", "tolerance": 0.25, "paper": 1.0}, 0.75, "pass"),
+        ({"criterion": "abs", "tolerance": 0.25, "paper": 1.0}, 1.2500001, "miss"),
+        ({"criterion": "rel", "tolerance": 0.5, "paper": 2.0, "reference": 4.0}, 6.0, "pass"),
+        ({"criterion": "rel", "tolerance": 0.5, "paper": 2.0, "reference": 4.0}, 6.0000001, "miss"),
+        ({"criterion": "range", "tolerance": [1, 2]}, 1, "pass"),
+        ({"criterion": "range", "tolerance": [1, 2]}, 2, "pass"),
+        ({"criterion": "range", "tolerance": [1, 2]}, 0.9999999, "miss"),
+        ({"criterion": "range", "tolerance": [1, 2]}, 2.0000001, "miss"),
+        ({"criterion": "exact", "paper": 14}, 14, "pass"),
+        ({"criterion": "exact", "paper": 14}, 14.000001, "miss"),
+    ],
+)
+def test_every_criterion_at_its_boundary(entry, ours, status):
+    assert scorecard._status({"id": "planted", **entry}, ours) == status
