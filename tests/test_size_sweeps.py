@@ -90,8 +90,11 @@ def test_the_finding_names_the_multiple_the_runs_give():
     assert "no one multiple" in fig3_edges.finding(mixed)
     with_variant = {**ones, "A-wd": _sweep("A", 20, "wd-run")}
     text = fig3_edges.finding(with_variant)
-    assert "weight decay 0.07 (Fig. 2's) instead of 1e-4: n* = 20 (1.43x)" in text
+    assert "it does not with weight decay 0.07 (Fig. 2's) instead of 1e-4 (n* = 20 (1.43x))" in text
     assert "Not recorded yet: teacher entries" in text
+    held = fig3_edges.finding({**ones, "A-lr": _sweep("A", 14, "lr-run")})
+    assert "the 1x edge holds with learning rate 1e-3 instead of 1e-2 (n* = 14 (1.00x))" in held
+    assert "it does not" not in held
     assert fig3_edges.finding({}).startswith("No sweep of Fig. 3")
 
 

@@ -242,3 +242,20 @@ def test_the_budget_named_is_that_of_the_rows_that_decide(build):
     assert "1,000 steps, 0.1% of the paper's 1,000,000; T = 32; 3 seeds" in verdict.block(
         [], rows, "quick"
     )
+
+
+def test_variant_runs_at_one_budget_are_one_budget_of_their_claim(build):
+    robust = _claim("fig3.robust")
+    b = verdict.budget("fig3.robust", steps=100_000, T=32, seeds=5)
+    rows = [
+        scorecard.record("fig3.robust.wd", 1.43, profile="paper", run="v-wd", budget=b),
+        scorecard.record("fig3.robust.teacher", 1.0, profile="paper", run="v-teacher", budget=b),
+    ]
+    run, its = verdict.largest(robust, rows)
+    assert run == "v-wd, v-teacher" and len(its) == 2
+    text = verdict.block([], rows, "quick")
+    assert "**Partly holds** at `v-wd`, `v-teacher`: 100,000 steps" in text
+    assert "(1 of 3 central rows pass, 1 not measured here)" in text
+    # a run that repeats a row stays apart (two budgets of one claim)
+    again = scorecard.record("fig3.robust.wd", 1.0, profile="paper", run="v-wd-2", budget=b)
+    assert len(verdict._runs_by_budget(robust, [*rows, again])) == 2

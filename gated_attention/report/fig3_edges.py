@@ -262,16 +262,31 @@ def finding(runs: dict[str, Sweep] | None = None) -> str:
         )
     where = "; ".join(f"Fig. 3{p} from `{runs[p].run}` ({runs[p].budget()})" for p in panels)
     variants = [v for v in VARIANTS if f"A-{v}" in runs]
-    robust = (
-        "Fig. 3A with one of our choices changed, at the same budget (sizes 8-28): "
-        + "; ".join(f"{VARIANTS[v]}: n* = {_edge_text(runs[f'A-{v}'])}" for v in variants)
-        + "."
-        if variants
-        else "Whether it survives our choices changed is not recorded yet."
-    )
-    absent = [VARIANTS[v] for v in VARIANTS if variants and v not in variants]
-    if absent:
-        robust += " Not recorded yet: " + "; ".join(absent) + "."
+    robust = "Whether it survives our choices changed is not recorded yet."
+    if variants:
+        ratio = {v: runs[f"A-{v}"].edges()[CENTRAL_LEVEL].ratio for v in variants}
+        bound = {v: scorecard.paper_values()[f"fig3.robust.{v}"]["tolerance"] for v in variants}
+        holds = [v for v in variants if np.isfinite(ratio[v]) and ratio[v] <= bound[v]]
+        moves = [v for v in variants if v not in holds]
+        said = []
+        if holds:
+            said.append(
+                "the 1x edge holds with "
+                + "; ".join(f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])})" for v in holds)
+            )
+        if moves:
+            said.append(
+                "it does not with "
+                + "; ".join(f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])})" for v in moves)
+            )
+        robust = (
+            "Fig. 3A with one of our choices changed, at the same budget (sizes 8-28): "
+            + ", and ".join(said)
+            + "."
+        )
+        absent = [VARIANTS[v] for v in VARIANTS if v not in variants]
+        if absent:
+            robust += " Not recorded yet: " + "; ".join(absent) + "."
     return (
         f"**One finding for Fig. 3, one rule for its three panels.** At the largest budget "
         f"recorded, the loss edge (the smallest size from which the median excess loss over "

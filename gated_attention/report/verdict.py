@@ -306,14 +306,13 @@ def _size(budget_text: str) -> int:
 def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | None:
     """(run, its rows of the claim) of the recorded run with the largest budget (steps x T of
     its rows' budget texts; the first such run on a tie), or None when no run has a row of
-    the claim."""
-    runs: dict[str, list[Record]] = {}
-    for r in _rows(claim, recorded):
-        runs.setdefault(r.run, []).append(r)
-    if not runs:
+    the claim. Runs at one budget that score different rows of the claim count as one
+    (``_runs_by_budget``): their names joined by ", "."""
+    groups = _runs_by_budget(claim, recorded)
+    if not groups:
         return None
-    run = max(runs, key=lambda k: max(_size(r.budget) for r in runs[k]))
-    return run, runs[run]
+    names, rows = max(groups, key=lambda g: max(_size(r.budget) for r in g[1]))
+    return ", ".join(names), rows
 
 
 def _decisive(claim: Claim, rows: list[Record]) -> str:
@@ -376,12 +375,11 @@ def block(
             spent = spent_on(claim, own)
             label = f"this build ({profile})" + (f": {spent}" if spent else "")
             budgets.append((label, own, _claim_size(claim, own)))
-        for run in dict.fromkeys(r.run for r in recorded if claim.has(r.id)):
-            rows = with_budget_free([r for r in recorded if r.run == run], own)
-            spent = spent_on(claim, [r for r in rows if r.run])
-            budgets.append(
-                (f"`{run}`" + (f": {spent}" if spent else ""), rows, _claim_size(claim, rows))
-            )
+        for names, run_rows in _runs_by_budget(claim, recorded):
+            rows = with_budget_free(run_rows, own)
+            spent = spent_on(claim, run_rows)
+            label = ", ".join(f"`{n}`" for n in names) + (f": {spent}" if spent else "")
+            budgets.append((label, rows, _claim_size(claim, rows)))
         top = max(budgets, key=lambda b: b[2])  # the first of the largest on a tie
         words = OURS_WORDS if claim.beyond else STATUS_WORDS
         st = status(claim, top[1])
@@ -411,6 +409,24 @@ def block(
         return ""
     head = "````{admonition} Verdict, generated from the scorecard rows below\n:class: note\n"
     return head + "\n\n".join(parts) + "\n````"
+
+
+def _runs_by_budget(claim: Claim, recorded: list[Record]) -> list[tuple[list[str], list]]:
+    """The recorded runs of the claim, as (names, rows): runs at one budget (the same budget
+    text) that score different rows of it are one budget (the variants of one experiment,
+    each run scoring its own row); a run that repeats a row of another stays apart."""
+    groups: list[tuple[list[str], list]] = []
+    for run in dict.fromkeys(r.run for r in recorded if claim.has(r.id)):
+        rows = [r for r in _rows(claim, recorded) if r.run == run]
+        spent, ids = spent_on(claim, rows), {r.id for r in rows}
+        for names, have in groups:
+            if spent and spent_on(claim, have) == spent and not ids & {r.id for r in have}:
+                names.append(run)
+                have.extend(rows)
+                break
+        else:
+            groups.append(([run], list(rows)))
+    return groups
 
 
 def spent_on(claim: Claim, rows: list[Record]) -> str:
