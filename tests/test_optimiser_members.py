@@ -186,3 +186,31 @@ def test_a_held_out_member_of_a_tuning_members_seed_is_a_twin_not_independent():
     assert scores["optim.adam_l2_independent_reaches"] == 0  # a twin is not counted
     table = om.members_table(twin_result)
     assert "twin" in [line for line in table.splitlines() if line.startswith("gpu seed 0")][0]
+
+
+def test_the_new_seed_comparison_holds_out_every_member_and_shares_no_seed():
+    from gated_attention.experiments.optimiser_members import NEW_SEED_MEMBERS
+
+    for profile in ("quick", "paper"):
+        config = ex.experiment_config("optimiser-comparison-new-seeds", profile)
+        assert config.members == NEW_SEED_MEMBERS and config.held_out == NEW_SEED_MEMBERS
+        assert om.twins(config) == []
+        base = ex.optimiser_members_config(profile)
+        assert (config.arms, config.steps, config.T) == (base.arms, base.steps, base.T)
+    seeds = {om._seed(*m) for m in NEW_SEED_MEMBERS}
+    tuning = {om._seed(*m) for m in MEMBERS}
+    assert len(seeds) == 5 and not seeds & tuning
+
+
+def test_new_seed_scores_refuse_a_member_that_chose_the_values():
+    result = hand_made()  # seed0 is not held out: it chose the L2 coefficient
+    with pytest.raises(ValueError, match="not independent.*seed0"):
+        om.new_seeds_scores(result)
+    only_held = dataclasses.replace(result.config, members=(GPU1,), held_out=(GPU1,))
+    one = SimpleNamespace(
+        config=only_held,
+        tensors={k: v[1:] if k != "steps" else v for k, v in result.tensors.items()},
+        metrics={},
+    )
+    with pytest.raises(ValueError, match="not independent.*gpu seed 1"):
+        om.new_seeds_scores(one)  # held out here, but seed 1 chose the coefficient

@@ -15,7 +15,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     setup_pilots             ours: short-budget pilots of why a family does not
     associative_recall       App. D.3 (Fig. 7): input-output and side gating on associative recall
     optimiser_comparison     ours: a recorded Sec. 4.1 network continued with three optimisers
-    optimiser_members        ours: the same over every recorded paper-budget member
+    optimiser_members        ours: the same over the paper-budget members, and on new seeds
     registry                 every experiment by name
     cpu_budget               the longest run a 2-hour CPU sitting affords, per learning claim
     robustness               ours: Fig. 3A at the CPU budget with one of our choices changed
@@ -28,7 +28,11 @@ from .families_in_context import SetupCheckConfig, setup_check_config
 from .how_many_neurons import PANELS, TRANSITION_LOSS, how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
-from .optimiser_members import OptimiserMembersConfig, optimiser_members_config
+from .optimiser_members import (
+    OptimiserMembersConfig,
+    optimiser_members_config,
+    optimiser_new_seeds_config,
+)
 from .profiles import PROFILES, check_profile, derive_seed
 from .protocol import Experiment, Job
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
@@ -74,6 +78,7 @@ __all__ = [
     "how_many_neurons_config",
     "optimiser_comparison_config",
     "optimiser_members_config",
+    "optimiser_new_seeds_config",
     "pilot_configs",
     "recorded",
     "recorded_names",

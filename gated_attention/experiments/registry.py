@@ -33,7 +33,11 @@ from .families_in_context import (
 from .how_many_neurons import how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
-from .optimiser_members import OptimiserMembersConfig, optimiser_members_config
+from .optimiser_members import (
+    OptimiserMembersConfig,
+    optimiser_members_config,
+    optimiser_new_seeds_config,
+)
 from .setup_pilots import PilotConfig
 from .teacher_identification import SENSITIVITY, sensitivity_config, teacher_identification_config
 from .teacher_student import TeacherStudentConfig
@@ -81,6 +85,7 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     "associative-recall": associative_recall_config,
     "optimiser-comparison": optimiser_comparison_config,
     "optimiser-comparison-members": optimiser_members_config,
+    "optimiser-comparison-new-seeds": optimiser_new_seeds_config,
     # the counts' sensitivity to the optimiser: one experiment per SENSITIVITY setting
     **{
         f"teacher-identification-{s}": (lambda profile, s=s: sensitivity_config(profile, s))

@@ -8,6 +8,7 @@ Glossary (code name -> meaning):
     member_rows        a ``MemberRow`` per member of an ``OptimiserMembersConfig`` result
     members_table      those rows as a plain-text table
     members_scores     the values of the optim.* scorecard rows
+    new_seeds_scores   the values of the optim.new_seeds_* rows (the comparison on new seeds)
     plot_members_counts  hidden, lam ~ 1, lam ~ 0 and the held-out loss, one column per member
 """
 
@@ -23,6 +24,7 @@ import numpy as np
 
 from ..analysis.consolidation import construction_counts
 from ..experiments.cache import RECORDED_ROOT
+from ..experiments.optimiser_members import HELD_OUT, MEMBERS
 
 __all__ = [
     "construction_step",
@@ -30,6 +32,7 @@ __all__ = [
     "member_rows",
     "members_table",
     "members_scores",
+    "new_seeds_scores",
     "plot_members_counts",
     "REACH_ARM",
     "REFERENCE_ARM",
@@ -224,6 +227,28 @@ def members_scores(result) -> dict[str, float | int]:
         ),
         "optim.adamw_keeps_surplus": sum(all(r.end[a][0] > target[0] for a in adamw) for r in rows),
         "optim.adam_l2_loss_cost": statistics.median(r.cost_end for r in rows),
+    }
+
+
+def new_seeds_scores(result) -> dict[str, float | int]:
+    """The values of the optim.new_seeds_* rows, on the comparison over new seeds
+    (``experiments.optimiser_new_seeds_config``): every member must be held out and share no
+    seed with a member that chose the arms' values (in this comparison or the paper-budget one),
+    else the rows would count evidence that is not independent."""
+    tuning = {_seed(*m) for m in MEMBERS if m not in HELD_OUT}  # the seeds that chose 3e-5
+    rows = member_rows(result)
+    dependent = [
+        r.label
+        for r, m in zip(rows, result.config.members, strict=True)
+        if not r.held_out or r.twin or _seed(*m) in tuning
+    ]
+    if dependent:
+        raise ValueError(f"new-seed rows on members that are not independent: {dependent}")
+    scores = members_scores(result)
+    return {
+        "optim.new_seeds_adam_l2_reaches": scores["optim.adam_l2_reaches_construction"],
+        "optim.new_seeds_adamw_keeps_surplus": scores["optim.adamw_keeps_surplus"],
+        "optim.new_seeds_adam_l2_loss_cost": scores["optim.adam_l2_loss_cost"],
     }
 
 
