@@ -9,6 +9,7 @@ Glossary (code name -> meaning):
     members_table      those rows as a plain-text table
     members_scores     the values of the optim.* scorecard rows
     new_seeds_scores   the values of the optim.new_seeds_* rows (the comparison on new seeds)
+    new_seeds_finding  one sentence: what the new seeds show, from those values
     plot_members_counts  hidden, lam ~ 1, lam ~ 0 and the held-out loss, one column per member
 """
 
@@ -33,6 +34,7 @@ __all__ = [
     "members_table",
     "members_scores",
     "new_seeds_scores",
+    "new_seeds_finding",
     "plot_members_counts",
     "REACH_ARM",
     "REFERENCE_ARM",
@@ -250,6 +252,25 @@ def new_seeds_scores(result) -> dict[str, float | int]:
         "optim.new_seeds_adamw_keeps_surplus": scores["optim.adamw_keeps_surplus"],
         "optim.new_seeds_adam_l2_loss_cost": scores["optim.adam_l2_loss_cost"],
     }
+
+
+def new_seeds_finding(result) -> str:
+    """What the comparison on new seeds shows, in one sentence generated from its rows' values."""
+    v, P = new_seeds_scores(result), len(result.config.members)
+    h, one, zero = _target(result.config)
+    reach, keep = v["optim.new_seeds_adam_l2_reaches"], v["optim.new_seeds_adamw_keeps_surplus"]
+    both = reach == P and keep == P
+    return (
+        f"On the {P} new seeds, Adam + L2 ends at exactly {h} = {one} + {zero} on {reach} of {P} "
+        f"members and both AdamW arms keep more than {h} hidden neurons on {keep} of {P}; the "
+        f"median held-out loss of Adam + L2 over AdamW's at the end is "
+        f"{v['optim.new_seeds_adam_l2_loss_cost']:.3g}. "
+        + (
+            "The finding holds on every independent member."
+            if both
+            else "The finding does not hold on every independent member: it is not general."
+        )
+    )
 
 
 def plot_members_counts(result):
