@@ -214,3 +214,21 @@ def test_new_seed_scores_refuse_a_member_that_chose_the_values():
     )
     with pytest.raises(ValueError, match="not independent.*gpu seed 1"):
         om.new_seeds_scores(one)  # held out here, but seed 1 chose the coefficient
+
+
+def test_new_seeds_finding_counts_and_says_when_the_finding_fails():
+    from gated_attention.experiments.optimiser_members import NEW_SEED_MEMBERS
+
+    made = hand_made()
+    two = NEW_SEED_MEMBERS[:2]
+    config = dataclasses.replace(made.config, members=two, held_out=two)
+    result = SimpleNamespace(config=config, tensors=made.tensors, metrics={})
+    scores = om.new_seeds_scores(result)
+    assert scores["optim.new_seeds_adam_l2_reaches"] == 1  # the second ends at 13 = 9 + 4
+    assert scores["optim.new_seeds_adamw_keeps_surplus"] == 2
+    text = om.new_seeds_finding(result)
+    assert "on 1 of 2 members" in text and "does not hold" in text
+    counts = made.tensors["counts"].clone()
+    counts[1, 1, -1] = torch.tensor([14, 10, 4, 12])
+    fixed = SimpleNamespace(config=config, tensors={**made.tensors, "counts": counts})
+    assert "holds on every independent member" in om.new_seeds_finding(fixed)
