@@ -33,7 +33,7 @@ from .ensembles import (
     train_ensemble,
     unstack_students,
 )
-from .loop import train
+from .loop import ON_NONFINITE, NonFiniteLossError, train
 
 __all__ = [
     "DEVICE_ENV",
@@ -41,6 +41,8 @@ __all__ = [
     "ENSEMBLE_OVERHEAD_MACS",
     "LOSSES",
     "MODES",
+    "NonFiniteLossError",
+    "ON_NONFINITE",
     "OPTIMISERS",
     "SCHEDULES",
     "TrainConfig",

@@ -98,8 +98,36 @@ class TrainConfig:
                 f"TrainConfig.lam_max must lie in (0, 1] (the cap on lam; 1.0: no cap), "
                 f"got {lam_max!r}"
             )
+        if isinstance(self.warmup_steps, bool) or not isinstance(self.warmup_steps, int):
+            raise ValueError(
+                f"TrainConfig.warmup_steps must be an integer >= 0, got {self.warmup_steps!r}"
+            )
         if not 0 <= self.warmup_steps < self.steps:
             raise ValueError(f"warmup_steps must lie in [0, steps), got {self.warmup_steps}")
+        self._check_optimiser_numbers()
+
+    def _check_optimiser_numbers(self) -> None:
+        """lr finite and > 0; weight_decay, eta_min finite and >= 0; eps finite and > 0; betas
+        two numbers in [0, 1). A ValueError names the field and the value."""
+
+        def number(name: str, val: object) -> float:
+            if isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(val):
+                raise ValueError(f"TrainConfig.{name} must be a finite number, got {val!r}")
+            return float(val)
+
+        if not number("lr", self.lr) > 0:
+            raise ValueError(f"TrainConfig.lr must be > 0, got {self.lr!r}")
+        for name in ("weight_decay", "eta_min"):
+            if not number(name, getattr(self, name)) >= 0:
+                raise ValueError(f"TrainConfig.{name} must be >= 0, got {getattr(self, name)!r}")
+        if not number("eps", self.eps) > 0:
+            raise ValueError(f"TrainConfig.eps must be > 0, got {self.eps!r}")
+        betas = self.betas
+        if not isinstance(betas, tuple | list) or len(betas) != 2:
+            raise ValueError(f"TrainConfig.betas must be two numbers in [0, 1), got {betas!r}")
+        for i, b in enumerate(betas):
+            if not 0 <= number(f"betas[{i}]", b) < 1:
+                raise ValueError(f"TrainConfig.betas[{i}] must lie in [0, 1), got {b!r}")
 
     @property
     def torch_dtype(self) -> torch.dtype:

@@ -159,6 +159,7 @@ def train_by_size(
     device: str | torch.device | None = None,
     overhead: float = ENSEMBLE_OVERHEAD_MACS,
     groups: Sequence[Sequence[int]] | None = None,
+    on_nonfinite: str = "raise",
 ) -> TrainResult:
     """``train`` for GatedRNNs of different sizes: a few ensembles of similar sizes, one after
     another (``size_groups``), instead of one in which every member costs the largest.
@@ -171,7 +172,7 @@ def train_by_size(
     files are deleted once all have finished (the caller deletes ``checkpoint`` as usual).
     ``groups``: the member indices of each ensemble, instead of ``plan_ensembles``'s split
     (which models a CPU; on a GPU, whose step of small kernels costs about the same for a few
-    members or for many, the default is one ensemble).
+    members or for many, the default is one ensemble). ``on_nonfinite``: as in ``train``.
     """
     if len(students) != len(tasks):
         raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
@@ -205,6 +206,7 @@ def train_by_size(
                 progress=progress,
                 desc=desc if len(groups) == 1 else f"{desc} n<={n_k}",
                 device=device,
+                on_nonfinite=on_nonfinite,
             )
         )
     if len(groups) > 1:
@@ -224,9 +226,11 @@ def train_ensemble(
     progress: bool = True,
     desc: str = "training",
     device: str | torch.device | None = None,
+    on_nonfinite: str = "raise",
 ) -> TrainResult:
     """``train`` on GatedRNNs of any sizes as one ensemble (``stack_students``: the smaller
-    ones masked inside the largest): one ensemble of ``train_by_size``."""
+    ones masked inside the largest): one ensemble of ``train_by_size``. ``on_nonfinite`` as in
+    ``train`` (a member index in its error counts within this ensemble)."""
     params, masks = stack_students(students)
     return train(
         tasks,
@@ -238,6 +242,7 @@ def train_ensemble(
         progress=progress,
         desc=desc,
         device=device,
+        on_nonfinite=on_nonfinite,
     )
 
 

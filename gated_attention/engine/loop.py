@@ -59,6 +59,28 @@ from .device import GraphedStep, draw_in_background, flush_denormals, resolve_de
 
 Forward = Callable[[torch.Tensor, dict], torch.Tensor]
 
+#: what ``train`` does when a member's loss or weights turn non-finite (``on_nonfinite``)
+ON_NONFINITE = ("raise", "keep")
+
+
+class NonFiniteLossError(ValueError):
+    """A training run whose loss (or weights) went NaN or inf: it diverged.
+
+    Attributes:
+        steps      (first, last): the steps of the logged window (or chunk) where it was seen
+        members    the ensemble indices whose loss or weights are non-finite
+        checkpoint the last checkpoint file written with finite weights (None: none written)
+        partial    the ``TrainResult`` up to the detection: the loss curve so far and the
+                   parameters (the members not in ``members`` are intact)
+    """
+
+    def __init__(self, message: str, *, steps, members, checkpoint, partial) -> None:
+        super().__init__(message)
+        self.steps = steps
+        self.members = members
+        self.checkpoint = checkpoint
+        self.partial = partial
+
 
 def train(
     tasks: Sequence[Task],
@@ -75,6 +97,7 @@ def train(
     device: str | torch.device | None = None,
     cuda_graph: bool | None = None,
     on_log: Callable[[int, dict[str, torch.Tensor]], None] | None = None,
+    on_nonfinite: str = "raise",
 ) -> TrainResult:
     """Train an ensemble of E students, member e on ``tasks[e]`` with data from ``data_seeds[e]``.
 
@@ -98,12 +121,29 @@ def train(
             a detached copy of the (E, ...) parameters in the layout of ``params``: what an
             experiment records along the run (its counts, a held-out loss) without a loop of
             its own.
+        on_nonfinite: "raise" (default): a member whose logged window loss is NaN or inf (read
+            back at the log boundary, no extra per-step sync), or whose weights are non-finite
+            at a checkpoint or at the end, stops the run with ``NonFiniteLossError`` naming the
+            steps, the members and the last checkpoint with finite weights (none is written
+            after the divergence). "keep": train on; a diverged member ends with NaN losses
+            and weights (a learning-rate sweep scores it as infinitely bad).
+
+    Raises:
+        NonFiniteLossError: see ``on_nonfinite``.
+        ValueError: the tasks do not match the parameters (the gated RNN's d + 1 input
+            columns, d_out output rows), or the first step fails on their shapes.
     """
+    if on_nonfinite not in ON_NONFINITE:
+        raise ValueError(
+            f"on_nonfinite must be one of {', '.join(ON_NONFINITE)}, got {on_nonfinite!r}"
+        )
     tasks = [check_task(t) for t in tasks]
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
     dev = resolve_device(device)
     E = len(tasks)
     check_ensemble(tasks, params, data_seeds, masks)
+    if forward is None:
+        check_gated_shapes(tasks[0], params)
     c = config
     dtype = c.torch_dtype
     t0 = time.perf_counter()
@@ -154,6 +194,10 @@ def train(
         losses = [w.to(dev) for w in losses]
         window = window.to(dtype=dtype, device=dev)
     resumed_from = step
+    # the last checkpoint written with finite weights (file, step), and the last step up to
+    # which the run was seen finite: what a NonFiniteLossError names
+    good_checkpoint = None if state is None else (path, step)
+    checked = step
 
     # fast, output gating: one fused node (fast_path.FusedLoss). Masked entries start at zero and
     # stay exactly zero without re-masking: a zero row/column of a padded neuron makes every
@@ -213,6 +257,50 @@ def train(
             lambda x, y: fused_loss(x, P, y, T, out_steps_dev, scale), opt, window, use_graph
         )
 
+    def result() -> TrainResult:
+        """The run so far: CPU parameters in the layout of ``params``, the logged losses."""
+        final = {k: v.detach() for k, v in P.items()}
+        final = {k: v.cpu().clone() for k, v in (unpack_params(final) if packed else final).items()}
+        return TrainResult(
+            params=final,
+            loss_steps=torch.tensor(loss_steps, dtype=torch.long),
+            losses=torch.stack(losses).cpu() if losses else torch.zeros(0, E, dtype=dtype),
+            wall_time=time.perf_counter() - t0,
+            resumed_from=resumed_from,
+        )
+
+    def check_finite(bad: torch.Tensor, what: str) -> None:
+        """Raise NonFiniteLossError if ``bad`` (E,) bool (on the CPU) flags a member ("raise")."""
+        nonlocal checked
+        if on_nonfinite == "keep":
+            return
+        members = bad.nonzero().flatten().tolist()
+        if not members:
+            checked = step
+            return
+        bar.close()
+        first = checked + 1
+        saved = (
+            f"the last checkpoint with finite weights is {good_checkpoint[0]} (step "
+            f"{good_checkpoint[1]})"
+            if good_checkpoint is not None
+            else "no checkpoint was written"
+        )
+        raise NonFiniteLossError(
+            f"training diverged: the {what} of member(s) {members} (ensemble indices) became "
+            f"NaN or inf in steps {first}-{step} (lr={c.lr:g}, optimiser {c.optimiser}, "
+            f"{c.dtype}); {saved}; on_nonfinite='keep' trains on instead",
+            steps=(first, step),
+            members=members,
+            checkpoint=None if good_checkpoint is None else good_checkpoint[0],
+            partial=result(),
+        )
+
+    def weights_bad() -> torch.Tensor:
+        """(E,) bool on the CPU: the members with a non-finite weight (one read-back)."""
+        flags = [~torch.isfinite(v.detach()).flatten(1).all(dim=1) for v in P.values()]
+        return torch.stack(flags).any(dim=0).cpu()
+
     bar = tqdm(total=c.steps, initial=step, desc=desc, **({} if progress else {"disable": True}))
     pending: Future | None = None
     try:
@@ -230,22 +318,34 @@ def train(
                 if len(gens) < E:
                     X, Y = X[:, streams_dev], Y[:, streams_dev]
             for i in range(k):
-                if graphed is not None:  # loss, gradients and the loss window in one node
-                    graphed(X[i], Y[i], before_capture=pending)
-                    opt.step()
-                    project()
-                else:
-                    loss = step_loss(X[i], Y[i])
-                    loss.sum().backward()  # the members' gradients stay separate
-                    opt.step()
-                    project()
-                    opt.zero_grad(set_to_none=True)
-                    if fast:
-                        window += loss.detach()
-                    else:  # the reference reads the loss back every step, as a plain loop would
-                        window += torch.tensor(
-                            [float(v) for v in loss.detach()], dtype=dtype, device=dev
-                        )
+                try:
+                    if graphed is not None:  # loss, gradients and the loss window in one node
+                        graphed(X[i], Y[i], before_capture=pending)
+                        opt.step()
+                        project()
+                    else:
+                        loss = step_loss(X[i], Y[i])
+                        loss.sum().backward()  # the members' gradients stay separate
+                        opt.step()
+                        project()
+                        opt.zero_grad(set_to_none=True)
+                        if fast:
+                            window += loss.detach()
+                        else:  # the reference reads the loss back every step, as a loop would
+                            window += torch.tensor(
+                                [float(v) for v in loss.detach()], dtype=dtype, device=dev
+                            )
+                except torch.OutOfMemoryError:
+                    raise
+                except RuntimeError as err:
+                    if step > resumed_from:
+                        raise
+                    raise ValueError(
+                        f"the first training step failed: tasks have d={tasks[0].d}, "
+                        f"d_out={tasks[0].d_out}, T={T}; params have "
+                        f"{', '.join(f'{n} {tuple(v.shape)}' for n, v in params.items())} "
+                        f"(does the network fit the task?): {err}"
+                    ) from err
                 sched.step()
                 step += 1
                 if step % c.log_every == 0 or step == c.steps:
@@ -253,31 +353,32 @@ def train(
                     losses.append(window / n_win)
                     loss_steps.append(step)
                     window.zero_()  # in place: a captured step adds into this very tensor
-                    bar.set_postfix(loss=f"{float(losses[-1].mean()):.3g}", refresh=False)
+                    read = losses[-1].cpu()  # the window's one read-back, for the bar and the check
+                    bar.set_postfix(loss=f"{float(read.mean()):.3g}", refresh=False)
+                    check_finite(~torch.isfinite(read), "loss")
                     if on_log is not None:
                         now = {k: v.detach().cpu().clone() for k, v in P.items()}
                         on_log(step, unpack_params(now) if packed else now)
             bar.update(k)
             if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
                 if step < c.steps:
+                    if on_nonfinite == "raise":  # never checkpoint a diverged state
+                        check_finite(
+                            weights_bad() | ~torch.isfinite(window.cpu()), "loss or weights"
+                        )
                     member_states = [states[int(u)] for u in streams]
                     save_checkpoint(
                         path, P, opt, sched, member_states, step, loss_steps, losses, window
                     )
+                    good_checkpoint = (path, step)
+        if on_nonfinite == "raise":  # the last update may have broken the weights
+            check_finite(weights_bad(), "weights")
     finally:
         for ex in (prefetch, pool):
             if ex is not None:
                 ex.shutdown(wait=True, cancel_futures=True)
     bar.close()
-    final = {k: v.detach() for k, v in P.items()}
-    final = {k: v.cpu().clone() for k, v in (unpack_params(final) if packed else final).items()}
-    return TrainResult(
-        params=final,
-        loss_steps=torch.tensor(loss_steps, dtype=torch.long),
-        losses=torch.stack(losses).cpu() if losses else torch.zeros(0, E, dtype=dtype),
-        wall_time=time.perf_counter() - t0,
-        resumed_from=resumed_from,
-    )
+    return result()
 
 
 def optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
@@ -301,7 +402,7 @@ def optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
         fused = {"fused": True} if c.mode == "fast" else {"foreach": False}
         cls = torch.optim.AdamW if c.optimiser == "adamw" else torch.optim.Adam
         opt = cls(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
-    factor = (lambda s: cosine_lr(s, c) / c.lr) if c.lr > 0 else (lambda s: 1.0)  # lr 0: stays 0
+    factor = lambda s: cosine_lr(s, c) / c.lr  # noqa: E731 (TrainConfig: lr > 0)
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
 
@@ -311,6 +412,29 @@ def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     E = logits.shape[0]
     loss = F.cross_entropy(logits.flatten(0, -2), y.argmax(dim=-1).flatten(), reduction="none")
     return loss.view(E, -1).mean(dim=1)
+
+
+def check_gated_shapes(task: Task, params: dict[str, torch.Tensor]) -> None:
+    """The gated RNN of Eq. (2) reads x~ = [x; 1] and writes d_out outputs: W_in1 (E, n, d+1)
+    and D (E, d_out, m) (or (E, d_out, n) with side gating) must fit the task's d and d_out.
+    A ValueError names both sizes."""
+    W_in1, D = params.get("W_in1"), params.get("D")
+    if W_in1 is None or D is None:
+        missing = [k for k in ("W_in1", "D") if k not in params]
+        raise ValueError(
+            f"params lack {', '.join(missing)}: the gated RNN of Eq. (2) (forward=None) needs "
+            f"W_in1, W_in2, nu, D and W_out1, W_out2 or W_side; got {', '.join(params)}"
+        )
+    if W_in1.dim() != 3 or W_in1.shape[-1] != task.d + 1:
+        raise ValueError(
+            f"the task has input size d={task.d} but the network is built for "
+            f"d={W_in1.shape[-1] - 1} (W_in1 {tuple(W_in1.shape)} is (E, n, d+1))"
+        )
+    if D.dim() != 3 or D.shape[1] != task.d_out:
+        raise ValueError(
+            f"the task has output size d_out={task.d_out} but the network is built for "
+            f"d_out={D.shape[1] if D.dim() > 1 else '?'} (D {tuple(D.shape)} is (E, d_out, m))"
+        )
 
 
 def check_ensemble(tasks, params, data_seeds, masks) -> None:

@@ -1,0 +1,199 @@
+"""Guards: bad input and failed training end in an error that names the problem (the value,
+the step, the member), before anything is computed on it, and nothing computed earlier is lost.
+"""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from gated_attention import GatedRNN
+from gated_attention.engine import (
+    NonFiniteLossError,
+    TrainConfig,
+    stack_students,
+    train,
+    train_ensemble,
+)
+from gated_attention.tasks import TeacherStudentTask
+
+TINY = dict(log_every=2, chunk_steps=2, batch_size=4)
+
+
+def students(n_members: int = 2, d: int = 3, seed: int = 0) -> list[GatedRNN]:
+    return [GatedRNN(d, 4, 3, seed=seed + e) for e in range(n_members)]
+
+
+def tasks(n_members: int = 2, d: int = 3) -> list[TeacherStudentTask]:
+    return [TeacherStudentTask.from_seed(d, seed=e, T=4) for e in range(n_members)]
+
+
+def stacked_nan(member: int, n_members: int = 2) -> tuple[dict, dict]:
+    """Stacked students with one NaN weight in ``member``."""
+    params, masks = stack_students(students(n_members))
+    params["D"][member, 0, 0] = float("nan")
+    return params, masks
+
+
+# --- training: a non-finite loss stops the run ---------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["fast", "reference"])
+def test_a_nan_student_stops_training_naming_step_and_member(mode):
+    params, masks = stacked_nan(member=1)
+    c = TrainConfig(steps=6, mode=mode, **TINY)
+    with pytest.raises(NonFiniteLossError) as err:
+        train(tasks(), params, c, data_seeds=[0, 1], masks=masks, progress=False)
+    msg = str(err.value)
+    assert "member(s) [1]" in msg and "steps 1-2" in msg and "no checkpoint was written" in msg
+    assert err.value.members == [1] and err.value.steps == (1, 2)
+    assert isinstance(err.value, ValueError)
+    partial = err.value.partial  # the run so far is not lost: member 0 trained and is finite
+    assert partial.losses.shape == (1, 2) and math.isfinite(float(partial.losses[0, 0]))
+    assert all(bool(torch.isfinite(v[0]).all()) for v in partial.params.values())
+
+
+def test_a_huge_learning_rate_stops_training():
+    """lr = 1e3 used to train to final_loss = nan without a word."""
+    params, masks = stack_students(students())
+    c = TrainConfig(steps=400, lr=1e3, **TINY)
+    with pytest.raises(NonFiniteLossError, match=r"in steps 1-2 \(lr=1000, optimiser adamw"):
+        train(tasks(), params, c, data_seeds=[0, 1], masks=masks, progress=False)
+
+
+class PoisonedTask:
+    """A teacher-student task whose targets turn NaN from its ``bad_call``-th sample call on
+    (the engine draws one call per chunk): a run that goes non-finite at a known chunk."""
+
+    def __init__(self, task, bad_call):
+        self.task, self.bad_call, self.calls = task, bad_call, 0
+        self.d, self.d_out, self.T = task.d, task.d_out, task.T
+        self.loss_mask, self.loss_scale = task.loss_mask, task.loss_scale
+
+    def sample(self, batch_size, generator):
+        x, y = self.task.sample(batch_size, generator)
+        self.calls += 1
+        return x, (y * float("nan") if self.calls >= self.bad_call else y)
+
+
+def test_the_error_names_the_last_good_checkpoint_and_none_is_written_after(tmp_path):
+    """Chunks of 2 steps, a checkpoint after each; member 1's third chunk (steps 5-6) is NaN:
+    the error names steps 5-6, member 1 and the checkpoint of step 4, which holds finite
+    weights; the loss curve up to step 4 comes back with the error."""
+    ckpt = tmp_path / "run.pt"
+    params, masks = stack_students(students())
+    ts = [tasks()[0], PoisonedTask(tasks()[1], bad_call=3)]
+    c = TrainConfig(steps=10, checkpoint_every=2, **TINY)
+    with pytest.raises(NonFiniteLossError) as err:
+        train(ts, params, c, data_seeds=[0, 1], masks=masks, checkpoint=ckpt, progress=False)
+    msg = str(err.value)
+    assert "member(s) [1]" in msg and "steps 5-6" in msg
+    assert f"the last checkpoint with finite weights is {ckpt} (step 4)" in msg
+    assert err.value.checkpoint == ckpt and err.value.steps == (5, 6)
+    state = torch.load(ckpt, weights_only=True)
+    assert state["step"] == 4
+    assert all(bool(torch.isfinite(v).all()) for v in state["params"].values())
+    partial = err.value.partial
+    assert partial.loss_steps.tolist() == [2, 4, 6]
+    assert bool(torch.isfinite(partial.losses[:2]).all()) and partial.losses[2, 1].isnan()
+
+
+def test_a_checkpoint_between_log_windows_is_not_written_over_a_diverged_run(tmp_path):
+    """Logs every 4 steps, checkpoints every 2: NaN from step 5 is caught at the checkpoint of
+    step 6 (the window so far is read back there), before it overwrites the good one of step 4."""
+    ckpt = tmp_path / "run.pt"
+    params, masks = stack_students(students())
+    ts = [PoisonedTask(tasks()[0], bad_call=3), tasks()[1]]
+    c = TrainConfig(steps=12, checkpoint_every=2, **{**TINY, "log_every": 4})
+    with pytest.raises(NonFiniteLossError) as err:
+        train(ts, params, c, data_seeds=[0, 1], masks=masks, checkpoint=ckpt, progress=False)
+    assert err.value.members == [0] and err.value.steps == (5, 6)
+    assert torch.load(ckpt, weights_only=True)["step"] == 4
+
+
+def test_keep_trains_a_diverged_member_on():
+    params, masks = stacked_nan(member=0)
+    c = TrainConfig(steps=4, **TINY)
+    res = train(
+        tasks(), params, c, data_seeds=[0, 1], masks=masks, progress=False, on_nonfinite="keep"
+    )
+    assert bool(res.losses[:, 0].isnan().all()) and bool(torch.isfinite(res.losses[:, 1]).all())
+
+
+def test_train_ensemble_passes_on_nonfinite_through():
+    rnns = students()
+    rnns[0].D.data[0, 0] = float("inf")
+    c = TrainConfig(steps=2, **TINY)
+    with pytest.raises(NonFiniteLossError, match=r"member\(s\) \[0\]"):
+        train_ensemble(tasks(), rnns, c, data_seeds=[0, 1], progress=False)
+    res = train_ensemble(tasks(), rnns, c, data_seeds=[0, 1], progress=False, on_nonfinite="keep")
+    assert not math.isfinite(float(res.final_loss[0]))
+
+
+def test_on_nonfinite_must_be_known():
+    params, masks = stack_students(students())
+    with pytest.raises(ValueError, match="on_nonfinite.*'ignore'"):
+        train(
+            tasks(), params, TrainConfig(steps=2, **TINY), data_seeds=[0, 1], on_nonfinite="ignore"
+        )
+
+
+# --- TrainConfig ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("lr", 0.0, "TrainConfig.lr must be > 0, got 0.0"),
+        ("lr", -1e-3, "TrainConfig.lr must be > 0, got -0.001"),
+        ("lr", float("nan"), "TrainConfig.lr must be a finite number, got nan"),
+        ("lr", float("inf"), "TrainConfig.lr must be a finite number, got inf"),
+        ("lr", "1e-3", "TrainConfig.lr must be a finite number, got '1e-3'"),
+        ("weight_decay", -1e-4, "TrainConfig.weight_decay must be >= 0, got -0.0001"),
+        ("weight_decay", float("nan"), "TrainConfig.weight_decay must be a finite number"),
+        ("eta_min", -1.0, "TrainConfig.eta_min must be >= 0, got -1.0"),
+        ("eta_min", float("inf"), "TrainConfig.eta_min must be a finite number, got inf"),
+        ("eps", 0.0, "TrainConfig.eps must be > 0, got 0.0"),
+        ("betas", (0.9, 1.0), "TrainConfig.betas[1] must lie in [0, 1), got 1.0"),
+        ("betas", (-0.1, 0.9), "TrainConfig.betas[0] must lie in [0, 1), got -0.1"),
+        ("betas", (0.9,), "TrainConfig.betas must be two numbers in [0, 1), got (0.9,)"),
+        ("warmup_steps", -1, "warmup_steps must lie in [0, steps), got -1"),
+        ("warmup_steps", 1.5, "TrainConfig.warmup_steps must be an integer >= 0, got 1.5"),
+        ("steps", 0, "TrainConfig.steps must be a positive integer, got 0"),
+    ],
+)
+def test_train_config_names_the_bad_field_and_value(field, value, needle):
+    with pytest.raises(ValueError) as err:
+        TrainConfig(**{"steps": 10, field: value})
+    assert needle in str(err.value)
+
+
+def test_train_config_accepts_edge_values():
+    TrainConfig(steps=10, weight_decay=0.0, eta_min=0.0, betas=(0.0, 0.999), warmup_steps=0)
+    dataclasses.replace(TrainConfig(steps=10), lr=1e-1)
+
+
+# --- shapes ---------------------------------------------------------------------------------
+
+
+def test_a_task_of_another_d_fails_before_any_step():
+    params, masks = stack_students(students(d=4))
+    with pytest.raises(
+        ValueError, match=r"task has input size d=3 but the network is built for d=4"
+    ):
+        train(tasks(d=3), params, TrainConfig(steps=2, **TINY), data_seeds=[0, 1], masks=masks)
+
+
+def test_a_custom_forward_that_does_not_fit_names_the_sizes():
+    """forward given: the engine cannot read the layout, so the first step's error is wrapped
+    with the task's sizes and the parameters' shapes."""
+    params = {"W": torch.zeros(2, 4, 5)}  # (E, d_out, d): reads d = 5; the task has d = 3
+
+    def forward(x, p):  # x (E, B, T, d) -> (E, B, T, d_out)
+        return torch.einsum("ebtd,eod->ebto", x, p["W"])
+
+    with pytest.raises(
+        ValueError, match=r"first training step failed: tasks have d=3.*W \(2, 4, 5\)"
+    ):
+        train(tasks(d=3), params, TrainConfig(steps=2, **TINY), data_seeds=[0, 1], forward=forward)
