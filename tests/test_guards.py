@@ -197,3 +197,15 @@ def test_a_custom_forward_that_does_not_fit_names_the_sizes():
         ValueError, match=r"first training step failed: tasks have d=3.*W \(2, 4, 5\)"
     ):
         train(tasks(d=3), params, TrainConfig(steps=2, **TINY), data_seeds=[0, 1], forward=forward)
+
+
+def test_a_learning_rate_sweep_keeps_a_diverged_member():
+    """Fig. 4's rate search expects members to diverge at its top rates (scored as infinitely
+    bad by ``best_lrs``): its groups train with on_nonfinite="keep"."""
+    from gated_attention.experiments import architectures as arch
+
+    config = arch.architectures_config("smoke", "teacher")
+    config = dataclasses.replace(config, families=("gated",), targets=(300,))
+    row = config.train_group(0, lr=1e3, progress=False)
+    assert not bool(torch.isfinite(row["eval_loss"]).any())
+    assert not bool(torch.isfinite(row["losses"][-1]).any())

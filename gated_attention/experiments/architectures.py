@@ -193,6 +193,7 @@ class ArchitectureConfig(Experiment):
             checkpoint=checkpoint,
             progress=progress,
             desc=f"{self.name} {fam_name} {target}",
+            on_nonfinite="keep",  # a diverged member is a result here (best_lrs, family_losses)
         )
         p = {name: v.to(torch.float64) for name, v in res.params.items()}
         row = {
