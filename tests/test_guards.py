@@ -209,3 +209,47 @@ def test_a_learning_rate_sweep_keeps_a_diverged_member():
     row = config.train_group(0, lr=1e3, progress=False)
     assert not bool(torch.isfinite(row["eval_loss"]).any())
     assert not bool(torch.isfinite(row["losses"][-1]).any())
+
+
+# --- the results cache ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PlantedExperiment:
+    """An experiment whose compute returns planted tensors (for the results cache)."""
+
+    name: str = "planted"
+    nan_in: str = "params"
+
+    def compute(self, *, checkpoint, progress):
+        params = {"W_in1": torch.zeros(3, 2, 4), "nu": torch.zeros(3, 2)}
+        curve = torch.zeros(3, 5)
+        if self.nan_in == "params":
+            params["W_in1"][2, 0, 0] = float("nan")
+        if self.nan_in == "curve":  # e.g. no record at step 0: stored as it is
+            curve[:, 0] = float("nan")
+        if self.nan_in == "groups":  # a sweep's diverged member, per group: stored as it is
+            params = {"group0": {"W": torch.full((2, 3), float("inf"))}}
+        return {"params": params, "curve": curve}, {}
+
+
+def test_the_cache_refuses_a_diverged_network_and_keeps_its_tensors(tmp_path, monkeypatch):
+    from gated_attention import experiments as ex
+
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))
+    with pytest.raises(ValueError, match=r"params\['W_in1'\] of member\(s\) \[2\] hold NaN or inf"):
+        ex.run(PlantedExperiment(), progress=False)
+    (entry,) = tmp_path.iterdir()
+    assert not (entry / "manifest.json").exists() and not (entry / "tensors.pt").exists()
+    kept = torch.load(entry / "refused-tensors.pt", weights_only=True)
+    assert kept["params"]["W_in1"][2, 0, 0].isnan()
+
+
+@pytest.mark.parametrize("nan_in", ["curve", "groups"])
+def test_the_cache_stores_nan_where_it_is_a_result(tmp_path, monkeypatch, nan_in):
+    from gated_attention import experiments as ex
+
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))
+    first = ex.run(PlantedExperiment(nan_in=nan_in), progress=False)
+    again = ex.run(PlantedExperiment(nan_in=nan_in), progress=False)
+    assert not first.cached and again.cached

@@ -180,6 +180,39 @@ def rebuild_config(cls: type, fields: dict) -> Any:
     return cls(**kwargs)
 
 
+def refuse_nonfinite_params(tensors: dict, path: Path) -> None:
+    """Refuse to store an entry whose trained network holds NaN or inf.
+
+    Checks ``tensors["params"]`` when it is the layout ``RunResult.params`` reads (a dict of
+    (E, ...) tensors, one network per member): a non-finite entry there is a diverged run,
+    which ``engine.train`` stops by default, and an entry must not serve it as a result. The
+    tensors are kept beside the entry as ``refused-tensors.pt`` (nothing is lost) and a
+    ValueError names the parameter and the members. Other tensors may hold NaN or inf on
+    purpose (no record at a step, a loss scored +inf), and so may parameters nested per group
+    (a rate sweep keeps its diverged members as results): those are stored as they are.
+    """
+    params = tensors.get("params") if isinstance(tensors, dict) else None
+    if not isinstance(params, dict) or not params:
+        return
+    if not all(isinstance(v, torch.Tensor) and v.dim() >= 1 for v in params.values()):
+        return
+    bad = {
+        k: (~torch.isfinite(v).flatten(1).all(dim=1)).nonzero().flatten().tolist()
+        for k, v in params.items()
+        if v.is_floating_point() and v.dim() >= 2
+    }
+    bad = {k: members for k, members in bad.items() if members}
+    if not bad:
+        return
+    kept = path / "refused-tensors.pt"
+    atomic_write(kept, lambda p: torch.save(tensors, p))
+    names = ", ".join(f"params[{k!r}] of member(s) {members}" for k, members in bad.items())
+    raise ValueError(
+        f"refusing to store results entry {path}: {names} hold NaN or inf (a diverged "
+        f"network); the computed tensors are kept in {kept}"
+    )
+
+
 def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:
     """Return the cached results of ``config``, computing and storing them if needed.
 
@@ -200,6 +233,7 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
     checkpoint = path / "checkpoint.pt"  # train() discards it, with a warning, if unreadable
     t0 = time.perf_counter()
     tensors, metrics = config.compute(checkpoint=checkpoint, progress=progress)
+    refuse_nonfinite_params(tensors, path)
     meta = {
         "name": config.name,
         "config": _config_dict(config),
