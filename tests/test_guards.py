@@ -253,3 +253,103 @@ def test_the_cache_stores_nan_where_it_is_a_result(tmp_path, monkeypatch, nan_in
     first = ex.run(PlantedExperiment(nan_in=nan_in), progress=False)
     again = ex.run(PlantedExperiment(nan_in=nan_in), progress=False)
     assert not first.cached and again.cached
+
+
+# --- teachers, constructions and sizes ------------------------------------------------------
+
+
+def nan_in(name: str, value: float = float("nan")) -> dict:
+    W = {k: torch.eye(3, dtype=torch.float64) for k in ("W_V", "W_K", "W_Q")}
+    W[name][1, 2] = value
+    return W
+
+
+@pytest.mark.parametrize("name", ["W_V", "W_K", "W_Q"])
+def test_linear_self_attention_refuses_non_finite_weights(name):
+    from gated_attention.models.attention import LinearSelfAttention
+
+    with pytest.raises(ValueError, match=rf"{name} holds NaN or inf \(1 of 9 entries.*\(1, 2\)"):
+        LinearSelfAttention(**nan_in(name, float("inf")))
+
+
+@pytest.mark.parametrize("name", ["W_V", "W_K", "W_Q"])
+def test_construct_rnn_refuses_non_finite_weights(name):
+    from gated_attention.constructions import construct_rnn
+    from gated_attention.models.attention import random_attention
+
+    att = random_attention(3, seed=0)
+    with torch.no_grad():
+        getattr(att, name)[0, 0] = float("nan")  # changed after the layer was built
+    for variant in ("full", "side"):
+        with pytest.raises(ValueError, match=rf"^{name} holds NaN or inf"):
+            construct_rnn(att, variant)
+
+
+def test_teacher_student_task_refuses_a_non_finite_teacher():
+    from gated_attention.models.attention import random_attention
+
+    teacher = random_attention(3, seed=0)
+    with torch.no_grad():
+        teacher.W_K[2, 1] = float("inf")
+    with pytest.raises(ValueError, match=r"the teacher's W_K holds NaN or inf"):
+        TeacherStudentTask(teacher, T=4)
+
+
+def test_attention_input_of_another_dtype_is_named():
+    """float64 weights, float32 input: a message naming both dtypes, not a raw matmul error."""
+    from gated_attention.models.attention import random_attention
+
+    att = random_attention(3, seed=0, dtype=torch.float64)
+    x = torch.randn(2, 4, 3)
+    for mode in ("parallel", "recurrent"):
+        with pytest.raises(ValueError, match=r"x is torch.float32 but the attention weights are "):
+            att(x, mode=mode)
+    assert att(x.double()).dtype == torch.float64
+
+
+@pytest.mark.parametrize("d", [-2, 0, 2.5, True, "4"])
+def test_neuron_count_refuses_a_nonsensical_d(d):
+    from gated_attention.constructions import (
+        attention_parameter_count,
+        neuron_count,
+        parameter_count,
+    )
+
+    for count in (
+        lambda: neuron_count("full", d),
+        lambda: parameter_count("symmetric", d),
+        lambda: attention_parameter_count(d),
+    ):
+        with pytest.raises(ValueError, match=rf"d must be a positive integer, got {d!r}"):
+            count()
+
+
+def test_neuron_count_refuses_ranks_out_of_range():
+    from gated_attention.constructions import neuron_count
+
+    with pytest.raises(ValueError, match=r"r_V must be a positive integer, got 0"):
+        neuron_count("low_rank", 4, r_V=0)
+    with pytest.raises(
+        ValueError, match=r"r_KQ \(a rank of a d x d matrix\) must be <= d=4, got 5"
+    ):
+        neuron_count("low_rank", 4, r_KQ=5)
+    assert neuron_count("low_rank", 4, r_V=2, r_KQ=4) == {"n": 12, "m": 8}
+
+
+@pytest.mark.parametrize("d", [0, -1, 1.5])
+def test_random_attention_refuses_a_nonsensical_d(d):
+    from gated_attention.models.attention import random_attention
+
+    with pytest.raises(ValueError, match=rf"d must be a positive integer, got {d!r}"):
+        random_attention(d, seed=0)
+
+
+def test_reverse_engineer_names_both_sizes():
+    from gated_attention.analysis import network
+    from gated_attention.analysis.reverse_engineer import reverse_engineer
+    from gated_attention.constructions import construct_rnn
+    from gated_attention.models.attention import random_attention
+
+    student = network(construct_rnn(random_attention(4, seed=0)))
+    with pytest.raises(ValueError, match=r"student maps d=4 to d_out=4, the teacher d=3 to d_v=3"):
+        reverse_engineer(student, random_attention(3, seed=0), T=4, batch=8)

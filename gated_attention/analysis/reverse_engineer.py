@@ -76,9 +76,17 @@ def reverse_engineer(
     """Prune, group, score, compare polynomials, merge and reorder one trained student.
 
     The scores and output changes use ``batch`` fresh N(0, I) sequences of length T drawn from
-    ``seed``; the polynomial distance compares y at step T - 1 (all T inputs) exactly.
+    ``seed``; the polynomial distance compares y at step T - 1 (all T inputs) exactly. A student
+    whose d or d_out differs from the teacher's d or d_v is a ValueError naming both.
     """
     require(student, "reverse_engineer")
+    if not isinstance(teacher, LinearSelfAttention):
+        raise TypeError(f"teacher must be a LinearSelfAttention, got {type(teacher).__name__}")
+    if (student.d, student.d_out) != (teacher.d, teacher.d_v):
+        raise ValueError(
+            f"the student and the teacher differ in size: the student maps d={student.d} to "
+            f"d_out={student.d_out}, the teacher d={teacher.d} to d_v={teacher.d_v}"
+        )
     x = gaussian_inputs(teacher.d, T, batch, seed)
     pr = prune(student, prune_tol)
     g = lam_groups(pr.net, lam_tol)

@@ -19,9 +19,11 @@ up to floating-point rounding (tested to 1e-10 in float64 in tests/test_construc
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 
-from ..models.attention import LinearSelfAttention
+from ..models.attention import LinearSelfAttention, check_finite
 from ..models.gated_rnn import GatedRNN
 
 __all__ = [
@@ -57,9 +59,16 @@ def neuron_count(variant: str, d: int, r_V: int | None = None, r_KQ: int | None 
     """Hidden neurons n and output-gating neurons m of a variant, for a d -> d attention layer.
 
     ``r_V`` and ``r_KQ`` (ranks of W_V and W_K^T W_Q) are used by "low_rank" and default to d.
-    Returns ``{"n": n, "m": m}``; the side variant has no output gating (m = 0).
+    Returns ``{"n": n, "m": m}``; the side variant has no output gating (m = 0). d must be a
+    positive integer and the ranks integers in [1, d]: a ValueError names the one that is not.
     """
     _check_variant(variant)
+    _check_size("d", d)
+    for name, r in (("r_V", r_V), ("r_KQ", r_KQ)):
+        if r is not None:
+            _check_size(name, r)
+            if r > d:
+                raise ValueError(f"{name} (a rank of a d x d matrix) must be <= d={d}, got {r}")
     if variant == "full":
         return {"n": d * d + d, "m": d * d}
     if variant == "symmetric":
@@ -87,7 +96,14 @@ def parameter_count(variant: str, d: int, r_V: int | None = None, r_KQ: int | No
 
 def attention_parameter_count(d: int) -> int:
     """W_V, W_K, W_Q: 3 d^2 parameters."""
+    _check_size("d", d)
     return 3 * d * d
+
+
+def _check_size(name: str, val: object) -> None:
+    """A size (d, a rank) must be a positive integer; a ValueError names it and the value."""
+    if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < 1:
+        raise ValueError(f"{name} must be a positive integer, got {val!r}")
 
 
 def _check_variant(variant: str) -> None:
@@ -108,12 +124,15 @@ def construct_rnn(
     Raises:
         ConstructionError: "symmetric" with a non-square or singular W_V; "low_rank" for a layer
             that is identically zero.
+        ValueError: NaN or inf in W_V, W_K or W_Q (named).
     """
     _check_variant(variant)
     if not isinstance(attention, LinearSelfAttention):
         raise TypeError(f"attention must be a LinearSelfAttention, got {type(attention).__name__}")
     with torch.no_grad():
         W_V, W_K, W_Q = (w.detach().clone() for w in (attention.W_V, attention.W_K, attention.W_Q))
+        for name, w in (("W_V", W_V), ("W_K", W_K), ("W_Q", W_Q)):
+            check_finite(w, name, "the weights of the layer to construct")
         if variant == "full":
             return _query_key_value_rnn(W_V, W_K, W_Q, P_V=None, pairs=None)
         if variant == "symmetric":

@@ -13,10 +13,23 @@ There is no softmax and no normalisation. Two forms compute the same function:
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 from torch import nn
 
-__all__ = ["LinearSelfAttention", "random_attention", "check_sequence"]
+__all__ = ["LinearSelfAttention", "random_attention", "check_sequence", "check_finite"]
+
+
+def check_finite(w: torch.Tensor, name: str, what: str = "attention weights") -> None:
+    """Raise a ValueError naming ``name`` unless every entry of ``w`` is finite (not NaN, inf)."""
+    bad = ~torch.isfinite(w.detach())
+    if bool(bad.any()):
+        first = tuple(int(i) for i in bad.nonzero()[0])
+        raise ValueError(
+            f"{name} holds NaN or inf ({int(bad.sum())} of {w.numel()} entries, the first at "
+            f"{first}: {w.detach()[first].item()}); {what} must be finite"
+        )
 
 
 def check_sequence(x: torch.Tensor, d: int, name: str = "x") -> None:
@@ -37,6 +50,8 @@ class LinearSelfAttention(nn.Module):
         W_K: (d_k, d) key matrix.
         W_Q: (d_k, d) query matrix.
     The weights are stored as parameters (so the layer can also be trained) in the dtype given.
+    NaN or inf in a matrix is a ValueError naming it. The input x must have the weights' dtype
+    (no silent cast: a float32 x against float64 weights is a ValueError naming both).
     """
 
     def __init__(self, W_V: torch.Tensor, W_K: torch.Tensor, W_Q: torch.Tensor):
@@ -45,6 +60,7 @@ class LinearSelfAttention(nn.Module):
         for name, w in (("W_V", W_V), ("W_K", W_K), ("W_Q", W_Q)):
             if w.dim() != 2:
                 raise ValueError(f"{name} must be a matrix, got shape {tuple(w.shape)}")
+            check_finite(w, name)
         d = W_V.shape[1]
         if W_K.shape[1] != d or W_Q.shape[1] != d:
             raise ValueError(
@@ -59,6 +75,15 @@ class LinearSelfAttention(nn.Module):
         self.W_V = nn.Parameter(W_V.clone())
         self.W_K = nn.Parameter(W_K.clone())
         self.W_Q = nn.Parameter(W_Q.clone())
+
+    def _check_input(self, x: torch.Tensor) -> None:
+        """x must be (B, T, d) in the weights' dtype."""
+        check_sequence(x, self.d)
+        if x.dtype != self.W_V.dtype:
+            raise ValueError(
+                f"x is {x.dtype} but the attention weights are {self.W_V.dtype}; cast one to "
+                f"the other (x.to({self.W_V.dtype}) or layer.to({x.dtype}))"
+            )
 
     @property
     def d(self) -> int:
@@ -85,7 +110,7 @@ class LinearSelfAttention(nn.Module):
 
     def forward_parallel(self, x: torch.Tensor) -> torch.Tensor:
         """Y = ((Q K^T) * causal_mask) V, all time steps at once."""
-        check_sequence(x, self.d)
+        self._check_input(x)
         T = x.shape[1]
         V = x @ self.W_V.T  # (B, T, d_v)
         K = x @ self.W_K.T  # (B, T, d_k)
@@ -96,7 +121,7 @@ class LinearSelfAttention(nn.Module):
 
     def forward_recurrent(self, x: torch.Tensor) -> torch.Tensor:
         """The readable reference: M_t = M_{t-1} + v_t k_t^T, y_t = M_t q_t."""
-        check_sequence(x, self.d)
+        self._check_input(x)
         B, T, _ = x.shape
         M = x.new_zeros(B, self.d_v, self.d_k)  # (B, d_v, d_k)
         ys = []
@@ -110,14 +135,14 @@ class LinearSelfAttention(nn.Module):
 
     def key_value_states(self, x: torch.Tensor) -> torch.Tensor:
         """M_t for every t: (B, T, d_v, d_k). Used by the reverse-engineering scores."""
-        check_sequence(x, self.d)
+        self._check_input(x)
         V = x @ self.W_V.T
         K = x @ self.W_K.T
         return torch.cumsum(V[..., :, None] * K[..., None, :], dim=1)
 
     def queries(self, x: torch.Tensor) -> torch.Tensor:
         """q_t for every t: (B, T, d_k)."""
-        check_sequence(x, self.d)
+        self._check_input(x)
         return x @ self.W_Q.T
 
 
@@ -142,8 +167,8 @@ def random_attention(
     With ``rank`` set, each of W_V, W_K, W_Q keeps only its ``rank`` largest singular values (the
     low-rank teacher of Sec. 4.2, Fig. 3B), so W_V and W_K^T W_Q have rank ``rank``.
     """
-    if d < 1:
-        raise ValueError(f"d must be a positive integer, got {d}")
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}")
     if rank is not None and not 1 <= rank <= d:
         raise ValueError(f"rank must be between 1 and d={d}, got {rank}")
     std = d**-0.5 if std is None else std

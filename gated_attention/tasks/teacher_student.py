@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..models.attention import LinearSelfAttention, random_attention
+from ..models.attention import LinearSelfAttention, check_finite, random_attention
 from .protocol import Task, check_task, masked_mse
 
 __all__ = ["Task", "TeacherStudentTask", "check_task", "masked_mse"]
@@ -27,7 +27,8 @@ class TeacherStudentTask:
     Every call to ``sample`` draws new sequences (no repetition); the loss counts every step.
 
     Args:
-        teacher: the ``LinearSelfAttention`` of Eq. (1) (any rank: Fig. 3B uses rank 6).
+        teacher: the ``LinearSelfAttention`` of Eq. (1) (any rank: Fig. 3B uses rank 6); NaN
+            or inf in its W_V, W_K or W_Q is a ValueError naming the matrix.
         T: sequence length.
     """
 
@@ -40,8 +41,12 @@ class TeacherStudentTask:
             raise TypeError(
                 f"teacher must be a LinearSelfAttention, got {type(self.teacher).__name__}"
             )
-        if not isinstance(self.T, int) or self.T < 1:
+        if isinstance(self.T, bool) or not isinstance(self.T, int) or self.T < 1:
             raise ValueError(f"T must be a positive integer, got {self.T!r}")
+        for name in ("W_V", "W_K", "W_Q"):  # the layer may have been changed after it was built
+            check_finite(
+                getattr(self.teacher, name), f"the teacher's {name}", "a teacher's weights"
+            )
 
     @classmethod
     def from_seed(
