@@ -107,17 +107,15 @@ class TrainConfig:
         self._check_optimiser_numbers()
 
     def _check_optimiser_numbers(self) -> None:
-        """lr finite and > 0; weight_decay, eta_min finite and >= 0; eps finite and > 0; betas
-        two numbers in [0, 1). A ValueError names the field and the value."""
+        """lr, weight_decay, eta_min finite and >= 0; eps finite and > 0; betas two numbers in
+        [0, 1). A ValueError names the field and the value."""
 
         def number(name: str, val: object) -> float:
             if isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(val):
                 raise ValueError(f"TrainConfig.{name} must be a finite number, got {val!r}")
             return float(val)
 
-        if not number("lr", self.lr) > 0:
-            raise ValueError(f"TrainConfig.lr must be > 0, got {self.lr!r}")
-        for name in ("weight_decay", "eta_min"):
+        for name in ("lr", "weight_decay", "eta_min"):  # lr 0: a control run that changes nothing
             if not number(name, getattr(self, name)) >= 0:
                 raise ValueError(f"TrainConfig.{name} must be >= 0, got {getattr(self, name)!r}")
         if not number("eps", self.eps) > 0:

@@ -402,7 +402,7 @@ def optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
         fused = {"fused": True} if c.mode == "fast" else {"foreach": False}
         cls = torch.optim.AdamW if c.optimiser == "adamw" else torch.optim.Adam
         opt = cls(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
-    factor = lambda s: cosine_lr(s, c) / c.lr  # noqa: E731 (TrainConfig: lr > 0)
+    factor = (lambda s: cosine_lr(s, c) / c.lr) if c.lr > 0 else (lambda s: 1.0)  # lr 0: stays 0
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
 
