@@ -7,8 +7,12 @@ progress) -> (tensors, metrics)`` runs the jobs here: ``tensors`` a (nested) dic
 ``run`` does the rest.
 
 ``run(config)`` returns the entry ``<cache>/<name>-<hash>/`` when it is complete and intact, else
-computes and stores it. ``<cache>`` is ``results/`` at the repository root unless the
-environment variable GATED_ATTENTION_CACHE names another folder. The hash covers the config and
+computes and stores it. ``<cache>`` (``cache_root``) is the folder the environment variable
+GATED_ATTENTION_CACHE names, if set; else ``results/`` at the repository root when the package
+runs from a source checkout (pyproject.toml of gated-attention beside the package folder: what
+the Makefile, CI and .gitignore use); else the user's cache folder, ``gated-attention`` in
+$XDG_CACHE_HOME (default ``~/.cache``; on Windows %LOCALAPPDATA%). It is never inside the
+installed package (site-packages). The hash covers the config and
 the source of exactly the modules its computation imports (``code_hash(config=...)``, found from
 the imports by ``code_key.closure``): a change to code the experiment runs invalidates it; a
 change to a family it does not use, to a chapter or to ``report/`` does not. An entry holds
@@ -69,12 +73,50 @@ class RunResult:
 RECORDED_ROOT = Path(__file__).resolve().parents[1] / "recorded"
 
 
-def cache_root() -> Path:
-    """``$GATED_ATTENTION_CACHE`` if set, else ``results/`` at the repository root."""
-    env = os.environ.get("GATED_ATTENTION_CACHE")
+#: the environment variable that names the cache folder (``cache_root``)
+CACHE_ENV = "GATED_ATTENTION_CACHE"
+
+#: the folder's name in the user's cache directory (``user_cache_dir``)
+USER_CACHE_NAME = "gated-attention"
+
+_WINDOWS = os.name == "nt"
+
+
+def source_checkout(package: Path | None = None) -> Path | None:
+    """The repository root when ``package`` (default: this package's folder) sits in a source
+    checkout of gated-attention (its pyproject.toml beside the package folder), else None."""
+    package = Path(__file__).resolve().parents[1] if package is None else Path(package)
+    pyproject = package.parent / "pyproject.toml"
+    try:
+        import tomllib
+
+        name = tomllib.loads(pyproject.read_text())["project"]["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return package.parent if name == USER_CACHE_NAME else None
+
+
+def user_cache_dir() -> Path:
+    """The user's cache folder for this package: ``$XDG_CACHE_HOME/gated-attention`` (default
+    ``~/.cache/gated-attention``; ``%LOCALAPPDATA%\\gated-attention`` on Windows)."""
+    if _WINDOWS and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / USER_CACHE_NAME
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / USER_CACHE_NAME
+
+
+def cache_root(package: Path | None = None) -> Path:
+    """Where results are cached: ``$GATED_ATTENTION_CACHE`` if set; else ``results/`` at the
+    repository root of a source checkout (``source_checkout``); else ``user_cache_dir()``.
+    Never inside the installed package. ``package``: the package folder (default: this one)."""
+    env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "results"
+    root = source_checkout(package)
+    if root is not None:
+        return root / "results"
+    return user_cache_dir()
 
 
 def code_hash(root: str | os.PathLike | None = None, *, config: Any = None) -> str:

@@ -1,0 +1,94 @@
+"""Where the results cache lives (``experiments.cache.cache_root``): $GATED_ATTENTION_CACHE,
+else ``results/`` of a source checkout, else the user's cache folder; never inside the package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gated_attention.experiments import cache
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """No cache variable, a home of its own, no XDG_CACHE_HOME."""
+    monkeypatch.delenv(cache.CACHE_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(cache, "_WINDOWS", False)
+    return monkeypatch
+
+
+def fake_package(parent: Path, pyproject: str | None) -> Path:
+    package = parent / "gated_attention"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    if pyproject is not None:
+        (parent / "pyproject.toml").write_text(pyproject)
+    return package
+
+
+OURS = '[project]\nname = "gated-attention"\nversion = "0.1.0"\n'
+
+
+def outside(folder: Path, package: Path) -> bool:
+    return not folder.resolve().is_relative_to(package.resolve())
+
+
+def test_installed_package_uses_the_user_cache(env, tmp_path):
+    package = fake_package(tmp_path / "venv" / "lib" / "python3.11" / "site-packages", None)
+    root = cache.cache_root(package)
+    assert root == tmp_path / "home" / ".cache" / "gated-attention"
+    assert outside(root, package)
+
+
+def test_xdg_cache_home_is_honoured(env, tmp_path):
+    package = fake_package(tmp_path / "site-packages", None)
+    env.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_root(package) == tmp_path / "xdg" / "gated-attention"
+    env.setenv("XDG_CACHE_HOME", "relative/path")  # the XDG spec: ignore a relative one
+    assert cache.cache_root(package) == tmp_path / "home" / ".cache" / "gated-attention"
+
+
+def test_windows_uses_localappdata(env, tmp_path):
+    package = fake_package(tmp_path / "site-packages", None)
+    env.setattr(cache, "_WINDOWS", True)
+    env.setenv("LOCALAPPDATA", str(tmp_path / "local"))
+    assert cache.cache_root(package) == tmp_path / "local" / "gated-attention"
+
+
+def test_source_checkout_keeps_results_at_the_repository_root(env, tmp_path):
+    package = fake_package(tmp_path / "clone", OURS)
+    assert cache.source_checkout(package) == tmp_path / "clone"
+    root = cache.cache_root(package)
+    assert root == tmp_path / "clone" / "results"
+    assert outside(root, package)
+
+
+@pytest.mark.parametrize(
+    "pyproject", ['[project]\nname = "someone-else"\n', "not toml [", "[tool.x]\n"]
+)
+def test_another_projects_pyproject_is_not_a_checkout(env, tmp_path, pyproject):
+    """A pyproject.toml beside the package that is not ours (a site-packages with stray files,
+    a vendored copy): the user's cache, not a results/ folder next to it."""
+    package = fake_package(tmp_path / "other", pyproject)
+    assert cache.source_checkout(package) is None
+    assert cache.cache_root(package) == tmp_path / "home" / ".cache" / "gated-attention"
+
+
+def test_the_environment_variable_wins(env, tmp_path):
+    package = fake_package(tmp_path / "clone", OURS)
+    env.setenv(cache.CACHE_ENV, str(tmp_path / "shared"))
+    assert cache.cache_root(package) == tmp_path / "shared"
+    env.setenv(cache.CACHE_ENV, "")  # empty: as if unset
+    assert cache.cache_root(package) == tmp_path / "clone" / "results"
+
+
+def test_this_checkout_and_entries_are_outside_the_package(env):
+    package = Path(cache.__file__).resolve().parents[1]
+    root = cache.cache_root()
+    assert outside(root, package)
+    assert root == (
+        package.parent / "results" if cache.source_checkout() else cache.user_cache_dir()
+    )
