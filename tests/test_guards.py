@@ -353,3 +353,16 @@ def test_reverse_engineer_names_both_sizes():
     student = network(construct_rnn(random_attention(4, seed=0)))
     with pytest.raises(ValueError, match=r"student maps d=4 to d_out=4, the teacher d=3 to d_v=3"):
         reverse_engineer(student, random_attention(3, seed=0), T=4, batch=8)
+
+
+def test_gated_rnn_names_both_dtypes_for_an_input_of_another_dtype():
+    from gated_attention import GatedRNN
+
+    rnn = GatedRNN(3, 4, 4, dtype=torch.float64)
+    with pytest.raises(
+        TypeError, match="x is torch.float32 but the network's weights are torch.float64"
+    ):
+        rnn(torch.randn(2, 5, 3))
+    with pytest.raises(TypeError, match="float64"):
+        rnn.hidden(torch.randn(2, 5, 3))
+    assert rnn(torch.randn(2, 5, 3, dtype=torch.float64)).shape == (2, 5, 3)

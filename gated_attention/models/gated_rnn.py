@@ -227,6 +227,12 @@ class GatedRNN(nn.Module):
         if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d:
             shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x must have shape (B, T, d={self.d}), got {shape}")
+        dtype = self.W_in1.dtype
+        if x.dtype != dtype:
+            raise TypeError(
+                f"x is {x.dtype} but the network's weights are {dtype}; cast one to the other "
+                f"(x.to({dtype}) or rnn.to({x.dtype}))"
+            )
 
     def extra_repr(self) -> str:
         gating = "side" if self.side else f"m={self.m}"
