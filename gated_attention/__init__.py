@@ -12,12 +12,17 @@ Wings (one concept per module; the README's "Architecture" section has the map):
     tools           command lines: book, bench, record
 """
 
+import os
+
 import torch
 
 # subnormal floats to zero before anything else runs a torch operation: torch's worker threads
-# copy the setting when they start, and the decaying weights of dead neurons otherwise make
-# training and analysis several times slower (``engine.device.flush_denormals`` says more)
-torch.set_flush_denormal(True)
+# copy the setting when they start (setting it later in ``train`` misses them), and the decaying
+# weights of dead neurons otherwise make training and analysis several times slower
+# (``engine.device.flush_denormals`` says more and has the measurements). The one global torch
+# setting the import changes; GATED_ATTENTION_NO_FLUSH=1 (engine.device.NO_FLUSH_ENV) skips it.
+if os.environ.get("GATED_ATTENTION_NO_FLUSH", "") in ("", "0"):
+    torch.set_flush_denormal(True)
 
 from .constructions import (  # noqa: E402 (after the flush above, on purpose)
     VARIANTS,

@@ -3,6 +3,9 @@ else ``results/`` of a source checkout, else the user's cache folder; never insi
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +95,39 @@ def test_this_checkout_and_entries_are_outside_the_package(env):
     assert root == (
         package.parent / "results" if cache.source_checkout() else cache.user_cache_dir()
     )
+
+
+# What the import changes on the user's machine: torch's flush-denormal flag, unless opted out.
+
+FLUSHED = (
+    "import torch; torch.set_num_threads(1); "
+    "print(bool(torch.tensor(1e-39) * 1.0 == 0), end=' ')"  # a subnormal float32 flushed to 0
+)
+
+
+def flag_after_import(no_flush: str | None) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "GATED_ATTENTION_NO_FLUSH"}
+    if no_flush is not None:
+        env["GATED_ATTENTION_NO_FLUSH"] = no_flush
+    code = (
+        f"{FLUSHED}; import gated_attention; {FLUSHED}; "
+        "from gated_attention.engine import device; "
+        f"print(device.flush_denormals(), end=' '); {FLUSHED}; "
+        f"device.flush_denormals(force=True); {FLUSHED}"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return out.stdout.split()
+
+
+def test_import_flushes_denormals_by_default():
+    # before the import: not flushed; after: flushed; flush_denormals sets it (True)
+    assert flag_after_import(None) == ["False", "True", "True", "True", "True"]
+    assert flag_after_import("0") == ["False", "True", "True", "True", "True"]
+
+
+def test_no_flush_leaves_torch_settings_alone():
+    # GATED_ATTENTION_NO_FLUSH=1: neither the import nor flush_denormals (train's call) sets
+    # it; force=True (a bench comparing both) still does
+    assert flag_after_import("1") == ["False", "False", "False", "False", "True"]

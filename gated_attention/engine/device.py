@@ -32,18 +32,42 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     return dev
 
 
-def flush_denormals() -> bool:
-    """Flush subnormal floats to zero (``torch.set_flush_denormal(True)``); True if supported.
+#: set to 1 to keep the package from flushing subnormal floats (``flush_denormals``)
+NO_FLUSH_ENV = "GATED_ATTENTION_NO_FLUSH"
+
+
+def flush_wanted() -> bool:
+    """False when $GATED_ATTENTION_NO_FLUSH is set (to anything but "" or "0")."""
+    return os.environ.get(NO_FLUSH_ENV, "") in ("", "0")
+
+
+def flush_denormals(force: bool = False) -> bool:
+    """Flush subnormal floats to zero (``torch.set_flush_denormal(True)``); True if set.
 
     Under weight decay the weights of dead neurons shrink geometrically, and products of them
     fall below the smallest normal float32 (1.2e-38). Many x86 CPUs compute with such
     subnormal numbers through a slow path; whether a trained student's step pays for it
     depends on the processor (the Performance chapter measures it on the machine that builds
     the book). Flushing changes only values below 1.2e-38 (2.2e-308 in float64), far
-    below anything this project reports. The setting is per thread and worker threads copy it
-    when they start, so ``gated_attention`` calls this on import (before torch starts its
-    thread pool, in a fresh process); ``train`` calls it again for its own thread.
+    below anything this project reports.
+
+    The setting is per thread, and torch's intra-op worker threads copy it from the thread
+    that creates them, once, when the pool starts (the first parallel operation or
+    ``torch.set_num_threads``); setting it later reaches the calling thread only. Measured on
+    a 2-core Xeon (busy with other work, so the times are noisy): with the pool started first
+    and the flag set after, a parallel ``x * 1.0`` over subnormal x flushed 1/2 of the elements
+    on 2 threads (1/4 on 4), against all of them with the flag set first; and 200 steps of a
+    16-member n = 28 ensemble with half its neurons subnormal, on 2 threads, took 17-31 s with
+    the flag set at import (one outlier 61 s), 16 s when only ``train`` set it in a fresh
+    process, 46-70 s when ``train`` set it after a matmul had started the pool, 91 s never
+    flushed (on 1 thread the order does not matter: 7-11 s either way). A chapter or notebook
+    runs torch operations before it trains, so ``import gated_attention`` sets it, before
+    anything of the package starts the pool, and ``train`` calls this again for its own
+    thread. $GATED_ATTENTION_NO_FLUSH=1 turns both off (the import then changes no torch
+    setting); ``force`` sets the flag even then (a bench that compares both).
     """
+    if not (force or flush_wanted()):
+        return False
     return bool(torch.set_flush_denormal(True))
 
 
