@@ -131,3 +131,32 @@ def test_no_flush_leaves_torch_settings_alone():
     # GATED_ATTENTION_NO_FLUSH=1: neither the import nor flush_denormals (train's call) sets
     # it; force=True (a bench comparing both) still does
     assert flag_after_import("1") == ["False", "False", "False", "False", "True"]
+
+
+# Running a chapter: the executor refuses a parameter the chapter does not declare (papermill
+# itself only warns "Passed unknown parameter" and runs the chapter at its default).
+
+
+def test_check_parameters_names_the_unknown_and_the_declared():
+    from gated_attention.tools import book
+
+    declared = {"profile": {"name": "profile", "default": '"quick"'}}
+    book.check_parameters(Path("ch.ipynb"), {"profile": "smoke"}, declared)
+    with pytest.raises(ValueError, match=r"ch.ipynb: unknown parameter\(s\) 'PROFILE'.*profile"):
+        book.check_parameters(Path("ch.ipynb"), {"PROFILE": "smoke"}, declared)
+    with pytest.raises(ValueError, match="declares: none"):
+        book.check_parameters(Path("ch.ipynb"), {"profile": "smoke"}, {})
+
+
+def test_a_chapter_without_a_profile_parameter_fails_before_it_runs(tmp_path):
+    from gated_attention.tools import book
+
+    md = tmp_path / "lonely.md"
+    md.write_text(
+        "---\njupytext:\n  text_representation:\n    format_name: myst\n"
+        "kernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
+        '```{code-cell} ipython3\nprofile_name = "quick"\n```\n'
+    )
+    stem, seconds, error = book._execute_one(str(md), "smoke", None)
+    assert (stem, seconds) == ("lonely", None)
+    assert "unknown parameter(s) 'profile'" in error and "declares: none" in error

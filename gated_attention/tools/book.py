@@ -8,9 +8,11 @@ README.md ("Architecture") says why the book is executed once and rendered apart
     python -m gated_attention.tools.book list                       the chapters
 
 Each chapter ``book/<stem>.md`` (jupytext MyST) becomes ``book/<stem>.ipynb`` (git-ignored),
-executed with ``cwd=book`` and the ``profile`` parameter injected (only parameters a chapter
-declares are passed). jupyter-book then renders these notebooks with execution off. Progress bars
-are disabled in executed notebooks (``TQDM_DISABLE=1``), so stored outputs hold no timing text.
+executed with ``cwd=book`` and the ``profile`` parameter injected. A chapter whose parameters
+cell does not declare ``profile`` is an error (``check_parameters``): papermill itself only
+warns ("Passed unknown parameter") and runs the chapter at its default. jupyter-book then
+renders these notebooks with execution off. Progress bars are disabled in executed notebooks
+(``TQDM_DISABLE=1``), so stored outputs hold no timing text.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 from ..experiments.profiles import check_profile
 from ..report import execution_status, scorecard
 
-__all__ = ["chapters", "execute", "write_notebooks", "main"]
+__all__ = ["chapters", "check_parameters", "execute", "write_notebooks", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,10 +116,10 @@ def _execute_one(md: str, profile: str, threads: int | None) -> tuple[str, float
     os.environ["TQDM_DISABLE"] = "1"
     out = path.with_suffix(".ipynb")
     nbformat.write(jupytext.read(path), out)
-    declared = papermill.inspect_notebook(str(out))
-    params = {"profile": profile} if "profile" in declared else {}
+    params = {"profile": profile}
     start = time.perf_counter()
     try:
+        check_parameters(out, params, papermill.inspect_notebook(str(out)))
         papermill.execute_notebook(
             str(out),
             str(out),
@@ -131,6 +133,19 @@ def _execute_one(md: str, profile: str, threads: int | None) -> tuple[str, float
     seconds = round(time.perf_counter() - start, 1)
     hide_injected_parameters(out)
     return path.stem, seconds, ""
+
+
+def check_parameters(notebook: Path, params: dict, declared: dict) -> None:
+    """Raise a ValueError naming every key of ``params`` that ``declared`` (the notebook's
+    parameters cell, as ``papermill.inspect_notebook`` reads it) lacks: papermill would only
+    warn and run the notebook with its default."""
+    unknown = sorted(set(params) - set(declared))
+    if unknown:
+        have = ", ".join(declared) or "none (no cell tagged 'parameters')"
+        raise ValueError(
+            f"{notebook.name}: unknown parameter(s) {', '.join(map(repr, unknown))}; "
+            f"its parameters cell declares: {have}"
+        )
 
 
 def hide_injected_parameters(path: Path) -> None:
