@@ -86,7 +86,7 @@ def _default() -> Preset:
         teacher_identification_config("quick").teacher_std,
         QUICK_N,
         None,
-        "the code path only: the loss is still high and nothing is pruned",
+        "the code path only: nothing is pruned and the states are not yet the construction's",
     )
 
 

@@ -31,6 +31,7 @@ Glossary (code name -> meaning):
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,8 +102,8 @@ def compute(
     if not jobs or len(set(keys)) != len(keys):
         raise ValueError(f"{type(config).__name__}.jobs must give distinct job keys, got {keys}")
     path = None if checkpoint is None else Path(checkpoint)
-    outputs = []
-    for job in jobs:
+    outputs, t0, ran = [], time.perf_counter(), 0
+    for k, job in enumerate(jobs):
         done = None if path is None else path.with_name(f"{job.key}-done.pt")
         if done is not None and done.exists():
             outputs.append(torch.load(done, weights_only=True))
@@ -114,11 +115,24 @@ def compute(
         if ck is not None:
             ck.unlink(missing_ok=True)
         outputs.append(out)
+        ran += 1
+        if progress and len(jobs) > 1:
+            print(overall_progress(k + 1, len(jobs), ran, time.perf_counter() - t0), flush=True)
     result = config.assemble(jobs, outputs)
     if path is not None:
         for job in jobs:
             path.with_name(f"{job.key}-done.pt").unlink(missing_ok=True)
     return result
+
+
+def overall_progress(done: int, total: int, ran: int, elapsed: float) -> str:
+    """One line on the whole run: jobs done of ``total``, the time the ``ran`` jobs of this
+    call took, and the rest at their mean pace (jobs differ in cost: a rough figure)."""
+    left = (total - done) * elapsed / max(ran, 1)
+    return (
+        f"jobs {done}/{total} done; {elapsed / 60:.1f} min so far, about "
+        f"{left / 60:.1f} min left at this pace"
+    )
 
 
 def ensemble_jobs(
