@@ -228,6 +228,13 @@ def test_new_seeds_finding_counts_and_says_when_the_finding_fails():
     assert scores["optim.new_seeds_adamw_keeps_surplus"] == 2
     text = om.new_seeds_finding(result)
     assert "on 1 of 2 members" in text and "does not hold" in text
+    assert "started with fewer" not in text  # the miss started with 12 at lam ~ 1
+    starved = made.tensors["counts"].clone()
+    starved[1, :, 0] = torch.tensor([30, 9, 21, 12])
+    text = om.new_seeds_finding(
+        SimpleNamespace(config=config, tensors={**made.tensors, "counts": starved})
+    )
+    assert "1 started with fewer than the construction's 10 neurons at lam ~ 1" in text
     counts = made.tensors["counts"].clone()
     counts[1, 1, -1] = torch.tensor([14, 10, 4, 12])
     fixed = SimpleNamespace(config=config, tensors={**made.tensors, "counts": counts})

@@ -100,7 +100,7 @@ def _run_fields(run: str) -> dict:
 def _label(run: str, member: int) -> str:
     """ "seed0" for a one-member run, "gpu seed 2" for member 2 of a run of several."""
     fields = _run_fields(run)
-    short = run.removeprefix("teacher-identification-paper-")
+    short = run.removeprefix("teacher-identification-").removeprefix("paper-")
     return short if len(fields["seeds"]) == 1 else f"{short} seed {fields['seeds'][member]}"
 
 
@@ -260,6 +260,16 @@ def new_seeds_finding(result) -> str:
     h, one, zero = _target(result.config)
     reach, keep = v["optim.new_seeds_adam_l2_reaches"], v["optim.new_seeds_adamw_keeps_surplus"]
     both = reach == P and keep == P
+    missed = [r for r in member_rows(result) if not r.ends_at(REACH_ARM, (h, one, zero))]
+    short = [r for r in missed if r.start[1] < one]
+    why = (
+        f" Of the {len(missed)} that miss, {len(short)} started with fewer than the "
+        f"construction's {one} neurons at lam ~ 1 ("
+        + ", ".join(f"{r.label}: {r.start[1]}, held-out loss {r.start_loss:.2g}" for r in short)
+        + "): the L2 arm removed surplus neurons, it did not build missing ones (our reading)."
+        if short
+        else ""
+    )
     return (
         f"On the {P} new seeds, Adam + L2 ends at exactly {h} = {one} + {zero} on {reach} of {P} "
         f"members and both AdamW arms keep more than {h} hidden neurons on {keep} of {P}; the "
@@ -270,6 +280,7 @@ def new_seeds_finding(result) -> str:
             if both
             else "The finding does not hold on every independent member: it is not general."
         )
+        + why
     )
 
 
