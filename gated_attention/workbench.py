@@ -15,6 +15,7 @@ Glossary (code name -> meaning):
     fit            train a student on a task with a preset (and overrides); the trained student
     Identification what ``identify`` found: counts, lam groups, Score KV / Q, distance
     identify       reverse-engineer a trained student against its teacher
+    recorded_student  a trained student shipped with the package, and its task
 """
 
 from __future__ import annotations
@@ -34,7 +35,15 @@ from .experiments.presets import preset as get_preset
 from .models import GatedRNN, LinearSelfAttention
 from .tasks import TeacherStudentTask
 
-__all__ = ["PRESETS", "teacher_task", "student", "fit", "Identification", "identify"]
+__all__ = [
+    "PRESETS",
+    "teacher_task",
+    "student",
+    "fit",
+    "Identification",
+    "identify",
+    "recorded_student",
+]
 
 #: an identification reads "the construction" when both scores are below this (Table 1: ~1e-3)
 SCORE_TOL = 1e-2
@@ -185,3 +194,20 @@ def identify(
         construction=(counts["one"] + counts["zero"], counts["one"], counts["zero"]),
         details=r,
     )
+
+
+def recorded_student(run: str, member: int = 0) -> tuple[GatedRNN, TeacherStudentTask]:
+    """Member ``member`` of the recorded teacher-student run ``run`` (shipped with the package,
+    ``experiments.recorded_names()``) as a GatedRNN (float64), with the task it was trained on."""
+    from .experiments import recorded
+    from .experiments.teacher_student import TeacherStudentConfig
+
+    result = recorded(run)
+    if not isinstance(result.config, TeacherStudentConfig):
+        raise ValueError(f"{run} is not a teacher-student run: {type(result.config).__name__}")
+    seeds = result.tensors["seeds"].tolist()
+    if not (isinstance(member, int) and 0 <= member < len(seeds)):
+        raise ValueError(f"member {member!r} out of range: {run} has {len(seeds)} members")
+    sizes = [tuple(s) for s in result.tensors["sizes"].tolist()]
+    trained = unstack_students(result.tensors["params"], sizes)[member]
+    return trained, result.config.task(int(seeds[member]))

@@ -62,3 +62,15 @@ def test_fit_refuses_a_student_of_another_d_and_unknown_fields():
         wb.fit(wb.student(wb.teacher_task(d=2), 4), task, steps=10)
     with pytest.raises(ValueError, match="unknown TrainConfig field"):
         wb.fit(wb.student(task, 4), task, steps=10, learning_rate=1e-3)
+
+
+def test_a_recorded_student_is_the_trained_network_of_its_task():
+    trained, task = wb.recorded_student("teacher-identification-chosen-quick", 1)
+    found = wb.identify(trained, task)
+    assert found.learned_attention and found.poly_distance < 1e-3
+    other, _ = wb.recorded_student("teacher-identification-chosen-quick", 0)
+    assert not torch.equal(trained.W_in1, other.W_in1)
+    with pytest.raises(ValueError, match="out of range.*2 members"):
+        wb.recorded_student("teacher-identification-chosen-quick", 2)
+    with pytest.raises(ValueError, match="not a teacher-student run"):
+        wb.recorded_student("optimiser-comparison-members-paper")
