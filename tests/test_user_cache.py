@@ -160,3 +160,13 @@ def test_a_chapter_without_a_profile_parameter_fails_before_it_runs(tmp_path):
     stem, seconds, error = book._execute_one(str(md), "smoke", None)
     assert (stem, seconds) == ("lonely", None)
     assert "unknown parameter(s) 'profile'" in error and "declares: none" in error
+
+
+def test_the_build_folder_outside_a_checkout_is_the_working_directory(tmp_path, monkeypatch):
+    from gated_attention.report.scorecard import build_dir
+
+    monkeypatch.delenv("GATED_ATTENTION_BUILD", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert build_dir() == tmp_path.resolve() / "_build"
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path / "b"))
+    assert build_dir() == tmp_path / "b"

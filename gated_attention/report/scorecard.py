@@ -5,8 +5,8 @@ the criterion come from ``paper_values.json`` (one data file, one entry per id),
 cannot state a paper value or a tolerance of its own. Each record is written atomically to
 ``<build>/scorecard/<profile>/<id>.json``; after every record, ``<build>/scorecard.json`` is
 rewritten with all records of that profile (tools outside the book read it). The build folder is
-``_build`` at the repository root, or the folder the environment variable
-``GATED_ATTENTION_BUILD`` names.
+the folder the environment variable ``GATED_ATTENTION_BUILD`` names, else ``_build`` at the
+repository root above the working directory, else ``_build`` in the working directory.
 
 Criteria (``criterion`` in paper_values.json; ``reference`` defaults to ``paper``):
     max     ours <= tolerance
@@ -130,7 +130,8 @@ def missing_ids(profile: str, chapters: list[str]) -> list[str]:
 
 
 def build_dir() -> Path:
-    """``$GATED_ATTENTION_BUILD``, else ``_build`` in the repository root (found from the cwd)."""
+    """``$GATED_ATTENTION_BUILD``, else ``_build`` in the repository root (found from the cwd),
+    else ``_build`` in the working directory (never inside an installed package)."""
     env = os.environ.get("GATED_ATTENTION_BUILD")
     if env:
         return Path(env)
@@ -138,7 +139,7 @@ def build_dir() -> Path:
     for folder in (here, *here.parents):
         if (folder / "_toc.yml").exists() and (folder / "gated_attention").is_dir():
             return folder / "_build"
-    return Path(__file__).resolve().parents[2] / "_build"
+    return here / "_build"
 
 
 def _status(entry: dict, ours) -> str:
