@@ -22,7 +22,7 @@ from .architectures import (
     architectures_sweep_config,
     best_lrs,
 )
-from .associative_recall import RecallConfig, associative_recall_config
+from .associative_recall import RecallConfig, associative_recall_config, prune_budget_config
 from .cache import rebuild_config, run
 from .capped_memory import CAPS, LENGTHS, capped_memory_config
 from .families_in_context import (
@@ -83,6 +83,7 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     "fig4b-setup": setup_check_config,
     "fig4b-setup-lru-init": setup_check_lru_init_config,
     "associative-recall": associative_recall_config,
+    "associative-recall-prune": prune_budget_config,
     "optimiser-comparison": optimiser_comparison_config,
     "optimiser-comparison-members": optimiser_members_config,
     "optimiser-comparison-new-seeds": optimiser_new_seeds_config,

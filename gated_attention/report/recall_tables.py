@@ -6,6 +6,7 @@ Glossary (code name -> meaning):
     analyse_members   ``analysis.recall_algorithms.analyse_recall`` of every member of one gating
     size_rows         seed means per size: accuracy, loss, kept neurons, Score KV, R^2_SD, ...
     scorecard_values  the five App. D.3 numbers of the scorecard, with notes
+    prune_budget_values  the appD3.pruned.* rows, on the run at a decay budget that prunes
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "plot_blocks",
     "plot_sd_fit",
     "scorecard_values",
+    "prune_budget_values",
     "example_sequence",
 ]
 
@@ -216,6 +218,34 @@ def scorecard_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
         ),
         # the same median against the stricter bound (paper_values.json)
         "appD3.side_neurons_compressed": (median_kept, f"{premise}kept per seed {kept}"),
+    }
+
+
+def prune_budget_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
+    """id -> (ours, note) of the appD3.pruned.* rows: side gating at the largest size of a run
+    at a decay budget that prunes (``experiments.associative_recall.prune_budget_config``). The
+    count is NaN with a "premise fails" note where the networks no longer recall (mean
+    accuracy below 0.95) or pruning kept at least PRUNES_BELOW of the neurons."""
+    side = config.largest("side")
+    top = max(config.sizes)
+    accuracy = float(tensors["side"]["eval_accuracy"][side].mean())
+    kept = [analyses["side"][e].pruned.net.n for e in side]
+    median_kept = float(statistics.median(kept))
+    premise = ""
+    if accuracy < 0.95:
+        premise = f"premise fails: held-out accuracy {accuracy:.3f} < 0.95; "
+    elif median_kept >= PRUNES_BELOW * top:
+        premise = f"premise fails: pruning kept {median_kept:g} of {top} neurons (median); "
+    return {
+        "appD3.pruned.side_accuracy": (accuracy, f"n = {top}"),
+        "appD3.pruned.side_neurons": (
+            float("nan") if premise else median_kept,
+            f"{premise}kept per seed {kept} of {top}",
+        ),
+        "appD3.pruned.side_is_attention": (
+            statistics.mean(analyses["side"][e].score_kv for e in side),
+            f"n = {top}, pruned",
+        ),
     }
 
 
