@@ -24,6 +24,7 @@ import torch
 if os.environ.get("GATED_ATTENTION_NO_FLUSH", "") in ("", "0"):
     torch.set_flush_denormal(True)
 
+from ._version import __version__ as __version__  # noqa: E402 (the one version)
 from .constructions import (  # noqa: E402 (after the flush above, on purpose)
     VARIANTS,
     ConstructionError,
@@ -37,8 +38,6 @@ from .models import GatedRNN, LinearSelfAttention, gated_rnn_forward, random_att
 from .tasks import InContextRegression, Task, TeacherStudentTask  # noqa: E402
 
 flush_denormals()  # and again for this thread, the engine's own helper (a no-op by now)
-
-__version__ = "0.1.0"
 
 __all__ = [
     "LinearSelfAttention",

@@ -260,7 +260,7 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
 
     ``recompute=True`` ignores a stored entry (and its checkpoint) and computes afresh.
     """
-    from .. import __version__
+    from .._version import __version__
 
     code = code_hash(config=config)  # what it runs, taken now: the source may change meanwhile
     path = entry_path(config, code)

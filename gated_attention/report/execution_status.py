@@ -45,7 +45,7 @@ def versions() -> dict[str, str]:
     import numpy
     import torch
 
-    from .. import __version__
+    from .._version import __version__
 
     return {
         "python": platform.python_version(),

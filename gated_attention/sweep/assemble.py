@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from .. import __version__
+from .._version import __version__
 from ..atomic import atomic_write
 from ..experiments import cache
 from .jobs import SWEEP_DIR, Job
