@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from gated_attention.analysis import normalised_losses
 from gated_attention.experiments import (
     PANELS,
     how_many_neurons_config,
+    normalised_losses,
     teacher_identification_config,
 )
 

@@ -1,14 +1,14 @@
-"""Output-gating counts of students (analysis/output_counts.py) on planted networks."""
+"""Output-gating counts of students (report/output_counts.py) on planted networks."""
 
 import dataclasses
 
 import torch
 
-from gated_attention.analysis.output_counts import student_output_counts
 from gated_attention.constructions.compressed_output import construct_compressed
 from gated_attention.constructions.gated_rnn import construct_rnn
 from gated_attention.experiments import teacher_identification_config
 from gated_attention.models.attention import LinearSelfAttention
+from gated_attention.report.output_counts import student_output_counts
 
 
 @dataclasses.dataclass

@@ -9,7 +9,7 @@ import torch
 
 from gated_attention import analysis
 from gated_attention import experiments as ex
-from gated_attention.report import fig3_edges, scorecard
+from gated_attention.report import fig3_edges, scorecard, size_sweeps
 from gated_attention.report.size_sweeps import (
     SweepReading,
     all_learn_from,
@@ -30,7 +30,7 @@ def sweep_run(tmp_path, monkeypatch):
 def test_the_edge_reads_the_normalised_losses(sweep_run):
     c = sweep_run.config
     s = fig3_edges.from_teacher(sweep_run, "hmn-test")
-    sizes, L = analysis.normalised_losses(c, sweep_run.tensors["eval_loss"])
+    sizes, L = ex.normalised_losses(c, sweep_run.tensors["eval_loss"])
     np.testing.assert_array_equal(s.sizes, sizes)
     np.testing.assert_array_equal(s.excess, L)
     assert (s.panel, s.construction, s.spent) == ("A", 14, c.train.steps * c.T)
@@ -46,8 +46,8 @@ def test_the_edge_reads_the_normalised_losses(sweep_run):
 def test_the_per_seed_reading_is_the_chapters(sweep_run, monkeypatch):
     c = sweep_run.config
     seen = []
-    real = analysis.sweep_success
-    monkeypatch.setattr(analysis, "sweep_success", lambda run, x: seen.append(x) or real(run, x))
+    real = size_sweeps.sweep_success
+    monkeypatch.setattr(size_sweeps, "sweep_success", lambda run, x: seen.append(x) or real(run, x))
     r = read_sweep(sweep_run)
     # Score KV on the chapter's inputs: 256 sequences of seed 7
     torch.testing.assert_close(seen[0], analysis.gaussian_inputs(c.d, c.T, 256, seed=7))

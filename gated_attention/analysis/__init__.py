@@ -17,10 +17,8 @@ Modules (one step of the analysis each):
     state_spectrum  how many directions a group of neurons uses (ours: near-copies)
     reorder      the construction's layout for the weight figure (Fig. 2B)
     reverse_engineer  the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
-    transition   the normalised losses of Fig. 3A/B (1 = predicting 0)
     loss_edge    the loss edge of Fig. 3A-C at several levels, one rule for the three panels
     success      per-seed "learned the construction", Wilson intervals, n* from fractions
-    output_counts  output-gating neurons of recorded students (beyond the paper)
     gd_learned   the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
     thresholds   PRUNE_TOL, LAM_TOL and the memory cuts: one name and one value per idea
     consolidation  a pruned network with surplus neurons as a smaller one, and its cost (ours)
@@ -51,12 +49,10 @@ from .success import (
     Fractions,
     kv_score_unpruned,
     learned,
-    sweep_success,
     transition_by_fraction,
     wilson_interval,
 )
 from .thresholds import LAM_TOL, MEMORY_LAM_ICL, MEMORY_LAM_RECALL, PRUNE_TOL
-from .transition import normalised_losses
 
 __all__ = [
     "PRUNE_TOL",
@@ -78,11 +74,9 @@ __all__ = [
     "edges",
     "loss_edge",
     "median_excess",
-    "normalised_losses",
     "Fractions",
     "kv_score_unpruned",
     "learned",
-    "sweep_success",
     "transition_by_fraction",
     "wilson_interval",
     "RegressionAnalysis",

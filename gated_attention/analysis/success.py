@@ -32,7 +32,7 @@ import math
 import numpy as np
 import torch
 
-from .boundary import Network, network, require
+from .boundary import Network, require
 from .scores import score_kv
 from .thresholds import LAM_TOL
 
@@ -44,7 +44,6 @@ __all__ = [
     "wilson_interval",
     "Fractions",
     "transition_by_fraction",
-    "sweep_success",
 ]
 
 #: "learned the construction": normalised held-out loss at most this ...
@@ -122,23 +121,3 @@ def transition_by_fraction(sizes, success) -> Fractions:
         hi=tuple(hi for _, hi in intervals),
         estimate=int(sizes[idx[0]]) if idx.size else None,
     )
-
-
-def sweep_success(run, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray, Fractions]:
-    """Fig. 3A/B by per-seed successes: (sizes (S,), normalised losses (S, R), Score KV (S, R),
-    fractions and n*) of a finished teacher-student size sweep ``run`` (a results entry).
-
-    Score KV of each whole member (``kv_score_unpruned``) on the inputs x (B, T, d)."""
-    from .transition import normalised_losses
-
-    config = run.config
-    sizes, L = normalised_losses(config, run.tensors["eval_loss"])
-    students = run.students()
-    kv = np.array(
-        [
-            kv_score_unpruned(network(student), config.task(seed).teacher, x)
-            for student, (seed, _, _) in zip(students, config.members(), strict=True)
-        ]
-    ).reshape(L.shape)
-    ok = (L <= LEARNED_LOSS) & (kv <= LEARNED_SCORE)
-    return sizes, L, kv, transition_by_fraction(sizes, ok)

@@ -19,6 +19,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     registry                 every experiment by name
     cpu_budget               the longest run a 2-hour CPU sitting affords, per learning claim
     robustness               ours: Fig. 3A at the CPU budget with one of our choices changed
+    sweep_losses             the normalised held-out losses of a teacher-student sweep (Fig. 3A/B)
 """
 
 from .architectures import ArchitectureConfig, architectures_config, architectures_sweep_config
@@ -38,6 +39,7 @@ from .protocol import Experiment, Job
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
 from .registry import EXPERIMENTS, architectures_main_config, config_from_dict, experiment_config
 from .setup_pilots import PilotConfig, pilot_configs
+from .sweep_losses import normalised_losses
 from .teacher_identification import (
     SENSITIVITY,
     TEACHER_STD,
@@ -76,6 +78,7 @@ __all__ = [
     "entry_path",
     "experiment_config",
     "how_many_neurons_config",
+    "normalised_losses",
     "optimiser_comparison_config",
     "optimiser_members_config",
     "optimiser_new_seeds_config",

@@ -147,7 +147,8 @@ def capped_students(
     ``run`` is ``experiments.run(config)``. Without a cap (lam_max = 1) "at the cap" means
     lam > 0.99, the lam ~ 1 group of Fig. 2B.
     """
-    from ..analysis import network, normalised_losses, prune
+    from ..analysis import network, prune
+    from .sweep_losses import normalised_losses
 
     lam_max = config.train.lam_max
     width = 2 * (1 - lam_max) if lam_max < 1 else 0.01

@@ -21,7 +21,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .. import analysis, experiments
+from .. import experiments
 from ..analysis.loss_edge import CENTRAL_LEVEL, FLOOR, LEVELS, Edge, edges, median_excess
 from ..experiments.robustness import VARIANTS
 from ..tasks import regression
@@ -88,7 +88,7 @@ def from_teacher(run: Any, name: str = "") -> Sweep:
     """Fig. 3A/B: the normalised held-out losses of a teacher-student size sweep (a results
     entry), MSE / Var(teacher output): the construction's loss is 0, predicting 0 is 1."""
     c = run.config
-    sizes, L = analysis.normalised_losses(c, run.tensors["eval_loss"])
+    sizes, L = experiments.normalised_losses(c, run.tensors["eval_loss"])
     panel = {4: "A", 12: "B"}[c.d]
     return Sweep(panel, sizes, L, c.train.steps, c.T, name)
 

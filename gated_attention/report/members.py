@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .. import analysis
+from .. import analysis, experiments
 
 __all__ = [
     "MemberRow",
@@ -72,7 +72,7 @@ def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[Memb
     students = run.students()
     if revs is not None and len(revs) != len(students):
         raise ValueError(f"{len(revs)} reverse engineerings for {len(students)} members")
-    _, norm = analysis.normalised_losses(config, run.tensors["eval_loss"])
+    _, norm = experiments.normalised_losses(config, run.tensors["eval_loss"])
     rows = []
     for e, (student, seed) in enumerate(zip(students, config.seeds, strict=True)):
         r = (

@@ -1,7 +1,8 @@
 """Fig. 3A/B's second reading, ours: did each student of a size sweep learn the construction?
-(``analysis.sweep_success``: a low loss AND the lam ~ 1 states hold M_t). The central reading,
-the loss edge, is ``fig3_edges``.
+(a low loss AND the lam ~ 1 states hold M_t: ``analysis.success``). The central reading, the
+loss edge, is ``fig3_edges``.
 
+    sweep_success    a finished sweep -> normalised losses, Score KV, per-seed fractions and n*
     read_sweep       a finished sweep -> SweepReading (the per-seed fractions and Score KV)
     reading_lines    its learned counts per size, as printed lines
     reading_records  its row ``fig3<p>.transition_learned``, with the budget
@@ -14,11 +15,20 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+import torch
 
-from .. import analysis
+from .. import analysis, experiments
+from ..analysis.success import LEARNED_LOSS, LEARNED_SCORE
 from . import scorecard, verdict
 
-__all__ = ["SweepReading", "read_sweep", "reading_lines", "reading_records", "all_learn_from"]
+__all__ = [
+    "SweepReading",
+    "sweep_success",
+    "read_sweep",
+    "reading_lines",
+    "reading_records",
+    "all_learn_from",
+]
 
 #: the Score KV inputs (sequences, seed): the same for every sweep the chapter reads
 KV_INPUTS, KV_SEED = 256, 7
@@ -40,11 +50,31 @@ class SweepReading:
         return self.config.train.steps * self.config.T
 
 
+def sweep_success(
+    run, x: torch.Tensor
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, analysis.Fractions]:
+    """Fig. 3A/B by per-seed successes: (sizes (S,), normalised losses (S, R), Score KV (S, R),
+    fractions and n*) of a finished teacher-student size sweep ``run`` (a results entry).
+
+    Score KV of each whole member (``analysis.kv_score_unpruned``) on the inputs x (B, T, d)."""
+    config = run.config
+    sizes, L = experiments.normalised_losses(config, run.tensors["eval_loss"])
+    students = run.students()
+    kv = np.array(
+        [
+            analysis.kv_score_unpruned(analysis.network(student), config.task(seed).teacher, x)
+            for student, (seed, _, _) in zip(students, config.members(), strict=True)
+        ]
+    ).reshape(L.shape)
+    ok = (L <= LEARNED_LOSS) & (kv <= LEARNED_SCORE)
+    return sizes, L, kv, analysis.transition_by_fraction(sizes, ok)
+
+
 def read_sweep(run) -> SweepReading:
     """The per-seed reading of Fig. 3A/B on the finished sweep ``run`` (a results entry)."""
     c = run.config
     x_kv = analysis.gaussian_inputs(c.d, c.T, KV_INPUTS, seed=KV_SEED)
-    _, _, kv, learned = analysis.sweep_success(run, x_kv)
+    _, _, kv, learned = sweep_success(run, x_kv)
     return SweepReading(c.name.removeprefix("how-many-neurons-"), c, learned, kv)
 
 

@@ -4,8 +4,8 @@ The compressed output gating (``constructions.compressed_output``) needs d(d+1)/
 output-gating neurons and no exact network needs fewer; this module reads the
 teacher-identification students that ship as recorded runs (``experiments.recorded``),
 reverse-engineers each member as the teacher-identification chapter does
-(``reverse_engineer``: prune at ``prune_tol``, lam groups, scores) and returns one row per
-member.
+(``analysis.reverse_engineer``: prune at ``prune_tol``, lam groups, scores) and returns one row
+per member. It reads experiment results, so it sits in ``report``, above ``experiments``.
 
 Glossary (code name -> meaning):
     OutputCount   one member: run, seed, pruned n and m, merged m, lam counts, learned
@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from .boundary import network
-from .reverse_engineer import reverse_engineer
-from .success import learned
-from .thresholds import PRUNE_TOL
-from .transition import normalised_losses
+from ..analysis.boundary import network
+from ..analysis.reverse_engineer import reverse_engineer
+from ..analysis.success import learned
+from ..analysis.thresholds import PRUNE_TOL
+from ..experiments import recorded, recorded_names
+from ..experiments.sweep_losses import normalised_losses
 
 __all__ = ["OutputCount", "student_output_counts", "recorded_output_counts"]
 
@@ -74,8 +75,6 @@ def recorded_output_counts(
     prefix: str = "teacher-identification", *, prune_tol: float = PRUNE_TOL
 ) -> list[OutputCount]:
     """``student_output_counts`` of every recorded run whose name starts ``prefix``."""
-    from ..experiments import recorded, recorded_names
-
     rows = []
     for name in recorded_names():
         if name.startswith(prefix):

@@ -1,4 +1,6 @@
-"""The normalised losses of Fig. 3A/B: what the loss edge (``loss_edge``) reads.
+"""The normalised losses of a teacher-student sweep (Fig. 3A/B): what the loss edge
+(``analysis.loss_edge``) and the per-seed reading (``report.size_sweeps``) read. They depend on
+the experiment's config (its held-out sequences), so they live here, not in ``analysis``.
 
     normalised loss   l(n, seed) = final held-out MSE / Var(teacher output)   (1 = predicting 0,
                       0 = the construction's loss: Fig. 3A/B's excess loss)
@@ -12,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..experiments.profiles import derive_seed
-from ..experiments.teacher_student import TeacherStudentConfig
+from .profiles import derive_seed
+from .teacher_student import TeacherStudentConfig
 
 __all__ = ["normalised_losses"]
 
