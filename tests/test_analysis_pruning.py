@@ -140,7 +140,8 @@ def test_one_threshold_for_every_analysis():
     import inspect
 
     from gated_attention import analysis
-    from gated_attention.analysis import gd_learned, pruning
+    from gated_attention.analysis import pruning
+    from gated_attention.report import gd_learned
 
     assert analysis.PRUNE_TOL == 1e-3 and analysis.LAM_TOL == 0.01
     assert inspect.signature(pruning.prune).parameters["tol"].default == analysis.PRUNE_TOL

@@ -19,7 +19,6 @@ Modules (one step of the analysis each):
     reverse_engineer  the whole Sec. 4.1 pipeline in one call (Fig. 2, Table 1)
     loss_edge    the loss edge of Fig. 3A-C at several levels, one rule for the three panels
     success      per-seed "learned the construction", Wilson intervals, n* from fractions
-    gd_learned   the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
     thresholds   PRUNE_TOL, LAM_TOL and the memory cuts: one name and one value per idea
     consolidation  a pruned network with surplus neurons as a smaller one, and its cost (ours)
     recall_algorithms  reverse engineering associative-recall networks (App. D.3, Fig. 7)
@@ -28,7 +27,6 @@ Modules (one step of the analysis each):
 """
 
 from .boundary import Network, member, network
-from .gd_learned import RegressionAnalysis, analyse_regression
 from .lam_groups import LamGroups, lam_groups
 from .loss_edge import CENTRAL_LEVEL, LEVELS, Edge, edges, loss_edge, median_excess
 from .merging import (
@@ -79,8 +77,6 @@ __all__ = [
     "learned",
     "transition_by_fraction",
     "wilson_interval",
-    "RegressionAnalysis",
-    "analyse_regression",
     "LamGroups",
     "lam_groups",
     "reconstruction_score",

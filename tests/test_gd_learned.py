@@ -1,4 +1,4 @@
-"""The Sec. 5.2 analysis (analysis/gd_learned.py) on planted truth: the GD network, known gaps."""
+"""The Sec. 5.2 analysis (report/gd_learned.py) on planted truth: the GD network, known gaps."""
 
 import types
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from gated_attention.analysis import analyse_regression
 from gated_attention.engine import stack_students
 from gated_attention.experiments import in_context_regression as icr
 from gated_attention.models.gated_rnn import GatedRNN
+from gated_attention.report.gd_learned import analyse_regression
 from gated_attention.tasks import regression
 
 
@@ -89,7 +89,7 @@ def test_worst_t_is_the_worst_step_not_the_mean_over_steps():
 
     import numpy as np
 
-    from gated_attention.analysis.gd_learned import RegressionAnalysis
+    from gated_attention.report.gd_learned import RegressionAnalysis
     from gated_attention.tasks import regression
 
     eta = regression.ETA_STAR

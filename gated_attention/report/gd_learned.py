@@ -3,7 +3,8 @@
 One function, ``analyse_regression``, turns a run of ``RegressionConfig`` (from the
 results cache or a recorded run) into every number the chapter "RNNs learn gradient descent"
 reports and scores, so the profile's own run and a recorded paper-profile run are read the
-same way:
+same way. It reads an experiment's results entry, so it sits in ``report``, above
+``experiments``; the steps it calls (polynomials, pruning, success) are ``analysis``'s:
 
     loss         Table 2's networks (every seed of the largest size): each one's paired gap to the
                  optimal GD step, and the seed mean's gap, paired sequence by sequence; the RNN's
@@ -12,7 +13,7 @@ same way:
                  its weights (``rnn_polynomial``), against eta* = 5/74, and the norm of all other
                  coefficients relative to theirs (``gd_theory.gd_terms``)
     Fig. 3C      the paired gap relative to the GD loss for every size and seed (its loss edge:
-                 ``report.fig3_edges``), and the per-seed reading ``transition_learned``
+                 ``fig3_edges``), and the per-seed reading ``transition_learned``
     OOD          the same gap on the set with doubled variance of W
     memory       lam of the used hidden neurons of Table 2's networks (used: |W_in1 row| x
                  |W_in2 row| > PRUNE_TOL, the first pruning rule); one GD step needs lam = 1
@@ -30,14 +31,14 @@ import dataclasses
 
 import numpy as np
 
+from ..analysis.boundary import member, network
+from ..analysis.polynomial import rnn_polynomial
+from ..analysis.pruning import input_products
+from ..analysis.success import Fractions, transition_by_fraction
+from ..analysis.thresholds import MEMORY_LAM_ICL, PRUNE_TOL
 from ..experiments import in_context_regression
 from ..models.gated_rnn import lam_from_nu
 from ..tasks import gd_theory, regression
-from .boundary import member, network
-from .polynomial import rnn_polynomial
-from .pruning import input_products
-from .success import Fractions, transition_by_fraction
-from .thresholds import MEMORY_LAM_ICL, PRUNE_TOL
 
 __all__ = ["RegressionAnalysis", "analyse_regression"]
 
@@ -89,7 +90,7 @@ class RegressionAnalysis:
 
     def transition_learned(self, threshold: float) -> Fractions:
         """Fig. 3C by per-seed successes: a seed succeeds at a size when its paired gap to the
-        optimal GD step is at most ``threshold`` of the GD loss (``success``)."""
+        optimal GD step is at most ``threshold`` of the GD loss (``analysis.success``)."""
         return transition_by_fraction(self.sweep, self.gap_table <= threshold)
 
     @property
