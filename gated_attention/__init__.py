@@ -1,15 +1,18 @@
 """gated-attention: a runnable companion to "Gated recurrent neural networks discover attention"
 (Zucchet et al., arXiv:2309.01775v2).
 
-Wings (one concept per module; the README's "Architecture" section has the map):
+Wings (one concept per module; the README's "Architecture" section has the map), lowest first:
+each imports only the wings above it in this list (``tests/test_wings.py`` checks it)
+    atomic, _version  atomic file writes; the package's version
     models          Eq. (1) attention, Eq. (2) the gated RNN, its fast path, the other families
     constructions   App. A and B: weights that make an RNN implement attention
     tasks           teacher-student, in-context regression (with its GD step and theory)
     engine          training: loop, ensembles, data, checkpoints, device
+    analysis        reverse engineering: pruning, lam groups, scores, polynomials, loss edges
     experiments     profiles, the results cache, recorded runs, one config per experiment
-    analysis        reverse engineering: pruning, lam groups, scores, polynomials, transitions
-    report          the scorecard and the plots
-    tools           command lines: book, bench, record
+    report          the scorecard, the plots, the readings of results entries
+    tools, sweep    command lines: book, bench, record; an experiment's jobs on a Dask cluster
+This module, ``__main__`` and ``workbench`` sit above every wing.
 """
 
 import os

@@ -5,6 +5,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
                              function that trains a job, one that assembles the entry
     profiles                 smoke / quick / paper, and the seeds of a run's random streams
     cache                    ``run(config)``: compute once, load afterwards
+    code_key                 which source a result depends on: the import closure of its config
     recorded_runs            results entries of long runs shipped with the package
     teacher_student          the teacher-student config (Sec. 4.1-4.2)
     teacher_identification   its config for Sec. 4.1 (Fig. 2, Table 1)
@@ -14,9 +15,11 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     families_in_context      ours: does each family of Fig. 4B learn in-context regression?
     setup_pilots             ours: short-budget pilots of why a family does not
     associative_recall       App. D.3 (Fig. 7): input-output and side gating on associative recall
+    capped_memory            ours: teacher identification with lam capped below 1
     optimiser_comparison     ours: a recorded Sec. 4.1 network continued with three optimisers
     optimiser_members        ours: the same over the paper-budget members, and on new seeds
     registry                 every experiment by name
+    presets                  named training settings of the book's experiments, for one's own runs
     cpu_budget               the longest run a 2-hour CPU sitting affords, per learning claim
     robustness               ours: Fig. 3A at the CPU budget with one of our choices changed
     sweep_losses             the normalised held-out losses of a teacher-student sweep (Fig. 3A/B)

@@ -1,1 +1,29 @@
-"""Report: what the chapters show. The scorecard (paper values, criteria, records) and plots."""
+"""Report: what the chapters show. The scorecard (paper values, criteria, records) and plots.
+
+Readers of experiment results (results entries, recorded runs) live here, above ``experiments``;
+``analysis`` below only takes networks and arrays handed to it.
+
+Modules:
+    scorecard          every reproduced number beside the paper's (+ ``paper_values.json``)
+    scorecard_page     the scorecard grouped by the paper's claims, both budgets
+    verdict            each chapter's verdict from its rows
+    budget_text        a row's budget as text, against the paper's
+    runs               one line per results entry: what a recorded run is and where it ran
+    execution_status   how each chapter of a build was executed (profile, time, versions)
+    members            one row per member of a teacher-identification run: the construction?
+    mechanism          why the surplus neurons survive (ours)
+    surplus_ladder     Fig. 2's surplus against the training budget
+    fig3_edges         Fig. 3A-C: the loss edge of every sweep, its rows, figure and finding
+    size_sweeps        Fig. 3A/B per seed: did each student learn the construction?
+    gd_learned         the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
+    output_counts      output-gating neurons of the recorded students (beyond the paper)
+    optimiser_members  the optimiser comparison over the recorded members (ours)
+    family_tables      Fig. 4A/B: loss against parameter count per family
+    recall_tables      App. D.3 (Fig. 7): every associative-recall network analysed
+    plotting           the gated RNN's weights (Fig. 1, Fig. 2B) and the construction's cost
+    teacher_plots      figures of the teacher-student chapters
+    regression_plots   figures of the in-context regression chapters
+    beyond_plots       figures of "Beyond the paper"
+    bench_table        the bench's results as plain-text tables
+    bench_plots        the bench's results as a figure
+"""
