@@ -1,0 +1,140 @@
+"""The wings of the package import only downward (the README's "Architecture" section).
+
+Every module of ``gated_attention`` is parsed with ``ast``: every import statement counts, those
+inside functions and ``if TYPE_CHECKING`` blocks too. A module's wing is its sub-package, or,
+for a module at the top of the package, its own name. A wing may import its own modules and the
+wings of lower tiers, never a wing of its own tier or above. The top-level modules in TOP
+(the package's ``__init__``, ``__main__``, ``workbench``) sit above every wing and may import
+any of them; no wing imports them (``from .. import __version__`` included: the version lives in
+``_version``, at the bottom).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import gated_attention
+
+PACKAGE = "gated_attention"
+ROOT = Path(gated_attention.__file__).resolve().parent
+
+#: the tiers, lowest first: a wing imports only wings of lower tiers
+WING_ORDER: tuple[tuple[str, ...], ...] = (
+    ("atomic", "_version"),  # top-level helper modules, import nothing of the package
+    ("models",),
+    ("constructions",),  # App. A and B: weights for the models
+    ("tasks",),  # tasks.regression builds its GD network with constructions.gated_rnn
+    ("engine",),
+    ("analysis",),
+    ("experiments",),
+    ("report",),
+    ("tools", "sweep"),
+)
+#: top-level modules above every wing ("__init__" is the package itself)
+TOP = ("__init__", "__main__", "workbench")
+
+TIER = {wing: i for i, tier in enumerate(WING_ORDER) for wing in tier}
+TIER.update({top: len(WING_ORDER) for top in TOP})
+
+
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    rel = path.relative_to(root.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def _exists(module: str, root: Path = ROOT) -> bool:
+    base = root.parent.joinpath(*module.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _wing(module: str) -> str:
+    """'gated_attention.analysis.pruning' -> 'analysis'; 'gated_attention' -> '__init__'."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
+    """(line, absolute module) of every package import in the file, nested ones included.
+
+    ``from X import name`` counts as an import of ``X.name`` when that is a module of the
+    package, else of ``X`` (so ``from .. import __version__`` imports the package itself)."""
+    module = _module_name(path, root)
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for a in node.names:
+                sub = f"{source}.{a.name}"
+                found.append((node.lineno, sub if _exists(sub, root) else source))
+    ours = [(line, m) for line, m in found if m == PACKAGE or m.startswith(PACKAGE + ".")]
+    return list(dict.fromkeys(ours))  # one entry per line and module
+
+
+def modules() -> list[Path]:
+    return sorted(ROOT.rglob("*.py"))
+
+
+def back_arrows() -> list[str]:
+    """'module:line imports target (wing a, tier i -> wing b, tier j)' for each import of a wing
+    that is not below the importer's."""
+    bad = []
+    for path in modules():
+        module = _module_name(path)
+        wing = _wing(module)
+        for line, target in imports(path):
+            other = _wing(target)
+            if other == wing or wing not in TIER or other not in TIER:
+                continue  # its own wing; an unplaced wing fails the test below
+            if TIER[other] >= TIER[wing] and wing not in TOP:
+                bad.append(
+                    f"{module}:{line} imports {target} "
+                    f"({wing}, tier {TIER[wing]} -> {other}, tier {TIER[other]})"
+                )
+    return bad
+
+
+def test_every_wing_imports_only_wings_below_it():
+    bad = back_arrows()
+    assert not bad, "imports against the wing order:\n" + "\n".join(bad)
+
+
+def test_the_order_places_every_wing():
+    """A new sub-package or top-level module must be given its tier."""
+    wings = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
+    wings |= {p.stem for p in ROOT.glob("*.py")}
+    missing = sorted(wings - set(TIER))
+    assert not missing, f"not in WING_ORDER or TOP: {missing}"
+    assert not set(TIER) - wings, f"placed but absent: {sorted(set(TIER) - wings)}"
+
+
+def test_the_parser_sees_nested_and_relative_imports(tmp_path):
+    """A lazy import in a function and one under TYPE_CHECKING are found and resolved."""
+    pkg = tmp_path / PACKAGE
+    (pkg / "analysis").mkdir(parents=True)
+    (pkg / "experiments").mkdir()
+    for p in (pkg, pkg / "analysis", pkg / "experiments"):
+        (p / "__init__.py").write_text("")
+    (pkg / "experiments" / "cache.py").write_text("")
+    src = pkg / "analysis" / "reader.py"
+    src.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from ..experiments import cache\n"
+        "def f():\n"
+        "    from .. import __version__\n"
+        "    import gated_attention.experiments\n"
+    )
+    assert imports(src, pkg) == [
+        (3, "gated_attention.experiments.cache"),
+        (5, "gated_attention"),
+        (6, "gated_attention.experiments"),
+    ]
