@@ -3,6 +3,7 @@
 Modules (one job each):
     config        TrainConfig (the optimiser and engine settings), TrainResult, the schedule
     loop          ``train``: the training loop of one ensemble, fast and reference modes
+    guards        what ``train`` refuses before a step, and the error of a diverged run
     ensembles     stacking students of different sizes; ``train_by_size`` for size sweeps
     data          drawing a chunk of training data per call, shared streams
     checkpoints   saving and resuming a run
@@ -33,7 +34,8 @@ from .ensembles import (
     train_ensemble,
     unstack_students,
 )
-from .loop import ON_NONFINITE, NonFiniteLossError, train
+from .guards import ON_NONFINITE, NonFiniteLossError
+from .loop import train
 
 __all__ = [
     "DEVICE_ENV",

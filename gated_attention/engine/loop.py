@@ -56,30 +56,9 @@ from .checkpoints import read_checkpoint, restore, save_checkpoint
 from .config import TrainConfig, TrainResult, cosine_lr
 from .data import data_streams, sample_chunk, sample_chunk_neuron_major
 from .device import GraphedStep, draw_in_background, flush_denormals, resolve_device
+from .guards import ON_NONFINITE, NonFiniteLossError, check_ensemble, check_gated_shapes
 
 Forward = Callable[[torch.Tensor, dict], torch.Tensor]
-
-#: what ``train`` does when a member's loss or weights turn non-finite (``on_nonfinite``)
-ON_NONFINITE = ("raise", "keep")
-
-
-class NonFiniteLossError(ValueError):
-    """A training run whose loss (or weights) went NaN or inf: it diverged.
-
-    Attributes:
-        steps      (first, last): the steps of the logged window (or chunk) where it was seen
-        members    the ensemble indices whose loss or weights are non-finite
-        checkpoint the last checkpoint file written with finite weights (None: none written)
-        partial    the ``TrainResult`` up to the detection: the loss curve so far and the
-                   parameters (the members not in ``members`` are intact)
-    """
-
-    def __init__(self, message: str, *, steps, members, checkpoint, partial) -> None:
-        super().__init__(message)
-        self.steps = steps
-        self.members = members
-        self.checkpoint = checkpoint
-        self.partial = partial
 
 
 def train(
@@ -412,51 +391,3 @@ def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     E = logits.shape[0]
     loss = F.cross_entropy(logits.flatten(0, -2), y.argmax(dim=-1).flatten(), reduction="none")
     return loss.view(E, -1).mean(dim=1)
-
-
-def check_gated_shapes(task: Task, params: dict[str, torch.Tensor]) -> None:
-    """The gated RNN of Eq. (2) reads x~ = [x; 1] and writes d_out outputs: W_in1 (E, n, d+1)
-    and D (E, d_out, m) (or (E, d_out, n) with side gating) must fit the task's d and d_out.
-    A ValueError names both sizes."""
-    W_in1, D = params.get("W_in1"), params.get("D")
-    if W_in1 is None or D is None:
-        missing = [k for k in ("W_in1", "D") if k not in params]
-        raise ValueError(
-            f"params lack {', '.join(missing)}: the gated RNN of Eq. (2) (forward=None) needs "
-            f"W_in1, W_in2, nu, D and W_out1, W_out2 or W_side; got {', '.join(params)}"
-        )
-    if W_in1.dim() != 3 or W_in1.shape[-1] != task.d + 1:
-        raise ValueError(
-            f"the task has input size d={task.d} but the network is built for "
-            f"d={W_in1.shape[-1] - 1} (W_in1 {tuple(W_in1.shape)} is (E, n, d+1))"
-        )
-    if D.dim() != 3 or D.shape[1] != task.d_out:
-        raise ValueError(
-            f"the task has output size d_out={task.d_out} but the network is built for "
-            f"d_out={D.shape[1] if D.dim() > 1 else '?'} (D {tuple(D.shape)} is (E, d_out, m))"
-        )
-
-
-def check_ensemble(tasks, params, data_seeds, masks) -> None:
-    E = len(tasks)
-    if E == 0:
-        raise ValueError("train needs at least one task")
-    if len(data_seeds) != E:
-        raise ValueError(f"{len(data_seeds)} data_seeds for {E} tasks")
-    if not isinstance(params, dict) or not params:
-        raise TypeError("params must be a non-empty dict of (E, ...) tensors")
-    for k, v in params.items():
-        if not isinstance(v, torch.Tensor) or v.dim() < 1 or v.shape[0] != E:
-            shape = tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__
-            raise ValueError(f"params[{k!r}] must have leading ensemble dim E={E}, got {shape}")
-        if masks is not None and (k not in masks or masks[k].shape != v.shape):
-            raise ValueError(f"masks[{k!r}] must exist and have the shape of params[{k!r}]")
-    t0 = tasks[0]
-    for t in tasks[1:]:
-        same_mask = (t.loss_mask is None) == (t0.loss_mask is None) and (
-            t.loss_mask is None or torch.equal(t.loss_mask, t0.loss_mask)
-        )
-        if (t.d, t.d_out, t.T, t.loss_scale) != (t0.d, t0.d_out, t0.T, t0.loss_scale) or not (
-            same_mask
-        ):
-            raise ValueError("ensemble tasks must share d, d_out, T, loss_mask and loss_scale")
