@@ -11,6 +11,8 @@ mamba        App. B.2, Table 3: one Mamba-style layer (side gating), exactly
 lstm         App. B.3, Table 4: one LSTM layer (linearised gates)
 gru          App. B.4: what a GRU's gates can and cannot multiply
 linearised   the error-against-eps slope of the linearised constructions
+recall_networks  App. D.3: hand-built associative-recall networks (naive and compressed
+             attention, the squared-difference algorithm)
 """
 
 from .gated_rnn import (

@@ -2,8 +2,9 @@
 
 The attention layer of Eq. (1) and the gated RNN of Eq. (2) are run on *symbols*: every weight of
 the attention layer and every input entry is a sympy Symbol, the RNN's weights are written by the
-very recipe ``construction.py`` uses for torch tensors (``fill_query_key_value``, ``fill_side``,
-``query_key_value_layout``, ``low_rank_rows``), and the recurrence runs with lam exactly 0 or 1.
+very recipe ``constructions.gated_rnn`` uses for torch tensors (``fill_query_key_value``,
+``fill_side``, ``query_key_value_layout``, ``low_rank_rows``), and the recurrence runs with lam
+exactly 0 or 1.
 The expanded difference RNN - attention is a polynomial; it is the zero polynomial exactly when
 the construction is right for *every* weight and *every* input sequence of that length.
 
@@ -99,7 +100,8 @@ def symbolic_attention(d: int, T: int) -> SymbolicAttention:
 
 
 def symbolic_weights(variant: str, **matrices) -> dict[str, sp.Matrix]:
-    """The constructed RNN's weights as sympy matrices, written by construction.py's recipe.
+    """The constructed RNN's weights as sympy matrices, written by the recipe of
+    ``constructions.gated_rnn``.
 
     Keyword matrices: "full", "side": W_V (d_v, d), W_K, W_Q (d_k, d); "symmetric": W_V (d, d)
     and W_Qp = W_Q' (d, d); "low_rank": P_V (d, r_V), R_V (r_V, d), P_KQ (d, r_KQ), R_KQ (r_KQ, d).

@@ -53,18 +53,13 @@ def flush_denormals(force: bool = False) -> bool:
 
     The setting is per thread, and torch's intra-op worker threads copy it from the thread
     that creates them, once, when the pool starts (the first parallel operation or
-    ``torch.set_num_threads``); setting it later reaches the calling thread only. Measured on
-    a 2-core Xeon (busy with other work, so the times are noisy): with the pool started first
-    and the flag set after, a parallel ``x * 1.0`` over subnormal x flushed 1/2 of the elements
-    on 2 threads (1/4 on 4), against all of them with the flag set first; and 200 steps of a
-    16-member n = 28 ensemble with half its neurons subnormal, on 2 threads, took 17-31 s with
-    the flag set at import (one outlier 61 s), 16 s when only ``train`` set it in a fresh
-    process, 46-70 s when ``train`` set it after a matmul had started the pool, 91 s never
-    flushed (on 1 thread the order does not matter: 7-11 s either way). A chapter or notebook
-    runs torch operations before it trains, so ``import gated_attention`` sets it, before
-    anything of the package starts the pool, and ``train`` calls this again for its own
-    thread. $GATED_ATTENTION_NO_FLUSH=1 turns both off (the import then changes no torch
-    setting); ``force`` sets the flag even then (a bench that compares both).
+    ``torch.set_num_threads``); setting it later reaches the calling thread only (with the pool
+    started first, a parallel product over subnormal numbers flushed only part of them; the
+    README's measurements say what that costs a training step). A chapter or notebook runs
+    torch operations before it trains, so ``import gated_attention`` sets it, before anything
+    of the package starts the pool, and ``train`` calls this again for its own thread.
+    $GATED_ATTENTION_NO_FLUSH=1 turns both off (the import then changes no torch setting);
+    ``force`` sets the flag even then (a bench that compares both).
     """
     if not (force or flush_wanted()):
         return False
@@ -73,9 +68,8 @@ def flush_denormals(force: bool = False) -> bool:
 
 def draw_in_background(dev: torch.device) -> bool:
     """Whether ``train`` draws data in background threads: off the CPU only. On it the training
-    itself keeps the cores busy: forced on a 2-core CPU, background drawing made a step 1.6 to
-    2.6 times slower (E = 1, n = 100, T = 32: 3.1 -> 6.1 ms; E = 16, n = 28: 9.9 -> 16.2 ms;
-    E = 3, n = 48, T = 8: 1.5 -> 3.7 ms)."""
+    itself keeps the cores busy, and drawing beside it made a step slower on every size
+    measured (the git history of this function has the numbers)."""
     return dev.type != "cpu"
 
 

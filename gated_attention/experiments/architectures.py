@@ -38,6 +38,7 @@ from ..tasks.regression import InContextRegression
 from ..tasks.teacher_student import TeacherStudentTask
 from .profiles import check_profile, derive_seed
 from .protocol import Experiment, Job
+from .teacher_identification import TEACHER_STD
 
 __all__ = [
     "ArchitectureConfig",
@@ -260,8 +261,6 @@ def best_lrs(config: ArchitectureConfig, tensors: dict) -> tuple[tuple[str, floa
 
 #: the learning rates every family is tried at (the same search for all)
 LR_GRID = (3e-3, 1e-2, 3e-2, 1e-1)
-#: the teacher's entry std (ours, as in the teacher-identification chapter)
-TEACHER_STD = 0.2
 
 
 def architectures_sweep_config(profile: str, task: str = "teacher") -> ArchitectureConfig:

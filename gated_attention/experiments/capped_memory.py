@@ -29,7 +29,7 @@ import dataclasses
 import numpy as np
 import torch
 
-from ..analysis.thresholds import PRUNE_TOL
+from ..analysis.thresholds import LAM_TOL, PRUNE_TOL
 from ..constructions.capped_memory import cap_memory, check_lam_max
 from ..constructions.gated_rnn import construct_rnn
 from ..engine import TrainConfig
@@ -134,7 +134,7 @@ class CappedStudent:
     n: int  # hidden neurons after pruning
     m: int  # output-gating neurons after pruning
     at_cap: int  # pruned neurons with 1 - lam <= 2 (1 - lam_max); lam > 0.99 if no cap
-    near_zero: int  # pruned hidden neurons with lam < 0.01
+    near_zero: int  # pruned hidden neurons with lam < LAM_TOL (0.01)
     lam_top: float  # the largest lam of the pruned network
     lams: tuple[float, ...] = ()  # every lam of the pruned network, largest first
 
@@ -151,7 +151,7 @@ def capped_students(
     from .sweep_losses import normalised_losses
 
     lam_max = config.train.lam_max
-    width = 2 * (1 - lam_max) if lam_max < 1 else 0.01
+    width = 2 * (1 - lam_max) if lam_max < 1 else LAM_TOL
     _, nl = normalised_losses(config, run.tensors["eval_loss"])
     rows = []
     for e, (student, seed) in enumerate(zip(run.students(), config.seeds, strict=True)):
@@ -166,7 +166,7 @@ def capped_students(
                 n=pr.net.n,
                 m=pr.net.m,
                 at_cap=int((1 - lam <= width).sum()),
-                near_zero=int((lam < 0.01).sum()),
+                near_zero=int((lam < LAM_TOL).sum()),
                 lam_top=float(lam.max()) if lam.numel() else float("nan"),
                 lams=tuple(sorted(lam.tolist(), reverse=True)),
             )

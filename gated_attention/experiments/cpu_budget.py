@@ -14,7 +14,7 @@ They are fixed here before any of them is run, and recorded with the package as
 results cache when the command is given again. The chapters score them with the criteria of
 ``report/paper_values.json``, unchanged.
 
-Measured one-thread step times on the 2-core CPU (main c484ec3, 60 to 400 steps each; with
+Measured one-thread step times on the 2-core CPU (60 to 400 steps each; with
 ``make book`` or another run beside it a step is slower):
     Fig. 3A   40 members (8 sizes x 5 seeds), T = 32          about 50 ms  -> 100,000 steps
     Fig. 3B   30 members (6 sizes x 5 seeds), d = 12, T = 32  about 150 ms -> 40,000 steps

@@ -14,7 +14,7 @@ is silent:
                     lr x weight decay x steps of several units; AdamW's default weight decay
                     1e-4 at lr 1e-3 prunes nothing in 1,000,000 steps, a weight decay several
                     times larger than ours collapses the student. The pilot runs behind these
-                    values are in the git history of this file (commit 7ce6bf6).
+                    values are in the git history of this file.
 
 Glossary (code name -> paper symbol -> section):
     teacher_identification_config   the d = 4 student of Sec. 4.1, Fig. 2, Table 1

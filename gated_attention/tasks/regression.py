@@ -58,7 +58,7 @@ ZERO_LOSS = 0.5
 
 @dataclass(frozen=True)
 class InContextRegression:
-    """The task of Sec. 5.1, following the task protocol of ``tasks.py``.
+    """The task of Sec. 5.1, following the task protocol of ``tasks.protocol``.
 
     ``observations`` is the paper's T (12); the protocol's ``T`` is the sequence length, T + 1.
     ``sample`` returns the targets W x_t at every step (y[..., -1, :] = y_q = W x_q), and

@@ -1,7 +1,21 @@
 """Command lines and build glue: ``python -m gated_attention.tools.<name>``.
 
-book        execute the chapters with papermill, write plain notebooks
-bench       time the training engine (``make bench``)
-record      run an experiment in a profile and ship it as a recorded run
-sphinxext   the Sphinx extension of the rendered book
+cli             ``python -m gated_attention``: list the experiments, run one with overrides
+book            execute the chapters with papermill, write plain notebooks
+record          run an experiment in a profile and ship it as a recorded run
+cpu_plan        the CPU budget's runs not yet recorded, and one command that trains them
+gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU
+bench           time the training engine (``make bench``), with its parts:
+  bench_products  the matrix products of one step, counted and timed alone
+  bench_timing    how the bench times (fastest of several runs, in turns)
+  bench_ways      the ways a step could be made faster, each measured
+  step_profile    where one step's time goes, part by part
+  family_bench    a step of each model family at a matched parameter count
+sphinxext       the Sphinx extension of the rendered book
+launch_links    where the book's launch buttons go (Binder, Colab)
+browser_check   open every built page in headless Chromium (``make browser``), with
+  browser_driver  the Chromium it drives (Playwright)
+  browser_setup   find or install that Chromium
+chapter_lint    the chapters' code fits the rendered column
+workflow_lint   lint the GitHub Actions workflows
 """
