@@ -233,6 +233,19 @@ def _edge_text(s: Sweep, level: float = CENTRAL_LEVEL) -> str:
     return "none" if e.estimate is None else f"{e.estimate} ({e.ratio:.2f}x)"
 
 
+def _unconverged(s: Sweep) -> str:
+    """A note when the sweep may not have converged: the median excess loss at the largest size
+    above that at the size before it (a larger network that fits worse)."""
+    med = median_excess(s.excess)
+    if len(med) < 2 or med[-1] <= med[-2]:
+        return ""
+    return (
+        f"; its median at n = {int(s.sizes[-1])} ({med[-1]:.1e}) is above that at "
+        f"n = {int(s.sizes[-2])} ({med[-2]:.1e}), so its students may not have converged at "
+        "this budget"
+    )
+
+
 def finding(runs: dict[str, Sweep] | None = None) -> str:
     """The book's one finding on Fig. 3A-C (markdown), from the largest recorded sweep of each
     panel and the recorded variants of Fig. 3A (``largest``): the edge at the central level
@@ -272,12 +285,18 @@ def finding(runs: dict[str, Sweep] | None = None) -> str:
         if holds:
             said.append(
                 "the 1x edge holds with "
-                + "; ".join(f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])})" for v in holds)
+                + " and with ".join(
+                    f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])})" for v in holds
+                )
             )
         if moves:
             said.append(
-                "it does not with "
-                + "; ".join(f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])})" for v in moves)
+                "it moves up with "
+                + " and with ".join(
+                    f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])}"
+                    f"{_unconverged(runs[f'A-{v}'])})"
+                    for v in moves
+                )
             )
         robust = (
             "Fig. 3A with one of our choices changed, at the same budget (sizes 8-28): "
