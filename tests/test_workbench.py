@@ -42,6 +42,8 @@ def test_identify_with_more_neurons_is_attention_but_not_the_construction():
     assert "more neurons than the construction" in str(found)
     with pytest.raises(ValueError, match="needs T"):
         wb.identify(full, task.teacher)
+    with pytest.raises(ValueError, match="differ in size.*d=2.*d=3"):
+        wb.identify(full, wb.teacher_task(d=3, seed=0))
 
 
 def test_fit_returns_a_trained_copy_and_leaves_the_student():
@@ -58,7 +60,7 @@ def test_fit_returns_a_trained_copy_and_leaves_the_student():
 
 def test_fit_refuses_a_student_of_another_d_and_unknown_fields():
     task = wb.teacher_task(d=3, seed=0)
-    with pytest.raises(ValueError, match="d = 2.*d = 3"):
+    with pytest.raises(ValueError, match="d=3 but the network is built for d=2"):
         wb.fit(wb.student(wb.teacher_task(d=2), 4), task, steps=10)
     with pytest.raises(ValueError, match="unknown TrainConfig field"):
         wb.fit(wb.student(task, 4), task, steps=10, learning_rate=1e-3)
