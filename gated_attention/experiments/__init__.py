@@ -7,6 +7,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     cache                    ``run(config)``: compute once, load afterwards
     code_key                 which source a result depends on: the import closure of its config
     recorded_runs            results entries of long runs shipped with the package
+    derived                  long analyses of a recorded run, computed once (shipped or cached)
     teacher_student          the teacher-student config (Sec. 4.1-4.2)
     teacher_identification   its config for Sec. 4.1 (Fig. 2, Table 1)
     how_many_neurons         its configs for Sec. 4.2 (Fig. 3A/B)

@@ -7,10 +7,13 @@ Glossary (code name -> meaning):
     size_rows         seed means per size: accuracy, loss, kept neurons, Score KV, R^2_SD, ...
     scorecard_values  the five App. D.3 numbers of the scorecard, with notes
     prune_budget_values  the appD3.pruned.* rows, on the run at a decay budget that prunes
+    recorded_reading  size_rows and the scorecard values of a recorded run, computed once
+    ship_readings     those of the chapter's recorded runs, shipped beside the runs
 """
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 
 import matplotlib.pyplot as plt
@@ -21,6 +24,9 @@ from ..analysis.boundary import network
 from ..analysis.recall_algorithms import RecallAnalysis, analyse_recall, squared_difference_fit
 from ..analysis.thresholds import PRUNE_TOL
 from ..constructions.recall_networks import compressed_neurons, naive_neurons
+from ..experiments.associative_recall import associative_recall_config
+from ..experiments.derived import derived, ship
+from ..experiments.recorded_runs import recorded
 from ..models.gated_rnn import gated_rnn_forward
 
 __all__ = [
@@ -34,6 +40,10 @@ __all__ = [
     "scorecard_values",
     "prune_budget_values",
     "example_sequence",
+    "READING_PROFILE",
+    "recorded_reading",
+    "RECORDED_READINGS",
+    "ship_readings",
 ]
 
 LABELS = {
@@ -255,3 +265,58 @@ def example_sequence(batch, index: int = 0) -> str:
     pairs = "  ".join(f"(k{k + 1}, v{v + 1})" for k, v in zip(keys, vals, strict=True))
     q, a = int(batch.query_key[index]), int(batch.answer[index])
     return f"pairs: {pairs}\nquery: k{q + 1}  ->  answer: v{a + 1}"
+
+
+#: the profile whose held-out batch a recorded run is read on, whatever the build's profile (its
+#: 4,096 sequences): the reading is then one computation, done once (``recorded_reading``)
+READING_PROFILE = "quick"
+
+_VALUES = {"scorecard": scorecard_values, "prune": prune_budget_values}
+
+
+def recorded_reading(name: str, values: str = "scorecard") -> dict:
+    """The recorded App. D.3 run ``name`` read on the held-out batch of READING_PROFILE:
+    ``{"rows": {gating: size_rows}, "values": id -> [ours, note]}``, the values those of
+    ``scorecard_values`` (``values="scorecard"``) or ``prune_budget_values`` ("prune").
+
+    Computed once (``experiments.derived``: shipped beside the run or cached), since it depends
+    on the run, the batch and this code only: about two minutes of squared-difference fits on
+    a 2-core CPU for the 145 networks of associative-recall-cpu.
+    """
+    reading, label, args = _reading_key(values)
+
+    def compute() -> dict:
+        run = recorded(name)
+        rc, tensors, batch = run.config, run.tensors, reading.evaluation_batch()
+        analyses = {g: analyse_members(rc, tensors, g, batch) for g in rc.gatings}
+        rows = {g: size_rows(rc, tensors, g, analyses[g]) for g in rc.gatings}
+        return {"rows": rows, "values": _VALUES[values](rc, tensors, analyses)}
+
+    return derived(name, label, args, compute, [__name__])
+
+
+def _reading_key(values: str):
+    """(the READING_PROFILE config, the derived label, its args) of a reading."""
+    if values not in _VALUES:
+        raise ValueError(f"values must be one of {sorted(_VALUES)}, got {values!r}")
+    reading = associative_recall_config(READING_PROFILE)
+    args = {"eval_batch": reading.eval_batch, "task": dataclasses.asdict(reading.task)}
+    return reading, f"recall-{values}", args
+
+
+#: the readings the associative recall chapter makes of recorded runs: (run, values)
+RECORDED_READINGS = (
+    ("associative-recall-cpu", "scorecard"),
+    ("associative-recall-prune-paper", "prune"),
+)
+
+
+def ship_readings() -> list:
+    """Compute (or load) every reading of RECORDED_READINGS and ship it beside its run
+    (``experiments.derived.ship``); returns the shipped files."""
+    shipped = []
+    for name, values in RECORDED_READINGS:
+        recorded_reading(name, values)
+        _, label, args = _reading_key(values)
+        shipped.append(ship(name, label, args, [__name__]))
+    return shipped

@@ -3,6 +3,7 @@
     python -m gated_attention list
     python -m gated_attention run EXPERIMENT [--profile quick] [--steps N] [--seeds S ...]
                                              [--set FIELD=VALUE ...] [--retrain]
+    python -m gated_attention readings
 
 ``run`` builds the experiment's config in the profile (the chapter's own), applies the
 overrides, and then either loads a recorded run whose config is exactly that one (shipped with
@@ -11,6 +12,11 @@ the package: nothing is retrained unless ``--retrain``) or runs it through the r
 the training steps (``train.steps`` or ``steps``), ``--seeds`` the seeds, ``--set`` any field,
 dotted for a nested one (``--set train.lr=3e-3 --set T=16``); values are Python literals, else
 strings. An unknown field is an error naming the fields there are.
+
+``readings`` computes the chapters' long analyses of recorded runs (``experiments.derived``:
+today the App. D.3 readings, ``report.recall_tables.RECORDED_READINGS``) and ships them beside
+the runs, so that a fresh clone reads them instead of recomputing: a maintainer's step after a
+change to the code they depend on (until then they are recomputed, once, into the cache).
 
 Glossary (code name -> meaning):
     override         a config with one (dotted) field replaced, the new value checked by the
@@ -121,9 +127,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, nargs="+", help="the seeds")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="any field")
     p.add_argument("--retrain", action="store_true", help="train even if a recorded run matches")
+    sub.add_parser("readings", help="compute and ship the chapters' readings of recorded runs")
     args = parser.parse_args(argv)
     if args.command == "list":
         _list()
+        return 0
+    if args.command == "readings":
+        from ..report.recall_tables import ship_readings
+
+        for path in ship_readings():
+            print(f"shipped {path.relative_to(RECORDED_ROOT.parent)}")
         return 0
     try:
         config = experiment_config(args.experiment, args.profile)

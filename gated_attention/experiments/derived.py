@@ -1,0 +1,130 @@
+"""Analyses of a recorded run, computed once: ``derived(run, label, args, compute, modules)``.
+
+A chapter that reads a shipped recorded run may analyse it at length (App. D.3's
+squared-difference fits of 145 networks: about two minutes on a 2-core CPU). Such an analysis
+depends on the run, on its arguments and on the code that computes it, never on the build's
+profile, so it is computed once and kept as JSON. Its key (12 hex digits) is the sha256 of
+
+    the recorded run's manifest    (the run's content: a re-recorded run is a new key)
+    label and args                 (what is computed, e.g. the held-out batch, as JSON)
+    the source of ``modules``      (the modules that compute it and every package module
+                                    they import, report/ ones included: ``code_key``)
+
+and the value is looked up, in order, in
+
+    <recorded run>/derived-<label>-<key>.json   shipped beside the run (``ship``)
+    <cache>/derived/<run>-<label>-<key>.json    the results cache (``cache.cache_root``)
+
+and else computed and written to the cache. A change to the code that computes it is a new key,
+so a stale value is never read: it is recomputed (a shipped file then only costs time until it
+is shipped again). A file whose checksum does not match is reported and recomputed. Each file
+holds the run, label, args, key, the value and the sha256 of the value's JSON.
+
+``ship(run, label, args, modules)`` copies the cached value beside the recorded run (a maintainer's
+step after a change to the analysis code, so that a fresh clone reads it instead of recomputing):
+``python -m gated_attention readings`` ships every derived value the chapters use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..atomic import atomic_write_json
+from . import code_key
+from .cache import cache_root
+from .recorded_runs import RECORDED_ROOT, recorded_names
+
+__all__ = ["derived", "derived_key", "ship", "shipped_path", "cached_path"]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _code(modules: list[str]) -> str:
+    """sha256 over ``modules`` and every package module they import, directly or not (report/
+    ones too: unlike a results entry's, a derived value is computed there)."""
+    if not modules:
+        raise ValueError("derived: name at least one module that computes the value")
+    todo, found = list(modules), set()
+    while todo:
+        m = todo.pop()
+        if m not in found:
+            found.add(m)
+            todo.extend(code_key.imports_of(m) - found)
+    return code_key.source_hash(sorted(found))
+
+
+def derived_key(run: str, label: str, args: Any, modules: list[str]) -> str:
+    """12 hex digits of sha256(the run's manifest, label, args, the computing code)."""
+    if run not in recorded_names():
+        raise ValueError(f"derived: no recorded run {run!r}; recorded runs: {recorded_names()}")
+    manifest = (RECORDED_ROOT / run / "manifest.json").read_bytes()
+    text = _canonical({"label": label, "args": args}) + _code(modules)
+    return hashlib.sha256(manifest + text.encode()).hexdigest()[:12]
+
+
+def shipped_path(run: str, label: str, key: str) -> Path:
+    """Where a derived value ships: beside the recorded run."""
+    return RECORDED_ROOT / run / f"derived-{label}-{key}.json"
+
+
+def cached_path(run: str, label: str, key: str) -> Path:
+    """Where a derived value is cached: ``<cache>/derived/``."""
+    return cache_root() / "derived" / f"{run}-{label}-{key}.json"
+
+
+def _read(path: Path) -> tuple[bool, Any]:
+    """(found, value) of a derived file; a damaged one is reported and counts as absent."""
+    if not path.exists():
+        return False, None
+    try:
+        stored = json.loads(path.read_text())
+        text = _canonical(stored["value"])
+        if hashlib.sha256(text.encode()).hexdigest() != stored["sha256"]:
+            raise ValueError("the checksum of its value does not match")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        warnings.warn(f"derived value {path} is damaged ({err}); recomputing", stacklevel=3)
+        return False, None
+    return True, stored["value"]
+
+
+def derived(run: str, label: str, args: Any, compute: Callable[[], Any], modules: list[str]) -> Any:
+    """The value ``compute()`` (JSON-able) of recorded run ``run``, computed once.
+
+    ``args``: what, besides the run, the value depends on (JSON-able); ``modules``: the package
+    modules that compute it (dotted names). Read from the shipped file or the cache when its
+    key matches, else computed and cached (see the module docstring). The value comes back as
+    JSON gives it: tuples as lists, dict keys as strings.
+    """
+    key = derived_key(run, label, args, modules)
+    for path in (shipped_path(run, label, key), cached_path(run, label, key)):
+        found, value = _read(path)
+        if found:
+            return value
+    value = json.loads(_canonical(compute()))
+    digest = hashlib.sha256(_canonical(value).encode()).hexdigest()
+    stored = {"run": run, "label": label, "args": args, "key": key, "value": value}
+    atomic_write_json(cached_path(run, label, key), {**stored, "sha256": digest})
+    return value
+
+
+def ship(run: str, label: str, args: Any, modules: list[str]) -> Path:
+    """Copy the cached derived value beside the recorded run (replacing older keys of the same
+    label); returns the shipped file. Its value must have been computed (``derived``) first."""
+    key = derived_key(run, label, args, modules)
+    source = cached_path(run, label, key)
+    found, _ = _read(source)
+    if not found:
+        raise FileNotFoundError(f"no cached value {source}: compute it with derived() first")
+    for old in (RECORDED_ROOT / run).glob(f"derived-{label}-*.json"):
+        old.unlink()
+    dest = shipped_path(run, label, key)
+    shutil.copyfile(source, dest)
+    return dest
