@@ -97,3 +97,27 @@ def test_bad_pilots_are_refused_by_name():
         sp.PilotConfig(init_scale=float("nan"))
     with pytest.raises(ValueError, match="unknown family"):
         sp.PilotConfig(family="transformer")
+
+
+def test_pilot_set_is_its_pilots_and_rebuilds_from_its_entry(tmp_path, monkeypatch):
+    """The set trains each pilot as the pilot alone does; its config survives meta.json."""
+    import json
+
+    from gated_attention.experiments.cache import _config_dict
+    from gated_attention.experiments.registry import config_from_dict
+
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))
+    from gated_attention import experiments
+
+    pilots = experiments.pilot_configs("smoke")
+    chosen = experiments.PilotSetConfig(pilots=(pilots[0], pilots[4]))
+    run = experiments.run(chosen, progress=False)
+    alone = experiments.run(pilots[4], progress=False)
+    (first, _), (second, t) = chosen.pairs(run.tensors)
+    assert first == pilots[0] and second == pilots[4]
+    assert torch.equal(t["eval_loss"], alone.tensors["eval_loss"])
+    stored = json.loads(json.dumps(_config_dict(chosen), default=str))
+    assert config_from_dict(stored) == chosen  # pilots rebuilt as PilotConfig, not dicts
+    assert experiments.pilot_set_config("quick") == experiments.pilot_set_config("paper")
+    with pytest.raises(ValueError, match="non-empty tuple of PilotConfig"):
+        experiments.PilotSetConfig(pilots=())

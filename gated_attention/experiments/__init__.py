@@ -42,7 +42,7 @@ from .profiles import PROFILES, check_profile, derive_seed
 from .protocol import Experiment, Job
 from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
 from .registry import EXPERIMENTS, architectures_main_config, config_from_dict, experiment_config
-from .setup_pilots import PilotConfig, pilot_configs
+from .setup_pilots import PilotConfig, PilotSetConfig, pilot_configs, pilot_set_config
 from .sweep_losses import normalised_losses
 from .teacher_identification import (
     SENSITIVITY,
@@ -63,6 +63,7 @@ __all__ = [
     "Job",
     "PANELS",
     "PilotConfig",
+    "PilotSetConfig",
     "PROFILES",
     "RECORDED_ROOT",
     "TEACHER_STD",
@@ -87,6 +88,7 @@ __all__ = [
     "optimiser_members_config",
     "optimiser_new_seeds_config",
     "pilot_configs",
+    "pilot_set_config",
     "recorded",
     "recorded_names",
     "regression_config",

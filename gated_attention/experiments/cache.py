@@ -204,8 +204,9 @@ def _as_tuple(value: Any) -> Any:
 
 
 def rebuild_config(cls: type, fields: dict) -> Any:
-    """The frozen config ``cls`` from the ``fields`` a results entry stores (nested configs and
-    tuples rebuilt); a field that ``cls`` no longer has is a ValueError naming it."""
+    """The frozen config ``cls`` from the ``fields`` a results entry stores (nested configs,
+    tuples and tuples of configs rebuilt); a field that ``cls`` no longer has is a ValueError
+    naming it."""
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(fields) - names)
@@ -217,7 +218,11 @@ def rebuild_config(cls: type, fields: dict) -> Any:
         if dataclasses.is_dataclass(hint):
             value = rebuild_config(hint, value)
         elif typing.get_origin(hint) is tuple:
-            value = _as_tuple(value)
+            item = typing.get_args(hint)[:1]
+            if item and dataclasses.is_dataclass(item[0]):  # tuple[Config, ...]
+                value = tuple(rebuild_config(item[0], v) for v in value)
+            else:
+                value = _as_tuple(value)
         kwargs[name] = value
     return cls(**kwargs)
 

@@ -38,7 +38,7 @@ from .optimiser_members import (
     optimiser_members_config,
     optimiser_new_seeds_config,
 )
-from .setup_pilots import PilotConfig
+from .setup_pilots import PilotConfig, PilotSetConfig, pilot_set_config
 from .teacher_identification import SENSITIVITY, sensitivity_config, teacher_identification_config
 from .teacher_student import TeacherStudentConfig
 
@@ -82,6 +82,7 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     ),
     "fig4b-setup": setup_check_config,
     "fig4b-setup-lru-init": setup_check_lru_init_config,
+    "fig4b-setup-pilots": pilot_set_config,
     "associative-recall": associative_recall_config,
     "associative-recall-prune": prune_budget_config,
     "optimiser-comparison": optimiser_comparison_config,
@@ -124,6 +125,7 @@ def config_types() -> dict[str, type]:
             OptimiserComparisonConfig,
             OptimiserMembersConfig,
             PilotConfig,
+            PilotSetConfig,
         )
     }
 

@@ -35,7 +35,13 @@ from .families_in_context import SETUP_TARGET, SETUP_TRAIN
 from .profiles import check_profile, derive_seed
 from .protocol import Experiment, Job
 
-__all__ = ["PilotConfig", "PILOT_TRAIN", "pilot_configs"]
+__all__ = [
+    "PilotConfig",
+    "PilotSetConfig",
+    "PILOT_TRAIN",
+    "pilot_configs",
+    "pilot_set_config",
+]
 
 #: the pilots' budget: a fifth of the check's steps, its batch, warm-up and schedule
 PILOT_TRAIN = TrainConfig(
@@ -172,3 +178,44 @@ def pilot_configs(profile: str) -> list[PilotConfig]:
         dataclasses.replace(base, init_scale=r3, train=full),
         dataclasses.replace(base, init_scale=3.0, train=full),
     ]
+
+
+@dataclass(frozen=True)
+class PilotSetConfig(Experiment):
+    """Several pilots as one experiment (one job per pilot), so that Table 3 records as one run:
+    tensors ``{"0": pilot 0's tensors, "1": ...}`` in the order of ``pilots``."""
+
+    name: str = "fig4b-setup-pilots"
+    pilots: tuple[PilotConfig, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.pilots or not all(isinstance(p, PilotConfig) for p in self.pilots):
+            raise ValueError("pilots must be a non-empty tuple of PilotConfig")
+
+    def jobs(self, device: str = "cpu") -> list[Job]:
+        """One job per pilot."""
+        return [
+            Job(key=f"pilot-{i}", label=f"{p.family}: {p.change}", part=i)
+            for i, p in enumerate(self.pilots)
+        ]
+
+    def train_job(self, job: Job, *, checkpoint=None, progress: bool = True):
+        """Train the pilot the job names (``PilotConfig.train_job``)."""
+        pilot = self.pilots[int(job.part)]
+        return pilot.train_job(job, checkpoint=checkpoint, progress=progress)
+
+    def assemble(self, jobs: list[Job], outputs: list[dict]):
+        """Each pilot's tensors under its index; metrics: their wall times."""
+        parts = [p.assemble([j], [o]) for p, j, o in zip(self.pilots, jobs, outputs, strict=True)]
+        tensors = {str(i): t for i, (t, _) in enumerate(parts)}
+        return tensors, {"train_wall_time_s": [m["train_wall_time_s"] for _, m in parts]}
+
+    def pairs(self, tensors: dict) -> list[tuple[PilotConfig, dict]]:
+        """(pilot, its tensors) of an entry's ``tensors``, in order: what Table 3 reads."""
+        return [(p, tensors[str(i)]) for i, p in enumerate(self.pilots)]
+
+
+def pilot_set_config(profile: str) -> PilotSetConfig:
+    """``pilot_configs(profile)`` as one experiment (recorded for quick: ``fig4b-setup-pilots-
+    quick``, the same config as paper's)."""
+    return PilotSetConfig(pilots=tuple(pilot_configs(profile)))
