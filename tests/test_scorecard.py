@@ -273,3 +273,36 @@ def test_a_reference_of_ours_is_shown_labelled_beside_the_paper(build):
 )
 def test_every_criterion_at_its_boundary(entry, ours, status):
     assert scorecard._status({"id": "planted", **entry}, ours) == status
+
+
+def _boundaries(entry: dict) -> list[tuple[float, str]]:
+    """(ours, expected status) at each edge of one entry's criterion: on it, and just beyond."""
+    kind, tol = entry["criterion"], entry.get("tolerance")
+    ref = entry.get("reference", entry.get("paper"))
+
+    def beyond(x: float, away: float) -> float:  # a step of 1e-9 relative (or absolute) outward
+        return x + away * max(abs(x), 1.0) * 1e-9
+
+    if kind == "max":
+        return [(tol, "pass"), (beyond(tol, 1), "miss")]
+    if kind == "range":
+        return [(tol[0], "pass"), (tol[1], "pass"), (beyond(tol[0], -1), "miss")] + [
+            (beyond(tol[1], 1), "miss")
+        ]
+    if kind in ("abs", "rel"):
+        width = tol if kind == "abs" else tol * abs(ref)
+        out = [(beyond(ref + width, 1), "miss"), (beyond(ref - width, -1), "miss")]
+        on = [x for x in (ref + width, ref - width) if abs(x - ref) == width]  # exactly on it
+        return out + [(x, "pass") for x in on]
+    if kind == "exact" and not isinstance(ref, str):
+        return [(ref, "pass"), (beyond(ref, 1), "miss")]
+    return []  # report, and exact on a string: no numeric edge
+
+
+@pytest.mark.parametrize("id_", list(scorecard.paper_values()))
+def test_each_row_at_its_own_boundary(id_):
+    """Every row of paper_values.json at its own tolerance: on the edge passes, just beyond
+    misses (an edge moved by a '<' for '<=' or a tolerance read from the wrong field fails)."""
+    entry = scorecard.paper_values()[id_]
+    for ours, status in _boundaries(entry):
+        assert scorecard._status(entry, ours) == status, (id_, ours)
