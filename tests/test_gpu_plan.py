@@ -55,3 +55,15 @@ def test_the_command_trains_and_records_every_run(tmp_path, monkeypatch):
     recorded = sorted(p.name for p in (tmp_path / "recorded").iterdir())
     assert recorded == sorted(f"{n}-smoke-gpu" for n in names)
     assert gpu_plan.run_plan("smoke", names) == []  # recorded already: nothing trains again
+
+
+def test_the_plan_covers_every_registered_experiment():
+    """Every experiment of the registry can be planned (a new config shape needs the plan to
+    know its steps), and a set of pilots counts each pilot's own steps."""
+    from gated_attention.experiments.registry import EXPERIMENTS
+
+    p = gpu_plan.plan("paper", names=list(EXPERIMENTS))
+    assert [r["name"] for r in p["runs"]] == list(EXPERIMENTS)
+    pilots = next(r for r in p["runs"] if r["name"] == "fig4b-setup-pilots")
+    config = gpu_plan._config("fig4b-setup-pilots", "paper")
+    assert pilots["steps"] == sum(q.train.steps for q in config.pilots)

@@ -70,6 +70,8 @@ def _steps(config: Any, job: Any) -> int:
     Fig. 4B setup check trains each rate of its search, then its scored run."""
     if job.part == "io-ce" and hasattr(config, "ce_train"):
         return int(config.ce_train.steps)
+    if hasattr(config, "pilots"):  # a set of pilots: each job trains its own pilot
+        return int(config.pilots[int(job.part)].train.steps)
     steps = int(config.train.steps) if hasattr(config, "train") else int(config.steps)
     if job.key.startswith("family-") and hasattr(config, "lr_grid"):
         return steps * (len(config.lr_grid) + 1)
