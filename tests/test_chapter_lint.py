@@ -121,3 +121,28 @@ def test_a_final_semicolon_is_kept_even_before_a_comment():
     assert chapter_lint.ruff_format("x = f(a,\n  b);") == "x = f(a, b);"
     # only the last statement's semicolon hides a value; ruff drops the others
     assert chapter_lint.ruff_format("show(rows);\nx = 1") == "show(rows)\nx = 1"
+
+
+def test_a_definition_in_a_code_cell_is_an_error(tmp_path, capsys):
+    helper = "\n\ndef helper(x):\n    return x + 1\n\n\nprint(helper(x))\n"
+    text = GOOD.replace("print(x)\n", helper)
+    path = write(tmp_path, text)
+    number = text.splitlines().index("def helper(x):") + 1
+    message = "define functions in the package (report/), not in a chapter"
+    assert chapter_lint.check(path) == [f"{path}:{number}: def statement: {message}"]
+    assert chapter_lint.main([str(path)]) == 1
+    assert f"{path}:{number}: def statement" in capsys.readouterr().out
+    # at any indentation, async def and class too
+    nested = "if x:\n\n    async def fetch():\n        pass\n\n\nclass Row:\n    pass\n"
+    text = GOOD.replace("print(x)\n", nested)
+    found = chapter_lint.check(write(tmp_path, text))
+    lines = text.splitlines()
+    numbers = [lines.index("    async def fetch():") + 1, lines.index("class Row:") + 1]
+    assert found == [
+        f"{path}:{numbers[0]}: async def statement: {message}",
+        f"{path}:{numbers[1]}: class statement: {message}",
+    ]
+    # the same words in prose, a string or a call are no definition
+    prose = GOOD.replace("# A chapter\n", "# A chapter\n\ndef f(x): in prose is text.\n")
+    code = 'print("def f(x):")\nundefined = 1\n'
+    assert chapter_lint.check(write(tmp_path, prose.replace("print(x)\n", code))) == []

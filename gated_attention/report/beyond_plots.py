@@ -1,12 +1,14 @@
 """Figures of the chapter "Beyond the paper": output-gating neurons against d, the
 capped-memory error law, and what capped training does.
 
-Every function draws what it is given and returns the figure; the chapter shows it.
+Every ``plot_`` function draws what it is given and returns the figure; the chapter shows it.
+``seed_median`` reads the capped students' rows the training section tabulates.
 
 Glossary (code name -> symbol):
     x        T (1 - lam_max), the memory deficit of a capped key-value neuron
     e_p(x)   the constant-input error for T -> infinity at fixed x, p banks:
              int_0^1 (1 - exp(-x u))^p du  (``law``); e_1(x) = 1 - (1 - exp(-x)) / x
+    seed_median  the median over seeds of one field of the capped students at (T, lam_max)
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["law", "plot_output_counts", "plot_capped_law", "plot_capped_training"]
+__all__ = [
+    "law",
+    "seed_median",
+    "plot_output_counts",
+    "plot_capped_law",
+    "plot_capped_training",
+]
 
 
 def law(x: np.ndarray, banks: int = 1, grid: int = 2001) -> np.ndarray:
@@ -26,6 +34,14 @@ def law(x: np.ndarray, banks: int = 1, grid: int = 2001) -> np.ndarray:
     u = np.linspace(0.0, 1.0, grid)
     vals = (1.0 - np.exp(-np.multiply.outer(x, u))) ** banks
     return np.trapezoid(vals, u, axis=-1)
+
+
+def seed_median(rows: Sequence, T: int, cap: float, field: str = "normalised_loss") -> float:
+    """The median over seeds of ``field`` of the rows (``experiments.capped_memory.
+    CappedStudent``, one per seed and configuration) trained at sequence length T with
+    lam <= cap (cap 1.0: no cap)."""
+    values = [getattr(r, field) for r in rows if (r.T, r.lam_max) == (T, cap)]
+    return float(np.median(values))
 
 
 def plot_output_counts(

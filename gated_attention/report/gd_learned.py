@@ -19,10 +19,14 @@ same way. It reads an experiment's results entry, so it sits in ``report``, abov
                  |W_in2 row| > PRUNE_TOL, the first pruning rule); one GD step needs lam = 1
                  for its memory neurons
 
+``regression_records`` turns the analysis into the chapter's scorecard rows (the GD loss's Monte
+Carlo row aside), for the profile's run and for a recorded run alike.
+
 Glossary (code name -> paper symbol -> section):
     eta_star     eta* = 5/74, the optimal GD step size        Sec. 5.1 / App. D.2
     gd_loss      7/74, the loss of one optimal GD step        Sec. 5.2
     n_top        n = m = 80, the networks of Table 2          Table 2
+    k            len(top), the networks of Table 2 (every seed of size n_top)
 """
 
 from __future__ import annotations
@@ -39,8 +43,10 @@ from ..analysis.thresholds import MEMORY_LAM_ICL, PRUNE_TOL
 from ..experiments import in_context_regression
 from ..models.gated_rnn import lam_from_nu
 from ..tasks import gd_theory, regression
+from . import scorecard
+from .budget_text import budget
 
-__all__ = ["RegressionAnalysis", "analyse_regression"]
+__all__ = ["RegressionAnalysis", "analyse_regression", "regression_records"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,3 +157,72 @@ def analyse_regression(result) -> RegressionAnalysis:
         ood_gap_se=ood_se,
         lam_used=lam_used,
     )
+
+
+def regression_records(
+    a: RegressionAnalysis, n_seeds: int, profile: str, steps: int, run: str = ""
+) -> list[scorecard.Record]:
+    """The scorecard rows of a run's analysis ``a`` (the GD loss's Monte Carlo row is
+    separate): Sec. 5.2's loss and gap, Table 2's coefficients and residual, Fig. 3C's
+    per-seed transition over ``n_seeds`` seeds per size, and the OOD losses. ``steps``: the
+    run's training steps (for the row's budget); ``run``: the name of a recorded run (its rows
+    fill the scorecard's recorded column), "" for the profile's own run."""
+    k = len(a.top)
+    kw = dict(profile=profile, run=run, budget=budget("sec5", steps=steps, seeds=k))
+    by_seed = a.transition_learned(in_context_regression.TRANSITION_THRESHOLD)
+    return [
+        scorecard.record(
+            "sec5.rnn_loss",
+            a.rnn_loss,
+            seeds=k,
+            **kw,
+            note=f"n = {a.n_top}, mean over seeds: 7/74 + paired gap (+- {a.gap_se:.1e})",
+        ),
+        scorecard.record(
+            "sec5.loss_gap_rel",
+            abs(a.gap) / a.gd_mean,
+            seeds=k,
+            **kw,
+            note=f"paired; standard error {a.gap_se / a.gd_mean:.2%} of GD",
+        ),
+        scorecard.record(
+            "sec5.loss_gap_se",
+            a.gap_se,
+            seeds=k,
+            **kw,
+            note="standard error of the paired RNN - GD difference",
+        ),
+        scorecard.record(
+            "table2.coef_rel_error_max",
+            a.coef_rel_error,
+            seeds=k,
+            **kw,
+            note="seed mean of the t-averaged coefficient, worst of the three",
+        ),
+        scorecard.record(
+            "table2.coef_rel_error_worst_t",
+            a.coef_rel_error_worst_t,
+            seeds=k,
+            **kw,
+            note="seed mean at each t, worst t of the three terms",
+        ),
+        scorecard.record(
+            "table2.residual_ratio",
+            float(a.residual_ratios.max()),
+            seeds=k,
+            **kw,
+            note="largest over seeds",
+        ),
+        scorecard.record(
+            "fig3c.transition_learned",
+            float("nan") if by_seed.estimate is None else by_seed.estimate,
+            seeds=n_seeds,
+            **kw,
+            note="seeds within the threshold per size: "
+            + ", ".join(
+                f"{n}: {k_}/{by_seed.R}" for n, k_ in zip(by_seed.sizes, by_seed.k, strict=True)
+            ),
+        ),
+        scorecard.record("sec5.ood_rnn_loss", a.ood_rnn, seeds=k, **kw),
+        scorecard.record("sec5.ood_gd_loss", a.ood_gd, note="exact: 7/37 = 0.189", **kw),
+    ]

@@ -11,6 +11,8 @@ sideways. For every ``{code-cell}`` of each chapter (jupytext MyST), this report
 
 - every line of code longer than ``WIDTH`` (file, line number in the ``.md``, length);
 - every cell whose code is not what ``ruff format --line-length WIDTH`` makes of it.
+- every ``def``, ``async def`` or ``class`` statement, at any indentation (file, line number):
+  a chapter narrates, its functions live in the package (``report/``).
 
 The cell's options are not code: ``:key: value`` lines right after the fence, or a leading
 ``---`` ... ``---`` YAML block. A cell with IPython magics (``%``) or shell lines (``!``) is not
@@ -31,13 +33,23 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["WIDTH", "Cell", "cells", "long_lines", "ruff_format", "check", "main"]
+__all__ = [
+    "WIDTH",
+    "Cell",
+    "cells",
+    "long_lines",
+    "definitions",
+    "ruff_format",
+    "check",
+    "main",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDTH = 75
 FENCE = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 OPTION = re.compile(r"^:[\w-]+:")
 MAGIC = re.compile(r"^\s*[%!]")
+DEFINITION = re.compile(r"^\s*(async\s+def|def|class)\s+\w")
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,17 @@ def cells(text: str, file: Path = Path("<text>")) -> list[Cell]:
 def long_lines(cell: Cell, width: int = WIDTH) -> list[tuple[int, int]]:
     """(line number in the .md, length) of each line of the cell longer than ``width``."""
     return [(cell.first + k, len(line)) for k, line in enumerate(cell.lines) if len(line) > width]
+
+
+def definitions(cell: Cell) -> list[tuple[int, str]]:
+    """(line number in the .md, keyword) of each ``def``, ``async def`` or ``class`` statement of
+    the cell, at any indentation (a line that starts with one, as a regex finds it)."""
+    found = []
+    for k, line in enumerate(cell.lines):
+        match = DEFINITION.match(line)
+        if match:
+            found.append((cell.first + k, " ".join(match.group(1).split())))
+    return found
 
 
 def has_magic(cell: Cell) -> bool:
@@ -167,6 +190,11 @@ def check(path: Path, fix: bool = False, width: int = WIDTH) -> list[str]:
                         problems.append(f"{path}:{cell.first}: cell is not ruff-formatted")
         for number, length in long_lines(cell, width):
             problems.append(f"{path}:{number}: line of {length} characters (at most {width})")
+        for number, keyword in definitions(cell):
+            problems.append(
+                f"{path}:{number}: {keyword} statement: define functions in the package "
+                "(report/), not in a chapter"
+            )
     if replacements:
         lines = text.splitlines()
         for cell, formatted in reversed(replacements):
