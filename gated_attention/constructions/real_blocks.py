@@ -1,0 +1,307 @@
+"""Weights with which the *real* Mamba and LRU blocks compute causal linear self-attention (ours,
+beyond the paper: Table 3's constructions are for simplified blocks, ``constructions.mamba`` and
+``constructions.lru``). The blocks: ``models.mamba_block`` and ``models.lru_block``.
+
+Target, Eq. (1):  y_t = M_t q_t,  M_t = sum_{t'<=t} v_t' k_t'^T,  v = W_V x, k = W_K x, q = W_Q x.
+
+Odd pairs. SiLU, GELU (erf or tanh form) and softplus are each odd up to a linear term:
+    silu(s) - silu(-s) = s,   gelu(s) - gelu(-s) = s,   softplus(s) - softplus(-s) = s
+exactly, for every s (silu(s) = s sigmoid(s), gelu(s) = s Phi(s), sigmoid(s) + sigmoid(-s) = 1,
+Phi(s) + Phi(-s) = 1; log(1 + e^s) - log(1 + e^-s) = s). Two channels fed u and -u, read as a
+difference by the next linear map, pass u through the nonlinearity exactly. The sigmoid of a
+GLU is not of this kind (sigmoid(s) - sigmoid(-s) = tanh(s / 2)): it stays a small-eps limit.
+
+Mamba block, input and output projections with bias (``bias=True``): exact, one layer.
+    channels   [v; -v; x; -x] (D = 2 d_v + 2 d), identity convolution tap, conv bias 0
+    B_t, C_t   W_K (xs_x+ - xs_x-) = k_t and W_Q (xs_x+ - xs_x-) = q_t exactly (N = d_k states)
+    Delta      W_dt = 0, b_dt = softplus^-1(1): constant Delta0; A_log = -inf: exp(Delta A) = 1
+    gate       z = b_z = 1 (W_in's gate rows 0): silu(1), divided out; Dskip = 0
+    readout    out_i = (y[v_i+] - y[v_i-]) / (Delta0 silu(1)) = sum_s v_s,i (k_s . q_t)
+Mamba block as released (no bias in the input and output projections): exact, one layer, but
+the gate silu(z_t) with z_t = W_z x_t has no constant part (it is 0 at x_t = 0), so it cannot be
+divided out: it carries the query. The per-channel step Delta_t carries the key, B and C are
+constants from the conv bias, and every nonlinear factor comes in an odd pair:
+    channel (i, j, s1, s2, s3) for s1, s2, s3 in {+1, -1}:  xs = silu(s2 v_i) (scanned),
+               Delta = softplus(s1 k_j) (dt_proj row s1 e_j, delta_t = k_t from channels +-k),
+               gate silu(s3 q_j); A = 0, B_t = C_t = silu(1) from one constant channel (N = 1)
+    readout    out_i = sum_{j, s} s1 s2 s3 y silu(s3 q_j) / silu(1)^2 = sum_j M_t,ij q_t,j
+    D = 8 d_v d_k + 2 d_k + 1 channels, dt_rank R = d_k, N = 1.
+    torch's softplus (as mamba-minimal calls it) returns s itself above s = 20, so there the
+    softplus pair is off by e^-s <= 2e-9 (for |k_j| > 20); dt_proj rows c s1 e_j and a
+    readout divided by c would move that edge to |k_j| = 20 / c.
+
+LRU block (LRU, GELU, GLU, skip connection), 2 blocks: the 2-layer construction of
+``constructions.lru`` with every GELU input in odd pairs ([x; -x] from the embedding, [M; -M;
+q; -q] from C), the GLU's sigmoid linearised by eps as there, and gamma = exp(gamma_log) = 1 on
+the key-value neurons (gamma is free here, so B needs no 1/gamma). Width H = 2 d + 4 d_v d_k,
+hidden N = d_v d_k + d_k. The error is O(eps^2), from the sigmoid alone.
+
+LRU block with LayerNorm before the LRU: the residual stream is kept at scale delta, and
+LayerNorm(u) = (u - mean u) / sqrt(var u + ln_eps) is linear up to a relative
+var / (2 ln_eps) = O(delta^2 / ln_eps); its gain sqrt(ln_eps) / delta undoes the scale, and every
+row of B reads a difference of two coordinates (row sum 0), so the centring drops out. Error
+O(eps^2) + O(delta^2 / ln_eps).
+
+No exact construction exists for the LRU block, with or without normalisation, in any depth:
+|gelu(s)| <= |s|, the sigmoid is bounded, the recurrence is linear, so along a ray x -> a x the
+network's output grows at most as a (for fixed T), while attention grows as a^3.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..models.attention import LinearSelfAttention
+from ..models.lru import NU_MAX
+from ..models.lru_block import LRUBlockConfig
+from ..models.lru_block import forward as lru_block_forward
+from ..models.lru_block import init as lru_block_init
+from ..models.mamba_block import MambaBlockConfig
+from ..models.mamba_block import forward as mamba_block_forward
+from ..models.mamba_block import init as mamba_block_init
+from .linearised import attention_output, random_inputs, relative_error
+from .lru import pair_units
+
+__all__ = [
+    "SLOPE",
+    "odd_pair_gaps",
+    "symbolic_odd_pairs",
+    "growth",
+    "mamba_block_size",
+    "mamba_block_construction",
+    "mamba_block_error",
+    "lru_block_size",
+    "lru_block_construction",
+    "lru_block_error",
+]
+
+Params = dict[str, torch.Tensor]
+
+#: the predicted log-log slope of the LRU block's error against eps (and against delta)
+SLOPE = 2.0
+
+
+def odd_pair_gaps(s: torch.Tensor) -> dict[str, float]:
+    """max |f(s) - f(-s) - s| over the entries of s, for SiLU, both GELUs and softplus."""
+    maps = {
+        "silu": F.silu,
+        "gelu (erf)": F.gelu,
+        "gelu (tanh)": lambda u: F.gelu(u, approximate="tanh"),
+        "softplus": F.softplus,
+    }
+    return {name: float((f(s) - f(-s) - s).abs().max()) for name, f in maps.items()}
+
+
+def symbolic_odd_pairs() -> dict[str, object]:
+    """f(s) - f(-s) - s, simplified by sympy, for SiLU, both GELUs and softplus, and the sum
+    over the 8 sign triples of s1 s2 s3 softplus(s1 a) silu(s2 b) silu(s3 c) minus a b c (the
+    released Mamba block's channels): every entry is 0 when the identities hold."""
+    import sympy as sp
+
+    s, a, b, c = sp.symbols("s a b c", real=True)
+    maps = {
+        "silu": lambda u: u / (1 + sp.exp(-u)),
+        "gelu (erf)": lambda u: u * (1 + sp.erf(u / sp.sqrt(2))) / 2,
+        "gelu (tanh)": lambda u: (
+            u * (1 + sp.tanh(sp.sqrt(2 / sp.pi) * (u + sp.Rational(44715, 10**6) * u**3))) / 2
+        ),
+        "softplus": lambda u: sp.log(1 + sp.exp(u)),
+    }
+
+    def simplify(e):
+        return sp.simplify(sp.expand_log(sp.simplify(e.rewrite(sp.exp)), force=True))
+
+    out = {name: simplify(f(s) - f(-s) - s) for name, f in maps.items()}
+    silu, softplus = maps["silu"], maps["softplus"]
+    signs = [(x, y, z) for x in (1, -1) for y in (1, -1) for z in (1, -1)]
+    total = sum(x * y * z * softplus(x * a) * silu(y * b) * silu(z * c) for x, y, z in signs)
+    out["8 channels"] = sp.simplify(sp.expand_log(sp.factor(total), force=True) - a * b * c)
+    return out
+
+
+def growth(forward, params: Params, x: torch.Tensor, scales) -> list[float]:
+    """max |forward(a x)| / a for each a in ``scales`` (x: (B, T, d), one member): bounded
+    as a grows when the network grows at most linearly along rays, while attention's grows as
+    a^2."""
+    with torch.no_grad():
+        return [float(forward(a * x[None], params).abs().max()) / a for a in scales]
+
+
+def _weights(attention: LinearSelfAttention, dtype: torch.dtype):
+    W_V, W_K, W_Q = (w.detach().to(dtype) for w in (attention.W_V, attention.W_K, attention.W_Q))
+    return W_V, W_K, W_Q, W_V.shape[1], W_V.shape[0], W_K.shape[0]
+
+
+def mamba_block_size(d: int, d_v: int, d_k: int, *, bias: bool = False) -> dict[str, int]:
+    """Inner channels D, states N and dt_rank R of ``mamba_block_construction``."""
+    if bias:
+        return {"D": 2 * d_v + 2 * d, "N": d_k, "R": 1}
+    return {"D": 8 * d_v * d_k + 2 * d_k + 1, "N": 1, "R": d_k}
+
+
+def _zero_block(d: int, d_v: int, size: dict, bias: bool, dtype) -> Params:
+    config = MambaBlockConfig(n_state=size["N"], dt_rank=size["R"], bias=bias)
+    P = mamba_block_init(
+        d, d_v, size["D"], 1, torch.Generator().manual_seed(0), dtype, config=config
+    )
+    P = {k: torch.zeros_like(v) for k, v in P.items()}
+    P["A_log"].fill_(-math.inf)  # A = 0: exp(Delta A) = 1, a perfect memory
+    P["w_conv"][0, :, -1] = 1.0  # the identity tap (current step), conv bias 0
+    return P
+
+
+def mamba_block_construction(
+    attention: LinearSelfAttention, *, bias: bool = False, dtype: torch.dtype = torch.float64
+) -> Params:
+    """Parameters (E = 1) of the Mamba block that compute ``attention`` exactly (see the
+    module docstring; ``bias``: with or without biases in the input and output projections)."""
+    W_V, W_K, W_Q, d, d_v, d_k = _weights(attention, dtype)
+    size = mamba_block_size(d, d_v, d_k, bias=bias)
+    D, N, R = size["D"], size["N"], size["R"]
+    P = _zero_block(d, d_v, size, bias, dtype)
+    W_in, W_x = P["W_in"][0], P["W_x"][0]
+    eye = torch.eye(d, dtype=dtype)
+    if bias:  # channels [v; -v; x; -x]; B = k, C = q; constant Delta and gate
+        W_in[:D] = torch.cat([W_V, -W_V, eye, -eye])
+        xp, xm = 2 * d_v + torch.arange(d), 2 * d_v + d + torch.arange(d)
+        W_x[R : R + N, xp], W_x[R : R + N, xm] = W_K, -W_K
+        W_x[R + N :, xp], W_x[R + N :, xm] = W_Q, -W_Q
+        P["b_dt"][0] = math.log(math.e - 1)  # softplus^-1(1)
+        Delta0 = F.softplus(P["b_dt"][0, 0])
+        P["b_in"][0, D:] = 1.0  # z = 1
+        scale = 1 / (Delta0 * F.silu(torch.tensor(1.0, dtype=dtype)))
+        i = torch.arange(d_v)
+        P["W_out"][0, i, i], P["W_out"][0, i, d_v + i] = scale, -scale
+        return P
+    # no bias: channel (i, j, s1, s2, s3) at index 8 (i d_k + j) + 4 a + 2 b + c, s = (-1)^bit
+    idx = torch.arange(8 * d_v * d_k)
+    pair, bits = torch.div(idx, 8, rounding_mode="floor"), idx % 8
+    i, j = torch.div(pair, d_k, rounding_mode="floor"), pair % d_k
+    s1, s2, s3 = (1 - 2 * (torch.div(bits, m, rounding_mode="floor") % 2) for m in (4, 2, 1))
+    s1, s2, s3 = (s.to(dtype) for s in (s1, s2, s3))
+    W_in[idx] = s2[:, None] * W_V[i]  # xs = silu(s2 v_i)
+    W_in[D + idx] = s3[:, None] * W_Q[j]  # gate silu(s3 q_j)
+    kp, km, one = 8 * d_v * d_k + torch.arange(d_k), 8 * d_v * d_k + d_k + torch.arange(d_k), D - 1
+    W_in[kp], W_in[km] = W_K, -W_K  # channels +-k: delta_t = xs_k+ - xs_k- = k_t
+    P["w_conv"][0, one, -1], P["b_conv"][0, one] = 0.0, 1.0  # the constant channel silu(1)
+    W_x[torch.arange(R), kp], W_x[torch.arange(R), km] = 1.0, -1.0
+    W_x[R, one], W_x[R + 1, one] = 1.0, 1.0  # B_t = C_t = silu(1)
+    P["W_dt"][0, idx, j] = s1  # Delta = softplus(s1 k_j), b_dt = 0
+    c = F.silu(torch.tensor(1.0, dtype=dtype))
+    P["W_out"][0, i, idx] = s1 * s2 * s3 / (c * c)
+    return P
+
+
+def _inputs(attention: LinearSelfAttention, B: int, T: int, seed: int) -> torch.Tensor:
+    return random_inputs(attention.d, B=B, T=T, seed=seed).to(attention.W_V.dtype)
+
+
+def mamba_block_error(
+    attention: LinearSelfAttention,
+    params: Params | None = None,
+    *,
+    bias: bool = False,
+    B: int = 8,
+    T: int = 32,
+    seed: int = 0,
+) -> float:
+    """max |out - y_att| / max |y_att| over B seeded N(0, I) sequences of length T (float64).
+
+    ``params`` defaults to ``mamba_block_construction(attention, bias=bias)``."""
+    if params is None:
+        params = mamba_block_construction(attention, bias=bias)
+    x = _inputs(attention, B, T, seed)
+    with torch.no_grad():
+        return relative_error(
+            mamba_block_forward(x[None], params)[0], attention_output(attention, x)
+        )
+
+
+def lru_block_size(d: int, d_v: int, d_k: int) -> dict[str, int]:
+    """Width H and hidden size N of ``lru_block_construction`` (2 blocks)."""
+    n = d_v * d_k
+    return {"H": max(2 * d + 4 * n, 2 * n + 2 * d_k), "N": n + d_k}
+
+
+def _glu_pairs(P: Params, l: int, units, a: torch.Tensor, g: torch.Tensor, eps: float, scale):
+    """GLU units plus_p, minus_p = (scale a_p . g) sigmoid(+-eps g_p . g) of block l."""
+    plus, minus = units
+    P[f"l{l}_W_1"][0, plus], P[f"l{l}_W_1"][0, minus] = scale * a, scale * a
+    P[f"l{l}_W_2"][0, plus], P[f"l{l}_W_2"][0, minus] = eps * g, -eps * g
+
+
+def lru_block_construction(
+    attention: LinearSelfAttention,
+    eps: float,
+    *,
+    norm: str | None = None,
+    delta: float = 1.0,
+    dtype: torch.dtype = torch.float64,
+) -> Params:
+    """Parameters (E = 1) of 2 LRU blocks (``models.lru_block``) that compute ``attention``
+    up to O(eps^2) (and O(delta^2 / ln_eps) with ``norm="layer"``; without norm, delta = 1)."""
+    W_V, W_K, W_Q, d, d_v, d_k = _weights(attention, dtype)
+    n = d_v * d_k
+    size = lru_block_size(d, d_v, d_k)
+    H, N = size["H"], size["N"]
+    if norm is None and delta != 1.0:
+        raise ValueError("delta (the residual stream's scale) is for norm='layer' only")
+    config = LRUBlockConfig(layers=2, n_hidden=N, norm=norm)
+    P = lru_block_init(d, d_v, H, 1, torch.Generator().manual_seed(0), dtype, config=config)
+    P = {k: torch.zeros_like(v) for k, v in P.items()}
+    for l in (1, 2):
+        P[f"l{l}_nu"].fill_(NU_MAX)  # lam = 0 exactly; gamma_log = 0: gamma = 1
+        if norm == "layer":
+            from ..models.lru_block import LN_EPS
+
+            P[f"l{l}_ln_scale"].fill_(math.sqrt(LN_EPS) / delta)  # undoes the scale delta
+    eye = torch.eye(d, dtype=dtype)
+    P["W_emb"][0, : 2 * d] = delta * torch.cat([eye, -eye])  # u = delta [x; -x; 0]
+    pm = torch.zeros(d, H, dtype=dtype)  # reads gelu(x) - gelu(-x) = x from [x; -x; ...]
+    pm[:, :d], pm[:, d : 2 * d] = eye, -eye
+    idx = torch.arange(n)
+    i, j = torch.div(idx, d_k, rounding_mode="floor"), idx % d_k
+    # block 1: recurrence off (B = 0), y = Dskip v = [x; -x; 0]; GLU pairs v_i sigmoid(+-eps k_j)
+    P["l1_D"][0, : 2 * d] = 1.0
+    prod1 = pair_units(2 * d, n)
+    _glu_pairs(P, 1, prod1, W_V[i] @ pm, W_K[j] @ pm, eps, delta)
+    # block 2: key-value neurons (lam -> 1, gamma = 1) read (2/eps)(plus - minus) / delta;
+    # query neurons (lam = 0) read (x - (-x)) / 2 = x
+    P["l2_nu"][0, :n], P["l2_theta"][0, :n] = -NU_MAX, -NU_MAX
+    plus, minus = prod1
+    P["l2_B_re"][0, idx, plus], P["l2_B_re"][0, idx, minus] = 2 / eps, -2 / eps
+    P["l2_B_re"][0, n:] = W_Q @ pm / 2
+    # y2 = Re(C h) = [M; -M; q; -q] for the GELU pairs; GLU pairs M_ij sigmoid(+-eps q_j)
+    k = torch.arange(d_k)
+    P["l2_C_re"][0, idx, idx], P["l2_C_re"][0, n + idx, idx] = 1.0, -1.0
+    P["l2_C_re"][0, 2 * n + k, n + k], P["l2_C_re"][0, 2 * n + d_k + k, n + k] = 1.0, -1.0
+    a, g = torch.zeros(n, H, dtype=dtype), torch.zeros(n, H, dtype=dtype)
+    a[idx, idx], a[idx, n + idx] = 1.0, -1.0
+    g[idx, 2 * n + j], g[idx, 2 * n + d_k + j] = 1.0, -1.0
+    prod2 = pair_units(2 * d + 2 * n, n)
+    _glu_pairs(P, 2, prod2, a, g, eps, delta)
+    plus, minus = prod2
+    P["W_out"][0, i, plus], P["W_out"][0, i, minus] = 2 / eps / delta, -2 / eps / delta
+    return P
+
+
+def lru_block_error(
+    attention: LinearSelfAttention,
+    eps: float,
+    *,
+    norm: str | None = None,
+    delta: float = 1.0,
+    gelu: str = "tanh",
+    B: int = 8,
+    T: int = 32,
+    seed: int = 0,
+) -> float:
+    """Relative error of ``lru_block_construction`` on B seeded N(0, I) sequences of length T."""
+    P = lru_block_construction(attention, eps, norm=norm, delta=delta)
+    x = _inputs(attention, B, T, seed)
+    with torch.no_grad():
+        y = lru_block_forward(x[None], P, gelu=gelu)[0]
+    return relative_error(y, attention_output(attention, x))

@@ -1,0 +1,212 @@
+"""The Mamba block as the Mamba paper defines it (Gu & Dao, 2023, Sec. 3.4, Fig. 3): the real
+block, beside the simplified Mamba-style layer of ``gated_attention.models.mamba`` (no
+convolution, no SiLU after it, a full-rank Delta) that Table 3's construction is written for.
+
+One block maps x_t (d_in) to out_t (d_out), per member of an ensemble of E:
+    [xi_t; z_t] = W_in x_t (+ b_in)              input projection to D inner channels and the gate
+    xc_t[c]    = sum_m w_conv[c, m] xi_{t-K+1+m}[c] + b_conv[c]   depthwise causal convolution
+                 (kernel K = d_conv, zeros before t = 0; tap m = K - 1 reads the current step)
+    xs_t       = silu(xc_t)                       the scanned channels
+    [delta_t; B_t; C_t] = W_x xs_t                x_proj, no bias: dt_rank R, N, N numbers
+    Delta_t    = softplus(W_dt delta_t + b_dt)    the input-dependent, rank-R step size (D)
+    h_t[c, k]  = exp(Delta_t[c] A[c, k]) h_{t-1}[c, k] + Delta_t[c] B_t[k] xs_t[c],  h_0 = 0
+                 (zero-order hold for A, the simplified Delta B for B, as mamba-minimal does)
+    y_t[c]     = sum_k C_t[k] h_t[c, k] + Dskip[c] xs_t[c]
+    out_t      = W_out (y_t * silu(z_t)) (+ b_out)
+A = -exp(A_log). As in the Mamba paper's code, the input and output projections have no bias by
+default (``bias=False``) and the convolution has one (``conv_bias=True``). The residual
+connection and the RMSNorm around the block (the "residual block" of a Mamba network) are not
+part of it; the block's own output projection maps to d_out (the network's d_model when
+d_out = d_in). The selective scan is the block's only product of two input-dependent factors
+besides the gate, and A, Delta, B, C are per channel and state as in the paper.
+
+Glossary (code name -> symbol -> shape; E members, D = width inner channels, N = n_state,
+R = dt_rank, K = d_conv):
+    W_in, b_in      input projection [xi; z] = W_in x + b_in        (E, 2D, d_in), (E, 2D)
+    w_conv, b_conv  depthwise causal convolution                      (E, D, K), (E, D)
+    W_x             x_proj: [delta; B; C] = W_x xs                    (E, R + 2N, D)
+    W_dt, b_dt      dt_proj: Delta = softplus(W_dt delta + b_dt)      (E, D, R), (E, D)
+    A_log           A = -exp(A_log), per channel and state            (E, D, N)
+    Dskip           skip connection Dskip[c] xs_t[c]                  (E, D)
+    W_out, b_out    output projection                          (E, d_out, D), (E, d_out)
+    h               state h_t[c, k], h_0 = 0                          (E, B, D, N)
+b_in and b_out exist only with ``bias=True``, b_conv only with ``conv_bias=True``.
+
+Parameters of one member (``parameter_count_formula``):
+    D (2 d_in + K + 2 R + 3 N + 2 + d_out) + [bias] (2 D + d_out) + [conv_bias] D
+    (W_in; w_conv; W_x's delta rows and W_dt; W_x's B, C rows and A_log; Dskip and b_dt; W_out).
+
+Initialisation (``MambaBlockConfig``, the Mamba paper's code): every projection as
+``torch.nn.Linear`` (``shell.init_linear``), the convolution as ``torch.nn.Conv1d`` (fan-in K),
+A_log[c, k] = log(k + 1), Dskip = 1, W_dt ~ U(-R^-1/2, R^-1/2) and b_dt = softplus^-1(dt) with dt
+log-uniform in [1e-3, 1e-1]. A_log and Dskip get no weight decay. Defaults: N = 16,
+R = ceil(d_in / 16), K = 4.
+
+Two forms: ``reference`` steps the block one t at a time (a buffer of the last K inputs for the
+convolution); ``forward`` convolves all steps at once and solves the scan by recursive doubling
+(``models.mamba.diagonal_scan``). Constructions: ``gated_attention.constructions.real_blocks``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from .mamba import DT_MAX, DT_MIN, diagonal_scan
+from .shell import Family, init_linear, linear
+
+__all__ = [
+    "MambaBlockConfig",
+    "MAMBA_BLOCK",
+    "init",
+    "forward",
+    "reference",
+    "parameter_count_formula",
+    "config_of",
+]
+
+Params = dict[str, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class MambaBlockConfig:
+    """The block's sizes and switches besides its width D (``dt_rank=None``: ceil(d_in / 16))."""
+
+    n_state: int = 16
+    dt_rank: int | None = None
+    d_conv: int = 4
+    bias: bool = False
+    conv_bias: bool = True
+
+    def rank(self, d_in: int) -> int:
+        """The dt_rank R used for an input of size d_in."""
+        return math.ceil(d_in / 16) if self.dt_rank is None else self.dt_rank
+
+
+def init(
+    d_in: int,
+    d_out: int,
+    width: int,
+    E: int,
+    generator: torch.Generator,
+    dtype: torch.dtype = torch.float64,
+    *,
+    config: MambaBlockConfig = MambaBlockConfig(),
+) -> Params:
+    """Draw E blocks of D = width inner channels with the Mamba paper's initialisation."""
+    D, N, K, R = width, config.n_state, config.d_conv, config.rank(d_in)
+    P: Params = {}
+    P["W_in"], b_in = init_linear(E, 2 * D, d_in, generator, dtype, bias=config.bias)
+    w_conv, b_conv = init_linear(E, D, K, generator, dtype, bias=config.conv_bias)
+    P["w_conv"] = w_conv
+    P["W_x"], _ = init_linear(E, R + 2 * N, D, generator, dtype, bias=False)
+    P["W_dt"], _ = init_linear(E, D, R, generator, dtype, bias=False)
+    log_dt = torch.rand(E, D, generator=generator, dtype=torch.float64)
+    dt = torch.exp(log_dt * (math.log(DT_MAX) - math.log(DT_MIN)) + math.log(DT_MIN))
+    P["b_dt"] = (dt + torch.log(-torch.expm1(-dt))).to(dtype)  # softplus(b_dt) = dt
+    A_log = torch.log(torch.arange(1, N + 1, dtype=torch.float64)).expand(E, D, N)
+    P["A_log"] = A_log.to(dtype).clone()
+    P["Dskip"] = torch.ones(E, D, dtype=dtype)
+    P["W_out"], b_out = init_linear(E, d_out, D, generator, dtype, bias=config.bias)
+    if config.bias:
+        P["b_in"], P["b_out"] = b_in, b_out
+    if config.conv_bias:
+        P["b_conv"] = b_conv
+    return P
+
+
+def config_of(params: Params) -> MambaBlockConfig:
+    """The config a parameter dict was drawn with (read from its names and shapes)."""
+    return MambaBlockConfig(
+        n_state=params["A_log"].shape[-1],
+        dt_rank=params["W_dt"].shape[-1],
+        d_conv=params["w_conv"].shape[-1],
+        bias="b_in" in params,
+        conv_bias="b_conv" in params,
+    )
+
+
+def parameter_count_formula(
+    d_in: int, d_out: int, width: int, config: MambaBlockConfig = MambaBlockConfig()
+) -> int:
+    """D (2 d_in + K + 2 R + 3 N + 2 + d_out) + [bias] (2 D + d_out) + [conv_bias] D."""
+    D, N, K, R = width, config.n_state, config.d_conv, config.rank(d_in)
+    count = D * (2 * d_in + K + 2 * R + 3 * N + 2 + d_out)
+    return count + config.bias * (2 * D + d_out) + config.conv_bias * D
+
+
+def _split(params: Params) -> tuple[int, int]:
+    """(D, N): inner channels and states per channel."""
+    return params["A_log"].shape[-2], params["A_log"].shape[-1]
+
+
+def _conv(xi: torch.Tensor, params: Params) -> torch.Tensor:
+    """Depthwise causal convolution over t: xi (E, B, T, D) -> (E, B, T, D)."""
+    w = params["w_conv"]  # (E, D, K)
+    K, T = w.shape[-1], xi.shape[2]
+    padded = F.pad(xi, (0, 0, K - 1, 0))  # K - 1 zero steps before t = 0
+    out = sum(padded[:, :, m : m + T] * w[:, None, None, :, m] for m in range(K))
+    if "b_conv" in params:
+        out = out + params["b_conv"][:, None, None]
+    return out
+
+
+def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
+    """The fast form: x (E, B, T, d_in) -> out (E, B, T, d_out)."""
+    D, N = _split(params)
+    R = params["W_dt"].shape[-1]
+    xi, z = linear(x, params["W_in"], params.get("b_in")).split([D, D], dim=-1)
+    xs = F.silu(_conv(xi, params))  # (E, B, T, D)
+    delta, B_t, C_t = linear(xs, params["W_x"]).split([R, N, N], dim=-1)
+    Delta = F.softplus(linear(delta, params["W_dt"], params["b_dt"]))  # (E, B, T, D)
+    A = -torch.exp(params["A_log"])  # (E, D, N)
+    a = torch.exp(Delta[..., None] * A[:, None, None])  # (E, B, T, D, N)
+    b = (Delta * xs)[..., None] * B_t[..., None, :]  # (E, B, T, D, N)
+    h = diagonal_scan(a, b, dim=2)
+    y = torch.einsum("ebtcn,ebtn->ebtc", h, C_t) + params["Dskip"][:, None, None] * xs
+    return linear(y * F.silu(z), params["W_out"], params.get("b_out"))
+
+
+def reference(x: torch.Tensor, params: Params) -> torch.Tensor:
+    """The definition, one time step at a time: x (E, B, T, d_in) -> out (E, B, T, d_out)."""
+    E, B, T, _ = x.shape
+    D, N = _split(params)
+    R, K = params["W_dt"].shape[-1], params["w_conv"].shape[-1]
+    A = -torch.exp(params["A_log"])[:, None]  # (E, 1, D, N)
+    h = x.new_zeros(E, B, D, N)
+    window = [x.new_zeros(E, B, D) for _ in range(K)]  # xi of steps t-K+1 .. t
+    outs = []
+    for t in range(T):
+        xz = x[:, :, t] @ params["W_in"].transpose(1, 2)  # (E, B, 2D)
+        if "b_in" in params:
+            xz = xz + params["b_in"][:, None]
+        xi, z = xz[..., :D], xz[..., D:]
+        window = window[1:] + [xi]
+        xc = sum(window[m] * params["w_conv"][:, None, :, m] for m in range(K))
+        if "b_conv" in params:
+            xc = xc + params["b_conv"][:, None]
+        xs = F.silu(xc)  # (E, B, D)
+        x_dbl = xs @ params["W_x"].transpose(1, 2)  # (E, B, R + 2N)
+        delta, B_t, C_t = x_dbl[..., :R], x_dbl[..., R : R + N], x_dbl[..., R + N :]
+        dt = delta @ params["W_dt"].transpose(1, 2) + params["b_dt"][:, None]
+        Delta = F.softplus(dt)  # (E, B, D)
+        h = torch.exp(Delta[..., None] * A) * h + (Delta * xs)[..., None] * B_t[:, :, None]
+        y = (h * C_t[:, :, None]).sum(-1) + params["Dskip"][:, None] * xs  # (E, B, D)
+        out = (y * F.silu(z)) @ params["W_out"].transpose(1, 2)
+        if "b_out" in params:
+            out = out + params["b_out"][:, None]
+        outs.append(out)
+    return torch.stack(outs, dim=2)
+
+
+MAMBA_BLOCK = Family(
+    name="mamba_block",
+    label="Mamba block",
+    init=init,
+    forward=forward,
+    reference=reference,
+    no_decay=("A_log", "Dskip"),
+)
