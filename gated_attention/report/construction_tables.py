@@ -7,6 +7,10 @@ be attention" (App. B). No training: each function prints or returns what it is 
     weight_summary          nonzero weights and the largest finite |weight| of a construction
     print_eps_errors        a linearised construction's relative error against eps, with the
                             log-log slope
+    print_no_training       the profile, and what a construction chapter checks instead of training
+    side_by_side_table      n / m / parameters of each variant for a few teachers (markdown)
+    error_table             max |RNN - attention| per d and variant (markdown)
+    count_table             neurons and parameters per d of every variant (markdown)
 
 Glossary (code name -> symbol):
     n, m     hidden neurons, output-gating neurons of the gated RNN
@@ -29,6 +33,10 @@ __all__ = [
     "count_cell",
     "weight_summary",
     "print_eps_errors",
+    "print_no_training",
+    "side_by_side_table",
+    "error_table",
+    "count_table",
 ]
 
 
@@ -83,3 +91,56 @@ def print_eps_errors(rows: Mapping[str, Sequence[float]], eps: Sequence[float]) 
     for name, errors in rows.items():
         slope = error_slope(eps, errors)
         print(f"{name:<22}" + "".join(f"{e:9.1e}" for e in errors) + f"{slope:9.2f}")
+
+
+def print_no_training(profile: str, sympy: str) -> None:
+    """Print the profile and what a construction chapter checks instead of training: exact
+    sympy checks (``sympy`` says which d and T) and float64 checks for d = 1..8."""
+    print(f"profile: {profile}")
+    print("no training here: every profile computes the same thing, in seconds:")
+    print(f"exact sympy checks ({sympy}), and float64 checks for d = 1..8 (3 seeds, T = 32)")
+
+
+def side_by_side_table(
+    teachers: Sequence[tuple[int, int | None]],
+    variants: Sequence[str] = ("full", "symmetric", "low_rank", "side"),
+) -> str:
+    """A markdown table with a one-line legend: one row per teacher (d, rank r; None: full
+    rank), its attention parameters (3 d^2), and ``count_cell`` for each of ``variants``."""
+    rows = []
+    for d, r in teachers:
+        cells = " | ".join(count_cell(v, d, r) for v in variants)
+        rows.append(f"| {d}{'' if r is None else f', rank {r}'} | {3 * d * d} | {cells} |")
+    return (
+        "hidden neurons n / output-gating neurons m / parameters; the low-rank column uses the "
+        "teacher's rank (= d when none is given); the symmetric one needs an invertible W_V"
+        "\n\n| d | attention params | full | symmetric | low rank | side |\n"
+        "|---|---|---|---|---|---|\n" + "\n".join(rows)
+    )
+
+
+def error_table(errors: Mapping[str, Mapping[int, float]]) -> str:
+    """A markdown table with a one-line legend: one row per d, one column per variant
+    (``errors``: variant -> d -> max |RNN - attention| over the seeds; every variant has the
+    d of the first)."""
+    variants = list(errors)
+    ds = list(errors[variants[0]])
+    head = "| d | " + " | ".join(variants) + " |\n|---|" + "---|" * len(variants)
+    rows = [f"| {d} | " + " | ".join(f"{errors[v][d]:.1e}" for v in variants) + " |" for d in ds]
+    return (
+        "max over 3 seeds of max |RNN - attention| (float64):\n\n" + head + "\n" + "\n".join(rows)
+    )
+
+
+def count_table(counts: Sequence[Mapping[str, int]]) -> str:
+    """A markdown table, one row per d, of ``plotting.construction_counts`` (one dict per d):
+    attention's parameters, n, m and parameters of the full construction, n of the symmetric
+    and low-rank ones, n and parameters of side gating."""
+    head = (
+        "| d | attention params | full n | full m | full params | symmetric n | "
+        "low rank n | side n | side params |\n|---|" + "---|" * 8
+    )
+    keys = ("d", "attention_params", "full_n", "full_m", "full_params", "symmetric_n")
+    keys += ("low_rank_n", "side_n", "side_params")
+    rows = ["| " + " | ".join(str(c[k]) for k in keys) + " |" for c in counts]
+    return head + "\n" + "\n".join(rows)
