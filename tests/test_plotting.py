@@ -12,6 +12,7 @@ from gated_attention.report.plotting import (
     lam_blocks,
     plot_construction,
     plot_counts,
+    plot_decay_matrices,
 )
 
 matplotlib.use("Agg")  # tests only; chapters draw inline
@@ -83,3 +84,14 @@ def test_construction_counts_and_plot():
 def _close_figures():
     yield
     matplotlib.pyplot.close("all")
+
+
+def test_decay_matrices_draw_lam_to_the_lag_below_the_diagonal():
+    lam = torch.tensor([1.0, 0.5, 0.0], dtype=torch.float64)
+    fig = plot_decay_matrices(lam, 4)
+    assert [ax.get_title() for ax in fig.axes] == [f"L for λ = {v:g}" for v in (1, 0.5, 0)]
+    shown = np.asarray(fig.axes[1].images[0].get_array())
+    t, s = np.indices((4, 4))
+    assert np.allclose(shown, np.where(s <= t, 0.5 ** (t - s), 0.0))
+    assert np.array_equal(np.asarray(fig.axes[2].images[0].get_array()), np.eye(4))
+    matplotlib.pyplot.close(fig)

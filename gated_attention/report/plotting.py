@@ -29,7 +29,7 @@ from ..constructions.gated_rnn import (
     neuron_count,
     parameter_count,
 )
-from ..models.gated_rnn import GatedRNN
+from ..models.gated_rnn import GatedRNN, decay_matrix
 
 __all__ = [
     "lam_blocks",
@@ -37,6 +37,7 @@ __all__ = [
     "construction_counts",
     "plot_counts",
     "plot_error_vs_eps",
+    "plot_decay_matrices",
 ]
 
 Groups = Sequence[tuple[str, int, int]]
@@ -282,4 +283,20 @@ def plot_error_vs_eps(
     ax.legend(fontsize=9, loc="center right")
     if title:
         ax.set_title(title, fontsize=10)
+    return fig
+
+
+def plot_decay_matrices(lam: torch.Tensor, T: int) -> plt.Figure:
+    """The decay matrix L_ts = lam^(t-s) (s <= t, else 0) of Eq. (rnn-unrolled) of each
+    neuron of ``lam`` (n,) over T steps: one T x T heat map per neuron, colour from 0 to 1,
+    titled with its lam."""
+    L = decay_matrix(lam, T).detach().cpu().numpy()  # (T, T, n)
+    fig, axes = plt.subplots(1, len(lam), figsize=(2.5 * len(lam), 2.8), layout="constrained")
+    for i, ax in enumerate(np.atleast_1d(axes)):
+        ax.imshow(L[:, :, i], cmap="viridis", vmin=0, vmax=1)
+        ax.set(
+            title=f"L for λ = {lam[i].item():g}",
+            xlabel="s (input step)",
+            ylabel="t (state step)",
+        )
     return fig
