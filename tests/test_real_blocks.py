@@ -193,3 +193,24 @@ def test_mamba_block_convolution_is_torchs_depthwise_conv1d():
     w, b = params["w_conv"][0][:, None], params["b_conv"][0]  # (D, 1, K), (D,)
     theirs = torch.nn.functional.conv1d(xi[0].transpose(1, 2), w, b, padding=2, groups=4)
     torch.testing.assert_close(ours, theirs[..., :7].transpose(1, 2), rtol=1e-14, atol=1e-14)
+
+
+def test_table_3_weights_moved_into_the_real_block_fail():
+    teacher = random_attention(4, seed=0)
+    moved = rb.transplanted_mamba_construction(teacher)
+    assert rb.mamba_block_error(teacher, moved) > 0.5
+
+
+def test_cost_rows_are_the_built_constructions_counts():
+    from gated_attention.report import real_block_tables
+
+    d = 3
+    rows = {name: params for name, _, _, params, _ in real_block_tables.cost_rows(d)}
+    teacher = random_attention(d, seed=0)
+    for bias, name in ((True, "Mamba block, with biases"), (False, "Mamba block, as released")):
+        built = rb.mamba_block_construction(teacher, bias=bias)
+        assert parameter_count(built) == rows[name], name
+    for norm, name in ((None, "LRU block (GELU)"), ("layer", "LRU block (GELU, LayerNorm)")):
+        built = rb.lru_block_construction(teacher, 1e-2, norm=norm, delta=1e-3 if norm else 1.0)
+        assert parameter_count(built) == rows[name], name
+    assert rows["Mamba block, as released"] > rows["Mamba block, with biases"]

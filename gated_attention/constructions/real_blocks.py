@@ -73,6 +73,7 @@ __all__ = [
     "mamba_block_size",
     "mamba_block_construction",
     "mamba_block_error",
+    "transplanted_mamba_construction",
     "lru_block_size",
     "lru_block_construction",
     "lru_block_error",
@@ -192,6 +193,26 @@ def mamba_block_construction(
     P["W_dt"][0, idx, j] = s1  # Delta = softplus(s1 k_j), b_dt = 0
     c = F.silu(torch.tensor(1.0, dtype=dtype))
     P["W_out"][0, i, idx] = s1 * s2 * s3 / (c * c)
+    return P
+
+
+def transplanted_mamba_construction(
+    attention: LinearSelfAttention, *, dtype: torch.dtype = torch.float64
+) -> Params:
+    """Table 3's construction for the simplified layer (``constructions.mamba``) moved into the
+    real block with biases as it is: channels [v; x] (no odd pairs), identity convolution tap,
+    keys and queries read from the x channels, constant Delta and gate. The SiLU after the
+    convolution then bends every channel: the check that the pairs are needed."""
+    W_V, W_K, W_Q, d, d_v, d_k = _weights(attention, dtype)
+    size = {"D": d_v + d, "N": d_k, "R": 1}
+    D, N, R = size["D"], size["N"], size["R"]
+    P = _zero_block(d, d_v, size, True, dtype)
+    P["W_in"][0, :D] = torch.cat([W_V, torch.eye(d, dtype=dtype)])
+    P["W_x"][0, R : R + N, d_v:], P["W_x"][0, R + N :, d_v:] = W_K, W_Q
+    P["b_dt"][0] = math.log(math.e - 1)
+    P["b_in"][0, D:] = 1.0
+    scale = 1 / (F.softplus(P["b_dt"][0, 0]) * F.silu(torch.tensor(1.0, dtype=dtype)))
+    P["W_out"][0, torch.arange(d_v), torch.arange(d_v)] = scale
     return P
 
 
