@@ -15,9 +15,11 @@ from gated_attention.report.bench_plots import plot_bench
 from gated_attention.report.regression_plots import (
     gd_monomials,
     plot_coefficient_histogram,
+    plot_gd_loss_eta,
     plot_gd_rnn_weights,
     plot_memory,
     plot_training_losses,
+    print_monte_carlo_check,
 )
 from gated_attention.report.teacher_plots import (
     planted_merge_group,
@@ -123,3 +125,28 @@ def test_provenance_line_says_whether_a_run_is_the_paper_profile():
     assert "not the paper profile; 3 seeds, 40,000 steps" in provenance_line("x", run, other)
     assert provenance_line("x", run).startswith("recorded run x: 3 seeds")
     assert provenance_line("x", run).endswith("in 10 min, commit abcdef0")
+
+
+def test_the_monte_carlo_check_measures_in_standard_errors(capsys):
+    mean = torch.tensor([0.30, 0.20, 0.11], dtype=torch.float64)
+    se = torch.tensor([0.01, 0.02, 0.005], dtype=torch.float64)
+    exact = torch.tensor([0.25, 0.20, 0.10], dtype=torch.float64)
+    z = print_monte_carlo_check(mean, se, exact, 0.1, 1000)
+    assert z == pytest.approx(2.0)  # (0.11 - 0.10) / 0.005, at eta* (the last)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Monte Carlo at eta*: 0.11000 +- 0.00500 (n = 1,000)"
+    assert lines[2] == "difference: +2.00 standard errors"
+    assert lines[3] == "largest |difference| over all 3 learning rates: 5.00 standard errors"
+
+
+def test_the_gd_loss_curve_draws_the_exact_loss_and_the_estimates():
+    etas = torch.tensor([0.02, 0.05, 0.08], dtype=torch.float64)
+    mean = torch.tensor([0.4, 0.3, 0.2], dtype=torch.float64)
+    fig = plot_gd_loss_eta(lambda e: (e - 0.07) ** 2, 0.07, etas, mean, 0.01 * mean)
+    (ax,) = fig.axes
+    x, y = ax.lines[0].get_data()
+    assert np.allclose(y, (np.asarray(x) - 0.07) ** 2) and x[-1] == pytest.approx(0.13)
+    points = [c for c in ax.containers if hasattr(c, "lines")][0].lines[0]
+    assert np.allclose(points.get_xdata(), [0.02, 0.05])  # eta* (the last) is not a point
+    assert np.allclose(points.get_ydata(), [0.4, 0.3])
+    matplotlib.pyplot.close(fig)

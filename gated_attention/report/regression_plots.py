@@ -14,10 +14,11 @@ figure; the chapters show it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+import torch
 
 from ..analysis.polynomial import Polynomial
 from ..models.gated_rnn import GatedRNN
@@ -28,6 +29,8 @@ __all__ = [
     "gd_monomials",
     "plot_coefficient_histogram",
     "plot_memory",
+    "print_monte_carlo_check",
+    "plot_gd_loss_eta",
 ]
 
 #: the task's sizes: T = 12 observations of x (3 entries) and y (3 entries), then the query
@@ -136,5 +139,62 @@ def plot_memory(
     ax1.hist(lam_used, bins=np.linspace(0, 1, 41), color="C0")
     ax1.set_xlabel("$\\lambda$ of the hidden neurons (all seeds)")
     ax1.set_ylabel("neurons")
+    fig.tight_layout()
+    return fig
+
+
+def print_monte_carlo_check(
+    mc_mean: torch.Tensor,
+    mc_se: torch.Tensor,
+    exact: torch.Tensor,
+    min_loss: float,
+    n: int,
+) -> float:
+    """Print the Monte Carlo loss of one GD step against the exact one: at eta* (the last of
+    the learning rates; ``mc_mean``, ``mc_se`` and ``exact`` have one entry per learning rate)
+    with its standard error over ``n`` sequences, the exact minimum ``min_loss``, their
+    difference in standard errors, and the largest |difference| over all learning rates.
+    Returns the difference at eta*, in standard errors."""
+    z_score = float((mc_mean[-1] - exact[-1]) / mc_se[-1])
+    worst = ((mc_mean - exact) / mc_se).abs().max()
+    print(f"Monte Carlo at eta*: {mc_mean[-1]:.5f} +- {mc_se[-1]:.5f} (n = {n:,})")
+    print(f"exact:               {float(min_loss):.5f}")
+    print(f"difference: {z_score:+.2f} standard errors")
+    print(
+        f"largest |difference| over all {len(mc_mean)} learning rates: {worst:.2f} standard errors"
+    )
+    return z_score
+
+
+def plot_gd_loss_eta(
+    loss_at: Callable[[float], float],
+    eta_star: float,
+    etas: torch.Tensor,
+    mc_mean: torch.Tensor,
+    mc_se: torch.Tensor,
+) -> plt.Figure:
+    """The loss of one GD step against its learning rate: the exact curve ``loss_at(eta)`` on
+    [0, 0.13], the Monte Carlo estimates at ``etas`` (all but the last, which is eta*) with
+    error bars of three standard errors, and a dashed line at ``eta_star``."""
+    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+    grid = torch.linspace(0.0, 0.13, 200, dtype=torch.float64)
+    exact = [float(loss_at(e)) for e in grid.tolist()]
+    ax.plot(grid.numpy(), exact, label="exact $\\mathcal{L}(\\eta)$")
+    ax.errorbar(
+        etas[:-1].numpy(),
+        mc_mean[:-1].numpy(),
+        yerr=3 * mc_se[:-1].numpy(),
+        fmt="o",
+        ms=3,
+        label="Monte Carlo (3 SE)",
+    )
+    ax.axvline(float(eta_star), color="gray", ls="--", lw=1)
+    ax.annotate(
+        "$\\eta^* = 5/74$", (float(eta_star), 0.45), xytext=(4, 0), textcoords="offset points"
+    )
+    ax.set_xlabel("learning rate $\\eta$")
+    ax.set_ylabel("loss")
+    ax.set_ylim(0, 0.55)
+    ax.legend()
     fig.tight_layout()
     return fig
