@@ -5,6 +5,7 @@
                  sequential runs, and the engine's FLOP rate against the machine's matrix peak
     plot_size_curve  the engine's steps/s against the model size n = m, with the rate the
                  Eq. (2) floor allows at the bench size
+    size_curves  the size curves of this machine's bench and of the recorded ones, and the floor
 
 Like ``bench_table``, this module reads result dicts only: it measures nothing.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-__all__ = ["plot_bench", "plot_size_curve"]
+__all__ = ["plot_bench", "plot_size_curve", "size_curves"]
 
 
 def plot_bench(results: dict) -> plt.Figure:
@@ -71,3 +72,19 @@ def plot_size_curve(curves: dict[str, list], floor: tuple[int, float] | None = N
     ax.tick_params(labelsize=9)
     ax.legend(fontsize=9)
     return fig
+
+
+def size_curves(
+    results: dict, recorded: dict[str, dict]
+) -> tuple[dict[str, list], tuple[int, float] | None]:
+    """What ``plot_size_curve`` draws: the size curve of this machine's bench (``results``),
+    labelled "this machine", and of each recorded bench that has one (``recorded``: name ->
+    result dict), labelled "NAME (recorded)"; and the floor (n of the step profile, the steps/s
+    its Eq. (2) floor allows), None without a step profile."""
+    curves = {"this machine": results["size_curve"]} if "size_curve" in results else {}
+    for name, rec in recorded.items():
+        if "size_curve" in rec:
+            curves[f"{name} (recorded)"] = rec["size_curve"]
+    prof = results.get("step_profile")
+    floor = (prof["config"]["n"], 1e3 / prof["eq2_floor_ms"]) if prof else None
+    return curves, floor

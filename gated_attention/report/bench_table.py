@@ -9,6 +9,12 @@
                      a step dispatches against the ensemble's size (``tools.bench_ways``)
     format_side_by_side  this machine's bench beside recorded ones (a GPU), one column each
     format_run_costs     what each recorded run cost: device, members, steps, wall time
+    profile_note     what a profile's build does without a bench file
+    bench_origin     where a bench's numbers come from, when and with which bench profile
+    format_products_floor  the eleven products of an engine step, each timed, against the step
+                     and against the reference's step over its speed-up target
+    format_subnormal the trained students timed with and without subnormals, and the verdict
+    format_recorded_bench  a recorded bench (a GPU): where it ran, its table, its targets
 
 This module reads result dicts only: it measures nothing and imports nothing from ``tools``.
 """
@@ -24,6 +30,11 @@ __all__ = [
     "format_side_by_side",
     "trained_members",
     "format_run_costs",
+    "profile_note",
+    "bench_origin",
+    "format_products_floor",
+    "format_subnormal",
+    "format_recorded_bench",
 ]
 
 #: the step count of the paper's main run (Sec. 4.1), for the projected time
@@ -247,4 +258,98 @@ def format_ways(ways: list[dict] | None, dispatch: list[dict] | None = None) -> 
         lines.append("operations dispatched per step, by members: the step's (the kernels a GPU")
         lines.append("launches) + drawing data (on the host, a chunk of steps at a time):")
         lines.append(f"  {counts}")
+    return "\n".join(lines)
+
+
+#: what each profile's build does when no ``_build/bench.json`` is there
+_WITHOUT_BENCH_FILE = {
+    "smoke": "a bench of a few steps per measurement (seconds); its numbers only prove that the "
+    "code runs",
+    "quick": "the full bench on one thread (about a minute)",
+    "paper": "the full bench on one thread (about a minute)",
+}
+
+
+def profile_note(profile: str) -> str:
+    """What the build of ``profile`` (smoke, quick or paper) benches when there is no
+    ``_build/bench.json``."""
+    return f"without _build/bench.json: {_WITHOUT_BENCH_FILE[profile]}"
+
+
+def bench_origin(results: dict, source: str) -> str:
+    """``numbers from SOURCE, measured WHEN, bench profile 'P'`` of a bench result dict."""
+    return (
+        f"numbers from {source}, measured {results.get('created_utc', '?')}, "
+        f"bench profile {results['profile']!r}"
+    )
+
+
+def format_products_floor(r: dict) -> str:
+    """The products floor of a bench result dict: one line per product of an engine step
+    (``products``: (shapes, GFLOP, ms)) with its GFLOP/s; their sum against the engine's step;
+    and the step the reference's time over the speed-up target leaves, with the share of it
+    the products alone take. A bench file without the floor gets a line saying so."""
+    if "products_floor_ms" not in r:
+        return (
+            "Not measured: this bench file predates the products floor; run `make bench` again "
+            "to time the eleven products of an engine step and fill this table."
+        )
+    eng_ms = 1e3 / r["engine_steps_per_s"]
+    ref_ms = 1e3 / r["reference_steps_per_s"]
+    floor_ms = r["products_floor_ms"]
+    target = r["targets"]["engine_speedup"]
+    budget_ms = ref_ms / target
+    lines = [f"{'product (engine layout)':<46} {'GFLOP':>7} {'ms':>6} {'GFLOP/s':>8}"]
+    for shapes, gflop, ms in r["products"]:
+        lines.append(f"{shapes:<46} {gflop:>7.4f} {ms:>6.3f} {gflop / ms * 1e3:>8.1f}")
+    lines.append(
+        f"products alone: {floor_ms:.2f} ms, {100 * floor_ms / eng_ms:.0f}% of the engine's "
+        f"step of {eng_ms:.2f} ms; the rest (elementwise work, data, optimiser): "
+        f"{eng_ms - floor_ms:.2f} ms"
+    )
+    lines.append(
+        f"{target:.0f}x the reference ({ref_ms:.2f} ms) leaves {budget_ms:.2f} ms per step: the "
+        f"products alone take {100 * floor_ms / budget_ms:.0f}% of it (reference / floor = "
+        f"{r['engine_speedup_bound']:.1f}x)"
+    )
+    return "\n".join(lines)
+
+
+def format_subnormal(sub: dict | None) -> str:
+    """The subnormal timing of a bench result dict (``subnormal``: members, n, T, entry,
+    flushed_ms, subnormal_ms, slowdown): the two times, their ratio, and whether flushing saved
+    time (a slowdown over 1.2x); None gets a line saying how to measure it."""
+    if not sub:
+        return (
+            "Not measured: the quick teacher-identification run is not in the results cache; "
+            "after `make book` has trained it, `make bench` times its students with and "
+            "without subnormals here."
+        )
+    times = (
+        f"{sub['members']} trained students (n = m = {sub['n']}, T = {sub['T']}, "
+        f"{sub['entry']}): {sub['flushed_ms']:.2f} ms flushed, {sub['subnormal_ms']:.2f} ms "
+        f"with subnormals: {sub['slowdown']:.1f}x"
+    )
+    saved = (
+        "Flushing saved time here."
+        if sub["slowdown"] > 1.2
+        else "No slowdown from subnormals measured here (under 1.2x): flushing is a precaution "
+        "on this machine."
+    )
+    return f"{times}\n{saved}"
+
+
+def format_recorded_bench(name: str, rec: dict) -> str:
+    """A recorded bench result dict (a GPU's): where and when it ran and from which commit, the
+    command that ran it, ``format_table`` of it, and each speed-up against its target."""
+    prov, hw = rec["provenance"], rec["hardware"]
+    lines = [
+        f"recorded bench {name!r}: {hw.get('device_name', hw['device'])}, host {hw['cpu']} "
+        f"({hw['cpu_count']} cores), {rec['created_utc']}, commit {prov['commit'][:7]}",
+        f"  {prov['run']}\n",
+        format_table(rec),
+        "",
+    ]
+    for key, target in rec["targets"].items():
+        lines.append(f"{key} on that GPU: {rec[key]:.1f}x against a target of {target:.0f}x")
     return "\n".join(lines)

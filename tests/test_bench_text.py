@@ -1,0 +1,82 @@
+"""The chapter "Performance"'s text from a bench result dict (report/bench_table.py), its size
+curves (report/bench_plots.py) and the recorded runs' costs (report/runs.py)."""
+
+import pytest
+
+from gated_attention import experiments
+from gated_attention.report import bench_plots, bench_table, runs
+from gated_attention.tools import bench
+
+
+def test_each_profile_says_what_it_benches_without_a_bench_file():
+    assert "few steps" in bench_table.profile_note("smoke")
+    assert bench_table.profile_note("quick").startswith("without _build/bench.json: the full")
+    with pytest.raises(KeyError):
+        bench_table.profile_note("huge")
+
+
+def test_the_products_floor_against_the_step_and_the_target():
+    r = {
+        "engine_steps_per_s": 100.0,  # 10 ms
+        "reference_steps_per_s": 20.0,  # 50 ms; 5x leaves 10 ms
+        "products_floor_ms": 4.0,
+        "targets": {"engine_speedup": 5},
+        "engine_speedup_bound": 12.5,
+        "products": [("[1, 2] x [2, 3]", 0.002, 1.0), ("[3] x [3]", 0.001, 3.0)],
+    }
+    header, first, second, alone, budget = bench_table.format_products_floor(r).splitlines()
+    assert header.split()[-1] == "GFLOP/s"
+    assert first.split()[-1] == "2.0" and second.split()[-1] == "0.3"  # GFLOP / ms * 1e3
+    assert alone.startswith("products alone: 4.00 ms, 40% of the engine's step of 10.00 ms")
+    assert alone.endswith("optimiser): 6.00 ms")
+    assert budget == (
+        "5x the reference (50.00 ms) leaves 10.00 ms per step: the products alone take 40% of "
+        "it (reference / floor = 12.5x)"
+    )
+    assert bench_table.format_products_floor({}).startswith("Not measured: this bench file")
+
+
+@pytest.mark.parametrize(
+    "slowdown, verdict", [(1.5, "Flushing saved time here."), (1.1, "No slowdown from")]
+)
+def test_subnormals_say_whether_flushing_saved_time(slowdown, verdict):
+    sub = {"members": 3, "n": 48, "T": 32, "entry": "e", "flushed_ms": 2.0}
+    sub |= {"subnormal_ms": 2.0 * slowdown, "slowdown": slowdown}
+    times, said = bench_table.format_subnormal(sub).splitlines()
+    assert times.startswith("3 trained students (n = m = 48, T = 32, e): 2.00 ms flushed")
+    assert times.endswith(f"with subnormals: {slowdown:.1f}x")
+    assert said.startswith(verdict)
+    assert bench_table.format_subnormal(None).startswith("Not measured: the quick")
+
+
+def test_a_recorded_bench_reads_where_it_ran_and_its_targets():
+    name, rec = next(iter(bench.recorded_benches().items()))
+    text = bench_table.format_recorded_bench(name, rec)
+    lines = text.splitlines()
+    assert lines[0].startswith(f"recorded bench {name!r}: ")
+    assert lines[0].endswith(f"commit {rec['provenance']['commit'][:7]}")
+    assert bench_table.format_table(rec) in text
+    assert len([x for x in lines if "against a target of" in x]) == len(rec["targets"])
+
+
+def test_size_curves_label_this_machine_and_the_recorded_ones():
+    here = {"size_curve": [[8, 100.0]], "step_profile": {"config": {"n": 100}, "eq2_floor_ms": 4}}
+    recorded = {"gpu": {"size_curve": [[8, 900.0]]}, "old": {}}
+    curves, floor = bench_plots.size_curves(here, recorded)
+    assert curves == {"this machine": [[8, 100.0]], "gpu (recorded)": [[8, 900.0]]}
+    assert floor == (100, 250.0)
+    assert bench_plots.size_curves({}, recorded) == ({"gpu (recorded)": [[8, 900.0]]}, None)
+
+
+def test_run_costs_leave_out_runs_that_train_nothing(monkeypatch):
+    class Run:
+        def __init__(self, train):
+            self.config = type("Config", (), {"train": train} if train else {})()
+            self.tensors = {"params": {"W": [0, 0, 0]}}  # 3 members
+            self.metrics = {"resumed_from_step": 5}
+            self.meta = {"wall_time_s": 1.0}
+
+    found = {"a": Run(type("Train", (), {"steps": 100})()), "b": Run(None)}
+    monkeypatch.setattr(experiments, "recorded_names", lambda: ["a", "b"])
+    monkeypatch.setattr(experiments, "recorded", found.__getitem__)
+    assert runs.recorded_run_costs() == [("a", {"wall_time_s": 1.0}, 3, 100, 5)]
