@@ -214,3 +214,18 @@ def test_cost_rows_are_the_built_constructions_counts():
         built = rb.lru_block_construction(teacher, 1e-2, norm=norm, delta=1e-3 if norm else 1.0)
         assert parameter_count(built) == rows[name], name
     assert rows["Mamba block, as released"] > rows["Mamba block, with biases"]
+
+
+def test_the_learning_run_trains_both_blocks_side_by_side():
+    from gated_attention.experiments.real_block_learning import real_block_learning_config
+    from gated_attention.report import real_block_tables
+
+    config = real_block_learning_config("smoke")
+    tensors, metrics = config.compute(progress=False)
+    assert metrics["families"] == ["mamba", "mamba_block"]
+    assert tensors["eval_loss"].shape == (2, len(config.seeds))
+    assert torch.isfinite(tensors["eval_loss"]).all()
+    assert (abs(tensors["counts"] - config.target) < 60).all()  # matched parameter counts
+    ratio = real_block_tables.print_learning(tensors)
+    medians = tensors["eval_loss"].quantile(0.5, dim=1)
+    assert ratio == pytest.approx(float(medians[1] / medians[0]))

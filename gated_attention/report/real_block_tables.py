@@ -10,6 +10,8 @@ function builds weights, measures them, or prints what it is handed.
     print_identities   the odd-pair identities, in float64 and by sympy
     print_scale_errors relative errors against a small parameter, with the log-log slope
     print_growth       max |out(a x)| / a of the LRU block's construction against attention's
+    print_learning     the small training run of experiments.real_block_learning, per family;
+                       returns the ratio of the seed medians (real block over simplified)
 
 Glossary (code name -> symbol):
     d, d_v, d_k  the teacher's input, value and key sizes (here d_v = d_k = d)
@@ -41,6 +43,7 @@ __all__ = [
     "print_identities",
     "print_scale_errors",
     "print_growth",
+    "print_learning",
 ]
 
 
@@ -166,3 +169,18 @@ def print_growth(teacher, scales: Sequence[float], *, eps: float = 1e-2) -> None
         P = real_blocks.lru_block_construction(teacher, eps, norm=norm, delta=delta)
         per_a = real_blocks.growth(lru_block.forward, P, x, scales)
         print(f"{label:<18}" + "".join(f"{v:9.1e}" for v in per_a))
+
+
+def print_learning(tensors: Mapping[str, torch.Tensor]) -> float:
+    """One row per family of a ``real_block_learning`` entry (width, parameters, held-out loss
+    per seed, seed median); returns the real block's median over the simplified layer's."""
+    labels = ("Mamba-style, simplified", "Mamba block, as released")
+    print(f"{'family':<25}{'width':>6}{'params':>7}  loss per seed      median")
+    medians = []
+    for k, label in enumerate(labels):
+        losses = tensors["eval_loss"][k]
+        medians.append(float(losses.quantile(0.5)))
+        per_seed = " ".join(f"{v:.3f}" for v in losses.tolist())
+        width, count = int(tensors["widths"][k]), int(tensors["counts"][k])
+        print(f"{label:<25}{width:>6}{count:>7}  {per_seed:<18}{medians[-1]:.3f}")
+    return medians[1] / medians[0]
