@@ -8,6 +8,8 @@ capped_memory      beyond the paper: lam <= lam_max < 1, its error law, banks of
              key-value neurons
 lru          App. B.1, Table 3: 2-layer LRU and 1-layer LRU In+Out (linearised GLUs)
 mamba        App. B.2, Table 3: one Mamba-style layer (side gating), exactly
+real_blocks  beyond the paper: the real Mamba block exactly (odd pairs of channels), two real
+             LRU blocks (GELU, optional LayerNorm) in the small-weight limit
 lstm         App. B.3, Table 4: one LSTM layer (linearised gates)
 gru          App. B.4: what a GRU's gates can and cannot multiply
 linearised   the error-against-eps slope of the linearised constructions

@@ -4,6 +4,10 @@ attention   Eq. (1): causal linear self-attention (the teacher)
 gated_rnn   Eq. (2): the gated diagonal linear RNN (the student), reference and parallel forms
 fast_path   the training engine's fused form of Eq. (2) (hand-written backward)
 shell       embedding -> recurrent layer(s) -> readout, for an ensemble; the ``Family`` record
+mamba_block the Mamba block as the Mamba paper defines it (convolution, SiLU, low-rank Delta,
+            SiLU gate), beside the simplified layer of ``mamba`` (ours, beyond the paper)
+lru_block   the LRU block as its reference code defines it (LRU, GELU, GLU, skip, optional
+            LayerNorm), beside the simplified blocks of ``lru`` (ours, beyond the paper)
 """
 
 from .attention import LinearSelfAttention, check_sequence, random_attention

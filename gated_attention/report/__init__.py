@@ -21,6 +21,7 @@ Modules:
     family_tables      Fig. 4A/B: loss against parameter count per family
     recall_tables      App. D.3 (Fig. 7): every associative-recall network analysed
     construction_tables  the printed tables of the construction chapters (App. A and B)
+    real_block_tables  the real Mamba and LRU blocks' constructions: errors, costs (ours)
     plotting           the gated RNN's weights (Fig. 1, Fig. 2B) and the construction's cost
     teacher_plots      figures of the teacher-student chapters
     regression_plots   figures of the in-context regression chapters
