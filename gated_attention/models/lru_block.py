@@ -17,7 +17,8 @@ LayerNorm(u) = (u - mean u) / sqrt(var u + ln_eps) * ln_scale + ln_bias over the
 of one step (biased variance, ln_eps = 1e-6 as flax's). The reference's other normalisation,
 BatchNorm, is at inference a fixed affine map (running statistics), and in training mixes the
 statistics of every sequence of a batch and every step of a sequence (not a causal map of one
-sequence), so it is not offered here.
+sequence), so it is not offered here. The reference's default puts the normalisation after the
+skip connection (postnorm); only the prenorm form is built here.
 
 Glossary (code name -> symbol -> shape; E members, H = width model size, N = n_hidden):
     W_emb, b_emb            embedding                                     (E, H, d_in), (E, H)
