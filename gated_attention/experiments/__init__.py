@@ -40,7 +40,14 @@ from .optimiser_members import (
 )
 from .profiles import PROFILES, check_profile, derive_seed
 from .protocol import Experiment, Job
-from .recorded_runs import RECORDED_ROOT, recorded, recorded_names, save_recorded
+from .recorded_runs import (
+    RECORDED_ROOT,
+    recorded,
+    recorded_match,
+    recorded_names,
+    run_or_recorded,
+    save_recorded,
+)
 from .registry import EXPERIMENTS, architectures_main_config, config_from_dict, experiment_config
 from .setup_pilots import PilotConfig, PilotSetConfig, pilot_configs, pilot_set_config
 from .sweep_losses import normalised_losses
@@ -90,7 +97,9 @@ __all__ = [
     "pilot_configs",
     "pilot_set_config",
     "recorded",
+    "recorded_match",
     "recorded_names",
+    "run_or_recorded",
     "regression_config",
     "run",
     "save_recorded",

@@ -6,19 +6,28 @@ commit of the code that wrote it, the command, anything unusual about the run).
 code that produced it, not necessarily today's, and it is never recomputed: a damaged recorded
 entry is an error. ``save_recorded`` adds one from a cache entry (``python -m
 gated_attention.tools.record`` does it with the provenance filled in).
+
+``run_or_recorded(config)`` is what a chapter calls for a run that also ships recorded: the
+recorded run whose config equals ``config`` exactly (``recorded_match``), so ``make book`` does
+not retrain what the package already holds, unless retraining is asked (``retrain=True``, or
+``$GATED_ATTENTION_RETRAIN`` set to 1); otherwise, or when no recorded config matches,
+``cache.run(config)``. Which of the two happened is in the result (``provenance`` is empty for
+a run of this build), and ``report.run_source`` says it in a chapter.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
-from .cache import RECORDED_ROOT, RunResult, read_entry
+from .cache import RECORDED_ROOT, RunResult, read_entry, run
 from .registry import config_from_dict
 
-#: where the recorded runs live (package data)
+#: set to 1 to retrain runs that ship recorded (``run_or_recorded``)
+RETRAIN_ENV = "GATED_ATTENTION_RETRAIN"
 
 
 def recorded_names() -> list[str]:
@@ -61,3 +70,41 @@ def save_recorded(result: RunResult, name: str, **provenance: Any) -> Path:
         shutil.copy2(result.path / fname, dest / fname)
     (dest / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n")
     return dest
+
+
+def recorded_match(config: Any) -> str | None:
+    """The name of the recorded run whose config equals ``config`` (its meta.json only), or None.
+    A recorded run of a config type older code wrote (no longer rebuildable) matches nothing."""
+    for name in recorded_names():
+        meta = json.loads((RECORDED_ROOT / name / "meta.json").read_text())
+        try:
+            if config_from_dict(meta["config"]) == config:
+                return name
+        except (ValueError, TypeError, KeyError):
+            continue
+    return None
+
+
+def retrain_asked(env: dict | None = None) -> bool:
+    """Whether ``$GATED_ATTENTION_RETRAIN`` asks to retrain recorded runs ("1"; "0" or unset:
+    no); any other value is refused with a message naming it."""
+    value = (os.environ if env is None else env).get(RETRAIN_ENV, "0").strip()
+    if value not in ("0", "1", ""):
+        raise ValueError(f"${RETRAIN_ENV} must be 0 or 1, got {value!r}")
+    return value == "1"
+
+
+def run_or_recorded(
+    config: Any, *, retrain: bool | None = None, progress: bool = True
+) -> RunResult:
+    """The recorded run of exactly ``config`` if one ships, else ``run(config)``.
+
+    ``retrain``: True trains through the results cache even if a recorded run matches; None
+    (default) reads ``$GATED_ATTENTION_RETRAIN`` (``retrain_asked``). A recorded result has
+    ``cached`` True and its ``provenance`` (commit, command); a trained or cached one has an
+    empty ``provenance``.
+    """
+    if retrain is None:
+        retrain = retrain_asked()
+    name = None if retrain else recorded_match(config)
+    return recorded(name) if name is not None else run(config, progress=progress)

@@ -21,7 +21,7 @@ change to the code they depend on (until then they are recomputed, once, into th
 Glossary (code name -> meaning):
     override         a config with one (dotted) field replaced, the new value checked by the
                      config's own __post_init__
-    recorded_match   the recorded run whose config equals a config, if any
+    recorded_match   the recorded run whose config equals a config, if any (experiments)
     main             the command line
 """
 
@@ -36,8 +36,8 @@ from typing import Any
 
 from ..experiments.cache import RECORDED_ROOT, run
 from ..experiments.presets import PRESETS
-from ..experiments.recorded_runs import recorded, recorded_names
-from ..experiments.registry import EXPERIMENTS, config_from_dict, experiment_config
+from ..experiments.recorded_runs import recorded, recorded_match, recorded_names
+from ..experiments.registry import EXPERIMENTS, experiment_config
 
 __all__ = ["override", "parse_value", "recorded_match", "main"]
 
@@ -66,18 +66,6 @@ def override(config: Any, field: str, value: Any) -> Any:
     elif isinstance(getattr(config, head), tuple) and isinstance(value, list | int):
         value = tuple(value) if isinstance(value, list) else (value,)
     return dataclasses.replace(config, **{head: value})
-
-
-def recorded_match(config: Any) -> str | None:
-    """The name of the recorded run whose config equals ``config`` (its meta.json only)."""
-    for name in recorded_names():
-        meta = json.loads((RECORDED_ROOT / name / "meta.json").read_text())
-        try:
-            if config_from_dict(meta["config"]) == config:
-                return name
-        except (ValueError, TypeError, KeyError):  # a config type of older code: not this one
-            continue
-    return None
 
 
 def _steps_field(config: Any) -> str:
