@@ -23,6 +23,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     presets                  named training settings of the book's experiments, for one's own runs
     cpu_budget               the longest run a 2-hour CPU sitting affords, per learning claim
     robustness               ours: Fig. 3A at the CPU budget with one of our choices changed
+    real_block_learning      ours: the real Mamba block trained beside the simplified layer
     sweep_losses             the normalised held-out losses of a teacher-student sweep (Fig. 3A/B)
 """
 
