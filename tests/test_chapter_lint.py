@@ -146,3 +146,34 @@ def test_a_definition_in_a_code_cell_is_an_error(tmp_path, capsys):
     prose = GOOD.replace("# A chapter\n", "# A chapter\n\ndef f(x): in prose is text.\n")
     code = 'print("def f(x):")\nundefined = 1\n'
     assert chapter_lint.check(write(tmp_path, prose.replace("print(x)\n", code))) == []
+
+
+def test_a_long_cell_is_reported_in_the_chapters_held_to_short_cells(tmp_path, monkeypatch):
+    def chapter(lines, name):
+        body = "\n".join(f"x{k} = {k}" for k in range(lines))  # the options do not count
+        return write(tmp_path, GOOD.replace("x = 1\nprint(x)\n", body + "\n"), name)
+
+    monkeypatch.setattr(chapter_lint, "SHORT_CELL_CHAPTERS", ("short",))
+    limit = chapter_lint.MAX_CELL_LINES
+    assert limit == 15
+    assert chapter_lint.check(chapter(limit, "short.md")) == []
+    path = chapter(limit + 1, "short.md")
+    first = path.read_text().splitlines().index("x0 = 0") + 1
+    assert chapter_lint.check(path) == [
+        f"{path}:{first}: cell of 16 lines (at most 15): let the package (report/) compute "
+        "and format, or split it with a sentence between"
+    ]
+    assert chapter_lint.main([str(path)]) == 1
+    # comments and blank lines are lines of the cell too
+    padded = path.read_text().replace("x0 = 0\nx1 = 1\n", "# a comment\n\nx0 = 0\n")
+    assert len(chapter_lint.check(write(tmp_path, padded, "short.md"))) == 1
+    # a chapter not in the tuple is not held to it
+    assert chapter_lint.check(chapter(limit + 1, "other.md")) == []
+
+
+def test_the_chapters_held_to_short_cells_exist_and_comply():
+    for stem in chapter_lint.SHORT_CELL_CHAPTERS:
+        path = chapter_lint.ROOT / "book" / f"{stem}.md"
+        assert path.exists(), stem
+        cells = chapter_lint.cells(path.read_text(), path)
+        assert [c.first for c in cells if chapter_lint.too_long(c)] == [], stem

@@ -13,6 +13,9 @@ sideways. For every ``{code-cell}`` of each chapter (jupytext MyST), this report
 - every cell whose code is not what ``ruff format --line-length WIDTH`` makes of it.
 - every ``def``, ``async def`` or ``class`` statement, at any indentation (file, line number):
   a chapter narrates, its functions live in the package (``report/``).
+- in the chapters of ``SHORT_CELL_CHAPTERS``, every cell of more than ``MAX_CELL_LINES`` lines of
+  code (comments and blank lines count; the options do not): a chapter leads with the claim, the
+  package computes and formats. A chapter joins the tuple once none of its cells is longer.
 
 The cell's options are not code: ``:key: value`` lines right after the fence, or a leading
 ``---`` ... ``---`` YAML block. A cell with IPython magics (``%``) or shell lines (``!``) is not
@@ -39,6 +42,9 @@ __all__ = [
     "cells",
     "long_lines",
     "definitions",
+    "MAX_CELL_LINES",
+    "SHORT_CELL_CHAPTERS",
+    "too_long",
     "ruff_format",
     "check",
     "main",
@@ -50,6 +56,19 @@ FENCE = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 OPTION = re.compile(r"^:[\w-]+:")
 MAGIC = re.compile(r"^\s*[%!]")
 DEFINITION = re.compile(r"^\s*(async\s+def|def|class)\s+\w")
+#: the most lines of code a cell of a chapter of SHORT_CELL_CHAPTERS may have
+MAX_CELL_LINES = 15
+#: the chapters (stems) held to MAX_CELL_LINES; the others are not yet
+SHORT_CELL_CHAPTERS = (
+    "associative_recall",
+    "beyond",
+    "compressions",
+    "construction",
+    "equations",
+    "gradient_descent",
+    "performance",
+    "rnns_learn_gd",
+)
 
 
 @dataclass(frozen=True)
@@ -108,6 +127,12 @@ def definitions(cell: Cell) -> list[tuple[int, str]]:
         if match:
             found.append((cell.first + k, " ".join(match.group(1).split())))
     return found
+
+
+def too_long(cell: Cell, limit: int = MAX_CELL_LINES) -> int | None:
+    """The number of lines of code of the cell if it has more than ``limit``, else None (every
+    line after the options counts, comments and blank lines too)."""
+    return len(cell.lines) if len(cell.lines) > limit else None
 
 
 def has_magic(cell: Cell) -> bool:
@@ -194,6 +219,12 @@ def check(path: Path, fix: bool = False, width: int = WIDTH) -> list[str]:
             problems.append(
                 f"{path}:{number}: {keyword} statement: define functions in the package "
                 "(report/), not in a chapter"
+            )
+        count = too_long(cell) if path.stem in SHORT_CELL_CHAPTERS else None
+        if count is not None:
+            problems.append(
+                f"{path}:{cell.first}: cell of {count} lines (at most {MAX_CELL_LINES}): let the "
+                "package (report/) compute and format, or split it with a sentence between"
             )
     if replacements:
         lines = text.splitlines()
