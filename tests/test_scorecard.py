@@ -176,7 +176,7 @@ def test_beyond_rows_are_ours_and_have_a_claim():
 
 def test_a_recorded_only_row_is_expected_among_the_recorded_rows(build):
     assert scorecard.paper_values()["optim.adamw_keeps_surplus"]["recorded_only"]
-    chapters = ["teacher_identification"]
+    chapters = ["teacher_identification", "surplus_neurons"]
     assert "optim.adamw_keeps_surplus" in scorecard.missing_ids("quick", chapters)
     scorecard.record("optim.adamw_keeps_surplus", 5, profile="quick")  # a build row: not enough
     assert "optim.adamw_keeps_surplus" in scorecard.missing_ids("quick", chapters)

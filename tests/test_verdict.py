@@ -259,3 +259,28 @@ def test_variant_runs_at_one_budget_are_one_budget_of_their_claim(build):
     # a run that repeats a row stays apart (two budgets of one claim)
     again = scorecard.record("fig3.robust.wd", 1.0, profile="paper", run="v-wd-2", budget=b)
     assert len(verdict._runs_by_budget(robust, [*rows, again])) == 2
+
+
+def test_a_chapter_reading_only_recorded_rows_of_a_claim_stated_elsewhere(build):
+    # the surplus chapter scores Fig. 2's rows on recorded runs only: one line per run, no status
+    rec = scorecard.record
+    rows = [
+        rec("fig2.hidden_after_pruning", 19, profile="quick", run="rung-x2"),
+        rec("fig2.lambda_one", 12, profile="quick", run="rung-x2"),
+    ]
+    text = verdict.block([], rows, "quick", chapter="surplus_neurons")
+    assert "the recorded run `rung-x2`" in text and "19" in text
+    assert "is in the chapter teacher_identification" in text
+    assert "**not" not in text and "**reproduced" not in text  # the status is stated there
+
+
+def test_a_chapter_states_its_own_claims_first(build):
+    rec = scorecard.record
+    rows = [
+        rec("fig2.lambda_one", 12, profile="paper", run="rung-x2"),
+        rec("optim.adamw_keeps_surplus", 5, profile="paper", run="members"),
+    ]
+    text = verdict.block([], rows, "quick", chapter="surplus_neurons")
+    assert text.index(_claim("optim").claim[:40]) < text.index("rung-x2")
+    plain = verdict.block([], rows, "quick")  # no chapter: the paper's order
+    assert plain.index("rung-x2") < plain.index(_claim("optim").claim[:40])

@@ -1,4 +1,4 @@
-"""Why the surplus neurons survive (teacher-identification chapter; ours, not the paper's): the
+"""Why the surplus neurons survive (the surplus-neurons chapter; ours, not the paper's): the
 consolidation test of every trained member as a plain-text table, and the single-member
 optimiser comparison (``experiments.optimiser_comparison``) as a table and a figure of the pruned
 counts against the steps; the chapter's five-member comparison is ``report.optimiser_members``.

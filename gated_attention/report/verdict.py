@@ -305,7 +305,8 @@ def block(
     the order of the paper), the claim as the paper states it, ONE headline with its status at
     the largest budget measured and the one or two numbers that decide it; then, folded, a
     table of every budget (this build, each recorded run) with its status and central rows;
-    how the rows moved between this build and the largest recorded run; and ours if any.
+    how the rows moved between this build and the largest recorded run; and ours if any. With
+    ``chapter``, the claims the chapter states come first.
 
     ``chapter``: the chapter's name. A claim it scores only some rows of reads its status in
     the chapter that states the claim (``Claim.chapter``), which is executed after the others
@@ -314,7 +315,8 @@ def block(
     training (``with_budget_free``)."""
     parts = []
     have = {r.id for r in build}
-    for claim in claims():
+    # the chapter's own claims first, then those it scores some rows of (paper order in each)
+    for claim in sorted(claims(), key=lambda c: chapter is not None and c.chapter != chapter):
         if not _rows(claim, build) and not _rows(claim, recorded):
             continue
         elsewhere = claim.chapter if chapter not in (None, claim.chapter) else ""
@@ -322,9 +324,13 @@ def block(
         if chapter == claim.chapter:
             own = build + [r for r in _rows(claim, list(others)) if r.id not in have]
         if elsewhere:
+            said = [sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)]
+            for names, run_rows in _runs_by_budget(claim, recorded):
+                label = "the recorded run " + ", ".join(f"`{n}`" for n in names)
+                said.append(sentence(claim, run_rows, label, elsewhere=elsewhere))
             parts.append(
-                f"**{claim.heading}:** {claim.claim}.\n\n- "
-                + sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)
+                f"**{claim.heading}:** {claim.claim}.\n\n"
+                + "\n".join(f"- {t}" for t in said if t is not None)
             )
             continue
         budgets = []  # (label, rows, size) of every budget with a row of the claim
