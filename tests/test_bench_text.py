@@ -80,3 +80,11 @@ def test_run_costs_leave_out_runs_that_train_nothing(monkeypatch):
     monkeypatch.setattr(experiments, "recorded_names", lambda: ["a", "b"])
     monkeypatch.setattr(experiments, "recorded", found.__getitem__)
     assert runs.recorded_run_costs() == [("a", {"wall_time_s": 1.0}, 3, 100, 5)]
+
+
+def test_the_engine_against_the_peak():
+    r = {"engine_steps_per_s": 50.0, "step_gflop": 0.3, "gemm_peak_gflops": 100.0}
+    assert bench_table.engine_against_peak(r) == (
+        "engine: 20.0 ms per step, of which the matrix products alone would take 3.0 ms at "
+        "the measured peak"
+    )

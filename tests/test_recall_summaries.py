@@ -83,3 +83,19 @@ def test_records_carry_the_configs_seeds_and_budget(smoke, tmp_path, monkeypatch
     assert row.seeds == len(config.seeds) and row.note.endswith("a note")
     steps = config.train.steps
     assert row.budget == verdict.budget("appD3", steps=steps, seeds=len(config.seeds))
+
+
+def test_io_fits_read_the_members_of_one_size(capsys):
+    config = SimpleNamespace(members=lambda gating: [(0, 4), (1, 4), (0, 6), (1, 6)])
+
+    def member(acc, r2):
+        fit = SimpleNamespace(r2=r2, code=torch.tensor([0.5, -0.25]))
+        return SimpleNamespace(accuracy=acc, sd_fit=fit)
+
+    analyses = [member(0.1, 0.2), member(0.3, 0.4), member(0.5, 0.999), member(0.75, 0.5)]
+    loss = torch.tensor([0.9, 0.8, 0.125, 0.1])
+    rs.print_io_fits(config, analyses, loss, 6)
+    head, seed0, seed1 = capsys.readouterr().out.splitlines()
+    assert head == "input-output gating, n = m = 6, squared error: the fit per seed"
+    assert seed0 == "seed 0: accuracy 0.50, MSE 0.125, R2_SD 0.999, code [0.5, -0.25]"
+    assert seed1.startswith("seed 1: accuracy 0.75, MSE 0.100")

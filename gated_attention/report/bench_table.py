@@ -15,6 +15,7 @@
                      and against the reference's step over its speed-up target
     format_subnormal the trained students timed with and without subnormals, and the verdict
     format_recorded_bench  a recorded bench (a GPU): where it ran, its table, its targets
+    engine_against_peak    the engine's step time against that of its products at the peak
 
 This module reads result dicts only: it measures nothing and imports nothing from ``tools``.
 """
@@ -35,6 +36,7 @@ __all__ = [
     "format_products_floor",
     "format_subnormal",
     "format_recorded_bench",
+    "engine_against_peak",
 ]
 
 #: the step count of the paper's main run (Sec. 4.1), for the projected time
@@ -353,3 +355,14 @@ def format_recorded_bench(name: str, rec: dict) -> str:
     for key, target in rec["targets"].items():
         lines.append(f"{key} on that GPU: {rec[key]:.1f}x against a target of {target:.0f}x")
     return "\n".join(lines)
+
+
+def engine_against_peak(r: dict) -> str:
+    """The engine's time per step of a bench result dict against the time its matrix products
+    (``step_gflop``) would take at the measured matrix peak (``gemm_peak_gflops``)."""
+    step_ms = 1e3 / r["engine_steps_per_s"]
+    peak_ms = 1e3 * r["step_gflop"] / r["gemm_peak_gflops"]
+    return (
+        f"engine: {step_ms:.1f} ms per step, of which the matrix products alone would take "
+        f"{peak_ms:.1f} ms at the measured peak"
+    )

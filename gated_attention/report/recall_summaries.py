@@ -7,6 +7,7 @@ scorecard rows of a reading.
     print_gating_rows   ``recall_tables.format_rows`` of each gating, under its label
     print_value_neurons what one network's memory and current neurons hold
     print_side_seeds    the side-gated networks of the largest size, seed by seed
+    print_io_fits       the squared-difference fit of each input-output network of one size
     recall_records      one scorecard row per App. D.3 value, with its note
 
 The numbers come from ``report.recall_tables`` and ``analysis.recall_algorithms``; this module
@@ -31,6 +32,7 @@ __all__ = [
     "print_gating_rows",
     "print_value_neurons",
     "print_side_seeds",
+    "print_io_fits",
     "recall_records",
 ]
 
@@ -114,6 +116,20 @@ def print_side_seeds(config, analyses: Sequence) -> None:
             f"lowest {float(a.blocks.rank1[kv].min()):.3f}; -min/max: mean "
             f"{float(a.blocks.negative_peak[kv].mean()):.2f}"
         )
+
+
+def print_io_fits(config, analyses: Sequence, eval_loss, n: int) -> None:
+    """The input-output gated networks of size ``n`` trained with the squared error, one line
+    per seed: accuracy, held-out loss (``eval_loss``: one per member of ``config.members("io")``),
+    R^2_SD and the fitted code of the keys (``analyses``: their ``RecallAnalysis``)."""
+    print(f"input-output gating, n = m = {n}, squared error: the fit per seed")
+    for e, (seed, size) in enumerate(config.members("io")):
+        if size == n:
+            a = analyses[e]
+            print(
+                f"seed {seed}: accuracy {a.accuracy:.2f}, MSE {float(eval_loss[e]):.3f}, "
+                f"R2_SD {a.sd_fit.r2:.3f}, code {np.round(a.sd_fit.code.numpy(), 2).tolist()}"
+            )
 
 
 def recall_records(
