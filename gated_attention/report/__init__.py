@@ -16,16 +16,19 @@ Modules:
     fig3_edges         Fig. 3A-C: the loss edge of every sweep, its rows, figure and finding
     size_sweeps        Fig. 3A/B per seed: did each student learn the construction?
     gd_learned         the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
+    gd_tables          its printed tables: the paired gap, Table 2, memory, recorded runs
     output_counts      output-gating neurons of the recorded students (beyond the paper)
     optimiser_members  the optimiser comparison over the recorded members (ours)
     family_tables      Fig. 4A/B: loss against parameter count per family
     recall_tables      App. D.3 (Fig. 7): every associative-recall network analysed
+    recall_summaries   the associative recall chapter's printed summaries and scorecard rows
     construction_tables  the printed tables of the construction chapters (App. A and B)
     real_block_tables  the real Mamba and LRU blocks' constructions: errors, costs (ours)
     plotting           the gated RNN's weights (Fig. 1, Fig. 2B) and the construction's cost
     teacher_plots      figures of the teacher-student chapters
     regression_plots   figures of the in-context regression chapters
     beyond_plots       figures of "Beyond the paper"
+    beyond_tables      the printed tables of "Beyond the paper"
     bench_table        the bench's results as plain-text tables
     bench_plots        the bench's results as a figure
 """
