@@ -279,6 +279,55 @@ def consolidate(
         counts: r of each group, {"one": ..., "zero": ...}; default the construction's
             (``construction_counts(d)``). A group smaller than its r keeps its size.
     """
+    x, counts = _checked(net, groups, x, counts)
+    with torch.no_grad():
+        H = hidden_states(x, net.params).reshape(-1, net.n)  # (B T, n)
+        lam = groups.lam.to(torch.float64)
+        Q = product_forms(net.W_in1, net.W_in2)  # (n, d+1, d+1)
+        done: list[GroupConsolidation] = []
+        W1, W2, NU, O1, O2 = [], [], [], [], []
+        for name, key in (("key-value", "one"), ("query", "zero")):
+            idx = list(getattr(groups, key))
+            if not idx:
+                continue
+            group, (a, b, nu, readout) = _consolidate_group(name, idx, H, lam, Q, net, counts[key])
+            W1.append(a)
+            W2.append(b)
+            NU.append(nu)
+            O1.append(net.W_out1[:, idx] @ readout)
+            O2.append(net.W_out2[:, idx] @ readout)
+            done.append(group)
+        rest = list(groups.between)
+        new = Network(
+            W_in1=torch.cat(W1 + [net.W_in1[rest]]),
+            W_in2=torch.cat(W2 + [net.W_in2[rest]]),
+            nu=torch.cat(NU + [net.nu[rest]]),
+            W_out1=torch.cat(O1 + [net.W_out1[:, rest]], dim=1),
+            W_out2=torch.cat(O2 + [net.W_out2[:, rest]], dim=1),
+            D=net.D,
+        )
+        y = gated_rnn_forward(x, net.params)
+        y_new = gated_rnn_forward(x, new.params)
+        y_teacher = teacher(x.to(teacher.W_V.dtype)).detach().to(torch.float64)
+    scale = float(y.norm())
+    return Consolidation(
+        net=new,
+        groups=tuple(done),
+        n_before=net.n,
+        output_change=float((y_new - y).norm()) / scale if scale > 0 else float("nan"),
+        loss_before=float((y - y_teacher).square().mean()),
+        loss_after=float((y_new - y_teacher).square().mean()),
+        penalty_before=weight_penalty(net),
+        penalty_after=weight_penalty(new),
+        balanced_penalty_before=balanced_penalty(net),
+        balanced_penalty_after=balanced_penalty(new),
+    )
+
+
+def _checked(
+    net: Network, groups: LamGroups, x: torch.Tensor, counts: dict[str, int] | None
+) -> tuple[torch.Tensor, dict[str, int]]:
+    """``consolidate``'s inputs checked: x as float64 (B, T, d), counts filled in."""
     _output_gating(net, "consolidate")
     n, d = net.n, net.d
     x = torch.as_tensor(x, dtype=torch.float64)
@@ -290,81 +339,57 @@ def consolidate(
     for key in ("one", "zero"):
         if not (isinstance(counts.get(key), int) and counts[key] >= 1):
             raise ValueError(f"counts[{key!r}] must be a positive integer, got {counts.get(key)}")
-    with torch.no_grad():
-        H = hidden_states(x, net.params).reshape(-1, n)  # (B T, n)
-        lam = groups.lam.to(torch.float64)
-        Q = product_forms(net.W_in1, net.W_in2)  # (n, d+1, d+1)
-        done: list[GroupConsolidation] = []
-        W1, W2, NU, O1, O2 = [], [], [], [], []
-        for name, key in (("key-value", "one"), ("query", "zero")):
-            idx = list(getattr(groups, key))
-            if not idx:
-                continue
-            S = H[:, idx]  # (B T, |G|)
-            _, s, Vh = torch.linalg.svd(S, full_matrices=False)
-            r = min(counts[key], len(idx))
-            V = Vh[:r].T  # (|G|, r)
-            svd_err = _fit(torch.einsum("ik,iab->kab", V, Q[idx]))[0]
-            energy = S.square().sum(0)  # (|G|,)
-            total = float(energy.sum())
-            lam_g = float((energy * lam[idx]).sum() / total) if total > 0 else float(lam[idx][0])
-            lam_g = min(max(lam_g, float(lam[idx].min())), float(lam[idx].max()))
-            if len(idx) <= counts[key]:  # nothing to consolidate: the group stays as it is
-                J, readout = list(range(len(idx))), torch.eye(len(idx), dtype=torch.float64)
-                err = torch.zeros(len(idx), dtype=torch.float64)
-                a, b, nu = net.W_in1[idx], net.W_in2[idx], net.nu[idx]
-            else:
-                J = _pivots(V, r)
-                A = V @ V[J].T  # (|G|, r): z = A^T h_G
-                readout = V @ torch.linalg.inv(V[J])  # (|G|, r): h_G ~ readout z
-                forms = torch.einsum("ik,iab->kab", A, Q[idx])  # (r, d+1, d+1)
-                err, a, b = _fit(forms)
-                nu = nu_from_lam(torch.full((r,), lam_g, dtype=torch.float64))
-            W1.append(a)
-            W2.append(b)
-            NU.append(nu)
-            O1.append(net.W_out1[:, idx] @ readout)
-            O2.append(net.W_out2[:, idx] @ readout)
-            s2 = s.square()
-            done.append(
-                GroupConsolidation(
-                    name=name,
-                    neurons=idx,
-                    r=r,
-                    kept_energy=float(s2[:r].sum() / s2.sum()) if float(s2.sum()) > 0 else 1.0,
-                    singular_values=s / s[0] if float(s[0]) > 0 else s,
-                    basis=[idx[j] for j in J],
-                    lam=lam_g,
-                    fit_errors=err.tolist(),
-                    svd_fit_error=float(svd_err.max()),
-                )
-            )
-        rest = list(groups.between)
-        q = {
-            "W_in1": torch.cat(W1 + [net.W_in1[rest]]),
-            "W_in2": torch.cat(W2 + [net.W_in2[rest]]),
-            "nu": torch.cat(NU + [net.nu[rest]]),
-            "W_out1": torch.cat(O1 + [net.W_out1[:, rest]], dim=1),
-            "W_out2": torch.cat(O2 + [net.W_out2[:, rest]], dim=1),
-            "D": net.D,
-        }
-        new = Network(**q)
-        y = gated_rnn_forward(x, net.params)
-        y_new = gated_rnn_forward(x, new.params)
-        y_teacher = teacher(x.to(teacher.W_V.dtype)).detach().to(torch.float64)
-    scale = float(y.norm())
-    return Consolidation(
-        net=new,
-        groups=tuple(done),
-        n_before=n,
-        output_change=float((y_new - y).norm()) / scale if scale > 0 else float("nan"),
-        loss_before=float((y - y_teacher).square().mean()),
-        loss_after=float((y_new - y_teacher).square().mean()),
-        penalty_before=weight_penalty(net),
-        penalty_after=weight_penalty(new),
-        balanced_penalty_before=balanced_penalty(net),
-        balanced_penalty_after=balanced_penalty(new),
+    return x, counts
+
+
+def _consolidate_group(
+    name: str,
+    idx: list[int],
+    H: torch.Tensor,
+    lam: torch.Tensor,
+    Q: torch.Tensor,
+    net: Network,
+    count: int,
+) -> tuple[GroupConsolidation, tuple[torch.Tensor, ...]]:
+    """One lam group (neurons ``idx``) replaced by r = min(count, |G|) neurons.
+
+    H: the hidden states (B T, n); lam (n,); Q: the input product forms (n, d+1, d+1).
+    Returns its record and (W_in1 rows, W_in2 rows, nu, readout (|G|, r)): the old states are
+    read back as h_G ~ readout z from the new ones z. A group of at most ``count`` neurons
+    stays as it is (readout the identity)."""
+    S = H[:, idx]  # (B T, |G|)
+    _, s, Vh = torch.linalg.svd(S, full_matrices=False)
+    r = min(count, len(idx))
+    V = Vh[:r].T  # (|G|, r)
+    svd_err = _fit(torch.einsum("ik,iab->kab", V, Q[idx]))[0]
+    energy = S.square().sum(0)  # (|G|,)
+    total = float(energy.sum())
+    lam_g = float((energy * lam[idx]).sum() / total) if total > 0 else float(lam[idx][0])
+    lam_g = min(max(lam_g, float(lam[idx].min())), float(lam[idx].max()))
+    if len(idx) <= count:  # nothing to consolidate: the group stays as it is
+        J, readout = list(range(len(idx))), torch.eye(len(idx), dtype=torch.float64)
+        err = torch.zeros(len(idx), dtype=torch.float64)
+        a, b, nu = net.W_in1[idx], net.W_in2[idx], net.nu[idx]
+    else:
+        J = _pivots(V, r)
+        A = V @ V[J].T  # (|G|, r): z = A^T h_G
+        readout = V @ torch.linalg.inv(V[J])  # (|G|, r): h_G ~ readout z
+        forms = torch.einsum("ik,iab->kab", A, Q[idx])  # (r, d+1, d+1)
+        err, a, b = _fit(forms)
+        nu = nu_from_lam(torch.full((r,), lam_g, dtype=torch.float64))
+    s2 = s.square()
+    group = GroupConsolidation(
+        name=name,
+        neurons=idx,
+        r=r,
+        kept_energy=float(s2[:r].sum() / s2.sum()) if float(s2.sum()) > 0 else 1.0,
+        singular_values=s / s[0] if float(s[0]) > 0 else s,
+        basis=[idx[j] for j in J],
+        lam=lam_g,
+        fit_errors=err.tolist(),
+        svd_fit_error=float(svd_err.max()),
     )
+    return group, (a, b, nu, readout)
 
 
 def consolidate_student(
