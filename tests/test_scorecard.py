@@ -306,3 +306,17 @@ def test_each_row_at_its_own_boundary(id_):
     entry = scorecard.paper_values()[id_]
     for ours, status in _boundaries(entry):
         assert scorecard._status(entry, ours) == status, (id_, ours)
+
+
+def test_score_stores_nothing_and_store_writes_where_collect_reads(build, monkeypatch):
+    monkeypatch.setattr(scorecard, "_SESSION", [])
+    rec = scorecard.score("fig2.lambda_one", 10, profile="quick")
+    assert rec.status == "pass" and not (build / "scorecard").exists()
+    assert scorecard.session_records() == []
+    scorecard.store(rec)
+    assert [r.id for r in scorecard.collect("quick")] == ["fig2.lambda_one"]
+    assert scorecard.session_records() == [rec]
+    run_rec = scorecard.score("fig2.lambda_one", 11, profile="paper", run="some-run")
+    scorecard.store(run_rec)
+    assert [(r.ours, r.run) for r in scorecard.collect_recorded()] == [(11, "some-run")]
+    assert [r.ours for r in scorecard.collect("quick")] == [10]  # the build's row untouched

@@ -1,6 +1,7 @@
 """The scorecard: every reproduced number beside the paper's (README.md, "Architecture").
 
-A chapter calls ``record(id, ours, profile=...)``. The paper's value, its source, the tolerance and
+A chapter calls ``record(id, ours, profile=...)``: ``score`` (the row, scored) then ``store``
+(written, and kept for the chapter's verdict). The paper's value, its source, the tolerance and
 the criterion come from ``paper_values.json`` (one data file, one entry per id), so a chapter
 cannot state a paper value or a tolerance of its own. Each record is written atomically to
 ``<build>/scorecard/<profile>/<id>.json``; after every record, ``<build>/scorecard.json`` is
@@ -41,6 +42,8 @@ __all__ = [
     "Record",
     "paper_values",
     "record",
+    "score",
+    "store",
     "collect",
     "collect_recorded",
     "recorded_dir",
@@ -200,6 +203,23 @@ def record(
         budget: what the value was trained with (``verdict.budget``); rows marked exact in
             paper_values.json get ``EXACT_BUDGET``.
     """
+    rec = score(id, ours, profile=profile, seeds=seeds, note=note, run=run, budget=budget)
+    if write:
+        store(rec)
+    return rec
+
+
+def score(
+    id: str,
+    ours,
+    *,
+    profile: str,
+    seeds: int | None = None,
+    note: str = "",
+    run: str = "",
+    budget: str = "",
+) -> Record:
+    """The record of ``ours`` for ``id`` (the arguments of ``record``), scored, not stored."""
     from ..experiments.profiles import check_profile
 
     check_profile(profile)
@@ -219,7 +239,7 @@ def record(
         # JSON has no NaN: a value that could not be produced is stored as null (and a miss)
         note = f"no finite value ({ours}){'; ' + note if note else ''}"
         ours = None
-    rec = Record(
+    return Record(
         id=id,
         artefact=entry["artefact"],
         paper=entry["paper"],
@@ -236,22 +256,23 @@ def record(
         budget=budget,
         reference=entry.get("reference"),
     )
-    if write and run:
-        strict = {"indent": 2, "allow_nan": False}
-        path = recorded_dir() / run / f"{id}.json"  # one file per run and row
+
+
+def store(rec: Record) -> None:
+    """Write ``rec`` under the build folder (a recorded run's row apart, one file per run and
+    row; a build row in its profile, and scorecard.json rewritten) and add it to this
+    process's records (``session_records``)."""
+    strict = {"indent": 2, "allow_nan": False}
+    if rec.run:
+        path = recorded_dir() / rec.run / f"{rec.id}.json"
         atomic_write_json(path, dataclasses.asdict(rec), **strict)
-    elif write:
+    else:
         root = build_dir()
-        strict = {"indent": 2, "allow_nan": False}
-        atomic_write_json(
-            root / "scorecard" / profile / f"{id}.json", dataclasses.asdict(rec), **strict
-        )
-        atomic_write_json(
-            root / "scorecard.json", [dataclasses.asdict(r) for r in collect(profile)], **strict
-        )
-    if write:
-        _SESSION.append(rec)
-    return rec
+        path = root / "scorecard" / rec.profile / f"{rec.id}.json"
+        atomic_write_json(path, dataclasses.asdict(rec), **strict)
+        rows = [dataclasses.asdict(r) for r in collect(rec.profile)]
+        atomic_write_json(root / "scorecard.json", rows, **strict)
+    _SESSION.append(rec)
 
 
 def session_records() -> list[Record]:
