@@ -324,54 +324,78 @@ def block(
         if chapter == claim.chapter:
             own = build + [r for r in _rows(claim, list(others)) if r.id not in have]
         if elsewhere:
-            said = [sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)]
-            for names, run_rows in _runs_by_budget(claim, recorded):
-                label = "the recorded run " + ", ".join(f"`{n}`" for n in names)
-                said.append(sentence(claim, run_rows, label, elsewhere=elsewhere))
-            parts.append(
-                f"**{claim.heading}:** {claim.claim}.\n\n"
-                + "\n".join(f"- {t}" for t in said if t is not None)
-            )
-            continue
-        budgets = []  # (label, rows, size) of every budget with a row of the claim
-        if _rows(claim, own):
-            spent = spent_on(claim, own)
-            label = f"this build ({profile})" + (f": {spent}" if spent else "")
-            budgets.append((label, own, _claim_size(claim, own)))
-        for names, run_rows in _runs_by_budget(claim, recorded):
-            rows = with_budget_free(run_rows, own)
-            spent = spent_on(claim, run_rows)
-            label = ", ".join(f"`{n}`" for n in names) + (f": {spent}" if spent else "")
-            budgets.append((label, rows, _claim_size(claim, rows)))
-        top = max(budgets, key=lambda b: b[2])  # the first of the largest on a tie
-        words = OURS_WORDS if claim.beyond else STATUS_WORDS
-        st = status(claim, top[1])
-        where = "the largest budget measured, " if len(budgets) > 1 else ""
-        word = words[st].removesuffix(" at this budget")  # the budget follows
-        lines = [f"**{word}** at {where}{top[0]}. Deciding: {_decisive(claim, top[1])}."]
-        folded = []
-        if len(budgets) > 1:  # a list, not a table: it wraps within any column
-            folded.append(
-                "\n".join(
-                    f"- {label}: **{words[status(claim, rows)]}**; {_decisive(claim, rows)}."
-                    for label, rows, _ in budgets
-                )
-            )
-        biggest = largest(claim, recorded)
-        if biggest and _rows(claim, build):
-            change = moved(claim, build, with_budget_free(biggest[1], own), biggest[0])
-            if change:
-                folded.append(change)
-        if folded:
-            title = f"Every budget ({len(budgets)})" if len(budgets) > 1 else "How the rows moved"
-            lines.append(f":::{{dropdown}} {title}\n" + "\n\n".join(folded) + "\n:::")
-        if claim.ours:
-            lines.append(f"*Ours, beyond the paper:* {claim.ours}.")
-        parts.append(f"**{claim.heading}:** {claim.claim}.\n\n" + "\n\n".join(lines))
+            parts.append(_elsewhere_part(claim, own, recorded, profile, elsewhere))
+        else:
+            parts.append(_claim_part(claim, own, build, recorded, profile))
     if not parts:
         return ""
     head = "````{admonition} Verdict, generated from the scorecard rows below\n:class: note\n"
     return head + "\n\n".join(parts) + "\n````"
+
+
+def _elsewhere_part(
+    claim: Claim, own: list[Record], recorded: list[Record], profile: str, elsewhere: str
+) -> str:
+    """A claim stated in the chapter ``elsewhere``: this chapter's rows, one line per budget
+    (this build, each recorded run), with no status of its own."""
+    said = [sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)]
+    for names, run_rows in _runs_by_budget(claim, recorded):
+        label = "the recorded run " + ", ".join(f"`{n}`" for n in names)
+        said.append(sentence(claim, run_rows, label, elsewhere=elsewhere))
+    return f"**{claim.heading}:** {claim.claim}.\n\n" + "\n".join(
+        f"- {t}" for t in said if t is not None
+    )
+
+
+def _budgets(
+    claim: Claim, own: list[Record], recorded: list[Record], profile: str
+) -> list[tuple[str, list[Record], float]]:
+    """(label, rows, size) of every budget with a row of the claim: this build, then each
+    recorded run (with this build's rows that need no training)."""
+    budgets = []
+    if _rows(claim, own):
+        spent = spent_on(claim, own)
+        label = f"this build ({profile})" + (f": {spent}" if spent else "")
+        budgets.append((label, own, _claim_size(claim, own)))
+    for names, run_rows in _runs_by_budget(claim, recorded):
+        rows = with_budget_free(run_rows, own)
+        spent = spent_on(claim, run_rows)
+        label = ", ".join(f"`{n}`" for n in names) + (f": {spent}" if spent else "")
+        budgets.append((label, rows, _claim_size(claim, rows)))
+    return budgets
+
+
+def _claim_part(
+    claim: Claim, own: list[Record], build: list[Record], recorded: list[Record], profile: str
+) -> str:
+    """A claim the chapter states: its headline at the largest budget, then folded every
+    budget and how the rows moved, and ours if any (``block``)."""
+    budgets = _budgets(claim, own, recorded, profile)
+    top = max(budgets, key=lambda b: b[2])  # the first of the largest on a tie
+    words = OURS_WORDS if claim.beyond else STATUS_WORDS
+    st = status(claim, top[1])
+    where = "the largest budget measured, " if len(budgets) > 1 else ""
+    word = words[st].removesuffix(" at this budget")  # the budget follows
+    lines = [f"**{word}** at {where}{top[0]}. Deciding: {_decisive(claim, top[1])}."]
+    folded = []
+    if len(budgets) > 1:  # a list, not a table: it wraps within any column
+        folded.append(
+            "\n".join(
+                f"- {label}: **{words[status(claim, rows)]}**; {_decisive(claim, rows)}."
+                for label, rows, _ in budgets
+            )
+        )
+    biggest = largest(claim, recorded)
+    if biggest and _rows(claim, build):
+        change = moved(claim, build, with_budget_free(biggest[1], own), biggest[0])
+        if change:
+            folded.append(change)
+    if folded:
+        title = f"Every budget ({len(budgets)})" if len(budgets) > 1 else "How the rows moved"
+        lines.append(f":::{{dropdown}} {title}\n" + "\n\n".join(folded) + "\n:::")
+    if claim.ours:
+        lines.append(f"*Ours, beyond the paper:* {claim.ours}.")
+    return f"**{claim.heading}:** {claim.claim}.\n\n" + "\n\n".join(lines)
 
 
 def _runs_by_budget(claim: Claim, recorded: list[Record]) -> list[tuple[list[str], list]]:
