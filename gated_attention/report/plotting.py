@@ -157,8 +157,20 @@ def plot_construction(
     y_labels = [f"y{i + 1}" for i in range(rnn.d_out)]
     fig = plt.figure(figsize=(7.5, 3.4 if rnn.side else 6.4), layout="constrained")
     subs = [fig] if rnn.side else fig.subfigures(2, 1)
+    _hidden_row(subs[0], rnn, W, lam, top, hidden, x_labels, y_labels)
+    if not rnn.side:
+        _output_row(subs[1], rnn, W, hidden, output, y_labels)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def _hidden_row(sub, rnn: GatedRNN, W: dict, lam, top, hidden, x_labels, y_labels) -> None:
+    """``plot_construction``'s top row: the panels ``top`` (W_in1, W_in2, lam; with side gating
+    W_side and D^T too), hidden neurons as rows, their blocks ``hidden`` marked."""
+    d = rnn.d
     widths = {"W_in1": d + 1, "W_in2": d + 1, "lam": 1, "W_side": d + 1, "D^T": rnn.d_out}
-    axes = subs[0].subplots(1, len(top), width_ratios=[max(widths[k], 1.5) for k in top])
+    axes = sub.subplots(1, len(top), width_ratios=[max(widths[k], 1.5) for k in top])
     for ax, key in zip(axes, top, strict=True):
         if key == "lam":
             im = _heatmap(ax, lam[:, None], "λ", cmap="viridis", vmin=0.0, vmax=1.0)
@@ -170,23 +182,24 @@ def plot_construction(
             im = _heatmap(ax, W[key], key)
             _column_labels(ax, x_labels, upright_above=2 if rnn.side else 5)
         _mark(ax, hidden, "rows", labels=key == "W_in1")
-        subs[0].colorbar(im, ax=ax, shrink=0.6)
+        sub.colorbar(im, ax=ax, shrink=0.6)
     axes[0].set_ylabel("hidden neuron", fontsize=9)
-    if not rnn.side:
-        bottom = ["W_out1", "W_out2", "D^T"]
-        axes = subs[1].subplots(1, 3, width_ratios=[n, n, max(rnn.d_out, 2)])
-        for ax, key in zip(axes, bottom, strict=True):
-            im = _heatmap(ax, W["D"].T if key == "D^T" else W[key], key)
-            if key == "D^T":
-                _column_labels(ax, y_labels, upright_above=2)
-            else:
-                _mark(ax, hidden, "cols", labels=True)
-            _mark(ax, output, "rows", labels=key == "W_out1")
-            subs[1].colorbar(im, ax=ax, shrink=0.6)
-        axes[0].set_ylabel("output-gating neuron", fontsize=9)
-    if title:
-        fig.suptitle(title, fontsize=11)
-    return fig
+
+
+def _output_row(sub, rnn: GatedRNN, W: dict, hidden, output, y_labels) -> None:
+    """``plot_construction``'s bottom row (output gating): W_out1, W_out2 (output-gating
+    neurons as rows, the hidden neurons they read as columns) and D^T."""
+    n = rnn.n
+    axes = sub.subplots(1, 3, width_ratios=[n, n, max(rnn.d_out, 2)])
+    for ax, key in zip(axes, ["W_out1", "W_out2", "D^T"], strict=True):
+        im = _heatmap(ax, W["D"].T if key == "D^T" else W[key], key)
+        if key == "D^T":
+            _column_labels(ax, y_labels, upright_above=2)
+        else:
+            _mark(ax, hidden, "cols", labels=True)
+        _mark(ax, output, "rows", labels=key == "W_out1")
+        sub.colorbar(im, ax=ax, shrink=0.6)
+    axes[0].set_ylabel("output-gating neuron", fontsize=9)
 
 
 def construction_counts(
