@@ -274,38 +274,7 @@ def finding(runs: dict[str, Sweep] | None = None) -> str:
             f"{_edge_text(s, high)} |"
         )
     where = "; ".join(f"Fig. 3{p} from `{runs[p].run}` ({runs[p].budget()})" for p in panels)
-    variants = [v for v in VARIANTS if f"A-{v}" in runs]
-    robust = "Whether it survives our choices changed is not recorded yet."
-    if variants:
-        ratio = {v: runs[f"A-{v}"].edges()[CENTRAL_LEVEL].ratio for v in variants}
-        bound = {v: scorecard.paper_values()[f"fig3.robust.{v}"]["tolerance"] for v in variants}
-        holds = [v for v in variants if np.isfinite(ratio[v]) and ratio[v] <= bound[v]]
-        moves = [v for v in variants if v not in holds]
-        said = []
-        if holds:
-            said.append(
-                "the 1x edge holds with "
-                + " and with ".join(
-                    f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])})" for v in holds
-                )
-            )
-        if moves:
-            said.append(
-                "it moves up with "
-                + " and with ".join(
-                    f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])}"
-                    f"{_unconverged(runs[f'A-{v}'])})"
-                    for v in moves
-                )
-            )
-        robust = (
-            "Fig. 3A with one of our choices changed, at the same budget (sizes 8-28): "
-            + ", and ".join(said)
-            + "."
-        )
-        absent = [VARIANTS[v] for v in VARIANTS if v not in variants]
-        if absent:
-            robust += " Not recorded yet: " + "; ".join(absent) + "."
+    robust = _robustness_text(runs)
     return (
         f"**One finding for Fig. 3, one rule for its three panels.** At the largest budget "
         f"recorded, the loss edge (the smallest size from which the median excess loss over "
@@ -316,3 +285,39 @@ def finding(runs: dict[str, Sweep] | None = None) -> str:
         f"between the size below it and n*); the paper gives neither its learning rate "
         f"nor its teacher's scale, so ours are choices."
     )
+
+
+def _robustness_text(runs: dict[str, Sweep]) -> str:
+    """``finding``'s sentence on Fig. 3A with one of our choices changed (the recorded
+    variants ``A-<variant>`` of ``runs``): where the 1x edge holds, where it moves up, and
+    which variants are not recorded."""
+    variants = [v for v in VARIANTS if f"A-{v}" in runs]
+    if not variants:
+        return "Whether it survives our choices changed is not recorded yet."
+    ratio = {v: runs[f"A-{v}"].edges()[CENTRAL_LEVEL].ratio for v in variants}
+    bound = {v: scorecard.paper_values()[f"fig3.robust.{v}"]["tolerance"] for v in variants}
+    holds = [v for v in variants if np.isfinite(ratio[v]) and ratio[v] <= bound[v]]
+    moves = [v for v in variants if v not in holds]
+    said = []
+    if holds:
+        said.append(
+            "the 1x edge holds with "
+            + " and with ".join(f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])})" for v in holds)
+        )
+    if moves:
+        said.append(
+            "it moves up with "
+            + " and with ".join(
+                f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])}{_unconverged(runs[f'A-{v}'])})"
+                for v in moves
+            )
+        )
+    robust = (
+        "Fig. 3A with one of our choices changed, at the same budget (sizes 8-28): "
+        + ", and ".join(said)
+        + "."
+    )
+    absent = [VARIANTS[v] for v in VARIANTS if v not in variants]
+    if absent:
+        robust += " Not recorded yet: " + "; ".join(absent) + "."
+    return robust
