@@ -170,59 +170,44 @@ def regression_records(
     k = len(a.top)
     kw = dict(profile=profile, run=run, budget=budget("sec5", steps=steps, seeds=k))
     by_seed = a.transition_learned(in_context_regression.TRANSITION_THRESHOLD)
-    return [
-        scorecard.record(
+    per_size = ", ".join(
+        f"{n}: {k_}/{by_seed.R}" for n, k_ in zip(by_seed.sizes, by_seed.k, strict=True)
+    )
+    transition = float("nan") if by_seed.estimate is None else by_seed.estimate
+    rows = [  # (id, value, seeds, note)
+        (
             "sec5.rnn_loss",
             a.rnn_loss,
-            seeds=k,
-            **kw,
-            note=f"n = {a.n_top}, mean over seeds: 7/74 + paired gap (+- {a.gap_se:.1e})",
+            k,
+            f"n = {a.n_top}, mean over seeds: 7/74 + paired gap (+- {a.gap_se:.1e})",
         ),
-        scorecard.record(
+        (
             "sec5.loss_gap_rel",
             abs(a.gap) / a.gd_mean,
-            seeds=k,
-            **kw,
-            note=f"paired; standard error {a.gap_se / a.gd_mean:.2%} of GD",
+            k,
+            f"paired; standard error {a.gap_se / a.gd_mean:.2%} of GD",
         ),
-        scorecard.record(
-            "sec5.loss_gap_se",
-            a.gap_se,
-            seeds=k,
-            **kw,
-            note="standard error of the paired RNN - GD difference",
-        ),
-        scorecard.record(
+        ("sec5.loss_gap_se", a.gap_se, k, "standard error of the paired RNN - GD difference"),
+        (
             "table2.coef_rel_error_max",
             a.coef_rel_error,
-            seeds=k,
-            **kw,
-            note="seed mean of the t-averaged coefficient, worst of the three",
+            k,
+            "seed mean of the t-averaged coefficient, worst of the three",
         ),
-        scorecard.record(
+        (
             "table2.coef_rel_error_worst_t",
             a.coef_rel_error_worst_t,
-            seeds=k,
-            **kw,
-            note="seed mean at each t, worst t of the three terms",
+            k,
+            "seed mean at each t, worst t of the three terms",
         ),
-        scorecard.record(
-            "table2.residual_ratio",
-            float(a.residual_ratios.max()),
-            seeds=k,
-            **kw,
-            note="largest over seeds",
-        ),
-        scorecard.record(
+        ("table2.residual_ratio", float(a.residual_ratios.max()), k, "largest over seeds"),
+        (
             "fig3c.transition_learned",
-            float("nan") if by_seed.estimate is None else by_seed.estimate,
-            seeds=n_seeds,
-            **kw,
-            note="seeds within the threshold per size: "
-            + ", ".join(
-                f"{n}: {k_}/{by_seed.R}" for n, k_ in zip(by_seed.sizes, by_seed.k, strict=True)
-            ),
+            transition,
+            n_seeds,
+            f"seeds within the threshold per size: {per_size}",
         ),
-        scorecard.record("sec5.ood_rnn_loss", a.ood_rnn, seeds=k, **kw),
-        scorecard.record("sec5.ood_gd_loss", a.ood_gd, note="exact: 7/37 = 0.189", **kw),
+        ("sec5.ood_rnn_loss", a.ood_rnn, k, ""),
+        ("sec5.ood_gd_loss", a.ood_gd, None, "exact: 7/37 = 0.189"),
     ]
+    return [scorecard.record(i, v, seeds=s, note=n, **kw) for i, v, s, n in rows]
