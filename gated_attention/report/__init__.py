@@ -20,6 +20,7 @@ Modules:
     output_counts      output-gating neurons of the recorded students (beyond the paper)
     optimiser_members  the optimiser comparison over the recorded members (ours)
     family_tables      Fig. 4A/B: loss against parameter count per family
+    fig4b_setup        Fig. 4B: the setup check, its pilots, the tables and numbers of its chapter
     recall_tables      App. D.3 (Fig. 7): every associative-recall network analysed
     recall_summaries   the associative recall chapter's printed summaries and scorecard rows
     construction_tables  the printed tables of the construction chapters (App. A and B)

@@ -66,6 +66,7 @@ SHORT_CELL_CHAPTERS = (
     "construction",
     "equations",
     "gradient_descent",
+    "other_rnns_in_context",
     "performance",
     "rnns_learn_gd",
 )
