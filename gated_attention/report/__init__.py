@@ -10,6 +10,7 @@ Modules:
     budget_text        a row's budget as text, against the paper's
     runs               one line per results entry: what a recorded run is and where it ran
     execution_status   how each chapter of a build was executed (profile, time, versions)
+    teacher_tables     the teacher-identification chapter's printed tables and scorecard rows
     members            one row per member of a teacher-identification run: the construction?
     mechanism          why the surplus neurons survive (ours)
     surplus_ladder     Fig. 2's surplus against the training budget

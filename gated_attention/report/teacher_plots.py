@@ -21,13 +21,14 @@ import numpy as np
 import torch
 
 from ..analysis.boundary import Network, network
-from ..analysis.merging import output_kernels
+from ..analysis.merging import merge, output_kernels
 from ..constructions.gated_rnn import construct_rnn
 from ..models.attention import LinearSelfAttention
 
 __all__ = [
     "plot_contributions",
     "planted_merge_group",
+    "merge_figure_group",
     "plot_merge_kernels",
 ]
 
@@ -75,6 +76,32 @@ def planted_merge_group(teacher: LinearSelfAttention) -> tuple[Network, list[int
         D=torch.cat([p.D[:, 1:], torch.stack([d0, 0.7 * d0, 0.3 * d0], dim=1)], dim=1),
     )
     return q, [q.m - 3, q.m - 2, q.m - 1]
+
+
+def merge_figure_group(rows, teacher: LinearSelfAttention) -> tuple[Network, list[int], str]:
+    """The group of output-gating neurons Fig. 2C draws: the first group merged in any member
+    of ``rows`` (``members.MemberRow``, in order) with its pruned network, or, when none
+    merged, the planted group of ``planted_merge_group(teacher)``. Returns (the network, the
+    group's indices, the sentence that says which it is)."""
+    merged = [row for row in rows if row.merged]
+    if merged:
+        r = merged[0].rev
+        group = r.merged.groups[0]
+        return (
+            r.pruned.net,
+            group,
+            f"the figure shows a trained network's merged group: seed {merged[0].seed}, output "
+            f"neurons {group} of its pruned network (relative error {r.merged.errors[0]:.2g})",
+        )
+    net, group = planted_merge_group(teacher)
+    return (
+        net,
+        group,
+        "Fig. 2C is NOT reproduced in this build: no output-gating group of any trained "
+        "network merges. The figure shows a PLANTED group instead (the symmetric "
+        "construction with its output neuron 0 split into three), to show what a merge "
+        f"looks like; analysis.merge finds it: {merge(net, rtol=1e-8).groups}",
+    )
 
 
 def plot_merge_kernels(net: Network, group: Sequence[int], output: int = 0) -> plt.Figure:
