@@ -159,3 +159,29 @@ def test_errors_name_the_problem():
     side = network(construct_rnn(att, "side"))
     with pytest.raises(ValueError, match="output gating"):
         consolidate(side, lam_groups(side), X, teacher=att)
+
+
+def test_folded_text_counts_the_members_weight_decay_prefers_folded():
+    from types import SimpleNamespace
+
+    from gated_attention.report.mechanism import folded_text
+
+    def cons(n_before, n_after, change, break_even):
+        return SimpleNamespace(
+            n_before=n_before,
+            n_after=n_after,
+            output_change=change,
+            break_even_weight_decay=break_even,
+        )
+
+    rows = [
+        ("paper-gpu seed 0", cons(27, 14, 1e-4, 1e-3)),  # folds, and 1e-3 < 0.07
+        ("paper-gpu seed 1", cons(37, 14, 5e-2, 1e-3)),  # the output changes by 5%
+        ("quick seed 3", cons(20, 14, 1e-4, 0.1)),  # break-even above its decay
+        ("quick seed 4", cons(14, 14, 0.0, 0.0)),  # nothing to fold
+    ]
+    text = folded_text(rows, [0.07] * 4)
+    assert text.startswith("\nfolded into fewer neurons, output change below 1%")
+    assert text.endswith(": 1 of 4 (paper-gpu seed 0)")
+    assert folded_text(rows[2:3], [0.07]).endswith(": 0 of 1 (none)")
+    assert folded_text(rows[2:3], [0.2]).endswith(": 1 of 1 (quick seed 3)")

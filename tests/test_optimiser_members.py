@@ -239,3 +239,33 @@ def test_new_seeds_finding_counts_and_says_when_the_finding_fails():
     counts[1, 1, -1] = torch.tensor([14, 10, 4, 12])
     fixed = SimpleNamespace(config=config, tensors={**made.tensors, "counts": counts})
     assert "holds on every independent member" in om.new_seeds_finding(fixed)
+
+
+def test_cost_numbers_quote_the_ranges_and_medians_of_the_rows():
+    numbers = om.cost_numbers(hand_made())
+    assert (numbers["opt-start-low"], numbers["opt-start-high"]) == ("1·10⁻⁸", "3·10⁻⁸")
+    assert (numbers["opt-end-low"], numbers["opt-end-high"]) == ("200", "300")
+    assert numbers["opt-end-median"] == "250"
+    # only seed0 reaches 14 = 10 + 4 (at step 5): one value, both ends of the range
+    assert numbers["opt-reach-low"] == numbers["opt-reach-high"] == "20"
+    assert numbers["opt-late-median"] == "250"
+
+
+@pytest.fixture
+def build(tmp_path, monkeypatch):
+    from gated_attention.report import scorecard
+
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
+    monkeypatch.setattr(scorecard, "_SESSION", [])
+
+
+def test_members_records_score_the_rows_of_the_run(build):
+    result = hand_made()
+    result.path = SimpleNamespace(name="optimiser-comparison-members-paper")
+    records = om.members_records(result)
+    by_id = {r.id: r for r in records}
+    assert set(by_id) == set(om.members_scores(result))
+    assert by_id["optim.adam_l2_reaches_construction"].ours == 1
+    assert by_id["optim.adam_l2_held_out_reaches"].seeds == 1  # the one held-out member
+    assert by_id["optim.adamw_keeps_surplus"].seeds == 2
+    assert all(r.profile == "paper" for r in records)

@@ -6,7 +6,13 @@ import pytest
 
 from gated_attention.report import scorecard
 from gated_attention.report.members import MemberRow
-from gated_attention.report.surplus_ladder import Rung, fig2_records, ladder_table, plot_surplus
+from gated_attention.report.surplus_ladder import (
+    Rung,
+    fig2_records,
+    ladder_table,
+    plot_surplus,
+    read_ladder,
+)
 
 
 def member(seed, hidden, lam_one=10, lam_zero=4, learned=True, merged=0):
@@ -64,3 +70,10 @@ def test_a_rung_is_scored_with_fig2_criteria_and_its_budget(build):
     assert rows["table1.loss_median"].status == "pass"
     merged = rows["fig2.merged_is_output_neuron"]
     assert merged.ours is None and "premise fails" in merged.note
+
+
+def test_read_ladder_keeps_this_build_first_and_names_a_missing_rung(build, capsys):
+    here = rungs()[1]
+    out = read_ladder(here, prune_tol=1e-3, profile="quick", names=("no-such-run",))
+    assert out == [here]
+    assert capsys.readouterr().out == "no-such-run is not recorded in this package yet.\n"

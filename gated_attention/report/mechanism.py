@@ -5,6 +5,9 @@ counts against the steps; the chapter's five-member comparison is ``report.optim
 
 Glossary (code name -> meaning):
     consolidation_table   one row per member: ``analysis.consolidation.Consolidation``
+    consolidate_members   the consolidation of every recorded paper-budget member and every seed
+                          of this build, with the weight decay each trained with
+    folded_text           how many members fold into fewer neurons that weight decay prefers
     optimiser_table       one row per optimiser of an ``OptimiserComparisonConfig`` result
     plot_optimiser_counts hidden, lam ~ 1, lam ~ 0 counts and the training loss against steps
 """
@@ -18,7 +21,14 @@ import numpy as np
 
 from ..analysis.consolidation import Consolidation, construction_counts
 
-__all__ = ["consolidation_table", "optimiser_table", "plot_optimiser_counts", "LABELS"]
+__all__ = [
+    "consolidation_table",
+    "consolidate_members",
+    "folded_text",
+    "optimiser_table",
+    "plot_optimiser_counts",
+    "LABELS",
+]
 
 #: how the chapter names the optimisers
 LABELS = {
@@ -144,3 +154,48 @@ def plot_optimiser_counts(result, title: str | None = None):
         title = f"{config.run}, member {config.member}, continued at T = {config.T}"
     fig.suptitle(title, fontsize=11)
     return fig
+
+
+def consolidate_members(config, result, *, profile: str, prune_tol: float):
+    """``analysis.consolidation.consolidate_student`` of every member of the recorded
+    paper-budget runs (``teacher-identification-paper*``), then of every seed of this build
+    (``config``, ``result``: ``experiments.teacher_identification_config(profile)`` and its
+    run). Returns ([(label, Consolidation)], [the weight decay each member trained with])."""
+    from .. import analysis, experiments
+    from ..analysis import consolidation
+
+    def one(trained, teacher, T):
+        net = analysis.network(trained)
+        return consolidation.consolidate_student(net, teacher, T=T, prune_tol=prune_tol)
+
+    rows, wds = [], []
+    for name in experiments.recorded_names():
+        if not name.startswith("teacher-identification-paper"):
+            continue
+        rec = experiments.recorded(name)
+        for trained, seed in zip(rec.students(), rec.config.seeds, strict=True):
+            cons = one(trained, rec.config.task(seed).teacher, rec.config.T)
+            rows.append((f"{name.removeprefix('teacher-identification-')} seed {seed}", cons))
+            wds.append(rec.config.train.weight_decay)
+    for seed, trained in zip(config.seeds, result.students(), strict=True):
+        rows.append((f"{profile} seed {seed}", one(trained, config.task(seed).teacher, config.T)))
+        wds.append(config.train.weight_decay)
+    return rows, wds
+
+
+def folded_text(rows: Sequence[tuple[str, Consolidation]], wds: Sequence[float]) -> str:
+    """The members of ``rows`` that consolidation folds into fewer neurons with an output
+    change below 1% and a break-even weight decay below the member's own (``wds``), counted
+    and named; a blank line first."""
+    folded = [
+        label
+        for (label, cons), wd in zip(rows, wds, strict=True)
+        if cons.n_after < cons.n_before
+        and cons.output_change < 1e-2
+        and cons.break_even_weight_decay < wd
+    ]
+    return (
+        "\nfolded into fewer neurons, output change below 1%, and preferred by loss + wd/2 "
+        f"|theta|^2 at the member's own weight decay: {len(folded)} of {len(rows)} "
+        f"({', '.join(folded) or 'none'})"
+    )

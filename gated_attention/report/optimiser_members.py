@@ -11,6 +11,10 @@ Glossary (code name -> meaning):
     new_seeds_scores   the values of the optim.new_seeds_* rows (the comparison on new seeds)
     new_seeds_finding  one sentence: what the new seeds show, from those values
     plot_members_counts  hidden, lam ~ 1, lam ~ 0 and the held-out loss, one column per member
+    provenance_text    where a recorded comparison ran and whether it is the paper profile's
+    members_records    the optim.* rows of a recorded comparison, scored
+    new_seeds_records  the optim.new_seeds_* rows of the comparison on new seeds, scored
+    cost_numbers       the numbers the prose quotes: start losses and loss costs, their ranges
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ __all__ = [
     "new_seeds_scores",
     "new_seeds_finding",
     "plot_members_counts",
+    "provenance_text",
+    "members_records",
+    "new_seeds_records",
+    "cost_numbers",
     "REACH_ARM",
     "REFERENCE_ARM",
 ]
@@ -318,3 +326,82 @@ def plot_members_counts(result):
         axes[k, 0].set_ylabel(name)
     axes[0, 0].legend(fontsize=8)
     return fig
+
+
+def provenance_text(result, paper_config) -> str:
+    """Two lines: the recorded run's name and command; its commit, machine, minutes, and whether
+    its config is ``paper_config`` (``experiments.optimiser_members_config("paper")``)."""
+    prov, meta = result.provenance, result.meta
+    return (
+        f"recorded run {result.path.name}: {prov['command']}\n"
+        f"  commit {prov['commit'][:7]}; {meta['hardware']['cpu']}, "
+        f"{meta['wall_time_s'] / 60:.0f} min; the paper profile: {result.config == paper_config}"
+    )
+
+
+def members_records(result) -> list:
+    """The optim.* rows (``members_scores``) of the recorded comparison ``result``, scored as
+    rows of that run (paper profile); the held-out rows count the held-out members."""
+    from . import scorecard, verdict
+
+    c = result.config
+    budget = verdict.budget("optim", steps=c.steps, T=c.T, seeds=len(c.members))
+    return [
+        scorecard.record(
+            id_,
+            v,
+            profile="paper",
+            run=result.path.name,
+            budget=budget,
+            seeds=len(c.held_out) if "held_out" in id_ else len(c.members),
+        )
+        for id_, v in members_scores(result).items()
+    ]
+
+
+def new_seeds_records(result) -> list:
+    """The optim.new_seeds_* rows (``new_seeds_scores``) of the comparison on new seeds,
+    scored as rows of that recorded run (paper profile), over all its members."""
+    from . import scorecard, verdict
+
+    c, P = result.config, len(result.config.members)
+    budget = verdict.budget("optim", steps=c.steps, T=c.T, seeds=P)
+    return [
+        scorecard.record(id_, v, profile="paper", run=result.path.name, budget=budget, seeds=P)
+        for id_, v in new_seeds_scores(result).items()
+    ]
+
+
+def _power(v: float) -> str:
+    """``v`` to one digit as a power of ten: 2.2e-12 -> "2·10⁻¹²"."""
+    mantissa, exponent = f"{v:.0e}".split("e")
+    sup = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return f"{mantissa}·10{str(int(exponent)).translate(sup)}"
+
+
+def cost_numbers(result) -> dict[str, str]:
+    """The numbers the prose quotes about the comparison ``result`` (name -> text, for
+    ``glue``): the range of the members' start losses; the range and median of REACH_ARM's
+    held-out loss over REFERENCE_ARM's at the end; its range at REACH_ARM's first record of
+    the construction's counts; the range and median over the second half of the run."""
+    rows = member_rows(result)
+    start = [r.start_loss for r in rows]
+    end = [r.cost_end for r in rows]
+    at = [r.cost_at_reach for r in rows if r.cost_at_reach is not None]
+    late = [r.cost_late for r in rows]
+
+    def two(v: float) -> str:  # two significant digits, no exponent from 100 on: 89.8 -> "90"
+        return f"{float(f'{v:.2g}'):g}"
+
+    return {
+        "opt-start-low": _power(min(start)),
+        "opt-start-high": _power(max(start)),
+        "opt-end-low": two(min(end)),
+        "opt-end-high": two(max(end)),
+        "opt-end-median": two(statistics.median(end)),
+        "opt-reach-low": two(min(at)) if at else "n/a",
+        "opt-reach-high": two(max(at)) if at else "n/a",
+        "opt-late-low": two(min(late)),
+        "opt-late-high": two(max(late)),
+        "opt-late-median": two(statistics.median(late)),
+    }

@@ -7,6 +7,9 @@ member (``members.member_rows``) and scored with Fig. 2's criteria.
                   over the construction's 14, how many seeds prune to 14 and learned it
     plot_surplus  each seed's surplus against the steps (log 2), the mean as a line
     fig2_records  a rung's Fig. 2 rows: the first seed's counts, the fractions, the merges
+    read_ladder   this build's rung and every recorded rung, each recorded one scored
+    LADDER_RUNS   the recorded rungs, 2, 4 and 8 times the quick steps
+    sensitivity_text  the member table of each recorded learning-rate / weight-decay setting
 """
 
 from __future__ import annotations
@@ -19,7 +22,19 @@ import numpy as np
 from . import scorecard, verdict
 from .members import CONSTRUCTION, MemberRow, fractions, held_out_values
 
-__all__ = ["Rung", "ladder_table", "plot_surplus", "fig2_records", "held_out_records"]
+__all__ = [
+    "Rung",
+    "ladder_table",
+    "plot_surplus",
+    "fig2_records",
+    "held_out_records",
+    "read_ladder",
+    "sensitivity_text",
+    "LADDER_RUNS",
+]
+
+#: the recorded rungs of the ladder (``experiments.cpu_budget``): 2, 4 and 8 times the steps
+LADDER_RUNS = tuple(f"teacher-identification-cpu{s}" for s in ("-x2", "-x4", ""))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,3 +119,47 @@ def held_out_records(rows: list, *, budget: str, profile: str, run: str = "") ->
         )
         for id_, value, note in held_out_values(rows)
     ]
+
+
+def read_ladder(here: Rung, *, prune_tol: float, profile: str, names=LADDER_RUNS) -> list[Rung]:
+    """``here`` (this build's rung) and a ``Rung`` per recorded run of ``names`` (its members
+    read with ``members.member_rows`` at ``prune_tol``), in that order; shows each recorded
+    rung's Fig. 2 rows (``fig2_records``, as rows of that run) and says which is missing."""
+    from .. import experiments
+    from .members import member_rows
+
+    rungs = [here]
+    for name in names:
+        if name not in experiments.recorded_names():
+            print(f"{name} is not recorded in this package yet.")
+            continue
+        run = experiments.recorded(name)
+        rows = member_rows(run, prune_tol=prune_tol)
+        rung = Rung(name, run.config.train.steps, run.config.T, tuple(rows))
+        rungs.append(rung)
+        scorecard.show(fig2_records(rung, profile=profile, run=name), source=False)
+    return rungs
+
+
+def sensitivity_text(*, prune_tol: float) -> str:
+    """For each recorded sensitivity run (``teacher-identification-<setting>-quick``, the
+    settings of ``experiments.SENSITIVITY``): its learning rate and weight decay, then its
+    member table; or that none is recorded."""
+    from .. import experiments
+    from .members import member_rows, member_table
+
+    lines = []
+    for setting in experiments.SENSITIVITY:
+        name = f"teacher-identification-{setting}-quick"
+        if name not in experiments.recorded_names():
+            continue
+        run = experiments.recorded(name)
+        tc = run.config.train
+        lines.append(f"{setting}: lr {tc.lr:g}, weight decay {tc.weight_decay:g}")
+        lines.append(member_table(member_rows(run, prune_tol=prune_tol)))
+    if not lines:
+        return (
+            "No sensitivity run is recorded in this copy of the package; the record command "
+            "above trains and records one."
+        )
+    return "\n".join(lines)

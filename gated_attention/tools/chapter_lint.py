@@ -69,6 +69,7 @@ SHORT_CELL_CHAPTERS = (
     "other_rnns_in_context",
     "performance",
     "rnns_learn_gd",
+    "surplus_neurons",
     "teacher_identification",
 )
 
