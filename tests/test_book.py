@@ -92,10 +92,11 @@ def test_a_fresh_clone_orders_the_lanes_longest_first_by_the_shipped_times(tmp_p
     from gated_attention.tools import book
 
     shipped = json.loads(book.SHIPPED_TIMES.read_text())["quick"]
-    paths = [tmp_path / f"{name}.md" for name in ("equations", "other_rnns_in_context", "beyond")]
+    names = ("equations", "associative_recall", "beyond")
+    paths = [tmp_path / f"{name}.md" for name in names]
     order = [p.stem for p in book._longest_first(paths, tmp_path, "quick")]
     assert order == sorted(order, key=lambda s: -shipped[s])
-    assert order[0] == "other_rnns_in_context"  # the longest chapter, last in reading order
+    assert order[0] == "associative_recall"  # the longest chapter, not first in reading order
     (tmp_path / "_build").mkdir()
     (tmp_path / "_build" / "execution-times-quick.json").write_text('{"equations": 1e6}')
     assert book._longest_first(paths, tmp_path, "quick")[0].stem == "equations"
