@@ -42,3 +42,21 @@ def test_the_compressed_construction_counts_ten():
 def test_the_symmetric_construction_counts_sixteen():
     rows = student_output_counts(_planted(lambda a: construct_rnn(a, "symmetric")), "sym")
     assert [(r.n, r.m) for r in rows] == [(14, 16)] * 2
+
+
+def test_a_member_two_recorded_runs_hold_is_counted_once(monkeypatch):
+    # the quick profile's run (seeds 3-7) is also part of the twenty-seed run (seeds 3-22);
+    # the paper-budget seeds 0 and 1 trained on a CPU and on a GPU stay two members each
+    from gated_attention.report import output_counts as oc
+
+    def stub(run, label, prune_tol):
+        return [oc.OutputCount(label, int(s), 0, 0, 0, 0, 0, 0.0, True) for s in run.config.seeds]
+
+    monkeypatch.setattr(oc, "student_output_counts", stub)
+    rows = oc.recorded_output_counts()
+    by_run = {}
+    for r in rows:
+        by_run.setdefault(r.run, []).append(r.seed)
+    assert "quick" not in by_run and by_run["quick-20-seeds"] == list(range(3, 23))
+    assert by_run["paper-gpu"] == [0, 1, 2] and by_run["paper-seed0"] == [0]
+    assert by_run["cpu"] == [3, 4, 5, 6, 7]  # a longer budget: other members

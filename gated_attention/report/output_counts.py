@@ -74,10 +74,23 @@ def student_output_counts(
 def recorded_output_counts(
     prefix: str = "teacher-identification", *, prune_tol: float = PRUNE_TOL
 ) -> list[OutputCount]:
-    """``student_output_counts`` of every recorded run whose name starts ``prefix``."""
-    rows = []
-    for name in recorded_names():
-        if name.startswith(prefix):
-            label = name.removeprefix(prefix + "-")
-            rows += student_output_counts(recorded(name), label, prune_tol=prune_tol)
-    return rows
+    """``student_output_counts`` of every recorded run whose name starts ``prefix``, each
+    member once: a member that two recorded runs hold (the same config apart from its seeds,
+    the same seed, the same kind of device: one training) is read from the run with more
+    seeds (the quick profile's own run is also part of its twenty-seed run). A seed trained on
+    a CPU and on a GPU is two members (the rounding makes two trajectories)."""
+    runs = [recorded(n) for n in recorded_names() if n.startswith(prefix)]
+    runs.sort(key=lambda r: (-len(r.config.seeds), r.path.name))
+    rows, seen = [], set()
+    for run in runs:
+        device = run.meta.get("hardware", {}).get("device", "cpu")
+        same = repr(dataclasses.replace(run.config, seeds=(0,)))  # the config but its seeds
+        new = [s for s in run.config.seeds if (same, s, device) not in seen]
+        seen |= {(same, s, device) for s in new}
+        if not new:
+            continue
+        label = run.path.name.removeprefix(prefix + "-")
+        counted = student_output_counts(run, label, prune_tol=prune_tol)
+        rows += [row for row in counted if row.seed in new]
+    order = {n: i for i, n in enumerate(recorded_names())}
+    return sorted(rows, key=lambda r: order[f"{prefix}-{r.run}"])
