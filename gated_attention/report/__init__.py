@@ -25,6 +25,7 @@ Modules:
     recall_tables      App. D.3 (Fig. 7): every associative-recall network analysed
     recall_summaries   the associative recall chapter's printed summaries and scorecard rows
     construction_tables  the printed tables of the construction chapters (App. A and B)
+    app_b_tables       "Which RNNs can be attention" (App. B, Tables 3 and 4): checks and rows
     real_block_tables  the real Mamba and LRU blocks' constructions: errors, costs (ours)
     plotting           the gated RNN's weights (Fig. 1, Fig. 2B) and the construction's cost
     teacher_plots      figures of the teacher-student chapters

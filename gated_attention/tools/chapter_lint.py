@@ -71,6 +71,7 @@ SHORT_CELL_CHAPTERS = (
     "rnns_learn_gd",
     "surplus_neurons",
     "teacher_identification",
+    "which_rnns_can_be_attention",
 )
 
 
