@@ -21,6 +21,7 @@ Modules:
     output_counts      output-gating neurons of the recorded students (beyond the paper)
     optimiser_members  the optimiser comparison over the recorded members (ours)
     family_tables      Fig. 4A/B: loss against parameter count per family
+    fig4a_tables       Fig. 4A: the profile, the captions and the recorded run of its chapter
     fig4b_setup        Fig. 4B: the setup check, its pilots, the tables and numbers of its chapter
     recall_tables      App. D.3 (Fig. 7): every associative-recall network analysed
     recall_summaries   the associative recall chapter's printed summaries and scorecard rows

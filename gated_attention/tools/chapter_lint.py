@@ -72,6 +72,7 @@ SHORT_CELL_CHAPTERS = (
     "surplus_neurons",
     "teacher_identification",
     "which_rnns_can_be_attention",
+    "which_rnns_learn_attention",
 )
 
 
