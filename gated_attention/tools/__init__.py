@@ -3,6 +3,7 @@
 cli             ``python -m gated_attention``: list the experiments, run one with overrides
 book            execute the chapters with papermill, write plain notebooks
 record          run an experiment in a profile and ship it as a recorded run
+quick_runs      the quick runs that ship recorded: is their training code unchanged? re-record
 cpu_plan        the CPU budget's runs not yet recorded, and one command that trains them
 gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU
 campaign        train them within a time budget, central claims first, as a resumable pack

@@ -1,0 +1,142 @@
+"""The quick profile's runs that ship recorded, so that ``make book`` reads them instead of
+training them (``experiments.run_or_recorded``), and their re-recording after a change to the
+training code.
+
+    python -m gated_attention.tools.quick_runs              each run: recorded? is the code
+                                                            that trains it unchanged since?
+    python -m gated_attention.tools.quick_runs --rerecord   train again each run whose training
+                                                            code changed, and replace its
+                                                            recording, with its difference
+                                                            from the one it replaces
+
+A chapter says under each such run whether its training code has changed since it was recorded
+(``report.run_source``); a change that should not move any number (a refactor of the engine)
+shows here as a difference of exactly 0 after ``--rerecord``. Re-recording trains through the
+results cache (about 40 minutes of one core for all seven; the rate searches first, since the
+Fig. 4 runs take their rates from them) and records from the working tree, so commit first.
+
+Glossary (code name -> meaning):
+    QUICK_RECORDED   the experiments whose quick run ships recorded, in the order they train
+    label            the recorded name of one: ``<experiment>-quick``
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+from .. import experiments
+from ..experiments.cache import RECORDED_ROOT, code_hash
+from ..experiments.registry import experiment_config
+from .record import record
+
+__all__ = ["QUICK_RECORDED", "label", "status", "tensor_difference", "rerecord", "main"]
+
+#: the experiments whose quick run ships recorded, in the order they train (sweeps first)
+QUICK_RECORDED = (
+    "teacher-identification",
+    "how-many-neurons-A",
+    "how-many-neurons-B",
+    "architectures-teacher-lr",
+    "architectures-teacher",
+    "architectures-regression-lr",
+    "architectures-regression",
+)
+
+
+def label(experiment: str) -> str:
+    """The recorded name of an experiment's quick run."""
+    return f"{experiment}-quick"
+
+
+def _config(experiment: str):
+    """The chapter's quick config (Fig. 4's main runs with the rates of their recorded
+    searches, as the chapters build them)."""
+    if experiment in ("architectures-teacher", "architectures-regression"):
+        task = experiment.removeprefix("architectures-")
+        return experiments.architectures_main_config(
+            "quick", task, resolve=experiments.run_or_recorded
+        )
+    return experiment_config(experiment, "quick")
+
+
+def status() -> list[tuple[str, str | None, bool]]:
+    """(experiment, the recorded run of its quick config or None, whether the code that trains
+    it is the code that trained the recording)."""
+    rows = []
+    for exp in QUICK_RECORDED:
+        config = _config(exp)
+        name = experiments.recorded_match(config)
+        same = name is not None and (
+            experiments.recorded(name).meta.get("code_hash") == code_hash(config=config)
+        )
+        rows.append((exp, name, same))
+    return rows
+
+
+def tensor_difference(old: dict, new: dict) -> float:
+    """The largest absolute difference between two entries' tensors (nested dicts of tensors
+    and numbers); 0.0: the same numbers; inf: different keys or shapes."""
+    if isinstance(old, dict) or isinstance(new, dict):
+        if not (isinstance(old, dict) and isinstance(new, dict)) or old.keys() != new.keys():
+            return float("inf")
+        return max((tensor_difference(old[k], new[k]) for k in old), default=0.0)
+    if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor):
+        if old.shape != new.shape:
+            return float("inf")
+        if old.numel() == 0:
+            return 0.0
+        both_nan = torch.isnan(old) & torch.isnan(new)
+        diff = (old.double() - new.double()).abs().masked_fill(both_nan, 0.0)
+        return float(diff.nan_to_num(nan=float("inf")).max())
+    return 0.0 if old == new else float("inf")
+
+
+def rerecord(names: tuple[str, ...] = QUICK_RECORDED, progress: bool = True) -> dict[str, float]:
+    """Re-record each of ``names`` whose training code changed (``status``): train it, record
+    it in place of the old recording (kept aside until the new one is written, restored if the
+    run fails) and return {experiment: difference from the old tensors}."""
+    changed = {exp for exp, name, same in status() if not same}
+    out = {}
+    for exp in [n for n in QUICK_RECORDED if n in names and n in changed]:
+        old_dir = RECORDED_ROOT / label(exp)
+        old = experiments.recorded(label(exp)).tensors if old_dir.exists() else None
+        aside = Path(tempfile.mkdtemp()) / label(exp)
+        if old_dir.exists():
+            shutil.move(str(old_dir), aside)
+        try:
+            result, _ = record(exp, "quick", name=label(exp), progress=progress)
+        except BaseException:
+            if aside.exists() and not old_dir.exists():
+                shutil.move(str(aside), old_dir)
+            raise
+        out[exp] = float("nan") if old is None else tensor_difference(old, result.tensors)
+        shutil.rmtree(aside.parent, ignore_errors=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m gated_attention.tools.quick_runs", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--rerecord", action="store_true", help="re-record the changed ones")
+    args = parser.parse_args(argv)
+    for exp, name, same in status():
+        said = (
+            "not recorded"
+            if name is None
+            else f"{name}: training code " + ("unchanged" if same else "CHANGED since")
+        )
+        print(f"{exp:<30} {said}")
+    if args.rerecord:
+        for exp, diff in rerecord().items():
+            print(f"re-recorded {label(exp)}: largest difference from the old tensors {diff:.3g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
