@@ -113,3 +113,21 @@ def test_a_variant_row_scores_the_central_edge(tmp_path, monkeypatch):
     assert moved.ours == pytest.approx(20 / 14) and moved.status == "miss"
     with pytest.raises(ValueError, match="not a variant"):
         fig3_edges.robust_records(_sweep("B", 42, "b"), "wd")
+
+
+def test_setup_text_gives_each_panel_two_lines_beside_the_paper_profile():
+    from gated_attention import experiments
+    from gated_attention.report.size_sweeps import setup_text
+
+    configs = {p: experiments.how_many_neurons_config("quick", p) for p in "AB"}
+    papers = {p: experiments.how_many_neurons_config("paper", p) for p in "AB"}
+    lines = setup_text(configs, papers).splitlines()
+    assert len(lines) == 4
+    a, b = configs["A"], configs["B"]
+    assert lines[0] == f"Fig. 3A: d = 4, teacher rank 4, T = {a.T}, n = m in {list(a.sizes)},"
+    assert lines[2].startswith(f"Fig. 3B: d = 12, teacher rank {b.teacher_rank}, T = {b.T}")
+    assert lines[1] == (
+        f"  {len(a.seeds)} seeds, {a.train.steps:,} steps (paper profile: "
+        f"{len(papers['A'].seeds)} seeds, {papers['A'].train.steps:,}), lr {a.train.lr:g}, "
+        f"weight decay {a.train.weight_decay:g}"
+    )

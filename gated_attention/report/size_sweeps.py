@@ -7,6 +7,7 @@ loss edge, is ``fig3_edges``.
     reading_lines    its learned counts per size, as printed lines
     reading_records  its row ``fig3<p>.transition_learned``, with the budget
     all_learn_from   the smallest size from which every seed of every larger size learned
+    setup_text       each panel's teacher, sizes, seeds and training, against the paper profile's
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "reading_lines",
     "reading_records",
     "all_learn_from",
+    "setup_text",
 ]
 
 #: the Score KV inputs (sequences, seed): the same for every sweep the chapter reads
@@ -120,3 +122,19 @@ def all_learn_from(r: SweepReading) -> int | None:
             break
         from_n = int(n)
     return from_n
+
+
+def setup_text(configs: dict, papers: dict) -> str:
+    """Two lines per panel p of ``configs`` (p -> ``experiments.how_many_neurons_config``): its
+    d, teacher rank, T and sizes n = m; its seeds and steps beside the paper profile's
+    (``papers``, p -> config), learning rate and weight decay."""
+    lines = []
+    for p, c in configs.items():
+        paper = papers[p]
+        lines.append(
+            f"Fig. 3{p}: d = {c.d}, teacher rank {c.teacher_rank or c.d}, T = {c.T}, "
+            f"n = m in {list(c.sizes)},\n  {len(c.seeds)} seeds, {c.train.steps:,} steps "
+            f"(paper profile: {len(paper.seeds)} seeds, {paper.train.steps:,}), lr "
+            f"{c.train.lr:g}, weight decay {c.train.weight_decay:g}"
+        )
+    return "\n".join(lines)

@@ -66,6 +66,7 @@ SHORT_CELL_CHAPTERS = (
     "construction",
     "equations",
     "gradient_descent",
+    "how_many_neurons",
     "other_rnns_in_context",
     "performance",
     "rnns_learn_gd",
