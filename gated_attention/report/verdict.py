@@ -336,8 +336,7 @@ def block(
 def _elsewhere_part(
     claim: Claim, own: list[Record], recorded: list[Record], profile: str, elsewhere: str
 ) -> str:
-    """A claim stated in the chapter ``elsewhere``: this chapter's rows, one line per budget
-    (this build, each recorded run), with no status of its own."""
+    """A claim stated in the chapter ``elsewhere``: one line per budget, no status of its own."""
     said = [sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)]
     for names, run_rows in _runs_by_budget(claim, recorded):
         label = "the recorded run " + ", ".join(f"`{n}`" for n in names)
@@ -350,8 +349,7 @@ def _elsewhere_part(
 def _budgets(
     claim: Claim, own: list[Record], recorded: list[Record], profile: str
 ) -> list[tuple[str, list[Record], float]]:
-    """(label, rows, size) of every budget with a row of the claim: this build, then each
-    recorded run (with this build's rows that need no training)."""
+    """(label, rows, size) of every budget of the claim: this build, then each recorded run."""
     budgets = []
     if _rows(claim, own):
         spent = spent_on(claim, own)
