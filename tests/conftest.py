@@ -4,7 +4,7 @@ and the ``interrupt_at_chunk`` fixture of the checkpoint tests."""
 import pytest
 import torch
 
-from gated_attention.engine import loop
+from gated_attention.engine import data
 
 torch.set_num_threads(1)
 
@@ -21,7 +21,7 @@ def interrupt_at_chunk(monkeypatch):
     """``interrupt_at_chunk(n, run)`` runs ``run()`` with the engine's data sampler raising
     KeyboardInterrupt when it is called for the n-th time (a run killed mid-way), then restores
     the sampler."""
-    real = loop.sample_chunk_neuron_major
+    real = data.sample_chunk_neuron_major
 
     def run_until(n, run):
         calls = {"n": 0}
@@ -32,9 +32,9 @@ def interrupt_at_chunk(monkeypatch):
                 raise KeyboardInterrupt
             return real(*args)
 
-        monkeypatch.setattr(loop, "sample_chunk_neuron_major", interrupt)
+        monkeypatch.setattr(data, "sample_chunk_neuron_major", interrupt)
         with pytest.raises(KeyboardInterrupt):
             run()
-        monkeypatch.setattr(loop, "sample_chunk_neuron_major", real)
+        monkeypatch.setattr(data, "sample_chunk_neuron_major", real)
 
     return run_until

@@ -10,6 +10,7 @@ import torch
 
 from gated_attention import experiments
 from gated_attention.experiments import recorded_runs
+from gated_attention.experiments.cache import code_hash
 from gated_attention.experiments.registry import experiment_config
 from gated_attention.report.run_source import run_source
 from gated_attention.tools import quick_runs
@@ -66,7 +67,8 @@ def test_retrain_asked_reads_the_environment():
 def test_run_source_names_the_recording_and_a_code_change():
     config = experiment_config("teacher-identification", "quick")
     result = experiments.run_or_recorded(config, retrain=False)
-    line = run_source(result)
+    today = {**result.meta, "code_hash": code_hash(config=config)}
+    line = run_source(dataclasses.replace(result, meta=today))
     commit = result.provenance["commit"][:7]
     assert result.path.name in line and commit in line and "unchanged since" in line
     stale = dataclasses.replace(result, meta={**result.meta, "code_hash": "0" * 64})

@@ -3,9 +3,11 @@
 Modules (one job each):
     config        TrainConfig (the optimiser and engine settings), TrainResult, the schedule
     loop          ``train``: the training loop of one ensemble, fast and reference modes
-    guards        what ``train`` refuses before a step, and the error of a diverged run
+    steps         one step object per path: fused Eq. (2), a model's forward, the reference
+    loss_log      the loss curve, one window of steps at a time
+    guards        what ``train`` refuses before a step, the watch for divergence and its error
     ensembles     stacking students of different sizes; ``train_by_size`` for size sweeps
-    data          drawing a chunk of training data per call, shared streams
+    data          drawing a chunk of training data per call, shared streams; ``DataFeed``
     checkpoints   saving and resuming a run
     device        the device choice, subnormal flushing, the GPU path (CUDA graph), hardware
 """

@@ -80,3 +80,78 @@ def data_streams(tasks: Sequence[Task], data_seeds: Sequence[int]):
     streams = torch.tensor([unique.index(k) for k in keys])
     stream_tasks = [tasks[keys.index(k)] for k in unique]
     return streams, stream_tasks, [torch.Generator().manual_seed(k[1]) for k in unique]
+
+
+class DataFeed:
+    """A run's data, a chunk of steps at a time (``next``): drawn on the host by each stream's
+    own generator, in the layout of the run's path (neuron-major on packed weights; else
+    (k, S, B, T, d), the targets cut to the loss's steps for a model of its own), moved to the
+    device, each member reading its stream. Off the CPU (``background``) the next chunk is drawn
+    in a background thread while the device trains, and the streams of a chunk in threads of
+    their own: the same numbers, since each stream has its own generator drawn in the same
+    order. ``pending``: that next chunk's future, or None; ``close`` ends the threads.
+    """
+
+    def __init__(
+        self,
+        stream_tasks: Sequence[Task],
+        generators: Sequence[torch.Generator],
+        streams: torch.Tensor,
+        *,
+        members: int,
+        batch_size: int,
+        dtype: torch.dtype,
+        out_steps: torch.Tensor | None,
+        packed: bool,
+        cut_targets: bool,
+        device: torch.device,
+        background: bool,
+    ):
+        self.tasks, self.gens, self.streams = stream_tasks, generators, streams
+        self.E, self.B, self.dtype, self.out_steps = members, batch_size, dtype, out_steps
+        self.packed, self.cut, self.dev = packed, cut_targets, device
+        many = background and len(generators) > 1
+        self.pool = ThreadPoolExecutor(len(generators)) if many else None
+        self.prefetch = ThreadPoolExecutor(1) if background else None
+        self.streams_dev = streams.to(device)
+        self.pending = None
+
+    def draw(self, k: int) -> tuple[torch.Tensor, torch.Tensor, list]:
+        """The next k steps' data (CPU) and every generator's state right after drawing them."""
+        if self.packed:  # (k, S, d+1, T*B), (k, S, d_out, T'*B), neuron-major, in dtype
+            X, Y = sample_chunk_neuron_major(
+                self.tasks, self.gens, k, self.B, self.dtype, self.out_steps, self.pool
+            )
+        else:  # (k, S, B, T, d), (k, S, B, T, d_out)
+            X, Y = sample_chunk(self.tasks, self.gens, k, self.B)
+            X = X.to(self.dtype)
+            if self.cut and self.out_steps is not None:
+                Y = Y[..., self.out_steps, :]
+            Y = Y.to(self.dtype)
+        states = [g.get_state() for g in self.gens]
+        if self.dev.type == "cuda":  # page-locked: the copy to the GPU does not stop the host
+            X, Y = X.pin_memory(), Y.pin_memory()
+        return X, Y, states
+
+    def next(self, step: int, steps: int, chunk: int):
+        """(X, Y, states, k): the data of steps step+1 .. step+k on the device, (k, E, ...),
+        with the generators' states after them (for a checkpoint); the next chunk prefetched."""
+        k = min(chunk, steps - step)
+        X, Y, states = self.pending.result() if self.pending is not None else self.draw(k)
+        self.pending = None
+        if self.prefetch is not None and step + k < steps:
+            self.pending = self.prefetch.submit(self.draw, min(chunk, steps - step - k))
+        shared = len(self.gens) < self.E  # members sharing streams: each reads its own
+        if self.dev.type == "cpu":
+            if shared:
+                X, Y = X[:, self.streams], Y[:, self.streams]
+        else:  # each stream crosses to the device once, then each member reads its own
+            X, Y = X.to(self.dev, non_blocking=True), Y.to(self.dev, non_blocking=True)
+            if shared:
+                X, Y = X[:, self.streams_dev], Y[:, self.streams_dev]
+        return X, Y, states, k
+
+    def close(self) -> None:
+        for ex in (self.prefetch, self.pool):
+            if ex is not None:
+                ex.shutdown(wait=True, cancel_futures=True)

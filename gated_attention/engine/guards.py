@@ -6,15 +6,29 @@ Glossary (code name -> meaning):
     NonFiniteLossError  a diverged run: the steps, the members, the last good checkpoint
     check_gated_shapes  the gated RNN's weights fit the task's d and d_out
     check_ensemble      tasks, params, seeds and masks agree on the ensemble
+    DivergenceGuard     during a run: stops it at the first non-finite loss or weight
+    nonfinite_members   (E,) bool: the members with a non-finite weight
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import torch
 
 from ..tasks.protocol import Task
 
-__all__ = ["ON_NONFINITE", "NonFiniteLossError", "check_gated_shapes", "check_ensemble"]
+__all__ = [
+    "ON_NONFINITE",
+    "NonFiniteLossError",
+    "check_gated_shapes",
+    "check_ensemble",
+    "check_on_nonfinite",
+    "DivergenceGuard",
+    "nonfinite_members",
+]
 
 #: what ``train`` does when a member's loss or weights turn non-finite (``on_nonfinite``)
 ON_NONFINITE = ("raise", "keep")
@@ -85,3 +99,61 @@ def check_ensemble(tasks, params, data_seeds, masks) -> None:
             same_mask
         ):
             raise ValueError("ensemble tasks must share d, d_out, T, loss_mask and loss_scale")
+
+
+def check_on_nonfinite(on_nonfinite: str) -> None:
+    """``train``'s ``on_nonfinite`` is one of ON_NONFINITE, or a ValueError naming it."""
+    if on_nonfinite not in ON_NONFINITE:
+        raise ValueError(
+            f"on_nonfinite must be one of {', '.join(ON_NONFINITE)}, got {on_nonfinite!r}"
+        )
+
+
+def nonfinite_members(P: dict[str, torch.Tensor]) -> torch.Tensor:
+    """(E,) bool on the CPU: the members with a non-finite weight in ``P`` (one read-back)."""
+    flags = [~torch.isfinite(v.detach()).flatten(1).all(dim=1) for v in P.values()]
+    return torch.stack(flags).any(dim=0).cpu()
+
+
+class DivergenceGuard:
+    """A run's watch for divergence (``on_nonfinite="raise"``): ``check(bad, what, step)``
+    raises ``NonFiniteLossError`` when ``bad`` (E,) bool flags a member, naming the steps since
+    the last check that passed, the members, the last checkpoint written with finite weights
+    (``good``: (file, step) or None) and the run so far (``partial()``, after ``stop()``, which
+    closes the progress bar). With "keep" it never raises."""
+
+    def __init__(
+        self,
+        on_nonfinite: str,
+        config: Any,
+        step: int,
+        good: tuple[Path, int] | None,
+        partial: Callable[[], Any],
+        stop: Callable[[], None],
+    ):
+        self.on, self.c, self.checked, self.good = on_nonfinite, config, step, good
+        self.partial, self.stop = partial, stop
+
+    def check(self, bad: torch.Tensor, what: str, step: int) -> None:
+        if self.on == "keep":
+            return
+        members = bad.nonzero().flatten().tolist()
+        if not members:
+            self.checked = step
+            return
+        self.stop()
+        first, c, good = self.checked + 1, self.c, self.good
+        saved = (
+            f"the last checkpoint with finite weights is {good[0]} (step {good[1]})"
+            if good is not None
+            else "no checkpoint was written"
+        )
+        raise NonFiniteLossError(
+            f"training diverged: the {what} of member(s) {members} (ensemble indices) became "
+            f"NaN or inf in steps {first}-{step} (lr={c.lr:g}, optimiser {c.optimiser}, "
+            f"{c.dtype}); {saved}; on_nonfinite='keep' trains on instead",
+            steps=(first, step),
+            members=members,
+            checkpoint=None if good is None else good[0],
+            partial=self.partial(),
+        )

@@ -33,8 +33,13 @@ split of ``plan_ensembles``, which minimises a cost model: ``forward_macs`` at e
 largest size plus ``ENSEMBLE_OVERHEAD_MACS`` per ensemble). On a GPU a sweep is one ensemble.
 
 On a GPU (``device``, or $GATED_ATTENTION_DEVICE): the fast step is recorded once as a CUDA
-graph and replayed (``_GraphedStep``), and the data, drawn on the CPU as everywhere (the same
-numbers), are drawn in background threads while the GPU trains (``_draw_in_background``).
+graph and replayed (``device.GraphedStep``), and the data, drawn on the CPU as everywhere (the
+same numbers), are drawn in background threads while the GPU trains (``data.DataFeed``).
+
+``train`` is the loop; what it composes lives beside it: the step of each path
+(``steps``: fused Eq. (2), a model's forward, the reference), the data (``data.DataFeed``), the
+loss curve (``loss_log.LossLog``), the watch for divergence (``guards.DivergenceGuard``), the
+checkpoints (``checkpoints``) and the optimiser (``optimiser`` below).
 """
 
 from __future__ import annotations
@@ -42,21 +47,28 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from tqdm import tqdm
 
-from ..models.fast_path import forward_packed, fused_loss, pack_params, unpack_params
+from ..models.fast_path import pack_params, unpack_params
 from ..models.gated_rnn import gated_rnn_forward
-from ..tasks.protocol import Task, check_task, masked_mse
+from ..tasks.protocol import Task, check_task
 from .checkpoints import read_checkpoint, restore, save_checkpoint
 from .config import TrainConfig, TrainResult, cosine_lr
-from .data import data_streams, sample_chunk, sample_chunk_neuron_major
-from .device import GraphedStep, draw_in_background, flush_denormals, resolve_device
-from .guards import ON_NONFINITE, NonFiniteLossError, check_ensemble, check_gated_shapes
+from .data import DataFeed, data_streams
+from .device import draw_in_background, flush_denormals, resolve_device
+from .guards import (
+    DivergenceGuard,
+    check_ensemble,
+    check_gated_shapes,
+    check_on_nonfinite,
+    nonfinite_members,
+)
+from .loss_log import LossLog
+from .steps import cross_entropy as cross_entropy  # (re-exported: where it lived before)
+from .steps import make_step
 
 Forward = Callable[[torch.Tensor, dict], torch.Tensor]
 
@@ -112,229 +124,65 @@ def train(
         ValueError: the tasks do not match the parameters (the gated RNN's d + 1 input
             columns, d_out output rows), or the first step fails on their shapes.
     """
-    if on_nonfinite not in ON_NONFINITE:
-        raise ValueError(
-            f"on_nonfinite must be one of {', '.join(ON_NONFINITE)}, got {on_nonfinite!r}"
-        )
+    check_on_nonfinite(on_nonfinite)
     tasks = [check_task(t) for t in tasks]
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
-    dev = resolve_device(device)
-    E = len(tasks)
+    dev, E, c, t0 = resolve_device(device), len(tasks), config, time.perf_counter()
     check_ensemble(tasks, params, data_seeds, masks)
     if forward is None:
         check_gated_shapes(tasks[0], params)
-    c = config
-    dtype = c.torch_dtype
-    t0 = time.perf_counter()
-    if masks is not None and all(bool(v.all()) for v in masks.values()):
-        masks = None  # nothing is masked: skip the multiplications
-    # packed: the fused fast path of Eq. (2) (W_in1, W_in2 and W_out1, W_out2 stored as one
-    # tensor each; AdamW is elementwise, so packing changes no number)
-    if c.loss == "cross_entropy" and forward is None:
-        # the loss reads outputs (E, B, T', V): Eq. (2)'s (parallel, or reference) forward
+    if c.loss == "cross_entropy" and forward is None:  # it reads outputs (E, B, T', V)
         mode = "parallel" if c.mode == "fast" else "reference"
         forward = lambda x, p: gated_rnn_forward(x, p, mode=mode)  # noqa: E731
-    packed = c.mode == "fast" and forward is None
-    pack = pack_params if packed else dict
-    P = {
-        k: v.detach().to(dtype=dtype, device=dev).clone().requires_grad_(True)
-        for k, v in pack(params).items()
-    }
-    Mk = None
-    if masks is not None:
-        Mk = {k: v.to(dtype=dtype, device=dev) for k, v in pack(masks).items()}
-    if Mk is not None:
-        with torch.no_grad():
-            for k in P:
-                P[k].mul_(Mk[k])
-    fast = c.mode == "fast"
-    nu_min = c.nu_min  # TrainConfig.lam_max: nu is projected onto nu >= nu_min
-
-    def project() -> None:
-        if nu_min is not None and "nu" in P:
-            with torch.no_grad():
-                P["nu"].clamp_(min=nu_min)
-
+    packed = c.mode == "fast" and forward is None  # fused Eq. (2) on packed weights
+    P, Mk = _placed(params, masks, pack_params if packed else dict, c.torch_dtype, dev)
+    project = _projection(P, c.nu_min)
     project()
     opt, sched = optimiser(P, c, no_decay)
     streams, stream_tasks, gens = data_streams(tasks, data_seeds)
-    mask_t = tasks[0].loss_mask
-    out_steps = None if mask_t is None else torch.nonzero(mask_t).flatten()  # for the data (CPU)
-    out_steps_dev = None if out_steps is None else out_steps.to(dev)  # for the model
-    mask_dev = None if mask_t is None else mask_t.to(dev)
-    scale, T = float(tasks[0].loss_scale), tasks[0].T
-
-    step, loss_steps, losses = 0, [], []
-    window = torch.zeros(E, dtype=dtype, device=dev)  # the summed loss of the current log window
-    path = None if checkpoint is None else Path(checkpoint)
+    mask_t, T, scale = tasks[0].loss_mask, tasks[0].T, float(tasks[0].loss_scale)
+    out_steps = None if mask_t is None else torch.nonzero(mask_t).flatten()  # for the data
+    log, path, step = LossLog(E, c.torch_dtype, dev), _path(checkpoint), 0
     state = read_checkpoint(path)
     if state is not None:
-        step, loss_steps, losses, window = restore(state, path, P, opt, sched, gens, streams)
-        losses = [w.to(dev) for w in losses]
-        window = window.to(dtype=dtype, device=dev)
+        step, *curve = restore(state, path, P, opt, sched, gens, streams)
+        log.resume(*curve)
     resumed_from = step
-    # the last checkpoint written with finite weights (file, step), and the last step up to
-    # which the run was seen finite: what a NonFiniteLossError names
-    good_checkpoint = None if state is None else (path, step)
-    checked = step
-
-    # fast, output gating: one fused node (fast_path.FusedLoss). Masked entries start at zero and
-    # stay exactly zero without re-masking: a zero row/column of a padded neuron makes every
-    # gradient that touches it an exact zero, and AdamW moves a zero weight with a zero gradient
-    # by exactly zero (tests/test_training.py puts garbage in the padding to check it).
-    fused_path = packed and "W_out" in P
-
-    def step_loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """The (E,) losses of one step; x, y as prepared for the mode (see below)."""
-        if fused_path:
-            return fused_loss(x, P, y, T, out_steps_dev, scale)
-        p = P if Mk is None else {k: P[k] * Mk[k] for k in P}
-        if packed:  # x (E, d+1, T*B), y (E, d_out, T'*B): neuron-major
-            y_hat = forward_packed(x, p, T, out_steps_dev)
-            return scale * (y_hat - y).square().mean(dim=(1, 2))
-        if forward is not None:  # y already at the loss's steps
-            y_hat = forward(x, p)
-            y_hat = y_hat if out_steps is None else y_hat[:, :, out_steps_dev]
-            if c.loss == "cross_entropy":
-                return cross_entropy(y_hat, y)
-            return scale * (y_hat - y).square().mean(dim=(-3, -2, -1))
-        y_hat = gated_rnn_forward(x, p, mode="reference")  # the readable definition
-        return masked_mse(y_hat, y, mask_dev, scale)
-
-    on_cpu = dev.type == "cpu"
-    # off the CPU the data are drawn while the device trains: the next chunk in a background
-    # thread, the streams of a chunk in threads of their own (the same numbers: each stream has
-    # its own generator, drawn in the same order)
-    background = draw_in_background(dev)
-    pool = ThreadPoolExecutor(len(gens)) if background and len(gens) > 1 else None
-    prefetch = ThreadPoolExecutor(1) if background else None
-    streams_dev = streams.to(dev)
-
-    def draw(k: int) -> tuple[torch.Tensor, torch.Tensor, list]:
-        """The next k steps' data (CPU) and every generator's state right after drawing them."""
-        if packed:  # (k, S, d+1, T*B), (k, S, d_out, T'*B), neuron-major, in dtype
-            X, Y = sample_chunk_neuron_major(
-                stream_tasks, gens, k, c.batch_size, dtype, out_steps, pool
-            )
-        else:  # (k, S, B, T, d), (k, S, B, T, d_out)
-            X, Y = sample_chunk(stream_tasks, gens, k, c.batch_size)
-            X = X.to(dtype)
-            if forward is not None and out_steps is not None:
-                Y = Y[..., out_steps, :]
-            Y = Y.to(dtype)
-        states = [g.get_state() for g in gens]
-        if dev.type == "cuda":  # page-locked: the copy to the GPU runs without stopping the host
-            X, Y = X.pin_memory(), Y.pin_memory()
-        return X, Y, states
-
-    graphed = None
-    if fused_path:
-        use_graph = (dev.type == "cuda") if cuda_graph is None else bool(cuda_graph)
-        if use_graph and dev.type != "cuda":
-            raise ValueError(f"cuda_graph=True needs a CUDA device, not {dev}")
-        graphed = GraphedStep(
-            lambda x, y: fused_loss(x, P, y, T, out_steps_dev, scale), opt, window, use_graph
-        )
+    capture = (dev.type == "cuda") if cuda_graph is None else bool(cuda_graph)
+    if capture and dev.type != "cuda" and packed and "W_out" in P:
+        raise ValueError(f"cuda_graph=True needs a CUDA device, not {dev}")
+    out_dev = None if out_steps is None else out_steps.to(dev)
+    step_fn = make_step(
+        P, Mk, opt, project, log.window, mode=c.mode, packed=packed, forward=forward,
+        kind=c.loss, T=T, out_steps=out_dev, scale=scale, capture=capture,
+        loss_mask=None if mask_t is None else mask_t.to(dev),
+    )  # fmt: skip
+    feed = DataFeed(
+        stream_tasks, gens, streams, members=E, batch_size=c.batch_size, dtype=c.torch_dtype,
+        out_steps=out_steps, packed=packed, cut_targets=forward is not None, device=dev,
+        background=draw_in_background(dev),
+    )  # fmt: skip
+    bar = tqdm(total=c.steps, initial=step, desc=desc, **({} if progress else {"disable": True}))
 
     def result() -> TrainResult:
         """The run so far: CPU parameters in the layout of ``params``, the logged losses."""
-        final = {k: v.detach() for k, v in P.items()}
-        final = {k: v.cpu().clone() for k, v in (unpack_params(final) if packed else final).items()}
-        return TrainResult(
-            params=final,
-            loss_steps=torch.tensor(loss_steps, dtype=torch.long),
-            losses=torch.stack(losses).cpu() if losses else torch.zeros(0, E, dtype=dtype),
-            wall_time=time.perf_counter() - t0,
-            resumed_from=resumed_from,
-        )
+        return _result(P, packed, log, E, c.torch_dtype, time.perf_counter() - t0, resumed_from)
 
-    def check_finite(bad: torch.Tensor, what: str) -> None:
-        """Raise NonFiniteLossError if ``bad`` (E,) bool (on the CPU) flags a member ("raise")."""
-        nonlocal checked
-        if on_nonfinite == "keep":
-            return
-        members = bad.nonzero().flatten().tolist()
-        if not members:
-            checked = step
-            return
-        bar.close()
-        first = checked + 1
-        saved = (
-            f"the last checkpoint with finite weights is {good_checkpoint[0]} (step "
-            f"{good_checkpoint[1]})"
-            if good_checkpoint is not None
-            else "no checkpoint was written"
-        )
-        raise NonFiniteLossError(
-            f"training diverged: the {what} of member(s) {members} (ensemble indices) became "
-            f"NaN or inf in steps {first}-{step} (lr={c.lr:g}, optimiser {c.optimiser}, "
-            f"{c.dtype}); {saved}; on_nonfinite='keep' trains on instead",
-            steps=(first, step),
-            members=members,
-            checkpoint=None if good_checkpoint is None else good_checkpoint[0],
-            partial=result(),
-        )
-
-    def weights_bad() -> torch.Tensor:
-        """(E,) bool on the CPU: the members with a non-finite weight (one read-back)."""
-        flags = [~torch.isfinite(v.detach()).flatten(1).all(dim=1) for v in P.values()]
-        return torch.stack(flags).any(dim=0).cpu()
-
-    bar = tqdm(total=c.steps, initial=step, desc=desc, **({} if progress else {"disable": True}))
-    pending: Future | None = None
+    good = None if state is None else (path, step)
+    guard = DivergenceGuard(on_nonfinite, c, step, good, result, bar.close)
     try:
         while step < c.steps:
-            k = min(c.chunk_steps, c.steps - step)
-            X, Y, states = pending.result() if pending is not None else draw(k)
-            pending = None
-            if prefetch is not None and step + k < c.steps:
-                pending = prefetch.submit(draw, min(c.chunk_steps, c.steps - step - k))
-            if on_cpu:
-                if len(gens) < E:  # shared streams: each member reads its own
-                    X, Y = X[:, streams], Y[:, streams]
-            else:  # each stream crosses to the device once, then each member reads its own
-                X, Y = X.to(dev, non_blocking=True), Y.to(dev, non_blocking=True)
-                if len(gens) < E:
-                    X, Y = X[:, streams_dev], Y[:, streams_dev]
+            X, Y, states, k = feed.next(step, c.steps, c.chunk_steps)
             for i in range(k):
-                try:
-                    if graphed is not None:  # loss, gradients and the loss window in one node
-                        graphed(X[i], Y[i], before_capture=pending)
-                        opt.step()
-                        project()
-                    else:
-                        loss = step_loss(X[i], Y[i])
-                        loss.sum().backward()  # the members' gradients stay separate
-                        opt.step()
-                        project()
-                        opt.zero_grad(set_to_none=True)
-                        if fast:
-                            window += loss.detach()
-                        else:  # the reference reads the loss back every step, as a loop would
-                            window += torch.tensor(
-                                [float(v) for v in loss.detach()], dtype=dtype, device=dev
-                            )
-                except torch.OutOfMemoryError:
-                    raise
-                except RuntimeError as err:
-                    if step > resumed_from:
-                        raise
-                    raise ValueError(
-                        f"the first training step failed: tasks have d={tasks[0].d}, "
-                        f"d_out={tasks[0].d_out}, T={T}; params have "
-                        f"{', '.join(f'{n} {tuple(v.shape)}' for n, v in params.items())} "
-                        f"(does the network fit the task?): {err}"
-                    ) from err
+                _first_step_named(
+                    step_fn, X[i], Y[i], feed.pending, step > resumed_from, tasks, params
+                )
                 sched.step()
                 step += 1
                 if step % c.log_every == 0 or step == c.steps:
-                    n_win = step - (loss_steps[-1] if loss_steps else 0)
-                    losses.append(window / n_win)
-                    loss_steps.append(step)
-                    window.zero_()  # in place: a captured step adds into this very tensor
-                    read = losses[-1].cpu()  # the window's one read-back, for the bar and the check
+                    read = log.close(step)  # the window's one read-back
                     bar.set_postfix(loss=f"{float(read.mean()):.3g}", refresh=False)
-                    check_finite(~torch.isfinite(read), "loss")
+                    guard.check(~torch.isfinite(read), "loss", step)
                     if on_log is not None:
                         now = {k: v.detach().cpu().clone() for k, v in P.items()}
                         on_log(step, unpack_params(now) if packed else now)
@@ -342,22 +190,87 @@ def train(
             if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
                 if step < c.steps:
                     if on_nonfinite == "raise":  # never checkpoint a diverged state
-                        check_finite(
-                            weights_bad() | ~torch.isfinite(window.cpu()), "loss or weights"
-                        )
+                        bad = nonfinite_members(P) | ~torch.isfinite(log.window.cpu())
+                        guard.check(bad, "loss or weights", step)
                     member_states = [states[int(u)] for u in streams]
                     save_checkpoint(
-                        path, P, opt, sched, member_states, step, loss_steps, losses, window
-                    )
-                    good_checkpoint = (path, step)
+                        path, P, opt, sched, member_states, step, log.loss_steps, log.losses,
+                        log.window,
+                    )  # fmt: skip
+                    guard.good = (path, step)
         if on_nonfinite == "raise":  # the last update may have broken the weights
-            check_finite(weights_bad(), "weights")
+            guard.check(nonfinite_members(P), "weights", step)
     finally:
-        for ex in (prefetch, pool):
-            if ex is not None:
-                ex.shutdown(wait=True, cancel_futures=True)
+        feed.close()
     bar.close()
     return result()
+
+
+def _placed(params, masks, pack, dtype, dev):
+    """(P, Mk): the trained tensors (``pack``-ed, in dtype on dev, requiring grad; masked
+    entries zero) and the masks in the same layout (None when nothing is masked)."""
+    if masks is not None and all(bool(v.all()) for v in masks.values()):
+        masks = None  # nothing is masked: skip the multiplications
+    P = {
+        k: v.detach().to(dtype=dtype, device=dev).clone().requires_grad_(True)
+        for k, v in pack(params).items()
+    }
+    Mk = (
+        None
+        if masks is None
+        else {k: v.to(dtype=dtype, device=dev) for k, v in pack(masks).items()}
+    )
+    if Mk is not None:
+        with torch.no_grad():
+            for k in P:
+                P[k].mul_(Mk[k])
+    return P, Mk
+
+
+def _projection(P: dict, nu_min: float | None) -> Callable[[], None]:
+    """The projection of nu onto nu >= nu_min (``TrainConfig.lam_max``), in place; a no-op
+    without one."""
+
+    def project() -> None:
+        if nu_min is not None and "nu" in P:
+            with torch.no_grad():
+                P["nu"].clamp_(min=nu_min)
+
+    return project
+
+
+def _path(checkpoint) -> Path | None:
+    return None if checkpoint is None else Path(checkpoint)
+
+
+def _result(P, packed, log, E, dtype, wall_time, resumed_from) -> TrainResult:
+    final = {k: v.detach() for k, v in P.items()}
+    final = {k: v.cpu().clone() for k, v in (unpack_params(final) if packed else final).items()}
+    return TrainResult(
+        params=final,
+        loss_steps=torch.tensor(log.loss_steps, dtype=torch.long),
+        losses=torch.stack(log.losses).cpu() if log.losses else torch.zeros(0, E, dtype=dtype),
+        wall_time=wall_time,
+        resumed_from=resumed_from,
+    )
+
+
+def _first_step_named(step_fn, x, y, pending, started, tasks, params) -> None:
+    """One step; an error of the very first step (shapes that do not fit) becomes a ValueError
+    naming the tasks' and the parameters' shapes."""
+    try:
+        step_fn(x, y, before_capture=pending)
+    except torch.OutOfMemoryError:
+        raise
+    except RuntimeError as err:
+        if started:
+            raise
+        t = tasks[0]
+        raise ValueError(
+            f"the first training step failed: tasks have d={t.d}, d_out={t.d_out}, T={t.T}; "
+            f"params have {', '.join(f'{n} {tuple(v.shape)}' for n, v in params.items())} "
+            f"(does the network fit the task?): {err}"
+        ) from err
 
 
 def optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
@@ -383,11 +296,3 @@ def optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
         opt = cls(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
     factor = (lambda s: cosine_lr(s, c) / c.lr) if c.lr > 0 else (lambda s: 1.0)  # lr 0: stays 0
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
-
-
-def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """(E,) mean cross-entropy of logits (E, B, T', V) against the classes of the one-hot
-    targets y (E, B, T', V): App. D.3's loss, the outputs at the loss's steps read as logits."""
-    E = logits.shape[0]
-    loss = F.cross_entropy(logits.flatten(0, -2), y.argmax(dim=-1).flatten(), reduction="none")
-    return loss.view(E, -1).mean(dim=1)

@@ -1,0 +1,167 @@
+"""One training step per path, behind one interface: ``step(x, y)`` makes one update of every
+member (loss, backward, optimiser, the projection of nu) and adds the members' losses into the
+loss window; ``train`` (``loop``) runs it over the data.
+
+    FusedStep      the fast path of Eq. (2) with output gating: ``fast_path.fused_loss`` (one
+                   autograd node), the loss, its gradients and the window as one captured CUDA
+                   graph on a GPU (``device.GraphedStep``), eagerly elsewhere
+    ForwardStep    any other model through its ``forward`` (the other families, side gating on
+                   packed weights, the cross-entropy of App. D.3): autograd, the window on the
+                   device
+    ReferenceStep  the readable definition (``gated_rnn_forward(mode="reference")``,
+                   ``masked_mse``), the loss read back every step as a plain loop would
+
+``make_step`` picks the one a run needs; ``loss_function`` is the loss the two autograd steps
+share. Shapes: x, y one step's data as the path takes them, neuron-major (E, d+1, T*B) and
+(E, d_out, T'*B) on packed weights, else (E, B, T, d) and (E, B, T or T', d_out); losses (E,).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+
+import torch
+import torch.nn.functional as F
+
+from ..models.fast_path import forward_packed, fused_loss
+from ..models.gated_rnn import gated_rnn_forward
+from ..tasks.protocol import masked_mse
+from .device import GraphedStep
+
+__all__ = [
+    "FusedStep",
+    "ForwardStep",
+    "ReferenceStep",
+    "cross_entropy",
+    "loss_function",
+    "make_step",
+]
+
+Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+class FusedStep:
+    """The fused fast path (output gating): loss, gradients and window in one node, replayed as
+    a CUDA graph where ``capture`` (``GraphedStep``); then the optimiser and the projection."""
+
+    def __init__(self, loss: Loss, opt, project: Callable[[], None], window, capture: bool):
+        self.graphed = GraphedStep(loss, opt, window, capture)
+        self.opt, self.project = opt, project
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, before_capture: Future | None = None):
+        self.graphed(x, y, before_capture=before_capture)
+        self.opt.step()
+        self.project()
+
+
+class ForwardStep:
+    """A model through autograd: the members' summed loss backward (their gradients stay
+    separate), the optimiser, the projection; the losses add into the window on the device."""
+
+    def __init__(self, loss: Loss, opt, project: Callable[[], None], window: torch.Tensor):
+        self.loss, self.opt, self.project, self.window = loss, opt, project, window
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, before_capture: Future | None = None):
+        loss = self.loss(x, y)
+        loss.sum().backward()
+        self.opt.step()
+        self.project()
+        self.opt.zero_grad(set_to_none=True)
+        self.add(loss.detach())
+
+    def add(self, loss: torch.Tensor) -> None:
+        self.window += loss
+
+
+class ReferenceStep(ForwardStep):
+    """``ForwardStep`` that reads the losses back every step, as a plain loop would."""
+
+    def add(self, loss: torch.Tensor) -> None:
+        w = self.window
+        self.window += torch.tensor([float(v) for v in loss], dtype=w.dtype, device=w.device)
+
+
+def loss_function(
+    P: dict[str, torch.Tensor],
+    masks: dict[str, torch.Tensor] | None,
+    *,
+    packed: bool,
+    forward: Callable | None,
+    kind: str,
+    T: int,
+    out_steps: torch.Tensor | None,
+    loss_mask: torch.Tensor | None,
+    scale: float,
+) -> Loss:
+    """The (E,) losses of one step for the autograd paths (``ForwardStep``, ``ReferenceStep``).
+
+    P: the trained tensors (packed or not); masks: 0/1 tensors applied to them in every step;
+    forward: the model (None: Eq. (2)); kind: "mse" or "cross_entropy"; out_steps: the time steps
+    the loss reads (None: all), on the device; loss_mask (T,) bool for the reference's
+    ``masked_mse``; scale: the task's loss scale."""
+
+    def loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        p = P if masks is None else {k: P[k] * masks[k] for k in P}
+        if packed:  # x (E, d+1, T*B), y (E, d_out, T'*B): neuron-major
+            y_hat = forward_packed(x, p, T, out_steps)
+            return scale * (y_hat - y).square().mean(dim=(1, 2))
+        if forward is not None:  # y already at the loss's steps
+            y_hat = forward(x, p)
+            y_hat = y_hat if out_steps is None else y_hat[:, :, out_steps]
+            if kind == "cross_entropy":
+                return cross_entropy(y_hat, y)
+            return scale * (y_hat - y).square().mean(dim=(-3, -2, -1))
+        y_hat = gated_rnn_forward(x, p, mode="reference")  # the readable definition
+        return masked_mse(y_hat, y, loss_mask, scale)
+
+    return loss
+
+
+def make_step(
+    P: dict[str, torch.Tensor],
+    masks: dict[str, torch.Tensor] | None,
+    opt,
+    project: Callable[[], None],
+    window: torch.Tensor,
+    *,
+    mode: str,
+    packed: bool,
+    forward: Callable | None,
+    kind: str,
+    T: int,
+    out_steps: torch.Tensor | None,
+    loss_mask: torch.Tensor | None,
+    scale: float,
+    capture: bool,
+):
+    """The step object of a run: ``FusedStep`` on packed output-gating weights (masked entries
+    start at zero and stay exactly zero without re-masking: a zero row or column of a padded
+    neuron makes every gradient that touches it exactly zero, and AdamW moves a zero weight
+    with a zero gradient by exactly zero; tests/test_training.py puts garbage in the padding to
+    check it), ``ReferenceStep`` in mode "reference", else ``ForwardStep``. ``capture``: record
+    the fused step as a CUDA graph (the other paths run eagerly)."""
+    if packed and "W_out" in P:
+        fused = lambda x, y: fused_loss(x, P, y, T, out_steps, scale)  # noqa: E731
+        return FusedStep(fused, opt, project, window, capture)
+    loss = loss_function(
+        P,
+        masks,
+        packed=packed,
+        forward=forward,
+        kind=kind,
+        T=T,
+        out_steps=out_steps,
+        loss_mask=loss_mask,
+        scale=scale,
+    )
+    cls = ForwardStep if mode == "fast" else ReferenceStep
+    return cls(loss, opt, project, window)
+
+
+def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """(E,) mean cross-entropy of logits (E, B, T', V) against the classes of the one-hot
+    targets y (E, B, T', V): App. D.3's loss, the outputs at the loss's steps read as logits."""
+    E = logits.shape[0]
+    loss = F.cross_entropy(logits.flatten(0, -2), y.argmax(dim=-1).flatten(), reduction="none")
+    return loss.view(E, -1).mean(dim=1)
