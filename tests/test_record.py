@@ -179,3 +179,36 @@ def test_a_recorded_run_is_not_a_change_of_the_code(tmp_path):
     assert rec.git_state(pkg)["tree_clean"] is True
     (pkg / "module.py").write_text("x = 2\n")
     assert rec.git_state(pkg)["tree_clean"] is False
+
+
+def test_replace_swaps_a_recorded_run_only_once_the_new_one_is_written(tmp_path, monkeypatch):
+    from gated_attention import experiments
+    from gated_attention.tools import record as rec
+
+    monkeypatch.setattr(rec, "RECORDED_ROOT", tmp_path)
+    monkeypatch.setattr(rec, "git_state", lambda: {"commit": "c" * 40, "tree_clean": True})
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path / "cache"))
+    old = tmp_path / "run-x"
+    old.mkdir()
+    (old / "marker").write_text("old")
+
+    def failing(result, name, **provenance):
+        assert not old.exists()  # aside while the new one is written
+        raise OSError("disk full")
+
+    monkeypatch.setattr(experiments, "save_recorded", failing)
+    monkeypatch.setattr(experiments, "recorded_names", lambda: ["run-x"])
+    with pytest.raises(OSError, match="disk full"):
+        rec.record("teacher-identification", "smoke", name="run-x", replace=True, progress=False)
+    assert (old / "marker").read_text() == "old"  # put back
+    with pytest.raises(FileExistsError):
+        rec.record("teacher-identification", "smoke", name="run-x", progress=False)
+
+    def written(result, name, **provenance):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "marker").write_text("new")
+        return tmp_path / name
+
+    monkeypatch.setattr(experiments, "save_recorded", written)
+    rec.record("teacher-identification", "smoke", name="run-x", replace=True, progress=False)
+    assert (old / "marker").read_text() == "new"

@@ -23,14 +23,11 @@ Glossary (code name -> meaning):
 from __future__ import annotations
 
 import argparse
-import shutil
-import tempfile
-from pathlib import Path
 
 import torch
 
 from .. import experiments
-from ..experiments.cache import RECORDED_ROOT, code_hash
+from ..experiments.cache import code_hash
 from ..experiments.registry import experiment_config
 from .record import record
 
@@ -98,24 +95,15 @@ def tensor_difference(old: dict, new: dict) -> float:
 
 def rerecord(names: tuple[str, ...] = QUICK_RECORDED, progress: bool = True) -> dict[str, float]:
     """Re-record each of ``names`` whose training code changed (``status``): train it, record
-    it in place of the old recording (kept aside until the new one is written, restored if the
-    run fails) and return {experiment: difference from the old tensors}."""
+    it in place of the old recording (``record(..., replace=True)``: the old one stays until
+    the new one is written) and return {experiment: difference from the old tensors}."""
     changed = {exp for exp, name, same in status() if not same}
     out = {}
     for exp in [n for n in QUICK_RECORDED if n in names and n in changed]:
-        old_dir = RECORDED_ROOT / label(exp)
-        old = experiments.recorded(label(exp)).tensors if old_dir.exists() else None
-        aside = Path(tempfile.mkdtemp()) / label(exp)
-        if old_dir.exists():
-            shutil.move(str(old_dir), aside)
-        try:
-            result, _ = record(exp, "quick", name=label(exp), progress=progress)
-        except BaseException:
-            if aside.exists() and not old_dir.exists():
-                shutil.move(str(aside), old_dir)
-            raise
+        have = label(exp) in experiments.recorded_names()
+        old = experiments.recorded(label(exp)).tensors if have else None
+        result, _ = record(exp, "quick", name=label(exp), progress=progress, replace=True)
         out[exp] = float("nan") if old is None else tensor_difference(old, result.tensors)
-        shutil.rmtree(aside.parent, ignore_errors=True)
     return out
 
 

@@ -40,6 +40,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ import torch
 from .. import experiments
 from ..atomic import atomic_write
 from ..engine import resolve_device
+from ..experiments.cache import RECORDED_ROOT
 from ..experiments.cpu_budget import BUDGETS, cpu_config
 from ..experiments.registry import EXPERIMENTS, experiment_config
 
@@ -159,13 +161,15 @@ def record(
     progress: bool = True,
     resume_from: str | os.PathLike | None = None,
     budget: str | None = None,
+    replace: bool = False,
 ) -> tuple[experiments.RunResult, Path | None]:
     """Run ``experiment`` in ``profile`` (or at ``budget``) through the results cache; with
     ``name``, save the entry as a recorded run with its provenance. Returns (result, recorded
-    folder or None)."""
+    folder or None). ``replace``: a recorded run ``name`` that exists is replaced once the new
+    one is ready (kept aside until it is written, put back if writing fails)."""
     config = config_for(experiment, profile, seeds, budget)
     dev = resolve_device()
-    if name is not None and name in experiments.recorded_names():
+    if name is not None and name in experiments.recorded_names() and not replace:
         raise FileExistsError(f"recorded run {name!r} exists; remove it first to replace it")
     if resume_from is not None:
         place_checkpoint(config, resume_from)
@@ -205,7 +209,19 @@ def record(
         provenance["checkout_at_end"] = end
     if resumed is not None:
         provenance["resumed_from"] = resumed
-    return result, experiments.save_recorded(result, name, **provenance)
+    old = RECORDED_ROOT / name
+    aside = Path(tempfile.mkdtemp()) / name if replace and old.exists() else None
+    if aside is not None:
+        shutil.move(str(old), aside)
+    try:
+        dest = experiments.save_recorded(result, name, **provenance)
+    except BaseException:
+        if aside is not None and not old.exists():
+            shutil.move(str(aside), old)
+        raise
+    if aside is not None:
+        shutil.rmtree(aside.parent, ignore_errors=True)
+    return result, dest
 
 
 def main(argv: list[str] | None = None) -> int:
