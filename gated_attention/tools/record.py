@@ -209,6 +209,12 @@ def record(
         provenance["checkout_at_end"] = end
     if resumed is not None:
         provenance["resumed_from"] = resumed
+    return result, _save(result, name, provenance, replace)
+
+
+def _save(result: experiments.RunResult, name: str, provenance: dict, replace: bool) -> Path:
+    """Save ``result`` as the recorded run ``name``; with ``replace``, an existing one is kept
+    aside while the new one is written and put back if writing fails."""
     old = RECORDED_ROOT / name
     aside = Path(tempfile.mkdtemp()) / name if replace and old.exists() else None
     if aside is not None:
@@ -221,7 +227,7 @@ def record(
         raise
     if aside is not None:
         shutil.rmtree(aside.parent, ignore_errors=True)
-    return result, dest
+    return dest
 
 
 def main(argv: list[str] | None = None) -> int:
