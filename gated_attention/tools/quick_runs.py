@@ -102,7 +102,10 @@ def rerecord(names: tuple[str, ...] = QUICK_RECORDED, progress: bool = True) -> 
     for exp in [n for n in QUICK_RECORDED if n in names and n in changed]:
         have = label(exp) in experiments.recorded_names()
         old = experiments.recorded(label(exp)).tensors if have else None
-        result, _ = record(exp, "quick", name=label(exp), progress=progress, replace=True)
+        command = f"python -m gated_attention.tools.quick_runs --rerecord ({exp})"
+        result, _ = record(
+            exp, "quick", name=label(exp), progress=progress, replace=True, command=command
+        )
         out[exp] = float("nan") if old is None else tensor_difference(old, result.tensors)
     return out
 
