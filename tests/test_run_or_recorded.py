@@ -30,6 +30,8 @@ def test_tensor_difference_is_zero_only_for_the_same_numbers():
     assert quick_runs.tensor_difference(a, same) == 0.0
     moved = {"params": {"W": torch.tensor([1.5, float("nan")])}, "eval_loss": torch.ones(2)}
     assert quick_runs.tensor_difference(a, moved) == 0.5
+    timed = {**a, "step_time": torch.tensor([0.1])}
+    assert quick_runs.tensor_difference(timed, {**a, "step_time": torch.tensor([0.2])}) == 0.0
     assert quick_runs.tensor_difference(a, {"params": a["params"]}) == float("inf")
     nan = {"params": {"W": torch.tensor([1.0, 2.0])}, "eval_loss": torch.ones(2)}
     assert quick_runs.tensor_difference(a, nan) == float("inf")  # a NaN where a number was

@@ -75,13 +75,19 @@ def status() -> list[tuple[str, str | None, bool]]:
     return rows
 
 
+#: entries' tensors that time the machine (seconds per step), not results of the training
+TIMINGS = ("step_time",)
+
+
 def tensor_difference(old: dict, new: dict) -> float:
     """The largest absolute difference between two entries' tensors (nested dicts of tensors
-    and numbers); 0.0: the same numbers; inf: different keys or shapes."""
+    and numbers), the machine's timings (``TIMINGS``) left out; 0.0: the same numbers; inf:
+    different keys or shapes."""
     if isinstance(old, dict) or isinstance(new, dict):
         if not (isinstance(old, dict) and isinstance(new, dict)) or old.keys() != new.keys():
             return float("inf")
-        return max((tensor_difference(old[k], new[k]) for k in old), default=0.0)
+        keys = [k for k in old if k not in TIMINGS]
+        return max((tensor_difference(old[k], new[k]) for k in keys), default=0.0)
     if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor):
         if old.shape != new.shape:
             return float("inf")
