@@ -76,7 +76,7 @@ def status() -> list[tuple[str, str | None, bool]]:
 
 
 #: entries' tensors that time the machine (seconds per step), not results of the training
-TIMINGS = ("step_time",)
+TIMINGS = ("step_time", "train_wall_time_s")
 
 
 def tensor_difference(old: dict, new: dict) -> float:
