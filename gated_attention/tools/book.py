@@ -220,19 +220,7 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
             print(f"[{profile}] {stem} done in {seconds} s", flush=True)
 
     if parallel:
-        threads = max(1, (os.cpu_count() or 1) // lanes)
-        print(
-            f"[{profile}] {len(parallel)} chapters in {lanes} lanes of {threads} thread(s)",
-            flush=True,
-        )
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(lanes, mp_context=ctx) as pool:
-            jobs = [
-                pool.submit(_execute_one, str(md), profile, threads)
-                for md in _longest_first(parallel, root, profile)
-            ]
-            for job in as_completed(jobs):
-                done(*job.result())
+        _in_lanes(parallel, lanes, profile, root, done)
     for md in rest:  # alone: the chapters that time the machine, then those reading records
         print(f"[{profile}] {md.stem} ...", flush=True)
         done(*_execute_one(str(md), profile, None))
@@ -245,6 +233,23 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
     if failures:
         raise RuntimeError("chapters failed:\n" + "\n".join(failures))
     return times
+
+
+def _in_lanes(chapters: list[Path], lanes: int, profile: str, root: Path, done) -> None:
+    """Execute ``chapters`` in ``lanes`` processes at once, the longest first, each kernel with
+    its share of the cores; ``done(stem, seconds or None, error)`` as each finishes."""
+    threads = max(1, (os.cpu_count() or 1) // lanes)
+    print(
+        f"[{profile}] {len(chapters)} chapters in {lanes} lanes of {threads} thread(s)", flush=True
+    )
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(lanes, mp_context=ctx) as pool:
+        jobs = [
+            pool.submit(_execute_one, str(md), profile, threads)
+            for md in _longest_first(chapters, root, profile)
+        ]
+        for job in as_completed(jobs):
+            done(*job.result())
 
 
 def write_notebooks(out_dir: Path, root: Path = ROOT) -> list[Path]:
