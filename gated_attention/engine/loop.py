@@ -67,8 +67,8 @@ from .guards import (
     nonfinite_members,
 )
 from .loss_log import LossLog
+from .steps import LossSpec, make_step
 from .steps import cross_entropy as cross_entropy  # (re-exported: where it lived before)
-from .steps import make_step
 
 Forward = Callable[[torch.Tensor, dict], torch.Tensor]
 
@@ -124,17 +124,10 @@ def train(
         ValueError: the tasks do not match the parameters (the gated RNN's d + 1 input
             columns, d_out output rows), or the first step fails on their shapes.
     """
-    check_on_nonfinite(on_nonfinite)
-    tasks = [check_task(t) for t in tasks]
+    tasks = _checked(tasks, params, data_seeds, masks, forward, on_nonfinite)
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
     dev, E, c, t0 = resolve_device(device), len(tasks), config, time.perf_counter()
-    check_ensemble(tasks, params, data_seeds, masks)
-    if forward is None:
-        check_gated_shapes(tasks[0], params)
-    if c.loss == "cross_entropy" and forward is None:  # it reads outputs (E, B, T', V)
-        mode = "parallel" if c.mode == "fast" else "reference"
-        forward = lambda x, p: gated_rnn_forward(x, p, mode=mode)  # noqa: E731
-    packed = c.mode == "fast" and forward is None  # fused Eq. (2) on packed weights
+    forward, packed = _model(c, forward)
     P, Mk = _placed(params, masks, pack_params if packed else dict, c.torch_dtype, dev)
     project = _projection(P, c.nu_min)
     project()
@@ -151,12 +144,8 @@ def train(
     capture = (dev.type == "cuda") if cuda_graph is None else bool(cuda_graph)
     if capture and dev.type != "cuda" and packed and "W_out" in P:
         raise ValueError(f"cuda_graph=True needs a CUDA device, not {dev}")
-    out_dev = None if out_steps is None else out_steps.to(dev)
-    step_fn = make_step(
-        P, Mk, opt, project, log.window, mode=c.mode, packed=packed, forward=forward,
-        kind=c.loss, T=T, out_steps=out_dev, scale=scale, capture=capture,
-        loss_mask=None if mask_t is None else mask_t.to(dev),
-    )  # fmt: skip
+    spec = LossSpec(packed, forward, c.loss, T, _on(out_steps, dev), _on(mask_t, dev), scale)
+    step_fn = make_step(P, Mk, opt, project, log.window, spec, mode=c.mode, capture=capture)
     feed = DataFeed(
         stream_tasks, gens, streams, members=E, batch_size=c.batch_size, dtype=c.torch_dtype,
         out_steps=out_steps, packed=packed, cut_targets=forward is not None, device=dev,
@@ -187,23 +176,52 @@ def train(
                         now = {k: v.detach().cpu().clone() for k, v in P.items()}
                         on_log(step, unpack_params(now) if packed else now)
             bar.update(k)
-            if path is not None and c.checkpoint_every and step % c.checkpoint_every == 0:
-                if step < c.steps:
-                    if on_nonfinite == "raise":  # never checkpoint a diverged state
-                        bad = nonfinite_members(P) | ~torch.isfinite(log.window.cpu())
-                        guard.check(bad, "loss or weights", step)
-                    member_states = [states[int(u)] for u in streams]
-                    save_checkpoint(
-                        path, P, opt, sched, member_states, step, log.loss_steps, log.losses,
-                        log.window,
-                    )  # fmt: skip
-                    guard.good = (path, step)
+            due = c.checkpoint_every and step % c.checkpoint_every == 0 and step < c.steps
+            if path is not None and due:
+                member_states = [states[int(u)] for u in streams]
+                _checkpoint(path, P, opt, sched, member_states, step, log, guard)
         if on_nonfinite == "raise":  # the last update may have broken the weights
             guard.check(nonfinite_members(P), "weights", step)
     finally:
         feed.close()
     bar.close()
     return result()
+
+
+def _checked(tasks, params, data_seeds, masks, forward, on_nonfinite) -> list:
+    """The tasks, each checked (``check_task``), once the ensemble's inputs agree (guards)."""
+    check_on_nonfinite(on_nonfinite)
+    tasks = [check_task(t) for t in tasks]
+    check_ensemble(tasks, params, data_seeds, masks)
+    if forward is None:
+        check_gated_shapes(tasks[0], params)
+    return tasks
+
+
+def _model(c: TrainConfig, forward: Forward | None) -> tuple[Forward | None, bool]:
+    """(forward, packed): the cross-entropy reads Eq. (2)'s outputs (E, B, T', V) through its
+    parallel (or reference) forward; packed: the fused Eq. (2) on packed weights."""
+    if c.loss == "cross_entropy" and forward is None:
+        mode = "parallel" if c.mode == "fast" else "reference"
+        forward = lambda x, p: gated_rnn_forward(x, p, mode=mode)  # noqa: E731
+    return forward, c.mode == "fast" and forward is None
+
+
+def _on(t: torch.Tensor | None, dev: torch.device) -> torch.Tensor | None:
+    return None if t is None else t.to(dev)
+
+
+def _checkpoint(path, P, opt, sched, member_states, step, log, guard) -> None:
+    """Save the run at ``step`` (never a diverged state: ``guard`` checks the weights and the
+    open window first, when it raises) and remember it as the last good checkpoint."""
+    if guard.on == "raise":
+        guard.check(
+            nonfinite_members(P) | ~torch.isfinite(log.window.cpu()), "loss or weights", step
+        )
+    save_checkpoint(
+        path, P, opt, sched, member_states, step, log.loss_steps, log.losses, log.window
+    )
+    guard.good = (path, step)
 
 
 def _placed(params, masks, pack, dtype, dev):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -30,6 +31,7 @@ from ..tasks.protocol import masked_mse
 from .device import GraphedStep
 
 __all__ = [
+    "LossSpec",
     "FusedStep",
     "ForwardStep",
     "ReferenceStep",
@@ -39,6 +41,22 @@ __all__ = [
 ]
 
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class LossSpec:
+    """What a step's loss reads: packed (fused Eq. (2) on packed weights) or a model's own
+    ``forward`` (None: Eq. (2)); kind, "mse" or "cross_entropy"; the task's T; out_steps, the
+    time steps the loss reads (None: all), on the device; loss_mask (T,) bool for the
+    reference's ``masked_mse``; scale, the task's loss scale."""
+
+    packed: bool
+    forward: Callable | None
+    kind: str
+    T: int
+    out_steps: torch.Tensor | None
+    loss_mask: torch.Tensor | None
+    scale: float
 
 
 class FusedStep:
@@ -83,23 +101,18 @@ class ReferenceStep(ForwardStep):
 
 
 def loss_function(
-    P: dict[str, torch.Tensor],
-    masks: dict[str, torch.Tensor] | None,
-    *,
-    packed: bool,
-    forward: Callable | None,
-    kind: str,
-    T: int,
-    out_steps: torch.Tensor | None,
-    loss_mask: torch.Tensor | None,
-    scale: float,
+    P: dict[str, torch.Tensor], masks: dict[str, torch.Tensor] | None, spec: LossSpec
 ) -> Loss:
     """The (E,) losses of one step for the autograd paths (``ForwardStep``, ``ReferenceStep``).
 
-    P: the trained tensors (packed or not); masks: 0/1 tensors applied to them in every step;
-    forward: the model (None: Eq. (2)); kind: "mse" or "cross_entropy"; out_steps: the time steps
-    the loss reads (None: all), on the device; loss_mask (T,) bool for the reference's
-    ``masked_mse``; scale: the task's loss scale."""
+    P: the trained tensors (packed or not); masks: 0/1 tensors applied to them in every step."""
+    packed, forward, T, out_steps, scale = (
+        spec.packed,
+        spec.forward,
+        spec.T,
+        spec.out_steps,
+        spec.scale,
+    )
 
     def loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         p = P if masks is None else {k: P[k] * masks[k] for k in P}
@@ -109,11 +122,11 @@ def loss_function(
         if forward is not None:  # y already at the loss's steps
             y_hat = forward(x, p)
             y_hat = y_hat if out_steps is None else y_hat[:, :, out_steps]
-            if kind == "cross_entropy":
+            if spec.kind == "cross_entropy":
                 return cross_entropy(y_hat, y)
             return scale * (y_hat - y).square().mean(dim=(-3, -2, -1))
         y_hat = gated_rnn_forward(x, p, mode="reference")  # the readable definition
-        return masked_mse(y_hat, y, loss_mask, scale)
+        return masked_mse(y_hat, y, spec.loss_mask, scale)
 
     return loss
 
@@ -124,15 +137,9 @@ def make_step(
     opt,
     project: Callable[[], None],
     window: torch.Tensor,
+    spec: LossSpec,
     *,
     mode: str,
-    packed: bool,
-    forward: Callable | None,
-    kind: str,
-    T: int,
-    out_steps: torch.Tensor | None,
-    loss_mask: torch.Tensor | None,
-    scale: float,
     capture: bool,
 ):
     """The step object of a run: ``FusedStep`` on packed output-gating weights (masked entries
@@ -141,22 +148,12 @@ def make_step(
     with a zero gradient by exactly zero; tests/test_training.py puts garbage in the padding to
     check it), ``ReferenceStep`` in mode "reference", else ``ForwardStep``. ``capture``: record
     the fused step as a CUDA graph (the other paths run eagerly)."""
-    if packed and "W_out" in P:
+    if spec.packed and "W_out" in P:
+        T, out_steps, scale = spec.T, spec.out_steps, spec.scale
         fused = lambda x, y: fused_loss(x, P, y, T, out_steps, scale)  # noqa: E731
         return FusedStep(fused, opt, project, window, capture)
-    loss = loss_function(
-        P,
-        masks,
-        packed=packed,
-        forward=forward,
-        kind=kind,
-        T=T,
-        out_steps=out_steps,
-        loss_mask=loss_mask,
-        scale=scale,
-    )
     cls = ForwardStep if mode == "fast" else ReferenceStep
-    return cls(loss, opt, project, window)
+    return cls(loss_function(P, masks, spec), opt, project, window)
 
 
 def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
