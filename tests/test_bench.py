@@ -311,13 +311,39 @@ def test_the_ways_to_the_floor_are_rows_beside_the_engine(smoke):
     results, out = smoke
     stored = json.loads(out.read_text())
     ways = {w["way"]: w for w in stored["ways"]}
-    assert list(ways)[:4] == ["engine", "compile", "autograd", "foreach"]
-    for way in ("engine", "autograd", "foreach"):
+    assert list(ways)[:5] == ["engine", "compiled", "compile", "autograd", "foreach"]
+    for way in ("engine", "compiled", "autograd", "foreach"):
         assert ways[way]["error"] is None and ways[way]["one_ms"] > 0
     assert ways["data-0"]["ensemble_ms"] > 0 and ways["data-1"]["ensemble_ms"] > 0
     table = format_ways(stored["ways"], stored["dispatch"])
     assert "(a) torch.compile" in table and "(d) a step's data" in table
     assert all(len(line) <= 100 for line in table.splitlines())
+
+
+def test_the_ways_time_the_engines_own_step_objects(monkeypatch):
+    """Each row's step is one of ``engine.steps``' objects (no copy of the step in the bench):
+    a step object that records its calls sees the engine's row, the compiled row and the
+    autograd row each call it."""
+    from gated_attention.engine import steps
+    from gated_attention.tools import bench_ways
+
+    calls = []
+    for cls in (steps.FusedStep, steps.CompiledStep, steps.ForwardStep):
+        original = cls.__call__
+        monkeypatch.setattr(
+            cls,
+            "__call__",
+            lambda self, *a, _o=original, **k: (calls.append(type(self)), _o(self, *a, **k)),
+        )
+    params, X, Y = bench_ways._setup(1, 4, 3, 5, 2, seed=0)
+    for way, cls in (
+        ("engine", steps.FusedStep),
+        ("compiled", steps.CompiledStep),
+        ("autograd", steps.ForwardStep),
+    ):
+        calls.clear()
+        bench_ways._step(way, params, X, Y, 5)()
+        assert calls == [cls], way
 
 
 def test_batched_labels_are_each_teachers_labels():

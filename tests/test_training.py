@@ -23,7 +23,9 @@ from gated_attention.models.fast_path import (
     fused_loss,
     gated_rnn_fast,
     inputs_neuron_major,
+    loss_and_grads,
     pack_params,
+    scan,
     targets_neuron_major,
 )
 from gated_attention.models.gated_rnn import (
@@ -122,6 +124,39 @@ def test_fused_loss_equals_autograd(with_steps):
         torch.testing.assert_close(p1[k].grad, p2[k].grad, rtol=1e-10, atol=1e-12)
     assert float(p1["nu"].grad[0, 2]) == 0.0  # beyond the clamp
     assert float(p1["nu"].grad.abs().sum()) > 0
+
+
+@pytest.mark.parametrize("with_steps", [False, True])
+def test_loss_and_grads_equal_autograd(with_steps):
+    """The compiled mode's function (scan, no autograd) = autograd through forward_packed
+    (float64): the same lam 0, lam 1 and clamped nu as above, the gradients of the summed loss."""
+    params, _ = stacked((6, 5, 0), (6, 5, 1), d=3, d_out=2)
+    params["nu"][0, :3] = torch.tensor([40.0, -40.0, 45.0], dtype=torch.float64)  # lam 0, 1, 0
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 4, 9, 3, generator=g, dtype=torch.float64)
+    out_steps = torch.tensor([0, 4, 8]) if with_steps else None
+    y = torch.randn(2, 4, 9, 2, generator=g, dtype=torch.float64)
+    X, Y = inputs_neuron_major(x), targets_neuron_major(y, out_steps)
+    p = {k: v.clone().requires_grad_() for k, v in pack_params(params).items()}
+    loss2 = 0.7 * (forward_packed(X, p, 9, out_steps) - Y).square().mean(dim=(1, 2))
+    loss2.sum().backward()
+    args = [p[k].detach() for k in ("W_in", "nu", "W_out", "D")]
+    loss1, *grads = loss_and_grads(*args, X, Y, 9, out_steps, scale=0.7)
+    torch.testing.assert_close(loss1, loss2.detach(), rtol=1e-12, atol=0)
+    for k, g1 in zip(("W_in", "nu", "W_out", "D"), grads, strict=True):
+        torch.testing.assert_close(g1, p[k].grad, rtol=1e-10, atol=1e-12)
+    assert float(grads[1][0, 2]) == 0.0  # beyond the clamp
+    assert float(grads[1].abs().sum()) > 0
+
+
+def test_scan_equals_the_decay_matrix():
+    """``scan`` = the decay matrix's product (float64), and its reverse = the transposed one."""
+    nu = torch.tensor([[40.0, -40.0, 0.3, -1.2]], dtype=torch.float64)  # lam 0, 1, and between
+    u = torch.randn(1, 4, 7, 3, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    L, e_nu = decay_matrix_from_nu(nu, 7)
+    lam = torch.exp(-e_nu)
+    torch.testing.assert_close(scan(u, lam), L @ u, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(scan(u, lam, True), L.transpose(-1, -2) @ u, rtol=1e-12, atol=1e-14)
 
 
 def test_fast_forward_detects_a_wrong_scan():
@@ -229,6 +264,23 @@ def test_ensemble_equals_separate_runs():
     assert float(together.params["D"][0, :, 3:].abs().sum()) == 0.0
 
 
+def test_compiled_mode_trains_as_the_fast_mode():
+    """Mode "compiled" (``CompiledStep``: ``loss_and_grads`` through ``torch.compile``) ends an
+    ensemble with masked members and a loss read at some steps where mode "fast" ends it
+    (float64), the padding exactly zero."""
+    task = LastStepTask()
+    params, masks = stacked((5, 4, 0), (3, 2, 1), d=4, d_out=2)
+    c = TrainConfig(steps=12, lr=1e-2, weight_decay=1e-2, batch_size=8, **F64)
+    kw = dict(data_seeds=[3, 4], masks=masks, progress=False)
+    fast = train([task, task], params, c, **kw)
+    compiled = train([task, task], params, dataclasses.replace(c, mode="compiled"), **kw)
+    for k in params:
+        torch.testing.assert_close(compiled.params[k], fast.params[k], rtol=1e-9, atol=1e-11)
+    torch.testing.assert_close(compiled.losses, fast.losses, rtol=1e-9, atol=0)
+    assert not torch.allclose(compiled.params["W_out1"], params["W_out1"])  # it did train
+    assert float(compiled.params["W_in1"][1, 3:].abs().sum()) == 0.0  # padding stays zero
+
+
 def test_nu_gets_no_weight_decay():
     """A forward that ignores every weight: only weight decay moves them, and never nu."""
     task = TeacherStudentTask.from_seed(3, seed=0, T=4)
@@ -244,10 +296,13 @@ def test_nu_gets_no_weight_decay():
     assert float(out.params["W_in1"].abs().sum()) < 0.95 * float(params["W_in1"].abs().sum())
 
 
-def test_interrupted_run_resumes_exactly(tmp_path, interrupt_at_chunk):
+@pytest.mark.parametrize("mode", ["fast", "compiled"])
+def test_interrupted_run_resumes_exactly(tmp_path, interrupt_at_chunk, mode):
+    """Resumed from its checkpoint, a run ends bit for bit where an uninterrupted one does (in
+    mode "compiled" too, whose AdamW state the compiled step keeps in the optimiser)."""
     task = TeacherStudentTask.from_seed(3, seed=0, T=5)
     params, masks = stacked((5, 4, 0), (3, 4, 1))
-    c = TrainConfig(steps=30, lr=1e-2, batch_size=4, checkpoint_every=10, **F64)
+    c = TrainConfig(steps=30, lr=1e-2, batch_size=4, checkpoint_every=10, mode=mode, **F64)
     kw = dict(data_seeds=[1, 2], masks=masks, progress=False)
     whole = train([task, task], params, c, **kw)
 

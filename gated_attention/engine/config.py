@@ -8,7 +8,10 @@ from dataclasses import dataclass
 
 import torch
 
-MODES = ("fast", "reference")
+#: the engine's modes (``TrainConfig.mode``): "fast" (the hand-written step, eager), "compiled"
+#: (the same step compiled by ``torch.compile``: other rounding, faster after ~10 s of
+#: compiling per shape), "reference" (the readable loop over t)
+MODES = ("fast", "compiled", "reference")
 
 #: the optimisers a run can use (``TrainConfig.optimiser``): AdamW with decoupled weight decay
 #: (the paper's), Adam with the L2 term in the gradient, plain SGD with the L2 term

@@ -18,11 +18,17 @@ member's gradient is its own loss's gradient; AdamW is elementwise; nothing coup
 parameters (float64, 1e-10), and that an interrupted run resumed from its checkpoint ends where an
 uninterrupted one does.
 
-Two modes of the same training step (same data, same numbers up to rounding; tested):
+Three modes of the same training step (same data, same numbers up to rounding; tested):
     "fast"       ``fast_path.fused_loss`` on packed weights and neuron-major data (one GEMM
                  per gating pair, decay-matrix scan, output only at the loss's time steps, a
                  hand-written backward), the fused AdamW kernel, the loss read back once per
                  log window; masks applied once (masked entries then stay exactly zero).
+    "compiled"   as "fast", with the loss and its gradients from ``fast_path.loss_and_grads``
+                 (the recurrence as a scan over t) compiled by ``torch.compile``
+                 (``steps.CompiledStep``): the elementwise work fused into a few loops around
+                 the GEMMs. Other rounding than "fast", so a run's numbers differ from the
+                 "fast" run's at float32 precision; compiling costs ~10 s per shape, so it pays
+                 for long runs. Needs a C++ compiler (on a GPU: Triton).
     "reference"  the readable definition: ``gated_rnn_forward(mode="reference")`` (a loop over
                  t), ``masked_mse``, a plain per-parameter AdamW, the loss read back every step.
 A model other than Eq. (2) can be trained by passing ``forward`` (then both modes run it as is).
@@ -202,9 +208,9 @@ def _model(c: TrainConfig, forward: Forward | None) -> tuple[Forward | None, boo
     """(forward, packed): the cross-entropy reads Eq. (2)'s outputs (E, B, T', V) through its
     parallel (or reference) forward; packed: the fused Eq. (2) on packed weights."""
     if c.loss == "cross_entropy" and forward is None:
-        mode = "parallel" if c.mode == "fast" else "reference"
+        mode = "reference" if c.mode == "reference" else "parallel"
         forward = lambda x, p: gated_rnn_forward(x, p, mode=mode)  # noqa: E731
-    return forward, c.mode == "fast" and forward is None
+    return forward, c.mode != "reference" and forward is None
 
 
 def _on(t: torch.Tensor | None, dev: torch.device) -> torch.Tensor | None:
@@ -298,8 +304,8 @@ def optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
     "adamw": decoupled decay, theta <- theta (1 - lr wd) - lr m / (sqrt(v) + eps) (Sec. 4.1);
     "adam_l2": Adam on grad L + wd theta (the fixed points of L + wd/2 |theta|^2);
     "sgd_l2": plain SGD (no momentum) on grad L + wd theta.
-    Fast mode: one fused kernel for all parameters (Adam, AdamW); reference: the per-parameter
-    loop.
+    Fast and compiled modes: one fused kernel for all parameters (Adam, AdamW); reference: the
+    per-parameter loop.
     """
     decay = [P[k] for k in P if k not in no_decay]
     keep = [P[k] for k in P if k in no_decay]
@@ -309,7 +315,7 @@ def optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
     if c.optimiser == "sgd_l2":
         opt = torch.optim.SGD(groups, lr=c.lr, momentum=0.0)
     else:
-        fused = {"fused": True} if c.mode == "fast" else {"foreach": False}
+        fused = {"foreach": False} if c.mode == "reference" else {"fused": True}
         cls = torch.optim.AdamW if c.optimiser == "adamw" else torch.optim.Adam
         opt = cls(groups, lr=c.lr, betas=c.betas, eps=c.eps, **fused)
     factor = (lambda s: cosine_lr(s, c) / c.lr) if c.lr > 0 else (lambda s: 1.0)  # lr 0: stays 0

@@ -5,6 +5,8 @@ loss window; ``train`` (``loop``) runs it over the data.
     FusedStep      the fast path of Eq. (2) with output gating: ``fast_path.fused_loss`` (one
                    autograd node), the loss, its gradients and the window as one captured CUDA
                    graph on a GPU (``device.GraphedStep``), eagerly elsewhere
+    CompiledStep   the same step in mode "compiled": ``fast_path.loss_and_grads`` (the loss
+                   and its gradients as one plain function) compiled by ``torch.compile``
     ForwardStep    any other model through its ``forward`` (the other families, side gating on
                    packed weights, the cross-entropy of App. D.3): autograd, the window on the
                    device
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..models.fast_path import forward_packed, fused_loss
+from ..models.fast_path import forward_packed, fused_loss, loss_and_grads
 from ..models.gated_rnn import gated_rnn_forward
 from ..tasks.protocol import masked_mse
 from .device import GraphedStep
@@ -33,6 +35,8 @@ from .device import GraphedStep
 __all__ = [
     "LossSpec",
     "FusedStep",
+    "CompiledStep",
+    "adamw_update",
     "ForwardStep",
     "ReferenceStep",
     "cross_entropy",
@@ -71,6 +75,79 @@ class FusedStep:
         self.graphed(x, y, before_capture=before_capture)
         self.opt.step()
         self.project()
+
+
+class CompiledStep:
+    """Mode "compiled": the loss, its gradients (``loss_and_grads``) and, for AdamW, the update
+    of the weights and of the optimiser's own state (``adamw_update``) compiled as one function
+    per shape (``torch.compile``); the losses add into the window, then the projection. Other
+    optimisers get the gradients as ``.grad`` and step as usual. Masked entries stay exactly
+    zero as in ``FusedStep``. The optimiser object keeps its state and learning rate, so a
+    checkpoint saves and restores it as in mode "fast"."""
+
+    NAMES = ("W_in", "nu", "W_out", "D")
+
+    def __init__(self, P: dict, opt, project: Callable[[], None], window, spec: LossSpec):
+        self.P, self.opt, self.project, self.window, self.spec = P, opt, project, window, spec
+        self.adamw = isinstance(opt, torch.optim.AdamW)
+        self.fn = torch.compile(_adamw_step if self.adamw else loss_and_grads, dynamic=False)
+        self.lr = torch.zeros((), dtype=torch.float64, device=window.device)
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, before_capture: Future | None = None):
+        s, weights = self.spec, [self.P[k].detach() for k in self.NAMES]
+        if not self.adamw:
+            loss, *grads = self.fn(*weights, x, y, s.T, s.out_steps, s.scale)
+            for k, g in zip(self.NAMES, grads, strict=True):
+                self.P[k].grad = g
+            self.opt.step()
+            self.window += loss
+        else:
+            state, hyper = self._adamw_state()
+            self.fn(weights, x, y, s.T, s.out_steps, s.scale, state, self.window, *hyper)
+            self.opt._opt_called = True  # what opt.step() tells the schedule: it has stepped
+        self.project()
+
+    def _adamw_state(self):
+        """(state, hyper): per weight [exp_avg, exp_avg_sq, step, weight_decay] (the
+        optimiser's own tensors, created as its fused AdamW creates them), and (lr as a tensor,
+        betas, eps), read from its param groups where the schedule sets lr."""
+        group_of = {id(p): g for g in self.opt.param_groups for p in g["params"]}
+        state = []
+        for k in self.NAMES:
+            p, st = self.P[k], self.opt.state[self.P[k]]
+            if not st:
+                st["step"] = torch.zeros((), dtype=torch.float32, device=p.device)
+                st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            state.append(
+                (st["exp_avg"], st["exp_avg_sq"], st["step"], group_of[id(p)]["weight_decay"])
+            )
+        g0 = self.opt.param_groups[0]
+        self.lr.fill_(g0["lr"])
+        return state, (self.lr, g0["betas"], g0["eps"])
+
+
+def adamw_update(w, g, exp_avg, exp_avg_sq, step, wd: float, lr, betas, eps: float) -> None:
+    """One AdamW update of weight w (gradient g) and its state, in place, as
+    ``torch.optim.AdamW`` makes it: w <- w (1 - lr wd) - lr m_hat / (sqrt(v_hat) + eps), with
+    m, v the moving averages of g and g^2 and their bias corrections at ``step`` + 1."""
+    b1, b2 = betas
+    step.add_(1)
+    k = step.to(torch.float64)  # the bias corrections in double, as the fused kernel has them
+    w.mul_(1 - lr * wd)
+    exp_avg.lerp_(g, 1 - b1)
+    exp_avg_sq.mul_(b2).addcmul_(g, g, value=1 - b2)
+    denom = (exp_avg_sq.sqrt() / (1 - b2**k).sqrt()).add_(eps)
+    w.sub_(exp_avg / denom * (lr / (1 - b1**k)))
+
+
+def _adamw_step(weights, x, y, T, out_steps, scale, state, window, lr, betas, eps) -> None:
+    """Mode "compiled" with AdamW: ``loss_and_grads``, every weight's ``adamw_update``, and
+    the losses into ``window``, as one function for ``torch.compile``."""
+    loss, *grads = loss_and_grads(*weights, x, y, T, out_steps, scale)
+    for w, g, (m, v, step, wd) in zip(weights, grads, state, strict=True):
+        adamw_update(w, g, m, v, step, wd, lr, betas, eps)
+    window.add_(loss)
 
 
 class ForwardStep:
@@ -146,13 +223,16 @@ def make_step(
     start at zero and stay exactly zero without re-masking: a zero row or column of a padded
     neuron makes every gradient that touches it exactly zero, and AdamW moves a zero weight
     with a zero gradient by exactly zero; tests/test_training.py puts garbage in the padding to
-    check it), ``ReferenceStep`` in mode "reference", else ``ForwardStep``. ``capture``: record
-    the fused step as a CUDA graph (the other paths run eagerly)."""
+    check it), ``CompiledStep`` instead in mode "compiled", ``ReferenceStep`` in mode
+    "reference", else ``ForwardStep``. ``capture``: record the fused step as a CUDA graph (the
+    other paths run eagerly)."""
+    if spec.packed and "W_out" in P and mode == "compiled":
+        return CompiledStep(P, opt, project, window, spec)
     if spec.packed and "W_out" in P:
         T, out_steps, scale = spec.T, spec.out_steps, spec.scale
         fused = lambda x, y: fused_loss(x, P, y, T, out_steps, scale)  # noqa: E731
         return FusedStep(fused, opt, project, window, capture)
-    cls = ForwardStep if mode == "fast" else ReferenceStep
+    cls = ReferenceStep if mode == "reference" else ForwardStep
     return cls(loss_function(P, masks, spec), opt, project, window)
 
 

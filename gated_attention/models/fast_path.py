@@ -13,7 +13,10 @@ gradients in float64), arranged for speed on a CPU:
 * the output gating (most of the FLOPs) runs only at the time steps the loss reads;
 * for training, ``fused_loss``: Eq. (2) and the squared error as one autograd node with a
   hand-written backward (``FusedLoss``): a dozen GEMMs and a few elementwise products per step,
-  no autograd graph of small operations, the decay matrix as one ``exp``.
+  no autograd graph of small operations, the decay matrix as one ``exp``;
+* for the engine's "compiled" mode, ``loss_and_grads``: the same loss and its gradients as one
+  plain function (no autograd), the recurrence as a scan over t, written for ``torch.compile``
+  to fuse the elementwise work around the GEMMs into a few loops.
 
 Glossary (code name -> paper symbol -> shape):
     X          x~_t = [x_t; 1] for every (t, b), neuron-major          (E, d+1, T*B)
@@ -45,6 +48,8 @@ __all__ = [
     "gated_rnn_fast",
     "FusedLoss",
     "fused_loss",
+    "scan",
+    "loss_and_grads",
 ]
 
 
@@ -258,3 +263,67 @@ def fused_loss(
     return FusedLoss.apply(
         packed["W_in"], packed["nu"], packed["W_out"], packed["D"], X, Y, T, out_steps, scale
     )
+
+
+def scan(u: torch.Tensor, lam: torch.Tensor, reverse: bool = False) -> torch.Tensor:
+    """h_t = lam * h_(t-1) + u_t along dim 2 of u (E, n, T, B), lam (E, n): the recurrence of
+    Eq. (2) (``reverse``: h_t = lam * h_(t+1) + u_t, the adjoint that carries gradients back).
+    Out of place and unrolled over t, so that ``torch.compile`` fuses it into one loop."""
+    steps = u.unbind(2)
+    lam = lam[..., None]
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    h: list[torch.Tensor | None] = [None] * len(steps)
+    prev = None
+    for t in order:
+        prev = steps[t] if prev is None else torch.addcmul(steps[t], prev, lam)
+        h[t] = prev
+    return torch.stack(h, 2)
+
+
+def loss_and_grads(
+    W_in: torch.Tensor,
+    nu: torch.Tensor,
+    W_out: torch.Tensor,
+    D: torch.Tensor,
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    T: int,
+    out_steps: torch.Tensor | None,
+    scale: float = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(loss (E,), g_W_in, g_nu, g_W_out, g_D): ``FusedLoss``'s loss and the gradients of its
+    sum, as one function of plain tensors (the engine's "compiled" mode compiles it).
+
+    The same arithmetic as ``FusedLoss`` (see its docstring for the backward), except the
+    recurrence: h = ``scan(u, lam)`` instead of the decay matrix, and its adjoint
+    g_u = ``scan(g_h, lam, reverse=True)`` (g_h zero at steps the loss does not read), so
+    g_lam = sum_t g_u_t h_(t-1) and g_nu = -g_lam lam exp(nu). Exact at lam = 0 and lam = 1 as
+    the scan is. ``tests/test_training.py`` checks it against ``FusedLoss`` in float64.
+    """
+    E, _, TB = X.shape
+    B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
+    pq = torch.bmm(W_in, X)  # (E, 2n, T*B)
+    e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
+    lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
+    h = scan((pq[:, :n] * pq[:, n:]).view(E, n, T, B), lam)  # (E, n, T, B)
+    ho = (h if out_steps is None else h[:, :, out_steps]).reshape(E, n, -1)  # (E, n, T'*B)
+    ab = torch.bmm(W_out, ho)
+    g = ab[:, :m] * ab[:, m:]
+    r = torch.baddbmm(Y, D, g, beta=-1.0)  # y - Y
+    loss = r.square().mean(dim=(1, 2)) * scale
+    g_y = r * (2.0 * scale / (r.shape[1] * r.shape[2]))
+    g_D = torch.bmm(g_y, g.transpose(1, 2))
+    g_g = torch.bmm(D.transpose(1, 2), g_y)
+    g_ab = torch.cat([g_g * ab[:, m:], g_g * ab[:, :m]], dim=1)
+    g_W_out = torch.bmm(g_ab, ho.transpose(1, 2))
+    g_h = torch.bmm(W_out.transpose(1, 2), g_ab).view(E, n, -1, B)
+    if out_steps is not None:  # the loss reads only these steps: g_h is zero elsewhere
+        g_h = torch.zeros_like(h).index_copy(2, out_steps, g_h)
+    g_u = scan(g_h, lam, reverse=True)  # (E, n, T, B)
+    g_lam = (g_u[:, :, 1:] * h[:, :, :-1]).sum(dim=(2, 3))
+    inside = (nu >= -NU_MAX) & (nu <= NU_MAX)
+    g_nu = torch.where(inside, -g_lam * lam * e_nu, torch.zeros_like(nu))
+    g_u = g_u.reshape(E, n, TB)
+    g_pq = torch.cat([g_u * pq[:, n:], g_u * pq[:, :n]], dim=1)
+    g_W_in = torch.bmm(X, g_pq.transpose(1, 2)).transpose(1, 2).contiguous()
+    return loss, g_W_in, g_nu, g_W_out, g_D

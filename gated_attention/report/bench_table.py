@@ -54,7 +54,11 @@ def format_table(r: dict) -> str:
             f"{PAPER_STEPS / r['engine_steps_per_s'] / 3600:.1f} h (the paper's Sec. 4.1 run, "
             "one student)",
         ),
+        *_compiled_rows(r, "compiled_steps_per_s", "engine (compiled), Sec. 4.1 config", "steps/s"),
         ("16 x n=28 ensemble, batched", f"{r['batched_steps_per_s']:.1f} member-steps/s"),
+        *_compiled_rows(
+            r, "batched_compiled_steps_per_s", "16 x n=28 ensemble, compiled", "member-steps/s"
+        ),
         ("16 x n=28, sequential runs", f"{r['sequential_steps_per_s']:.1f} member-steps/s"),
         ("  batched / sequential", f"{r['ensemble_speedup']:.1f}x (target >= 3x)"),
         ("FLOPs per step (fwd + bwd)", f"{r['step_gflop'] * 1e3:.0f} MFLOP"),
@@ -69,6 +73,15 @@ def format_table(r: dict) -> str:
     ]
     width = max(len(a) for a, _ in rows)
     return "\n".join(f"{a:<{width}}  {b}" for a, b in rows)
+
+
+def _compiled_rows(r: dict, key: str, label: str, unit: str) -> list[tuple[str, str]]:
+    """A row of mode "compiled", with its gain over mode "fast" (none in older or smoke
+    benches)."""
+    if r.get(key) is None:
+        return []
+    fast = r["engine_steps_per_s" if key.startswith("compiled") else "batched_steps_per_s"]
+    return [(label, f"{r[key]:.1f} {unit} ({r[key] / fast:.2f}x mode fast)")]
 
 
 def _floor_rows(r: dict) -> list[tuple[str, str]]:

@@ -3,6 +3,9 @@
 Measures, on this machine (``python -m gated_attention.tools.bench --out _build/bench.json``):
     engine      steps/s of ``engine.train`` (mode "fast") at the Sec. 4.1 config:
                 d 4, n = m = 100, T 32, batch 64 (the paper's network, one run)
+    compiled    the same in mode "compiled" (the step through ``torch.compile``), for the one
+                student and the batched ensemble below (quick profile only: compiling takes
+                ~10 s per shape)
     reference   steps/s of the same training in mode "reference" (the loop over t of Eq. 2)
     batched     a 16-member ensemble of n = m = 28 students (Fig. 3A sizes) trained together:
                 member-steps/s (16 x ensemble steps/s)
@@ -252,6 +255,11 @@ def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict
         "reference": _train_timer([task], big, n_ref, "reference", warm, seed, dev),
         "batched": _train_timer([task] * E, small, n_bat, "fast", warm, seed, dev),
     }
+    if kind == "quick":  # mode "compiled": ~10 s of compiling per shape, untimed (warm-up)
+        timers["compiled"] = _train_timer([task], big, n_eng, "compiled", warm, seed, dev)
+        timers["batched compiled"] = _train_timer(
+            [task] * E, small, n_bat, "compiled", warm, seed, dev
+        )
     for e, s in enumerate(small):  # the sequential runs: member e alone, its own data seed
         timers[f"run {e}"] = _train_timer([task], [s], n_seq, "fast", warm, seed + e, dev)
     best = fastest(timers, REPEATS[kind])
@@ -270,6 +278,10 @@ def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict
         "paper_run_hours": PAPER_STEPS / eng / 3600,
         "reference_steps_per_s": n_ref / t_ref,
         "batched_steps_per_s": E * n_bat / t_bat,
+        "compiled_steps_per_s": n_eng / best["compiled"] if "compiled" in best else None,
+        "batched_compiled_steps_per_s": (
+            E * n_bat / best["batched compiled"] if "batched compiled" in best else None
+        ),
         "sequential_steps_per_s": E * n_seq / t_seq,
         "step_gflop": flops["total"] / 1e9,
         "engine_gflops": eng * flops["total"] / 1e9,

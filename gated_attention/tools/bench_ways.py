@@ -1,14 +1,16 @@
 """The ways to the floor: each way a training step could be made faster, measured as a row of
 ``make bench`` beside the engine's own step, and the operations a step dispatches.
 
-Each row times one training step without drawing data (the same fixed batch every step), so that
-a row differs from the engine's in one way only, at the Sec. 4.1 config (one student, n = m =
-100) and for the 16 x n = 28 ensemble:
+Each row times one training step of the engine's own step objects (``engine.steps``) without
+drawing data (the same fixed batch every step), so that a row differs from the engine's in one
+way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n = 28 ensemble:
 
     engine    the engine's step: ``fast_path.fused_loss`` (Eq. (2) and its loss, one node with a
-              hand-written backward) and the fused AdamW kernel
+              hand-written backward) and the fused AdamW kernel (``steps.FusedStep``)
+    compiled  the engine's step in mode "compiled" (``steps.CompiledStep``): the loss, its
+              hand-written gradients and the AdamW update compiled as one function
     compile   (a) ``torch.compile`` of the forward and the loss (the backward made by
-              AOTAutograd) and of the AdamW step: the whole step compiled
+              AOTAutograd), run by the engine's ``ForwardStep``
     autograd  (b) without the hand-written backward: autograd through ``forward_packed``
     foreach   (c) AdamW as foreach kernels instead of the one fused kernel
     data      (d) drawing one step's data, per step: member by member as the engine does
@@ -30,9 +32,12 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..engine import TrainConfig, stack_students, train
+from ..engine.config import cosine_lr
 from ..engine.data import sample_chunk_neuron_major
+from ..engine.loop import optimiser
+from ..engine.steps import ForwardStep, LossSpec, loss_function, make_step
 from ..experiments.profiles import derive_seed
-from ..models.fast_path import forward_packed, fused_loss, inputs_neuron_major, pack_params
+from ..models.fast_path import inputs_neuron_major, pack_params
 from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask
 from .bench_timing import best_seconds
@@ -42,7 +47,8 @@ __all__ = ["WAYS", "batched_labels", "dispatch_counts", "ways_to_floor"]
 #: the rows, in order: (key, what it changes against the engine's step)
 WAYS = (
     ("engine", "engine: hand-written backward, fused AdamW"),
-    ("compile", "(a) torch.compile: fwd + AOT bwd, AdamW step"),
+    ("compiled", "engine, mode compiled: loss, grads, AdamW"),
+    ("compile", "(a) torch.compile of the forward, AOT bwd"),
     ("autograd", "(b) autograd instead of the hand backward"),
     ("foreach", "(c) foreach AdamW instead of the fused one"),
 )
@@ -57,39 +63,36 @@ def _setup(E: int, n: int, d: int, T: int, B: int, seed: int):
     return params, X, Y
 
 
-def _optimiser(P: dict, fused: bool) -> torch.optim.Optimizer:
-    groups = [
-        {"params": [P["W_in"], P["W_out"], P["D"]]},
-        {"params": [P["nu"]], "weight_decay": 0.0},
-    ]
-    kind = {"fused": True} if fused else {"foreach": True}
-    return torch.optim.AdamW(groups, lr=1e-3, weight_decay=1e-4, **kind)
-
-
 def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
-    """One training step of ``way`` on the fixed batch (X, Y), as a function of no arguments."""
+    """One training step of ``way`` on the fixed batch (X, Y), as a function of no arguments:
+    the engine's own step objects (``engine.steps``) and optimiser, each row changing one
+    piece: the mode, the loss function a ``ForwardStep`` runs, or the optimiser."""
+    c = TrainConfig(steps=10**6, mode="compiled" if way == "compiled" else "fast")
     P = {k: v.float().clone().requires_grad_(True) for k, v in pack_params(params).items()}
-    opt = _optimiser(P, fused=way != "foreach" and way != "compile")
-
-    def mse(W_in, nu, W_out, D):
-        y = forward_packed(X, {"W_in": W_in, "nu": nu, "W_out": W_out, "D": D}, T, None)
-        return (y - Y).square().mean(dim=(1, 2)).sum()
-
-    if way == "compile":
-        loss_fn = torch.compile(mse)
-        opt_step = torch.compile(opt.step)
+    opt, sched = optimiser(P, c, ("nu",))
+    if way == "foreach":  # the same groups and schedule, AdamW's foreach kernels
+        groups = [
+            {"params": g["params"], "weight_decay": g["weight_decay"]} for g in opt.param_groups
+        ]
+        opt = torch.optim.AdamW(groups, lr=c.lr, betas=c.betas, eps=c.eps, foreach=True)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, c) / c.lr)
+    spec = LossSpec(True, None, "mse", T, None, None, 1.0)
+    window = torch.zeros(X.shape[0])
+    if way in ("compile", "autograd"):
+        loss = loss_function(P, None, spec)  # autograd through forward_packed
+        step = ForwardStep(torch.compile(loss) if way == "compile" else loss, opt, _no_op, window)
     else:
-        loss_fn, opt_step = mse, opt.step
+        step = make_step(P, None, opt, _no_op, window, spec, mode=c.mode, capture=False)
 
-    def step() -> None:
-        if way in ("engine", "foreach"):
-            fused_loss(X, P, Y, T, None).sum().backward()
-        else:
-            loss_fn(P["W_in"], P["nu"], P["W_out"], P["D"]).backward()
-        opt_step()
-        opt.zero_grad(set_to_none=True)
+    def one() -> None:
+        step(X, Y)
+        sched.step()
 
-    return step
+    return one
+
+
+def _no_op() -> None:
+    """The projection of nu of a run without a cap on lam."""
 
 
 def batched_labels(tasks: list[TeacherStudentTask], x: torch.Tensor) -> torch.Tensor:
