@@ -346,6 +346,20 @@ def test_the_ways_time_the_engines_own_step_objects(monkeypatch):
         assert calls == [cls], way
 
 
+def test_a_compiled_step_runs_the_same_kernels_for_any_ensemble():
+    """Mode "compiled": the kernels read from the code torch.compile writes do not grow with the
+    members (one batched GEMM per product, the elementwise work in a few generated loops)."""
+    from gated_attention.report.bench_table import format_ways
+    from gated_attention.tools.bench_ways import compiled_kernels
+
+    rows = compiled_kernels((1, 3), n=4)
+    assert [r["members"] for r in rows] == [1, 3]
+    assert rows[0]["kernels_per_step"] == rows[1]["kernels_per_step"] <= 40
+    assert rows[0]["library"] >= 7 and rows[0]["generated"] >= 1  # the GEMMs and fused loops
+    table = format_ways([{"way": "engine", "what": "engine", "one_ms": 1.0}], None, rows)
+    assert "1: " in table and "3: " in table
+
+
 def test_batched_labels_are_each_teachers_labels():
     from gated_attention.tools.bench_ways import batched_labels
 

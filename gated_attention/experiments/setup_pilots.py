@@ -31,6 +31,7 @@ from ..models import lru
 from ..models.family_registry import family, width_for
 from ..tasks.protocol import masked_mse
 from ..tasks.regression import InContextRegression
+from .architectures import LRU_FAMILIES
 from .families_in_context import SETUP_TARGET, SETUP_TRAIN
 from .profiles import check_profile, derive_seed
 from .protocol import Experiment, Job
@@ -47,8 +48,6 @@ __all__ = [
 PILOT_TRAIN = TrainConfig(
     steps=1000, batch_size=128, lr=1e-2, warmup_steps=200, log_every=200, chunk_steps=50
 )
-
-_LRU = ("lru", "lru_inout", "lru_inout_mlp")
 
 
 @dataclass(frozen=True)
@@ -73,10 +72,10 @@ class PilotConfig(Experiment):
             if not (math.isfinite(val) and val > 0) and not (name == "skip_scale" and val == 0):
                 raise ValueError(f"{name} must be a finite scale > 0, got {val!r}")
         lru_only = self.init_scale != 1.0 or self.skip_scale != 1.0 or self.prenorm
-        if lru_only and self.family not in _LRU:
+        if lru_only and self.family not in LRU_FAMILIES:
             raise ValueError(
                 f"init_scale, skip_scale and prenorm apply to the LRU families "
-                f"({', '.join(_LRU)}), not to {self.family!r}"
+                f"({', '.join(LRU_FAMILIES)}), not to {self.family!r}"
             )
 
     @property
@@ -97,7 +96,7 @@ class PilotConfig(Experiment):
         P = fam.init(task.d, task.d_out, width, 1, g, torch.float64)
         readout = "D" if self.family in ("gated", "dense") else "W_out"
         readout = readout if readout in P else "W_o"  # LSTM, GRU
-        if self.family in _LRU:
+        if self.family in LRU_FAMILIES:
             P = lru.scale_linear(P, self.init_scale) if self.init_scale != 1.0 else P
             P = {k: v * self.skip_scale if k.endswith("_D") else v for k, v in P.items()}
         P[readout] = P[readout] * self.readout_scale

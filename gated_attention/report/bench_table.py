@@ -241,10 +241,13 @@ def format_run_costs(runs: list[tuple[str, dict, int, int, int]]) -> str:
     return "\n".join(lines)
 
 
-def format_ways(ways: list[dict] | None, dispatch: list[dict] | None = None) -> str:
+def format_ways(
+    ways: list[dict] | None, dispatch: list[dict] | None = None, compiled: list[dict] | None = None
+) -> str:
     """The ways to the floor (``bench_ways.ways_to_floor``): ms per step of one student and of
-    the 16-member ensemble, each against the engine's; and the dispatched operations per step
-    (``bench_ways.dispatch_counts``). None: not measured (an older bench file)."""
+    the 16-member ensemble, each against the engine's; the dispatched operations per step
+    (``bench_ways.dispatch_counts``) and the kernels of a compiled step
+    (``bench_ways.compiled_kernels``). None: not measured (an older bench file)."""
     if not ways:
         return "ways to the floor: not measured here (make bench measures them)"
     base = next((w for w in ways if w["way"] == "engine"), {})
@@ -273,6 +276,10 @@ def format_ways(ways: list[dict] | None, dispatch: list[dict] | None = None) -> 
         lines.append("operations dispatched per step, by members: the step's (the kernels a GPU")
         lines.append("launches) + drawing data (on the host, a chunk of steps at a time):")
         lines.append(f"  {counts}")
+    if compiled:
+        counts = ", ".join(f"{r['members']}: {r['generated']} + {r['library']}" for r in compiled)
+        lines.append("kernels of a step in mode compiled, by members: generated loops + GEMMs")
+        lines.append(f"(the data drawn outside it): {counts}")
     return "\n".join(lines)
 
 

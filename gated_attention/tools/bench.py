@@ -29,8 +29,9 @@ Measures, on this machine (``python -m gated_attention.tools.bench --out _build/
                 size n (``size_curve``)
 
     ways        each way to the floor (torch.compile, the hand-written backward, the AdamW
-                kernel, drawing the data) as a row beside the engine's step, and the operations
-                a step dispatches against the ensemble's size (``bench_ways``)
+                kernel, drawing the data) as a row beside the engine's step, the operations
+                a step dispatches and the kernels of a compiled step, against the ensemble's
+                size (``bench_ways``)
 
     families    the training cost per step of every model family (``models.family_registry``) at a
                 matched parameter count (``family_bench.family_costs``): ms per step and
@@ -81,7 +82,7 @@ from ..report.bench_table import (
 from ..tasks.teacher_student import TeacherStudentTask
 from .bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
 from .bench_timing import fastest
-from .bench_ways import dispatch_counts, ways_to_floor
+from .bench_ways import compiled_kernels, dispatch_counts, ways_to_floor
 from .family_bench import family_costs
 from .step_profile import size_curve, step_profile
 
@@ -156,7 +157,43 @@ def subnormal_cost(repeats: int = 30) -> dict | None:
     the smallest normal float32 (1.2e-38), where many x86 processors take a slow path. One thread,
     so that switching flush-to-zero on the calling thread covers all the work.
     """
-    from ..engine import flush_denormals, sample_chunk
+    from ..engine import flush_denormals
+
+    trained = _trained_step()
+    if trained is None:
+        return None
+    step, config, entry = trained
+
+    def best_ms() -> float:
+        step()  # warm-up
+        return 1e3 * min(_seconds(step) for _ in range(repeats))
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        torch.set_flush_denormal(False)
+        plain = best_ms()
+        flush_denormals()
+        flushed = best_ms()
+    finally:
+        flush_denormals()
+        torch.set_num_threads(before)
+    return {
+        "entry": entry,
+        "members": len(config.seeds),
+        "n": config.n,
+        "T": config.T,
+        "flushed_ms": flushed,
+        "subnormal_ms": plain,
+        "slowdown": plain / flushed,
+        "threads": 1,
+    }
+
+
+def _trained_step():
+    """(step, config, entry name): the fused loss's forward + backward on the trained students
+    of the cached quick teacher-identification run, on one batch; None when it is not cached."""
+    from ..engine import sample_chunk
     from ..experiments import teacher_identification_config
     from ..experiments.cache import _load_entry, entry_path
     from ..models.fast_path import (
@@ -171,47 +208,24 @@ def subnormal_cost(repeats: int = 30) -> dict | None:
     found = _load_entry(path, config)
     if found is None:
         return None
-    P = {k: v.to(torch.float32) for k, v in pack_params(found.params).items()}
+    P = {k: v.to(torch.float32).requires_grad_(True) for k, v in pack_params(found.params).items()}
     tasks = [config.task(seed) for seed in config.seeds]
     gens = [torch.Generator().manual_seed(derive_seed(s, "bench")) for s in config.seeds]
     x, y = sample_chunk(tasks, gens, 1, config.train.batch_size)
     X, Y = inputs_neuron_major(x[0].float()), targets_neuron_major(y[0].float(), None)
-    P = {k: v.requires_grad_(True) for k, v in P.items()}
 
     def step() -> None:
         fused_loss(X, P, Y, config.T, None).sum().backward()
         for v in P.values():
             v.grad = None
 
-    def best_ms() -> float:
-        step()  # warm-up
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - t0)
-        return 1e3 * min(times)
+    return step, config, path.name
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        torch.set_flush_denormal(False)
-        plain = best_ms()
-        flush_denormals()
-        flushed = best_ms()
-    finally:
-        flush_denormals()
-        torch.set_num_threads(before)
-    return {
-        "entry": path.name,
-        "members": len(config.seeds),
-        "n": config.n,
-        "T": config.T,
-        "flushed_ms": flushed,
-        "subnormal_ms": plain,
-        "slowdown": plain / flushed,
-        "threads": 1,
-    }
+
+def _seconds(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def run_bench(
@@ -245,8 +259,50 @@ def run_bench(
 def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict:
     on_cpu = dev.type == "cpu"
     agreement = None if on_cpu else device_agreement(dev, steps=3 if kind == "smoke" else 30)
-    n_eng, n_ref, n_bat, n_seq, warm = STEPS[kind]
     d, n, T, B, E, n_small = 4, 100, 32, 64, 16, 28
+    out = _rates(kind, seed, dev)
+    flops = step_flops(d, n, n, T, B)
+    peak = gemm_peak_gflops(GEMM_SIZE[kind], device=dev)
+    floor = products_floor(d, n, n, T, B, repeats=FLOOR_REPEATS[kind], device=dev)
+    eng = out["engine_steps_per_s"]
+    out.update(
+        {
+            "profile": kind,
+            "config": {"d": d, "n": n, "m": n, "T": T, "batch": B, "ensemble": E},
+            "device": str(dev),
+            "device_max_abs_diff": agreement,
+            "paper_run_hours": PAPER_STEPS / eng / 3600,
+            "step_gflop": flops["total"] / 1e9,
+            "engine_gflops": eng * flops["total"] / 1e9,
+            "gemm_peak_gflops": peak,
+            "gemm_size": GEMM_SIZE[kind],
+            "products_floor_ms": floor["ms"],
+            "products": floor["products"],
+            "torch_version": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "hardware": hardware(dev),
+            "repeats": REPEATS[kind],
+            "targets": dict(TARGETS),
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+    )
+    out["config"]["n_small"] = n_small
+    out["engine_speedup"] = eng / out["reference_steps_per_s"]
+    # the reference's step over the engine's products alone: the most any engine issuing
+    # these products could gain here
+    out["engine_speedup_bound"] = 1e3 / out["reference_steps_per_s"] / floor["ms"]
+    out["ensemble_speedup"] = out["batched_steps_per_s"] / out["sequential_steps_per_s"]
+    out["peak_fraction"] = out["engine_gflops"] / peak
+    out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
+    out.update(_profiles(kind, seed, dev, ways))
+    return out
+
+
+def _rates(kind: str, seed: int, dev: torch.device) -> dict:
+    """The steps/s of the module docstring (engine, reference, compiled, batched, sequential),
+    all timers taking turns (``fastest``)."""
+    n_eng, n_ref, n_bat, n_seq, warm = STEPS[kind]
+    d, n, T, E, n_small = 4, 100, 32, 16, 28
     task = TeacherStudentTask.from_seed(d, seed=derive_seed(seed, "teacher"), T=T)
     big = [GatedRNN(d, n, n, seed=derive_seed(seed, "student"))]
     small = [GatedRNN(d, n_small, n_small, seed=derive_seed(seed + e, "student")) for e in range(E)]
@@ -263,70 +319,52 @@ def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict
     for e, s in enumerate(small):  # the sequential runs: member e alone, its own data seed
         timers[f"run {e}"] = _train_timer([task], [s], n_seq, "fast", warm, seed + e, dev)
     best = fastest(timers, REPEATS[kind])
-    t_eng, t_ref, t_bat = best["engine"], best["reference"], best["batched"]
-    t_seq = sum(best[f"run {e}"] for e in range(E))
-    flops = step_flops(d, n, n, T, B)
-    peak = gemm_peak_gflops(GEMM_SIZE[kind], device=dev)
-    floor = products_floor(d, n, n, T, B, repeats=FLOOR_REPEATS[kind], device=dev)
-    eng = n_eng / t_eng
-    out = {
-        "profile": kind,
-        "config": {"d": d, "n": n, "m": n, "T": T, "batch": B, "ensemble": E, "n_small": n_small},
-        "device": str(dev),
-        "device_max_abs_diff": agreement,
-        "engine_steps_per_s": eng,
-        "paper_run_hours": PAPER_STEPS / eng / 3600,
-        "reference_steps_per_s": n_ref / t_ref,
-        "batched_steps_per_s": E * n_bat / t_bat,
-        "compiled_steps_per_s": n_eng / best["compiled"] if "compiled" in best else None,
-        "batched_compiled_steps_per_s": (
-            E * n_bat / best["batched compiled"] if "batched compiled" in best else None
-        ),
-        "sequential_steps_per_s": E * n_seq / t_seq,
-        "step_gflop": flops["total"] / 1e9,
-        "engine_gflops": eng * flops["total"] / 1e9,
-        "gemm_peak_gflops": peak,
-        "gemm_size": GEMM_SIZE[kind],
-        "products_floor_ms": floor["ms"],
-        "products": floor["products"],
-        "torch_version": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "hardware": hardware(dev),
+    compiled = best.get("compiled"), best.get("batched compiled")
+    return {
+        "engine_steps_per_s": n_eng / best["engine"],
+        "reference_steps_per_s": n_ref / best["reference"],
+        "batched_steps_per_s": E * n_bat / best["batched"],
+        "sequential_steps_per_s": E * n_seq / sum(best[f"run {e}"] for e in range(E)),
+        "compiled_steps_per_s": None if compiled[0] is None else n_eng / compiled[0],
+        "batched_compiled_steps_per_s": None if compiled[1] is None else E * n_bat / compiled[1],
         "steps_timed": {"engine": n_eng, "reference": n_ref, "batched": n_bat, "sequential": n_seq},
-        "repeats": REPEATS[kind],
-        "targets": dict(TARGETS),
-        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    out["engine_speedup"] = out["engine_steps_per_s"] / out["reference_steps_per_s"]
-    # the reference's step over the engine's products alone: the most any engine issuing
-    # these products could gain here
-    out["engine_speedup_bound"] = 1e3 / out["reference_steps_per_s"] / floor["ms"]
-    out["ensemble_speedup"] = out["batched_steps_per_s"] / out["sequential_steps_per_s"]
-    out["peak_fraction"] = out["engine_gflops"] / peak
-    out["targets_met"] = {k: out[k] >= v for k, v in TARGETS.items()}
-    out["subnormal"] = subnormal_cost(30 if kind == "quick" else 3) if on_cpu else None
-    # with the ways (make bench), the compiled cell loops too (a minute of compiling each)
-    out["families"] = family_costs(kind, seed, dev, compiled=ways and kind == "quick")
+
+
+def _profiles(kind: str, seed: int, dev: torch.device, ways: bool) -> dict:
+    """The measurements beside the rates: subnormals, families, the step's profile (one student
+    and the ensemble), the ways and the counts (with ``ways``), the size curve."""
+    on_cpu, E, n_small = dev.type == "cpu", 16, 28
     prof_steps = {"smoke": 10, "quick": 200}[kind]
-    out["step_profile"] = step_profile(
-        repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=prof_steps
-    )
-    out["ensemble_profile"] = step_profile(
-        n=n_small, E=E, repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=prof_steps // 4
-    )
-    out["ways"] = ways_to_floor(kind, seed, dev) if ways else None
     sizes = (1, 2) if kind == "smoke" else (1, 4, 16, 64)
     # counted in chunks of the engine's default size (TrainConfig.chunk_steps): the data of a
     # chunk are drawn at once, on the host (on a GPU: one copy per chunk, no kernel per member)
     chunk = 5 if kind == "smoke" else TrainConfig(steps=1).chunk_steps
-    out["dispatch"] = dispatch_counts(sizes, steps=chunk) if ways else None
-    out["size_curve"] = size_curve(
-        sizes=(8, 16) if kind == "smoke" else (16, 32, 48, 64, 100, 128),
-        steps=5 if kind == "smoke" else 100,
-        seed=seed,
-        device=dev,
-    )
-    return out
+    return {
+        "subnormal": subnormal_cost(30 if kind == "quick" else 3) if on_cpu else None,
+        # with the ways (make bench), the compiled cell loops too (a minute of compiling each)
+        "families": family_costs(kind, seed, dev, compiled=ways and kind == "quick"),
+        "step_profile": step_profile(
+            repeats=FLOOR_REPEATS[kind], seed=seed, device=dev, steps=prof_steps
+        ),
+        "ensemble_profile": step_profile(
+            n=n_small,
+            E=E,
+            repeats=FLOOR_REPEATS[kind],
+            seed=seed,
+            device=dev,
+            steps=prof_steps // 4,
+        ),
+        "ways": ways_to_floor(kind, seed, dev) if ways else None,
+        "dispatch": dispatch_counts(sizes, steps=chunk) if ways else None,
+        "compiled_kernels": compiled_kernels(sizes) if ways and kind == "quick" else None,
+        "size_curve": size_curve(
+            sizes=(8, 16) if kind == "smoke" else (16, 32, 48, 64, 100, 128),
+            steps=5 if kind == "smoke" else 100,
+            seed=seed,
+            device=dev,
+        ),
+    }
 
 
 def recorded_benches() -> dict[str, dict]:
@@ -400,7 +438,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(format_families(results["families"]))
     print(format_profile(results["step_profile"]))
     print(format_profile(results["ensemble_profile"]))
-    print(format_ways(results["ways"], results["dispatch"]))
+    print(format_ways(results["ways"], results["dispatch"], results.get("compiled_kernels")))
     if args.out is not None:
         atomic_write_json(args.out, results, indent=1)
         print(f"written: {args.out}")

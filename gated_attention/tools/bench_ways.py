@@ -19,13 +19,16 @@ way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n =
 
 ``dispatch_counts`` counts the operations one engine training step dispatches (each is a kernel a
 GPU would launch), drawing its data included, for ensembles of growing size: a flat count is a
-step whose cost on a GPU does not grow with the number of members.
+step whose cost on a GPU does not grow with the number of members. ``compiled_kernels`` counts
+the kernels of a step in mode "compiled" (the loops ``torch.compile`` generates and the GEMMs),
+against the same sizes.
 
 A way that cannot run here (``torch.compile`` without a C++ compiler) is a row with its error.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import torch
@@ -42,7 +45,7 @@ from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask
 from .bench_timing import best_seconds
 
-__all__ = ["WAYS", "batched_labels", "dispatch_counts", "ways_to_floor"]
+__all__ = ["WAYS", "batched_labels", "compiled_kernels", "dispatch_counts", "ways_to_floor"]
 
 #: the rows, in order: (key, what it changes against the engine's step)
 WAYS = (
@@ -218,6 +221,40 @@ def dispatch_counts(
                 "members": E,
                 "ops_per_step": (counts[1] - counts[0]) / steps,
                 "data_ops_per_step": sum(data.ops.values()) / steps,
+            }
+        )
+    return out
+
+
+#: a kernel call in the wrapper code torch.compile writes: a generated loop, a library GEMM, or
+#: an aten operation it falls back to
+_KERNEL_CALL = re.compile(
+    r"^\s+(cpp_fused_\w+|triton_\w+|extern_kernels\.\w+|torch\.ops\.\w+\.\w+|aten\.\w+)\(",
+    re.M,
+)
+
+
+def compiled_kernels(sizes: tuple[int, ...] = (1, 4, 16, 64), n: int = 28) -> list[dict]:
+    """[{"members", "generated", "library", "kernels_per_step"}]: the kernels one step of mode
+    "compiled" runs for an ensemble of ``members`` students (n = m, T = 32, batch 64): read from
+    the code ``torch.compile`` writes for the engine's ``CompiledStep`` (its ``call`` function),
+    generated loops (``cpp_fused_*``, on a GPU ``triton_*``) and library calls (the GEMMs), the
+    data drawn outside it not included. Compiles once per size (seconds each)."""
+    from torch._inductor.utils import run_and_get_code
+
+    d, T, B = 4, 32, 64
+    out = []
+    for E in sizes:
+        params, X, Y = _setup(E, n, d, T, B, seed=0)
+        _, codes = run_and_get_code(_step("compiled", params, X, Y, T))
+        calls = [c for code in codes for c in _KERNEL_CALL.findall(code[code.index("def call(") :])]
+        generated = sum(c.startswith(("cpp_fused_", "triton_")) for c in calls)
+        out.append(
+            {
+                "members": E,
+                "generated": generated,
+                "library": len(calls) - generated,
+                "kernels_per_step": len(calls),
             }
         )
     return out

@@ -5,7 +5,7 @@ config (one student), on the device of the bench:
 
     data         drawing a chunk of batches (``engine.data``), per step
     loss         forward + backward of the fused loss (``fast_path.fused_loss``), per step
-    optimiser    the fused AdamW step and the learning-rate schedule, per step
+    optimiser    the engine's optimiser step (fused AdamW) and its schedule, per step
     products     every matrix product of the forward + backward, each timed alone
                  (``bench_products.products_floor``), grouped by the part of Eq. (2) it computes:
                  input gating (inner dimension d + 1), the scan (T x T decay matrices), output
@@ -27,6 +27,7 @@ import torch
 
 from ..engine import TrainConfig, stack_students, train
 from ..engine.data import sample_chunk_neuron_major
+from ..engine.loop import optimiser
 from ..experiments.profiles import derive_seed
 from ..models.fast_path import fused_loss, inputs_neuron_major, pack_params
 from ..models.gated_rnn import GatedRNN
@@ -76,55 +77,12 @@ def step_profile(
     ]
     students = [GatedRNN(d, n, n, seed=derive_seed(seed + e, "student")) for e in range(E)]
     params, _ = stack_students(students)
-    chunk = 50
     gens = [torch.Generator().manual_seed(derive_seed(seed + e, "data")) for e in range(E)]
-    data_ms = (
-        1e3
-        * best_seconds(
-            lambda: sample_chunk_neuron_major(tasks, gens, chunk, B, torch.float32), 3, dev
-        )
-        / chunk
-    )
-
-    g = torch.Generator().manual_seed(seed)
-    P = {k: v.float().to(dev).requires_grad_(True) for k, v in pack_params(params).items()}
-    X = inputs_neuron_major(torch.randn(E, B, T, d, generator=g)).to(dev)
-    Y = torch.randn(E, d, T * B, generator=g).to(dev)
-
-    def loss_step() -> None:
-        fused_loss(X, P, Y, T, None).sum().backward()
-
-    loss_ms = 1e3 * best_seconds(loss_step, repeats, dev)
-    opt = torch.optim.AdamW(
-        [{"params": [P["W_in"], P["W_out"], P["D"]]}, {"params": [P["nu"]], "weight_decay": 0.0}],
-        lr=1e-3,
-        fused=True,
-    )
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-
-    def opt_step() -> None:
-        opt.step()
-        sched.step()
-
-    opt_ms = 1e3 * best_seconds(opt_step, repeats, dev)
-
-    kw = dict(
-        data_seeds=[derive_seed(seed + e, "data") for e in range(E)], progress=False, device=dev
-    )
-    train(tasks, params, TrainConfig(steps=20, chunk_steps=20), **kw)  # warm-up
-    total_ms = (
-        1e3
-        * min(
-            best_seconds(
-                lambda: train(tasks, params, TrainConfig(steps=steps, log_every=steps), **kw),
-                1,
-                dev,
-            )
-            for _ in range(3)
-        )
-        / steps
-    )
-
+    chunk = 50
+    draw = lambda: sample_chunk_neuron_major(tasks, gens, chunk, B, torch.float32)  # noqa: E731
+    data_ms = 1e3 * best_seconds(draw, 3, dev) / chunk
+    loss_ms, opt_ms = _loss_and_optimiser_ms(params, d, T, B, E, seed, repeats, dev)
+    total_ms = _train_ms(tasks, params, seed, steps, dev)
     floor = products_floor(d, n, n, T, B, repeats=repeats, device=dev, E=E)
     parts: dict[str, float] = {}
     for shapes, _, ms in floor["products"]:
@@ -141,6 +99,34 @@ def step_profile(
         "loss_minus_products_ms": max(0.0, loss_ms - floor["ms"]),
         "eq2_floor_ms": parts.get("output gating", 0.0) + parts.get("readout", 0.0),
     }
+
+
+def _loss_and_optimiser_ms(params, d, T, B, E, seed, repeats, dev) -> tuple[float, float]:
+    """(loss, optimiser): ms of the fused loss's forward + backward on a fixed batch, and of
+    the engine's own optimiser step (``engine.loop.optimiser``: fused AdamW, its schedule)."""
+    g = torch.Generator().manual_seed(seed)
+    P = {k: v.float().to(dev).requires_grad_(True) for k, v in pack_params(params).items()}
+    X = inputs_neuron_major(torch.randn(E, B, T, d, generator=g)).to(dev)
+    Y = torch.randn(E, d, T * B, generator=g).to(dev)
+    loss_step = lambda: fused_loss(X, P, Y, T, None).sum().backward()  # noqa: E731
+    loss_ms = 1e3 * best_seconds(loss_step, repeats, dev)
+    opt, sched = optimiser(P, TrainConfig(steps=10**6), ("nu",))
+
+    def opt_step() -> None:
+        opt.step()
+        sched.step()
+
+    return loss_ms, 1e3 * best_seconds(opt_step, repeats, dev)
+
+
+def _train_ms(tasks, params, seed: int, steps: int, dev) -> float:
+    """ms per step of ``engine.train`` (mode "fast"), the fastest of three runs of ``steps``
+    steps after a warm-up run."""
+    seeds = [derive_seed(seed + e, "data") for e in range(len(tasks))]
+    kw = dict(data_seeds=seeds, progress=False, device=dev)
+    train(tasks, params, TrainConfig(steps=20, chunk_steps=20), **kw)  # warm-up
+    run = lambda: train(tasks, params, TrainConfig(steps=steps, log_every=steps), **kw)  # noqa: E731
+    return 1e3 * min(best_seconds(run, 1, dev) for _ in range(3)) / steps
 
 
 def size_curve(
