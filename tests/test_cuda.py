@@ -1,6 +1,8 @@
 """The engine on a CUDA device: skipped where torch sees none (run them where it does:
 ``GATED_ATTENTION_DEVICE`` need not be set, the tests name the device themselves)."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -30,7 +32,10 @@ def test_training_on_the_gpu_equals_the_cpu(cuda_graph):
     tasks, params, masks, seeds = ensemble()
     c = tr.TrainConfig(steps=20, lr=1e-2, weight_decay=1e-2, batch_size=8, **F64)
     kw = dict(data_seeds=seeds, masks=masks, progress=False)
-    gpu = tr.train(tasks, params, c, device="cuda", cuda_graph=cuda_graph, **kw)
+    # the CPU's data on the GPU too (data_on_device=False): the same numbers to compare
+    gpu = tr.train(
+        tasks, params, c, device="cuda", cuda_graph=cuda_graph, data_on_device=False, **kw
+    )
     cpu = tr.train(tasks, params, c, device="cpu", **kw)
     for k in params:
         torch.testing.assert_close(gpu.params[k], cpu.params[k], rtol=1e-10, atol=1e-12)
@@ -49,10 +54,46 @@ def test_a_gpu_run_resumes_from_its_checkpoint(tmp_path, interrupt_at_chunk):
     assert resumed.resumed_from in (10, 20)
     for k in params:
         torch.testing.assert_close(resumed.params[k], whole.params[k], rtol=1e-12, atol=1e-14)
-    # a checkpoint written on the GPU (its optimiser state on the GPU) resumes on the CPU
+    # a checkpoint written on the GPU (its optimiser state on the GPU) resumes on the CPU, when
+    # its data were drawn on the host; one drawn on the GPU is refused there, by name
+    host = {**kw, "data_on_device": False}
+    whole_host = tr.train(tasks, params, c, **host)
     ck2 = tmp_path / "ck2.pt"
-    interrupt_at_chunk(5, lambda: tr.train(tasks, params, c, checkpoint=ck2, **kw))
-    there = tr.train(tasks, params, c, checkpoint=ck2, **{**kw, "device": "cpu"})
+    interrupt_at_chunk(5, lambda: tr.train(tasks, params, c, checkpoint=ck2, **host))
+    there = tr.train(tasks, params, c, checkpoint=ck2, **{**host, "device": "cpu"})
     assert there.resumed_from in (10, 20)
     for k in params:
-        torch.testing.assert_close(there.params[k], whole.params[k], rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(there.params[k], whole_host.params[k], rtol=1e-10, atol=1e-12)
+    ck3 = tmp_path / "ck3.pt"
+    interrupt_at_chunk(5, lambda: tr.train(tasks, params, c, checkpoint=ck3, **kw))
+    with pytest.raises(ValueError, match="drew its data on cuda"):
+        tr.train(tasks, params, c, checkpoint=ck3, **{**kw, "device": "cpu"})
+
+
+def test_data_drawn_on_the_gpu_are_the_same_for_the_same_seed():
+    """data_on_device (the default on a GPU for these tasks): every tensor of a chunk is drawn
+    on the GPU, the same seed gives the same run bit for bit, the run trains, and its data are
+    not the CPU's (another generator)."""
+    tasks, params, masks, seeds = ensemble()
+    g = torch.Generator("cuda").manual_seed(3)
+    x, y = tasks[0].sample(4, g)
+    assert x.device.type == "cuda" and y.device.type == "cuda"
+    c = tr.TrainConfig(steps=20, lr=1e-2, batch_size=8, **F64)
+    kw = dict(data_seeds=seeds, masks=masks, progress=False, device="cuda")
+    one, two = tr.train(tasks, params, c, **kw), tr.train(tasks, params, c, **kw)
+    for k in params:
+        torch.testing.assert_close(one.params[k], two.params[k], rtol=0, atol=0)
+    assert float(one.losses[-1].mean()) < float(one.losses[0].mean())
+    cpu = tr.train(tasks, params, c, **{**kw, "device": "cpu"})
+    assert not torch.allclose(one.losses, cpu.losses)
+
+
+def test_the_compiled_mode_on_the_gpu_trains_as_the_fast_mode():
+    """Mode "compiled" on the GPU (Triton kernels) ends where mode "fast" ends (float64)."""
+    tasks, params, masks, seeds = ensemble()
+    c = tr.TrainConfig(steps=12, lr=1e-2, weight_decay=1e-2, batch_size=8, **F64)
+    kw = dict(data_seeds=seeds, masks=masks, progress=False, device="cuda")
+    fast = tr.train(tasks, params, c, **kw)
+    compiled = tr.train(tasks, params, dataclasses.replace(c, mode="compiled"), **kw)
+    for k in params:
+        torch.testing.assert_close(compiled.params[k], fast.params[k], rtol=1e-9, atol=1e-11)

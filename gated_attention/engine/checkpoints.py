@@ -18,6 +18,12 @@ def restore(state: dict, path: Path, P: dict, opt, sched, gens: list, streams: t
     member_states = state["generators"]  # one per member (shared streams: equal states)
     if len(member_states) != E:
         raise ValueError(f"checkpoint {path} holds {len(member_states)} members, not {E}")
+    drew, draws = state.get("data_device", "cpu"), gens[0].device.type
+    if drew != draws:  # a generator's state means nothing to another device's generator
+        raise ValueError(
+            f"checkpoint {path} drew its data on {drew}, this run draws on {draws} (resume "
+            f"with data_on_device={drew != 'cpu'}, or start over without the checkpoint)"
+        )
     with torch.no_grad():
         for k in P:
             P[k].copy_(state["params"][k])
@@ -43,14 +49,18 @@ def read_checkpoint(path: Path | None) -> dict | None:
         return None
 
 
-def save_checkpoint(path, P, opt, sched, gen_states, step, loss_steps, losses, window) -> None:
+def save_checkpoint(
+    path, P, opt, sched, gen_states, step, loss_steps, losses, window, data_device: str = "cpu"
+) -> None:
     """Atomically write the run's state (tensors and plain containers: loads with weights_only).
-    ``gen_states``: each member's generator state after the data of the steps done so far."""
+    ``gen_states``: each member's generator state after the data of the steps done so far;
+    ``data_device``: the device type of the generators that drew them."""
     state = {  # CPU tensors, loadable anywhere (the optimiser's state moves back on load)
         "params": {k: v.detach().cpu() for k, v in P.items()},
         "optimizer": opt.state_dict(),
         "scheduler": sched.state_dict(),
         "generators": list(gen_states),
+        "data_device": data_device,
         "step": step,
         "loss_steps": torch.tensor(loss_steps, dtype=torch.long),
         "losses": torch.stack(losses).cpu() if losses else torch.zeros(0, len(gen_states)),

@@ -48,9 +48,10 @@ def sample_chunk_neuron_major(
     T_out = T if out_steps is None else len(out_steps)
     if len(generators) != E:
         raise ValueError(f"{len(generators)} generators for {E} tasks")
-    X = torch.empty(steps, E, d + 1, T * B, dtype=dtype)
+    dev = generators[0].device  # where the tasks draw (``data_on_device``), else the CPU
+    X = torch.empty(steps, E, d + 1, T * B, dtype=dtype, device=dev)
     X[:, :, d] = 1.0
-    Y = torch.empty(steps, E, d_out, T_out * B, dtype=dtype)
+    Y = torch.empty(steps, E, d_out, T_out * B, dtype=dtype, device=dev)
 
     def fill(e: int) -> None:  # member e's columns; members write disjoint memory
         x, y = tasks[e].sample(steps * B, generators[e])  # (steps*B, T, d), (steps*B, T, d_out)
@@ -69,22 +70,40 @@ def sample_chunk_neuron_major(
     return X, Y
 
 
-def data_streams(tasks: Sequence[Task], data_seeds: Sequence[int]):
+def data_streams(
+    tasks: Sequence[Task], data_seeds: Sequence[int], device: torch.device | None = None
+):
     """The data streams of an ensemble: members with the same task and data seed (a paired
     sweep: sizes sharing a seed) draw the same stream, drawn once and shared.
 
     Returns (streams, stream_tasks, generators): streams (E,) member -> its stream, and one
-    task and one generator per stream."""
+    task and one generator per stream, on ``device`` (None: the CPU; a GPU's generators draw
+    other numbers than the CPU's from the same seed)."""
     keys = [(id(t), int(s)) for t, s in zip(tasks, data_seeds, strict=True)]
     unique = list(dict.fromkeys(keys))
     streams = torch.tensor([unique.index(k) for k in keys])
     stream_tasks = [tasks[keys.index(k)] for k in unique]
-    return streams, stream_tasks, [torch.Generator().manual_seed(k[1]) for k in unique]
+    dev = torch.device("cpu") if device is None else torch.device(device)
+    return streams, stream_tasks, [torch.Generator(dev).manual_seed(k[1]) for k in unique]
+
+
+def data_on_device(tasks: Sequence[Task], device: torch.device, asked: bool | None) -> bool:
+    """Whether a run draws its data on ``device`` with generators there: ``asked`` (True needs
+    tasks that can, ``draws_on_device``), else (None) on a GPU whenever the tasks can. On the
+    CPU both are the same thing."""
+    can = all(getattr(t, "draws_on_device", False) for t in tasks)
+    if asked and not can:
+        names = sorted(
+            {type(t).__name__ for t in tasks if not getattr(t, "draws_on_device", False)}
+        )
+        raise ValueError(f"data_on_device=True, but {', '.join(names)} draws on the host only")
+    return can and device.type != "cpu" if asked is None else bool(asked)
 
 
 class DataFeed:
-    """A run's data, a chunk of steps at a time (``next``): drawn on the host by each stream's
-    own generator, in the layout of the run's path (neuron-major on packed weights; else
+    """A run's data, a chunk of steps at a time (``next``): drawn by each stream's own generator
+    (on the host, or on the device where the generators live: ``data_on_device``), in the
+    layout of the run's path (neuron-major on packed weights; else
     (k, S, B, T, d), the targets cut to the loss's steps for a model of its own), moved to the
     device, each member reading its stream. Off the CPU (``background``) the next chunk is drawn
     in a background thread while the device trains, and the streams of a chunk in threads of
@@ -117,7 +136,8 @@ class DataFeed:
         self.pending = None
 
     def draw(self, k: int) -> tuple[torch.Tensor, torch.Tensor, list]:
-        """The next k steps' data (CPU) and every generator's state right after drawing them."""
+        """The next k steps' data (where the generators are) and every generator's state right
+        after drawing them."""
         if self.packed:  # (k, S, d+1, T*B), (k, S, d_out, T'*B), neuron-major, in dtype
             X, Y = sample_chunk_neuron_major(
                 self.tasks, self.gens, k, self.B, self.dtype, self.out_steps, self.pool
@@ -129,8 +149,8 @@ class DataFeed:
                 Y = Y[..., self.out_steps, :]
             Y = Y.to(self.dtype)
         states = [g.get_state() for g in self.gens]
-        if self.dev.type == "cuda":  # page-locked: the copy to the GPU does not stop the host
-            X, Y = X.pin_memory(), Y.pin_memory()
+        if self.dev.type == "cuda" and X.device.type == "cpu":  # page-locked: the copy to the
+            X, Y = X.pin_memory(), Y.pin_memory()  # GPU does not stop the host
         return X, Y, states
 
     def next(self, step: int, steps: int, chunk: int):
@@ -145,7 +165,8 @@ class DataFeed:
         if self.dev.type == "cpu":
             if shared:
                 X, Y = X[:, self.streams], Y[:, self.streams]
-        else:  # each stream crosses to the device once, then each member reads its own
+        else:  # each stream crosses to the device once (drawn there: no copy at all),
+            # then each member reads its own
             X, Y = X.to(self.dev, non_blocking=True), Y.to(self.dev, non_blocking=True)
             if shared:
                 X, Y = X[:, self.streams_dev], Y[:, self.streams_dev]

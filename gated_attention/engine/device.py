@@ -17,7 +17,7 @@ DEVICE_ENV = "GATED_ATTENTION_DEVICE"
 def resolve_device(device: str | torch.device | None = None) -> torch.device:
     """The device to train on: ``device``, else $GATED_ATTENTION_DEVICE, else "cpu".
 
-    The data are drawn on the CPU (the tasks' generators) and moved chunk by chunk; results come
+    The data are drawn chunk by chunk where ``train``'s ``data_on_device`` says; results come
     back to the CPU. A device that does not exist here is an error that names it.
     """
     name = device if device is not None else os.environ.get(DEVICE_ENV, "cpu")

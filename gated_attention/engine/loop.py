@@ -39,8 +39,11 @@ split of ``plan_ensembles``, which minimises a cost model: ``forward_macs`` at e
 largest size plus ``ENSEMBLE_OVERHEAD_MACS`` per ensemble). On a GPU a sweep is one ensemble.
 
 On a GPU (``device``, or $GATED_ATTENTION_DEVICE): the fast step is recorded once as a CUDA
-graph and replayed (``device.GraphedStep``), and the data, drawn on the CPU as everywhere (the
-same numbers), are drawn in background threads while the GPU trains (``data.DataFeed``).
+graph and replayed (``device.GraphedStep``), and the data are drawn on the GPU by each stream's
+own generator there, a chunk of steps at a time (``data_on_device``; tasks that can, the
+teacher-student and regression tasks: other numbers than the CPU's, the same for the same seed
+on the same device), or else on the host in background threads while the GPU trains
+(``data.DataFeed``).
 
 ``train`` is the loop; what it composes lives beside it: the step of each path
 (``steps``: fused Eq. (2), a model's forward, the reference), the data (``data.DataFeed``), the
@@ -64,6 +67,7 @@ from ..tasks.protocol import Task, check_task
 from .checkpoints import read_checkpoint, restore, save_checkpoint
 from .config import TrainConfig, TrainResult, cosine_lr
 from .data import DataFeed, data_streams
+from .data import data_on_device as data_on_device_for
 from .device import draw_in_background, flush_denormals, resolve_device
 from .guards import (
     DivergenceGuard,
@@ -95,6 +99,7 @@ def train(
     cuda_graph: bool | None = None,
     on_log: Callable[[int, dict[str, torch.Tensor]], None] | None = None,
     on_nonfinite: str = "raise",
+    data_on_device: bool | None = None,
 ) -> TrainResult:
     """Train an ensemble of E students, member e on ``tasks[e]`` with data from ``data_seeds[e]``.
 
@@ -124,6 +129,12 @@ def train(
             steps, the members and the last checkpoint with finite weights (none is written
             after the divergence). "keep": train on; a diverged member ends with NaN losses
             and weights (a learning-rate sweep scores it as infinitely bad).
+        data_on_device: draw the data on ``device`` with generators there (tasks that can:
+            ``draws_on_device``), a chunk at a time, nothing on the host between steps; None:
+            on a GPU when the tasks can. The same seed on the same device gives the same
+            numbers; a GPU's generators draw other numbers than the CPU's (False keeps the
+            CPU's data on a GPU too, as a comparison with a CPU run needs). On the CPU both are
+            the same.
 
     Raises:
         NonFiniteLossError: see ``on_nonfinite``.
@@ -138,7 +149,8 @@ def train(
     project = _projection(P, c.nu_min)
     project()
     opt, sched = optimiser(P, c, no_decay)
-    streams, stream_tasks, gens = data_streams(tasks, data_seeds)
+    on_dev = data_on_device_for(tasks, dev, data_on_device)
+    streams, stream_tasks, gens = data_streams(tasks, data_seeds, dev if on_dev else None)
     mask_t, T, scale = tasks[0].loss_mask, tasks[0].T, float(tasks[0].loss_scale)
     out_steps = None if mask_t is None else torch.nonzero(mask_t).flatten()  # for the data
     log, path, step = LossLog(E, c.torch_dtype, dev), _path(checkpoint), 0
@@ -155,7 +167,7 @@ def train(
     feed = DataFeed(
         stream_tasks, gens, streams, members=E, batch_size=c.batch_size, dtype=c.torch_dtype,
         out_steps=out_steps, packed=packed, cut_targets=forward is not None, device=dev,
-        background=draw_in_background(dev),
+        background=draw_in_background(dev) and not on_dev,
     )  # fmt: skip
     bar = tqdm(total=c.steps, initial=step, desc=desc, **({} if progress else {"disable": True}))
 
@@ -185,7 +197,8 @@ def train(
             due = c.checkpoint_every and step % c.checkpoint_every == 0 and step < c.steps
             if path is not None and due:
                 member_states = [states[int(u)] for u in streams]
-                _checkpoint(path, P, opt, sched, member_states, step, log, guard)
+                drew = gens[0].device.type
+                _checkpoint(path, P, opt, sched, member_states, step, log, guard, drew)
         if on_nonfinite == "raise":  # the last update may have broken the weights
             guard.check(nonfinite_members(P), "weights", step)
     finally:
@@ -217,7 +230,7 @@ def _on(t: torch.Tensor | None, dev: torch.device) -> torch.Tensor | None:
     return None if t is None else t.to(dev)
 
 
-def _checkpoint(path, P, opt, sched, member_states, step, log, guard) -> None:
+def _checkpoint(path, P, opt, sched, member_states, step, log, guard, drew="cpu") -> None:
     """Save the run at ``step`` (never a diverged state: ``guard`` checks the weights and the
     open window first, when it raises) and remember it as the last good checkpoint."""
     if guard.on == "raise":
@@ -225,7 +238,7 @@ def _checkpoint(path, P, opt, sched, member_states, step, log, guard) -> None:
             nonfinite_members(P) | ~torch.isfinite(log.window.cpu()), "loss or weights", step
         )
     save_checkpoint(
-        path, P, opt, sched, member_states, step, log.loss_steps, log.losses, log.window
+        path, P, opt, sched, member_states, step, log.loss_steps, log.losses, log.window, drew
     )
     guard.good = (path, step)
 

@@ -15,6 +15,10 @@ The task protocol (what ``engine.train`` needs; ``Task`` below spells it out):
                  ``generator`` only (same generator state, same numbers). The engine asks for many
                  steps at once (batch_size = steps * B) and splits the result into steps, so a
                  task must not assume one call per step.
+    draws_on_device  (optional) True: ``sample`` draws on its generator's device and returns
+                 tensors there, so that on a GPU the engine draws the data where it trains
+                 (``data_on_device``); absent or False: the engine draws on the host (CPU
+                 generators) and moves the data
 
 Any object with these attributes is a task (a ``typing.Protocol``, no base class needed);
 ``check_task`` validates one and names what is missing.

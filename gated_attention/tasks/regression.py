@@ -71,6 +71,7 @@ class InContextRegression:
     observations: int = 12  # the paper's T
     w_var: float = 1.0  # W entries ~ N(0, w_var / d_x); the OOD validation set doubles it
     loss_scale: float = 0.5
+    draws_on_device = True  # ``sample`` draws on its generator's device (not a field)
 
     def __post_init__(self):
         for name in ("d_x", "d_y", "observations"):
@@ -109,16 +110,18 @@ class InContextRegression:
     def sample_with_W(
         self, batch_size: int, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """z (B, T, d), targets (B, T, d_y) and W (B, d_y, d_x), float64, from ``generator``."""
+        """z (B, T, d), targets (B, T, d_y) and W (B, d_y, d_x), float64, from ``generator``, on
+        its device (``draws_on_device``)."""
         if not isinstance(generator, torch.Generator):
             raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        f64 = torch.float64
-        W = torch.randn(batch_size, self.d_y, self.d_x, generator=generator, dtype=f64)
+        f64, dev = torch.float64, generator.device  # drawn where the generator lives
+        W = torch.randn(batch_size, self.d_y, self.d_x, generator=generator, dtype=f64, device=dev)
         W = W * math.sqrt(self.w_var / self.d_x)
         a = math.sqrt(3.0)  # U(-a, a) has unit variance
-        x = (2 * torch.rand(batch_size, self.T, self.d_x, generator=generator, dtype=f64) - 1) * a
+        u = torch.rand(batch_size, self.T, self.d_x, generator=generator, dtype=f64, device=dev)
+        x = (2 * u - 1) * a
         y = torch.einsum("bki,bti->btk", W, x)  # (B, T, d_y): W x_t at every step
         z = torch.cat([x, y], dim=-1)
         z[:, -1, self.d_x :] = 0.0  # the query step shows x_q only

@@ -35,6 +35,7 @@ class TeacherStudentTask:
     teacher: LinearSelfAttention
     T: int = 32
     loss_scale: float = 1.0
+    draws_on_device = True  # ``sample`` draws on its generator's device (not a field)
 
     def __post_init__(self) -> None:
         if not isinstance(self.teacher, LinearSelfAttention):
@@ -84,7 +85,8 @@ class TeacherStudentTask:
     def sample(
         self, batch_size: int, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """x ~ N(0, I) of shape (batch_size, T, d) and y = teacher(x), both float64.
+        """x ~ N(0, I) of shape (batch_size, T, d) and y = teacher(x), both float64, on the
+        generator's device (``draws_on_device``).
 
         x is drawn in float32 (five times faster than float64) and then held in float64; the
         labels are computed in float64 from the parallel form of Eq. (1), y_t = sum_{s<=t}
@@ -93,10 +95,12 @@ class TeacherStudentTask:
         """
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        x = torch.randn(batch_size, self.T, self.d, generator=generator).to(torch.float64)
+        dev = generator.device  # drawn where the generator lives (on a GPU: no host work)
+        x = torch.randn(batch_size, self.T, self.d, generator=generator, device=dev)
+        x = x.to(torch.float64)
         W = self.teacher
         with torch.no_grad():
-            W_V, W_K, W_Q = (w.to(torch.float64) for w in (W.W_V, W.W_K, W.W_Q))
+            W_V, W_K, W_Q = (w.to(dev, torch.float64) for w in (W.W_V, W.W_K, W.W_Q))
             v, k, q = x @ W_V.T, x @ W_K.T, x @ W_Q.T  # (B, T, d_v), (B, T, d_k), (B, T, d_k)
             scores = torch.bmm(q, k.transpose(1, 2)).tril_()  # q_t . k_s for s <= t: (B, T, T)
             y = torch.bmm(scores, v)  # y_t = sum_{s<=t} (q_t . k_s) v_s: (B, T, d_v)

@@ -124,7 +124,7 @@ def device_agreement(device: str | torch.device, steps: int = 30) -> float:
     params, masks = stack_students(students)
     c = TrainConfig(steps=steps, lr=1e-2, batch_size=16, dtype="float64", chunk_steps=10)
     kw = dict(data_seeds=[1, 2], masks=masks, progress=False)
-    there = train([task, task], params, c, device=device, **kw)
+    there = train([task, task], params, c, device=device, data_on_device=False, **kw)
     here = train([task, task], params, c, device="cpu", **kw)
     return max(float((there.params[k] - v).abs().max()) for k, v in here.params.items())
 
