@@ -138,3 +138,17 @@ def test_the_parser_sees_nested_and_relative_imports(tmp_path):
         (5, "gated_attention"),
         (6, "gated_attention.experiments"),
     ]
+
+
+def test_every_wing_docstring_names_its_modules():
+    """Each wing's ``__init__`` docstring names every module of the wing (as a word), so that a
+    reader who opens the wing finds all of it listed; a module added without a line fails."""
+    import re
+
+    for wing in sorted({w for tier in WING_ORDER[1:] for w in tier}):
+        doc = ast.get_docstring(ast.parse((ROOT / wing / "__init__.py").read_text())) or ""
+        for path in sorted((ROOT / wing).glob("*.py")):
+            name = path.stem
+            if name in ("__init__", "__main__"):
+                continue
+            assert re.search(rf"(?<![\w.]){name}(?![\w])", doc), f"{wing}/__init__ omits {name}"

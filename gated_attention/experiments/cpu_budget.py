@@ -14,22 +14,17 @@ They are fixed here before any of them is run, and recorded with the package as
 results cache when the command is given again. The chapters score them with the criteria of
 ``report/paper_values.json``, unchanged.
 
-Measured one-thread step times on the 2-core CPU (60 to 400 steps each; with
-``make book`` or another run beside it a step is slower):
-    Fig. 3A   40 members (8 sizes x 5 seeds), T = 32          about 50 ms  -> 100,000 steps
-    Fig. 3B   30 members (6 sizes x 5 seeds), d = 12, T = 32  about 150 ms -> 40,000 steps
-    Fig. 4A   7 families x 4 targets x 3 seeds, T = 32        about 490 ms -> 12,000 steps
-    Fig. 4B   7 families x 4 targets x 3 seeds (regression)   about 650 ms -> 10,000 steps
-    App. D.3  the paper profile: 3 gatings, 145 members        about 65 ms  -> 100,000 steps
-    Fig. 2    5 held-out seeds, n = m = 48, T = 8              about 7 ms   -> 120,000, 240,000
-                                                                              and 480,000 steps
+Each budget is the most steps of its config that fit about two hours at the one-thread step time
+measured on a 2-core CPU when the budgets were set (from about 7 ms a step for Fig. 2's students
+to about 650 ms for Fig. 4B's seven families; the table of those measurements is in this file's
+git history); ``PREDICTED_MIN`` keeps the minutes they predict.
 
 Glossary (code name -> meaning):
     CPU_RUNS     experiment name -> its config at the CPU budget (``resolve`` obtains the entry
                  a main run of Fig. 4A/4B reads its rates from)
     HELD_OUT     the seed the learning-rate searches train (no seed of a main run)
     LADDER       Fig. 2's budgets, as multiples of the quick run's steps (the top rung: "cpu")
-    PREDICTED_MIN  recorded name -> minutes on one core, steps x the step time measured above
+    PREDICTED_MIN  recorded name -> minutes on one core, steps x the measured step time
     BUDGETS      the budget names ``cpu_config`` knows
 """
 
@@ -144,7 +139,8 @@ CPU_RUNS: dict[str, Callable[..., Any]] = {
 
 
 #: recorded name -> predicted minutes on one core: steps x the one-thread step time measured
-#: above (for Fig. 4A/4B with the search; a search recorded after its main run costs nothing)
+#: when the budgets were set (for Fig. 4A/4B with the search; a search recorded after its main
+#: run costs nothing)
 PREDICTED_MIN = {
     "how-many-neurons-A-cpu": 85,
     "how-many-neurons-B-cpu": 100,

@@ -4,6 +4,12 @@ attention   Eq. (1): causal linear self-attention (the teacher)
 gated_rnn   Eq. (2): the gated diagonal linear RNN (the student), reference and parallel forms
 fast_path   the training engine's fused form of Eq. (2) (hand-written backward)
 shell       embedding -> recurrent layer(s) -> readout, for an ensemble; the ``Family`` record
+dense_rnn   Eq. (2) with a dense linear recurrence ("dense" in Fig. 4A)
+lstm        a 1-layer LSTM in the shell of Sec. 4.3
+gru         a 1-layer GRU in the shell of Sec. 4.3
+lru         the LRU family of Sec. 4.3 / 5.3 (LRU, LRU In+Out, with an MLP), simplified
+mamba       a Mamba-style selective layer (simplified, no convolution) in the shell
+family_registry  every family above by name, in the shape the engine trains (Fig. 4A/4B)
 mamba_block the Mamba block as the Mamba paper defines it (convolution, SiLU, low-rank Delta,
             SiLU gate), beside the simplified layer of ``mamba`` (ours, beyond the paper)
 lru_block   the LRU block as its reference code defines it (LRU, GELU, GLU, skip, optional

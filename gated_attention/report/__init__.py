@@ -9,6 +9,8 @@ Modules:
     verdict            each chapter's verdict from its rows
     budget_text        a row's budget as text, against the paper's
     runs               one line per results entry: what a recorded run is and where it ran
+    run_source         under each run a chapter reads: recorded or trained, and whether its
+                       training code changed since it was recorded
     execution_status   how each chapter of a build was executed (profile, time, versions)
     teacher_tables     the teacher-identification chapter's printed tables and scorecard rows
     members            one row per member of a teacher-identification run: the construction?
