@@ -281,6 +281,25 @@ def test_compiled_mode_trains_as_the_fast_mode():
     assert float(compiled.params["W_in1"][1, 3:].abs().sum()) == 0.0  # padding stays zero
 
 
+def test_compiled_mode_compiles_a_models_own_forward(monkeypatch):
+    """Mode "compiled" on a path without the fused step (side gating: ``forward_packed``
+    through autograd) compiles the loss and ends where mode "fast" ends (float64)."""
+    compiled_fns, compile_ = [], torch.compile
+    monkeypatch.setattr(
+        torch, "compile", lambda f, **kw: compiled_fns.append(f) or compile_(f, **kw)
+    )
+    task = TeacherStudentTask.from_seed(3, seed=0, T=5)
+    params, masks = stacked((5, 4, 0), (3, 4, 1), side=True)
+    c = TrainConfig(steps=10, lr=1e-2, weight_decay=1e-2, batch_size=4, **F64)
+    kw = dict(data_seeds=[1, 2], masks=masks, progress=False)
+    fast = train([task, task], params, c, **kw)
+    compiled = train([task, task], params, dataclasses.replace(c, mode="compiled"), **kw)
+    for k in params:
+        torch.testing.assert_close(compiled.params[k], fast.params[k], rtol=1e-9, atol=1e-11)
+    assert not torch.allclose(compiled.params["W_side"], params["W_side"])  # it did train
+    assert len(compiled_fns) == 1  # the compiled run's loss, and only it, went through compile
+
+
 def test_nu_gets_no_weight_decay():
     """A forward that ignores every weight: only weight decay moves them, and never nu."""
     task = TeacherStudentTask.from_seed(3, seed=0, T=4)

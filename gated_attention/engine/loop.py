@@ -26,9 +26,12 @@ Three modes of the same training step (same data, same numbers up to rounding; t
     "compiled"   as "fast", with the loss and its gradients from ``fast_path.loss_and_grads``
                  (the recurrence as a scan over t) compiled by ``torch.compile``
                  (``steps.CompiledStep``): the elementwise work fused into a few loops around
-                 the GEMMs. Other rounding than "fast", so a run's numbers differ from the
-                 "fast" run's at float32 precision; compiling costs ~10 s per shape, so it pays
-                 for long runs. Needs a C++ compiler (on a GPU: Triton).
+                 the GEMMs; any other model's forward and loss compiled likewise (its backward
+                 made by AOTAutograd; a family's loop over t becomes a few fused loops).
+                 Other rounding than "fast", so a run's numbers differ from the "fast" run's
+                 at float32 precision; compiling costs ~10 s per shape (a minute or more for
+                 an LSTM or GRU unrolled over T = 32), so it pays for long runs. Needs a C++
+                 compiler (on a GPU: Triton).
     "reference"  the readable definition: ``gated_rnn_forward(mode="reference")`` (a loop over
                  t), ``masked_mse``, a plain per-parameter AdamW, the loss read back every step.
 A model other than Eq. (2) can be trained by passing ``forward`` (then both modes run it as is).

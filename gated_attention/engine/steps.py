@@ -6,7 +6,8 @@ loss window; ``train`` (``loop``) runs it over the data.
                    autograd node), the loss, its gradients and the window as one captured CUDA
                    graph on a GPU (``device.GraphedStep``), eagerly elsewhere
     CompiledStep   the same step in mode "compiled": ``fast_path.loss_and_grads`` (the loss
-                   and its gradients as one plain function) compiled by ``torch.compile``
+                   and its gradients as one plain function) compiled by ``torch.compile``;
+                   in that mode a ``ForwardStep``'s loss function is compiled too
     ForwardStep    any other model through its ``forward`` (the other families, side gating on
                    packed weights, the cross-entropy of App. D.3): autograd, the window on the
                    device
@@ -224,8 +225,9 @@ def make_step(
     neuron makes every gradient that touches it exactly zero, and AdamW moves a zero weight
     with a zero gradient by exactly zero; tests/test_training.py puts garbage in the padding to
     check it), ``CompiledStep`` instead in mode "compiled", ``ReferenceStep`` in mode
-    "reference", else ``ForwardStep``. ``capture``: record the fused step as a CUDA graph (the
-    other paths run eagerly)."""
+    "reference", else ``ForwardStep`` (in mode "compiled" with its loss function compiled:
+    a family's forward, side gating, the cross-entropy). ``capture``: record the fused step
+    as a CUDA graph (the other paths run eagerly)."""
     if spec.packed and "W_out" in P and mode == "compiled":
         return CompiledStep(P, opt, project, window, spec)
     if spec.packed and "W_out" in P:
@@ -233,7 +235,10 @@ def make_step(
         fused = lambda x, y: fused_loss(x, P, y, T, out_steps, scale)  # noqa: E731
         return FusedStep(fused, opt, project, window, capture)
     cls = ReferenceStep if mode == "reference" else ForwardStep
-    return cls(loss_function(P, masks, spec), opt, project, window)
+    loss = loss_function(P, masks, spec)
+    if mode == "compiled":  # the forward and the loss compiled, their backward by AOTAutograd
+        loss = torch.compile(loss, dynamic=False)
+    return cls(loss, opt, project, window)
 
 
 def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
