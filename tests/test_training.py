@@ -101,17 +101,24 @@ def test_fast_forward_equals_reference_outputs_and_gradients(side):
             torch.testing.assert_close(p1[k].grad, p2[k].grad, rtol=1e-10, atol=1e-10)
 
 
+def edge_case_batch(with_steps: bool, seed: int):
+    """(params, X, Y, out_steps): two float64 students (d 3, d_out 2) with lam exactly 0 and 1
+    among the neurons and a nu beyond the clamp, a neuron-major batch (T 9), the loss read at
+    steps 0, 4, 8 (``with_steps``) or at all."""
+    params, _ = stacked((6, 5, 0), (6, 5, 1), d=3, d_out=2)
+    params["nu"][0, :3] = torch.tensor([40.0, -40.0, 45.0], dtype=torch.float64)  # lam 0, 1, 0
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(2, 4, 9, 3, generator=g, dtype=torch.float64)
+    out_steps = torch.tensor([0, 4, 8]) if with_steps else None
+    y = torch.randn(2, 4, 9, 2, generator=g, dtype=torch.float64)
+    return params, inputs_neuron_major(x), targets_neuron_major(y, out_steps), out_steps
+
+
 @pytest.mark.parametrize("with_steps", [False, True])
 def test_fused_loss_equals_autograd(with_steps):
     """The hand-written backward of FusedLoss = autograd through forward_packed (float64), with
     lam exactly 0 and 1 among the neurons and a nu beyond the clamp (zero gradient there)."""
-    params, _ = stacked((6, 5, 0), (6, 5, 1), d=3, d_out=2)
-    params["nu"][0, :3] = torch.tensor([40.0, -40.0, 45.0], dtype=torch.float64)  # lam 0, 1, 0
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(2, 4, 9, 3, generator=g, dtype=torch.float64)
-    out_steps = torch.tensor([0, 4, 8]) if with_steps else None
-    y = torch.randn(2, 4, 9, 2, generator=g, dtype=torch.float64)
-    X, Y = inputs_neuron_major(x), targets_neuron_major(y, out_steps)
+    params, X, Y, out_steps = edge_case_batch(with_steps, seed=0)
     p1 = {k: v.clone().requires_grad_() for k, v in pack_params(params).items()}
     p2 = {k: v.clone().requires_grad_() for k, v in pack_params(params).items()}
     loss1 = fused_loss(X, p1, Y, 9, out_steps, scale=0.7)
@@ -130,13 +137,7 @@ def test_fused_loss_equals_autograd(with_steps):
 def test_loss_and_grads_equal_autograd(with_steps):
     """The compiled mode's function (scan, no autograd) = autograd through forward_packed
     (float64): the same lam 0, lam 1 and clamped nu as above, the gradients of the summed loss."""
-    params, _ = stacked((6, 5, 0), (6, 5, 1), d=3, d_out=2)
-    params["nu"][0, :3] = torch.tensor([40.0, -40.0, 45.0], dtype=torch.float64)  # lam 0, 1, 0
-    g = torch.Generator().manual_seed(1)
-    x = torch.randn(2, 4, 9, 3, generator=g, dtype=torch.float64)
-    out_steps = torch.tensor([0, 4, 8]) if with_steps else None
-    y = torch.randn(2, 4, 9, 2, generator=g, dtype=torch.float64)
-    X, Y = inputs_neuron_major(x), targets_neuron_major(y, out_steps)
+    params, X, Y, out_steps = edge_case_batch(with_steps, seed=1)
     p = {k: v.clone().requires_grad_() for k, v in pack_params(params).items()}
     loss2 = 0.7 * (forward_packed(X, p, 9, out_steps) - Y).square().mean(dim=(1, 2))
     loss2.sum().backward()
@@ -264,18 +265,24 @@ def test_ensemble_equals_separate_runs():
     assert float(together.params["D"][0, :, 3:].abs().sum()) == 0.0
 
 
-def test_compiled_mode_trains_as_the_fast_mode():
-    """Mode "compiled" (``CompiledStep``: ``loss_and_grads`` through ``torch.compile``) ends an
-    ensemble with masked members and a loss read at some steps where mode "fast" ends it
-    (float64), the padding exactly zero."""
-    task = LastStepTask()
-    params, masks = stacked((5, 4, 0), (3, 2, 1), d=4, d_out=2)
-    c = TrainConfig(steps=12, lr=1e-2, weight_decay=1e-2, batch_size=8, **F64)
+def fast_and_compiled(task, params, masks, steps: int, batch: int):
+    """(fast, compiled): two members trained in mode "fast" and in mode "compiled" (float64),
+    their weights checked equal to 1e-9."""
+    c = TrainConfig(steps=steps, lr=1e-2, weight_decay=1e-2, batch_size=batch, **F64)
     kw = dict(data_seeds=[3, 4], masks=masks, progress=False)
     fast = train([task, task], params, c, **kw)
     compiled = train([task, task], params, dataclasses.replace(c, mode="compiled"), **kw)
     for k in params:
         torch.testing.assert_close(compiled.params[k], fast.params[k], rtol=1e-9, atol=1e-11)
+    return fast, compiled
+
+
+def test_compiled_mode_trains_as_the_fast_mode():
+    """Mode "compiled" (``CompiledStep``: ``loss_and_grads`` through ``torch.compile``) ends an
+    ensemble with masked members and a loss read at some steps where mode "fast" ends it
+    (float64), the padding exactly zero."""
+    params, masks = stacked((5, 4, 0), (3, 2, 1), d=4, d_out=2)
+    fast, compiled = fast_and_compiled(LastStepTask(), params, masks, steps=12, batch=8)
     torch.testing.assert_close(compiled.losses, fast.losses, rtol=1e-9, atol=0)
     assert not torch.allclose(compiled.params["W_out1"], params["W_out1"])  # it did train
     assert float(compiled.params["W_in1"][1, 3:].abs().sum()) == 0.0  # padding stays zero
@@ -290,12 +297,7 @@ def test_compiled_mode_compiles_a_models_own_forward(monkeypatch):
     )
     task = TeacherStudentTask.from_seed(3, seed=0, T=5)
     params, masks = stacked((5, 4, 0), (3, 4, 1), side=True)
-    c = TrainConfig(steps=10, lr=1e-2, weight_decay=1e-2, batch_size=4, **F64)
-    kw = dict(data_seeds=[1, 2], masks=masks, progress=False)
-    fast = train([task, task], params, c, **kw)
-    compiled = train([task, task], params, dataclasses.replace(c, mode="compiled"), **kw)
-    for k in params:
-        torch.testing.assert_close(compiled.params[k], fast.params[k], rtol=1e-9, atol=1e-11)
+    _, compiled = fast_and_compiled(task, params, masks, steps=10, batch=4)
     assert not torch.allclose(compiled.params["W_side"], params["W_side"])  # it did train
     assert len(compiled_fns) == 1  # the compiled run's loss, and only it, went through compile
 
