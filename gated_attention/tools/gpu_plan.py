@@ -15,11 +15,13 @@ one ensemble there), is steps x the time of one step of an ensemble of that many
 the recorded GPU bench (``recorded/bench-<gpu>.json``): one student (``engine_steps_per_s``) and
 the 16-member ensemble (``batched_steps_per_s``), linear in the members in between and beyond.
 Why linear in members: the fused step itself dispatches the same operations for any number of
-members (``bench_ways.dispatch_counts``: flat without its data), while every member draws its own
-data on the host. What it leaves out, said in the table: a family other than the gated RNN of
-Eq. (2) (its step was not measured on a GPU: predicted as the gated RNN's, which is fast, so
-the prediction is a lower bound there), and sizes (a GPU step of these small networks is
-launch-bound, not size-bound).
+members (``bench_ways.dispatch_counts``: flat without its data), while in the recorded bench every
+member drew its own data on the host. That bench predates the data drawn on the GPU
+(``train(data_on_device=...)``) and the compiled mode, so for the runs they apply to the
+prediction is an upper bound until a GPU bench of today's engine is recorded. What it leaves
+out, said in the table: a family other than the gated RNN of Eq. (2) (its step was not measured
+on a GPU: predicted as the gated RNN's, which is fast, so the prediction is a lower bound
+there), and sizes (a GPU step of these small networks is launch-bound, not size-bound).
 
 The command trains through ``tools.record`` (the results cache: each job checkpoints and
 resumes; a finished run is loaded, not trained again), so an interrupted ``--run`` continues
