@@ -81,7 +81,7 @@ def _compiled_rows(r: dict, key: str, label: str, unit: str) -> list[tuple[str, 
     if r.get(key) is None:
         return []
     fast = r["engine_steps_per_s" if key.startswith("compiled") else "batched_steps_per_s"]
-    return [(label, f"{r[key]:.1f} {unit} ({r[key] / fast:.2f}x mode fast)")]
+    return [(label, f"{r[key]:.1f} {unit} ({r[key] / fast:.2f}x fast)")]
 
 
 def _floor_rows(r: dict) -> list[tuple[str, str]]:
