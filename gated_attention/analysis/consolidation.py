@@ -284,35 +284,14 @@ def consolidate(
         H = hidden_states(x, net.params).reshape(-1, net.n)  # (B T, n)
         lam = groups.lam.to(torch.float64)
         Q = product_forms(net.W_in1, net.W_in2)  # (n, d+1, d+1)
-        done: list[GroupConsolidation] = []
-        W1, W2, NU, O1, O2 = [], [], [], [], []
-        for name, key in (("key-value", "one"), ("query", "zero")):
-            idx = list(getattr(groups, key))
-            if not idx:
-                continue
-            group, (a, b, nu, readout) = _consolidate_group(name, idx, H, lam, Q, net, counts[key])
-            W1.append(a)
-            W2.append(b)
-            NU.append(nu)
-            O1.append(net.W_out1[:, idx] @ readout)
-            O2.append(net.W_out2[:, idx] @ readout)
-            done.append(group)
-        rest = list(groups.between)
-        new = Network(
-            W_in1=torch.cat(W1 + [net.W_in1[rest]]),
-            W_in2=torch.cat(W2 + [net.W_in2[rest]]),
-            nu=torch.cat(NU + [net.nu[rest]]),
-            W_out1=torch.cat(O1 + [net.W_out1[:, rest]], dim=1),
-            W_out2=torch.cat(O2 + [net.W_out2[:, rest]], dim=1),
-            D=net.D,
-        )
+        new, done = _consolidated_network(net, groups, H, lam, Q, counts)
         y = gated_rnn_forward(x, net.params)
         y_new = gated_rnn_forward(x, new.params)
         y_teacher = teacher(x.to(teacher.W_V.dtype)).detach().to(torch.float64)
     scale = float(y.norm())
     return Consolidation(
         net=new,
-        groups=tuple(done),
+        groups=done,
         n_before=net.n,
         output_change=float((y_new - y).norm()) / scale if scale > 0 else float("nan"),
         loss_before=float((y - y_teacher).square().mean()),
@@ -322,6 +301,41 @@ def consolidate(
         balanced_penalty_before=balanced_penalty(net),
         balanced_penalty_after=balanced_penalty(new),
     )
+
+
+def _consolidated_network(
+    net: Network,
+    groups: LamGroups,
+    H: torch.Tensor,
+    lam: torch.Tensor,
+    Q: torch.Tensor,
+    counts: dict[str, int],
+) -> tuple[Network, tuple[GroupConsolidation, ...]]:
+    """The network with its "one" and "zero" lam groups consolidated (``_consolidate_group``)
+    and the neurons between them kept, and what was done to each group."""
+    done: list[GroupConsolidation] = []
+    W1, W2, NU, O1, O2 = [], [], [], [], []
+    for name, key in (("key-value", "one"), ("query", "zero")):
+        idx = list(getattr(groups, key))
+        if not idx:
+            continue
+        group, (a, b, nu, readout) = _consolidate_group(name, idx, H, lam, Q, net, counts[key])
+        W1.append(a)
+        W2.append(b)
+        NU.append(nu)
+        O1.append(net.W_out1[:, idx] @ readout)
+        O2.append(net.W_out2[:, idx] @ readout)
+        done.append(group)
+    rest = list(groups.between)
+    new = Network(
+        W_in1=torch.cat(W1 + [net.W_in1[rest]]),
+        W_in2=torch.cat(W2 + [net.W_in2[rest]]),
+        nu=torch.cat(NU + [net.nu[rest]]),
+        W_out1=torch.cat(O1 + [net.W_out1[:, rest]], dim=1),
+        W_out2=torch.cat(O2 + [net.W_out2[:, rest]], dim=1),
+        D=net.D,
+    )
+    return new, tuple(done)
 
 
 def _checked(

@@ -267,6 +267,28 @@ def symbolic_construction(
     _check_variant(variant)
     _check_sizes(d, T)
     xs = symbol_inputs(d, T)
+    W_V, W_K, W_Q, weights, ranks, scale = _symbolic_weights_of(variant, d, r_V, r_KQ)
+    if perturb is not None:
+        perturb(weights)
+    extra = [sp.Matrix([scale[0]])] if scale is not None else []  # delta, even if perturbed away
+    R = _ring(W_V, W_K, W_Q, *weights.values(), *xs, *extra)
+    xs_R = [_lift_vec(R, x) for x in xs]
+    y_att = _eq1(*(_lift(R, M) for M in (W_V, W_K, W_Q)), xs_R)
+    y_rnn = _eq2({k: _lift(R, M) for k, M in weights.items()}, xs_R)
+    differences = []
+    for ya, yr in zip(y_att, y_rnn, strict=True):
+        diff = [r - a for r, a in zip(yr, ya, strict=True)]
+        if scale is not None:
+            delta, det = scale
+            diff = [_clear_delta(e, R(delta), R(det)) for e in diff]
+        differences.append([e.as_expr() for e in diff])
+    return SymbolicProof(variant, d, T, ranks, weights, differences)
+
+
+def _symbolic_weights_of(variant: str, d: int, r_V: int | None, r_KQ: int | None):
+    """``symbolic_construction``'s symbols: (W_V, W_K, W_Q, weights, ranks, scale), with
+    ranks (r_V, r_KQ) for "low_rank" (else None) and scale (delta, det W_V) for "symmetric"
+    (else None), delta standing for 1 / det(W_V)."""
     ranks, scale = None, None
     if variant == "low_rank":
         r_V = max(1, d - 1) if r_V is None else r_V
@@ -289,21 +311,7 @@ def symbolic_construction(
             scale = (delta, W_V.det(method="berkowitz"))
         else:
             weights = symbolic_weights(variant, W_V=W_V, W_K=W_K, W_Q=W_Q)
-    if perturb is not None:
-        perturb(weights)
-    extra = [sp.Matrix([scale[0]])] if scale is not None else []  # delta, even if perturbed away
-    R = _ring(W_V, W_K, W_Q, *weights.values(), *xs, *extra)
-    xs_R = [_lift_vec(R, x) for x in xs]
-    y_att = _eq1(*(_lift(R, M) for M in (W_V, W_K, W_Q)), xs_R)
-    y_rnn = _eq2({k: _lift(R, M) for k, M in weights.items()}, xs_R)
-    differences = []
-    for ya, yr in zip(y_att, y_rnn, strict=True):
-        diff = [r - a for r, a in zip(yr, ya, strict=True)]
-        if scale is not None:
-            delta, det = scale
-            diff = [_clear_delta(e, R(delta), R(det)) for e in diff]
-        differences.append([e.as_expr() for e in diff])
-    return SymbolicProof(variant, d, T, ranks, weights, differences)
+    return W_V, W_K, W_Q, weights, ranks, scale
 
 
 def _clear_delta(p, delta, det):

@@ -179,20 +179,8 @@ def train_by_size(
     if len(data_seeds) != len(tasks):
         raise ValueError(f"{len(data_seeds)} data_seeds for {len(tasks)} tasks")
     sizes = [(s.n, s.m) for s in students]
-    s0 = students[0]
-    if groups is None and resolve_device(device).type != "cpu":
-        groups = [range(len(students))]  # a GPU runs a step's small kernels side by side
-    if groups is None:
-        groups = plan_ensembles(
-            sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side, overhead=overhead
-        )
-    elif any(not g for g in groups) or sorted(sum(map(list, groups), [])) != [*range(len(tasks))]:
-        raise ValueError(f"groups must split the members 0..{len(students) - 1}, got {groups}")
-    groups = [list(g) for g in groups]
-    path = None if checkpoint is None else Path(checkpoint)
-    files = [path] * len(groups)
-    if path is not None and len(groups) > 1:
-        files = [path.with_name(f"{path.stem}-{k}{path.suffix}") for k in range(len(groups))]
+    groups = _member_groups(students, tasks, config, device, overhead, groups)
+    files = _group_checkpoints(checkpoint, len(groups))
     results = []
     for k, idx in enumerate(groups):
         n_k = max(sizes[e][0] for e in idx)
@@ -214,6 +202,38 @@ def train_by_size(
             if f is not None:
                 f.unlink(missing_ok=True)
     return combine_ensembles(students, groups, results, config.torch_dtype)
+
+
+def _member_groups(
+    students: Sequence[GatedRNN],
+    tasks: Sequence[Task],
+    config: TrainConfig,
+    device: str | torch.device | None,
+    overhead: float,
+    groups: Sequence[Sequence[int]] | None,
+) -> list[list[int]]:
+    """``train_by_size``'s ensembles: ``groups`` checked to split the members, else one on a
+    GPU, else ``plan_ensembles``'s split."""
+    if groups is None and resolve_device(device).type != "cpu":
+        return [list(range(len(students)))]  # a GPU runs a step's small kernels side by side
+    if groups is None:
+        s0 = students[0]
+        sizes = [(s.n, s.m) for s in students]
+        return plan_ensembles(
+            sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side, overhead=overhead
+        )
+    if any(not g for g in groups) or sorted(sum(map(list, groups), [])) != [*range(len(tasks))]:
+        raise ValueError(f"groups must split the members 0..{len(students) - 1}, got {groups}")
+    return [list(g) for g in groups]
+
+
+def _group_checkpoints(checkpoint: str | os.PathLike | None, n_groups: int) -> list[Path | None]:
+    """One checkpoint file per ensemble: ``checkpoint`` itself for one, else
+    ``<stem>-<k><suffix>`` beside it."""
+    path = None if checkpoint is None else Path(checkpoint)
+    if path is None or n_groups == 1:
+        return [path] * n_groups
+    return [path.with_name(f"{path.stem}-{k}{path.suffix}") for k in range(n_groups)]
 
 
 def train_ensemble(

@@ -190,12 +190,7 @@ def train(
                 sched.step()
                 step += 1
                 if step % c.log_every == 0 or step == c.steps:
-                    read = log.close(step)  # the window's one read-back
-                    bar.set_postfix(loss=f"{float(read.mean()):.3g}", refresh=False)
-                    guard.check(~torch.isfinite(read), "loss", step)
-                    if on_log is not None:
-                        now = {k: v.detach().cpu().clone() for k, v in P.items()}
-                        on_log(step, unpack_params(now) if packed else now)
+                    _close_window(log, step, bar, guard, on_log, P, packed)
             bar.update(k)
             due = c.checkpoint_every and step % c.checkpoint_every == 0 and step < c.steps
             if path is not None and due:
@@ -208,6 +203,25 @@ def train(
         feed.close()
     bar.close()
     return result()
+
+
+def _close_window(
+    log: LossLog,
+    step: int,
+    bar: tqdm,
+    guard: DivergenceGuard,
+    on_log: Callable[[int, dict[str, torch.Tensor]], None] | None,
+    P: dict[str, torch.Tensor],
+    packed: bool,
+) -> None:
+    """The end of a logged window: its one read-back of the losses, shown on the bar, checked
+    for NaN or inf, and ``on_log`` called with a CPU copy of the parameters."""
+    read = log.close(step)
+    bar.set_postfix(loss=f"{float(read.mean()):.3g}", refresh=False)
+    guard.check(~torch.isfinite(read), "loss", step)
+    if on_log is not None:
+        now = {k: v.detach().cpu().clone() for k, v in P.items()}
+        on_log(step, unpack_params(now) if packed else now)
 
 
 def _checked(tasks, params, data_seeds, masks, forward, on_nonfinite) -> list:

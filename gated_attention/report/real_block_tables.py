@@ -49,7 +49,6 @@ __all__ = [
 
 def cost_rows(d: int) -> list[tuple[str, str, str, int, str]]:
     """(construction, layers, size, parameters, kind) for a d -> d teacher (d_v = d_k = d)."""
-    n = d * d
     c = neuron_count("full", d)
     rows = [
         (
@@ -70,6 +69,12 @@ def cost_rows(d: int) -> list[tuple[str, str, str, int, str]]:
             "exact",
         )
     )
+    return rows + _mamba_block_rows(d) + _lru_rows(d)
+
+
+def _mamba_block_rows(d: int) -> list[tuple[str, str, str, int, str]]:
+    """``cost_rows``'s Mamba blocks, with biases and as released."""
+    rows = []
     for bias, name in ((True, "Mamba block, with biases"), (False, "Mamba block, as released")):
         s = real_blocks.mamba_block_size(d, d, d, bias=bias)
         config = mamba_block.MambaBlockConfig(n_state=s["N"], dt_rank=s["R"], bias=bias)
@@ -82,6 +87,13 @@ def cost_rows(d: int) -> list[tuple[str, str, str, int, str]]:
                 "exact",
             )
         )
+    return rows
+
+
+def _lru_rows(d: int) -> list[tuple[str, str, str, int, str]]:
+    """``cost_rows``'s LRUs: simplified (Table 3), and the block with and without LayerNorm."""
+    n = d * d
+    rows = []
     H = d + 4 * n
     rows.append(
         (
