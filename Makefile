@@ -77,7 +77,7 @@ format: $(STAMP) ## ruff format the code
 	$(BIN)/ruff format gated_attention tests
 	$(BIN)/ruff check --fix gated_attention tests
 
-bench: $(STAMP) ## time the training engine against the reference loop (writes _build/bench.json), and predict the unrecorded paper runs on the recorded GPU
+bench: $(STAMP) ## time the training engine against the reference loop (writes _build/bench.json), and predict on the recorded GPU, from counted kernels and FLOPs, the unrecorded paper runs and the central claims at the paper's steps
 	$(PY) -m gated_attention.tools.bench --out _build/bench.json
 	$(PY) -m gated_attention.tools.gpu_plan
 

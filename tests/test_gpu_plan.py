@@ -1,5 +1,6 @@
 """The plan of the paper-profile runs not yet recorded (gated_attention/tools/gpu_plan.py): which
-runs, their predicted device time from the recorded GPU bench, and the command that trains and
+runs, their predicted device time from each job's counted kernels and FLOPs on the recorded
+GPU bench, the central claims at the paper's steps in parts, and the command that trains and
 records them all (tested end to end on the CPU in the smoke profile)."""
 
 from __future__ import annotations
@@ -19,30 +20,50 @@ def test_the_missing_runs_are_those_without_a_recorded_paper_run():
     assert {"how-many-neurons-A", "how-many-neurons-B", "associative-recall"} <= set(missing)
 
 
-def test_the_prediction_is_the_recorded_bench_linear_in_members():
+def test_the_prediction_is_each_jobs_counted_step_at_the_calibrated_gpu():
+    p = gpu_plan.plan("smoke", names=["how-many-neurons-A", "teacher-identification-chosen"])
+    cal = p["calibration"]
     bench = recorded_benches()["h200"]
-    one, sixteen = 1e3 / bench["engine_steps_per_s"], 16e3 / bench["batched_steps_per_s"]
-    assert gpu_plan.predict_ms(1, bench) == pytest.approx(one)
-    assert gpu_plan.predict_ms(16, bench) == pytest.approx(sixteen)
-    assert gpu_plan.predict_ms(31, bench) == pytest.approx(2 * sixteen - one)
-    p = gpu_plan.plan("paper", names=["how-many-neurons-A", "teacher-identification-chosen"])
+    assert cal["t_kernel"] * cal["kernels"] == pytest.approx(1 / bench["engine_steps_per_s"])
+    assert cal["peak_flops"] == pytest.approx(bench["gemm_peak_gflops"] * 1e9)
     a, chosen = p["runs"]
-    assert (a["jobs"], a["members"], a["steps"]) == (1, 50, 1_000_000)  # one GPU ensemble
-    assert a["device_s"] == pytest.approx(1_000_000 * gpu_plan.predict_ms(50, bench) / 1e3)
-    assert chosen["members"] == 3 and chosen["gated_only"]
+    config = gpu_plan._config("how-many-neurons-A", "smoke")
+    assert (a["jobs"], a["members"], a["steps"]) == (1, len(config.members()), config.train.steps)
+    launch = a["kernels"] * cal["t_kernel"]
+    arithmetic = a["gflop"] * 1e9 / cal["peak_flops"]
+    assert a["device_s"] == pytest.approx(a["steps"] * max(launch, arithmetic))
+    assert chosen["gated_only"] and 100 < chosen["kernels"] < 140  # the fused step, flat
     assert p["total_s"] == pytest.approx(a["device_s"] + chosen["device_s"])
     table = gpu_plan.format_plan(p)
     assert "how-many-neurons-A" in table and "total" in table
     assert all(len(line) <= 100 for line in table.splitlines())
 
 
+def test_the_central_claims_at_the_papers_steps_and_in_parts():
+    p = gpu_plan.plan("smoke", names=["architectures-teacher"], at_paper_steps=True)
+    (r,) = p["runs"]
+    assert r["steps"] == r["jobs"] * gpu_plan.paper_steps()["architectures-teacher"]
+    assert gpu_plan.paper_steps() == {
+        "architectures-teacher": 1_000_000,
+        "architectures-regression": 300_000,
+    }
+    plan3 = {"runs": [{"name": n, "device_s": s} for n, s in (("a", 300), ("b", 700), ("c", 100))]}
+    assert gpu_plan.parts(plan3, 540) == [
+        [("a", 300), ("b", 240)],
+        [("b", 460), ("c", 80)],
+        [("c", 20)],
+    ]
+    assert gpu_plan.parts(plan3, 540)[0] != gpu_plan.parts(plan3, 541)[0]  # the limit is used
+    assert gpu_plan.CENTRAL_CLAIMS[:2] == ("how-many-neurons-A", "how-many-neurons-B")
+
+
 def test_the_plan_counts_a_families_search_and_a_recall_ablation():
-    p = gpu_plan.plan("paper", names=["fig4b-setup", "associative-recall"])
+    p = gpu_plan.plan("smoke", names=["fig4b-setup", "associative-recall"])
     setup, recall = p["runs"]
-    config = gpu_plan._config("fig4b-setup", "paper")
+    config = gpu_plan._config("fig4b-setup", "smoke")
     assert setup["steps"] == len(config.families) * config.train.steps * (len(config.lr_grid) + 1)
     assert not setup["gated_only"]
-    rc = gpu_plan._config("associative-recall", "paper")
+    rc = gpu_plan._config("associative-recall", "smoke")
     assert recall["steps"] == 2 * rc.train.steps + rc.ce_train.steps
 
 
@@ -62,8 +83,9 @@ def test_the_plan_covers_every_registered_experiment():
     know its steps), and a set of pilots counts each pilot's own steps."""
     from gated_attention.experiments.registry import EXPERIMENTS
 
-    p = gpu_plan.plan("paper", names=list(EXPERIMENTS))
+    p = gpu_plan.plan("smoke", names=list(EXPERIMENTS))
     assert [r["name"] for r in p["runs"]] == list(EXPERIMENTS)
+    assert all(r["kernels"] > 0 and r["device_s"] > 0 for r in p["runs"])  # each job counted
     pilots = next(r for r in p["runs"] if r["name"] == "fig4b-setup-pilots")
-    config = gpu_plan._config("fig4b-setup-pilots", "paper")
+    config = gpu_plan._config("fig4b-setup-pilots", "smoke")
     assert pilots["steps"] == sum(q.train.steps for q in config.pilots)

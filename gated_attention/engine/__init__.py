@@ -10,6 +10,7 @@ Modules (one job each):
     data          drawing a chunk of training data per call, shared streams; ``DataFeed``
     checkpoints   saving and resuming a run
     device        the device choice, subnormal flushing, the GPU path (CUDA graph), hardware
+    probe         ``probing()``: what an experiment would train, stopped before training
 """
 
 from .checkpoints import read_checkpoint, restore, save_checkpoint
@@ -38,6 +39,7 @@ from .ensembles import (
 )
 from .guards import ON_NONFINITE, NonFiniteLossError
 from .loop import train
+from .probe import TrainCall, probing
 
 __all__ = [
     "DEVICE_ENV",
@@ -49,6 +51,7 @@ __all__ = [
     "ON_NONFINITE",
     "OPTIMISERS",
     "SCHEDULES",
+    "TrainCall",
     "TrainConfig",
     "TrainResult",
     "combine_ensembles",
@@ -58,6 +61,7 @@ __all__ = [
     "forward_macs",
     "hardware",
     "plan_ensembles",
+    "probing",
     "read_checkpoint",
     "resolve_device",
     "restore",

@@ -80,6 +80,7 @@ from .guards import (
     nonfinite_members,
 )
 from .loss_log import LossLog
+from .probe import stop_if_probing
 from .steps import LossSpec, make_step
 from .steps import cross_entropy as cross_entropy  # (re-exported: where it lived before)
 
@@ -145,6 +146,8 @@ def train(
             columns, d_out output rows), or the first step fails on their shapes.
     """
     tasks = _checked(tasks, params, data_seeds, masks, forward, on_nonfinite)
+    stop_if_probing(tasks=tasks, params=params, config=config, data_seeds=data_seeds,
+                    masks=masks, no_decay=no_decay, forward=forward)  # fmt: skip
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
     dev, E, c, t0 = resolve_device(device), len(tasks), config, time.perf_counter()
     forward, packed = _model(c, forward)

@@ -5,7 +5,8 @@ book            execute the chapters with papermill, write plain notebooks
 record          run an experiment in a profile and ship it as a recorded run
 quick_runs      the quick runs that ship recorded: is their training code unchanged? re-record
 cpu_plan        the CPU budget's runs not yet recorded, and one command that trains them
-gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU
+gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU, with
+  device_time     a step's device time from its counted kernels and FLOPs
 campaign        train them within a time budget, central claims first, as a resumable pack
 bench           time the training engine (``make bench``), with its parts:
   bench_products  the matrix products of one step, counted and timed alone

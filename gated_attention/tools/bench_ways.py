@@ -45,7 +45,14 @@ from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask
 from .bench_timing import best_seconds
 
-__all__ = ["WAYS", "batched_labels", "compiled_kernels", "dispatch_counts", "ways_to_floor"]
+__all__ = [
+    "WAYS",
+    "OpCounter",
+    "batched_labels",
+    "compiled_kernels",
+    "dispatch_counts",
+    "ways_to_floor",
+]
 
 #: the rows, in order: (key, what it changes against the engine's step)
 WAYS = (
@@ -174,7 +181,7 @@ def ways_to_floor(
     return rows
 
 
-class _Counting(TorchDispatchMode):
+class OpCounter(TorchDispatchMode):
     """Counts the aten operations dispatched inside it."""
 
     def __init__(self) -> None:
@@ -210,11 +217,11 @@ def dispatch_counts(
         train(tasks, params, warm, data_seeds=seeds, progress=False)  # one-time set-up, uncounted
         for k in (1, 2):
             tc = TrainConfig(steps=k * steps, chunk_steps=steps, log_every=steps)
-            with _Counting() as mode:
+            with OpCounter() as mode:
                 train(tasks, params, tc, data_seeds=seeds, progress=False)
             counts.append(sum(mode.ops.values()))
         gens = [torch.Generator().manual_seed(s) for s in seeds]
-        with _Counting() as data:
+        with OpCounter() as data:
             sample_chunk_neuron_major(tasks, gens, steps, B, torch.float32)
         out.append(
             {

@@ -47,19 +47,14 @@ from pathlib import Path
 from ..experiments.cache import RECORDED_ROOT, read_entry
 from ..experiments.recorded_runs import recorded_names
 from ..experiments.registry import EXPERIMENTS
-from .gpu_plan import missing_runs
+from .gpu_plan import CENTRAL_CLAIMS, missing_runs
 from .record import git_state
 
 __all__ = ["CENTRAL", "Outcome", "order", "label", "campaign", "pack", "unpack", "main"]
 
 #: the experiments of the central learning claims, in the order the campaign trains them
 CENTRAL = (
-    "how-many-neurons-A",
-    "how-many-neurons-B",
-    "architectures-teacher-lr",
-    "architectures-teacher",
-    "architectures-regression-lr",
-    "architectures-regression",
+    *CENTRAL_CLAIMS,
     "teacher-identification",
     "associative-recall",
     "in-context-regression",

@@ -2,7 +2,10 @@
 that trains them all there.
 
     python -m gated_attention.tools.gpu_plan              the plan: each run, its jobs on a GPU,
-                                                          steps, members, predicted device time
+                                                          steps, members, predicted device time;
+                                                          then the central claims at the
+                                                          paper's steps, in parts
+    python -m gated_attention.tools.gpu_plan --central    only the latter
     python -m gated_attention.tools.gpu_plan --run        train every run of the plan, one after
         [--profile paper] [--only NAME ...]               another, each recorded as
                                                           ``<name>-<profile>-gpu``
@@ -11,17 +14,14 @@ What is planned: every registered experiment (``registry.EXPERIMENTS``) whose pa
 no recorded run (a recorded run named ``<name>-paper`` or ``<name>-paper-...``).
 
 The prediction, per job of the experiment's GPU plan (``config.jobs("cuda")``: a size sweep is
-one ensemble there), is steps x the time of one step of an ensemble of that many members, from
-the recorded GPU bench (``recorded/bench-<gpu>.json``): one student (``engine_steps_per_s``) and
-the 16-member ensemble (``batched_steps_per_s``), linear in the members in between and beyond.
-Why linear in members: the fused step itself dispatches the same operations for any number of
-members (``bench_ways.dispatch_counts``: flat without its data), while in the recorded bench every
-member drew its own data on the host. That bench predates the data drawn on the GPU
-(``train(data_on_device=...)``) and the compiled mode, so for the runs they apply to the
-prediction is an upper bound until a GPU bench of today's engine is recorded. What it leaves
-out, said in the table: a family other than the gated RNN of Eq. (2) (its step was not measured
-on a GPU: predicted as the gated RNN's, which is fast, so the prediction is a lower bound
-there), and sizes (a GPU step of these small networks is launch-bound, not size-bound).
+one ensemble there), is its steps x the device time of one step of that job's own run, the
+larger of its kernels x the time of a kernel and its FLOPs / the GPU's matmul peak, both counted
+on this CPU and calibrated on the recorded GPU bench (``device_time``). The runs of the central
+claims (``CENTRAL_CLAIMS``) are also predicted at the paper's steps (``paper_steps``: Fig. 4A
+and 4B train fewer in the paper profile here), and cut into parts of at most ``PART_S`` of
+device time, most central first: what one campaign call gets (``tools.campaign``). The recorded
+bench predates the data drawn on the GPU and mode "compiled"; the kernels of today's fast
+step are counted, the kernel's time is that bench's.
 
 The command trains through ``tools.record`` (the results cache: each job checkpoints and
 resumes; a finished run is loaded, not trained again), so an interrupted ``--run`` continues
@@ -37,12 +37,38 @@ from typing import Any
 
 import torch
 
+from ..experiments.in_context_regression import RegressionConfig
 from ..experiments.recorded_runs import recorded_names
 from ..experiments.registry import EXPERIMENTS, NEEDS, experiment_config
+from ..experiments.teacher_student import TeacherStudentConfig
 from .bench import recorded_benches
+from .device_time import calibrate, job_run, run_key, step_counts, step_seconds
 from .record import record
 
-__all__ = ["missing_runs", "plan", "predict_ms", "format_plan", "run_plan", "main"]
+__all__ = [
+    "CENTRAL_CLAIMS",
+    "missing_runs",
+    "paper_steps",
+    "plan",
+    "parts",
+    "format_plan",
+    "format_parts",
+    "run_plan",
+    "main",
+]
+
+#: the runs of the central learning claims, most central first: Fig. 3A, Fig. 3B, then Fig. 4A
+#: and 4B, each after its rate search
+CENTRAL_CLAIMS = (
+    "how-many-neurons-A",
+    "how-many-neurons-B",
+    "architectures-teacher-lr",
+    "architectures-teacher",
+    "architectures-regression-lr",
+    "architectures-regression",
+)
+#: the most device time one call of the campaign gets (a part of the plan)
+PART_S = 540.0
 
 
 def missing_runs(profile: str = "paper") -> list[str]:
@@ -89,56 +115,123 @@ def _members(config: Any, job: Any) -> int:
     return len(getattr(config, "seeds", (0,)))
 
 
-def predict_ms(members: int, bench: dict) -> float:
-    """ms of one step of an ensemble of ``members`` on the bench's GPU (module docstring)."""
-    one = 1e3 / bench["engine_steps_per_s"]
-    sixteen = 1e3 * 16 / bench["batched_steps_per_s"]
-    return one + (members - 1) * (sixteen - one) / 15
+def paper_steps() -> dict[str, int]:
+    """The paper's steps for each training run of the central claims whose paper profile here
+    trains fewer (Fig. 4A: Sec. 4.1's teacher-student budget; Fig. 4B: Sec. 5's)."""
+    return {
+        "architectures-teacher": TeacherStudentConfig().train.steps,
+        "architectures-regression": RegressionConfig().train.steps,
+    }
 
 
-def plan(profile: str = "paper", gpu: str | None = None, names: list[str] | None = None) -> dict:
-    """{"gpu", "runs": [{"name", "jobs", "steps", "members", "device_s", "gated_only"}],
-    "total_s"} for the missing runs of ``profile`` (or ``names``)."""
+def _job_steps(config: Any, job: Any, name: str, at_paper_steps: bool) -> int:
+    """``_steps``, or with ``at_paper_steps`` the paper's steps for a run of ``paper_steps``."""
+    steps = _steps(config, job)
+    if at_paper_steps and name in paper_steps():
+        steps = steps // int(config.train.steps) * paper_steps()[name]
+    return steps
+
+
+def plan(
+    profile: str = "paper",
+    gpu: str | None = None,
+    names: list[str] | None = None,
+    *,
+    at_paper_steps: bool = False,
+    counted: dict | None = None,
+) -> dict:
+    """{"gpu", "calibration", "runs": [{"name", "jobs", "steps", "members", "kernels",
+    "gflop", "launch_s", "arithmetic_s", "device_s", "gated_only"}], "total_s"} for the
+    missing runs of ``profile`` (or ``names``), each job's step counted (``device_time``);
+    ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps. ``counted``: the
+    counts of steps already counted, by ``run_key`` (filled in)."""
     benches = recorded_benches()
     if not benches:
         raise ValueError("no recorded GPU bench (recorded/bench-<gpu>.json) to predict from")
     gpu = gpu or sorted(benches)[0]
-    bench = benches[gpu]
-    runs = []
-    for name in names or missing_runs(profile):
-        config = _config(name, profile)
-        jobs = config.jobs("cuda")
-        seconds, steps, members = 0.0, 0, 0
-        for job in jobs:
-            s, m = _steps(config, job), _members(config, job)
-            seconds += s * predict_ms(m, bench) / 1e3
-            steps, members = steps + s, max(members, m)
-        families = set(getattr(config, "families", ("gated",)))
-        runs.append(
-            {
-                "name": name,
-                "jobs": len(jobs),
-                "steps": steps,
-                "members": members,
-                "device_s": seconds,
-                "gated_only": families <= {"gated"},
-            }
-        )
-    return {"gpu": gpu, "runs": runs, "total_s": sum(r["device_s"] for r in runs)}
+    calibration = calibrate(benches[gpu])
+    counted = {} if counted is None else counted
+    runs = [
+        _plan_run(name, profile, calibration, counted, at_paper_steps)
+        for name in names or missing_runs(profile)
+    ]
+    total = sum(r["device_s"] for r in runs)
+    return {"gpu": gpu, "calibration": calibration, "runs": runs, "total_s": total}
+
+
+def _plan_run(name: str, profile: str, calibration: dict, counted: dict, at_paper: bool) -> dict:
+    """One run of ``plan``: its jobs' steps, each job's step counted once per shape."""
+    config = _config(name, profile)
+    jobs = config.jobs("cuda")
+    r = dict(name=name, jobs=len(jobs), steps=0, members=0, kernels=0.0, gflop=0.0)
+    r.update(launch_s=0.0, arithmetic_s=0.0, device_s=0.0)
+    for job in jobs:
+        run = job_run(config, job)
+        if run is None:  # trains nothing through the engine
+            continue
+        key = run_key(run)
+        if key not in counted:
+            counted[key] = step_counts(run)
+        counts, steps = counted[key], _job_steps(config, job, name, at_paper)
+        t = step_seconds(counts, calibration)
+        r["steps"] += steps
+        r["members"] = max(r["members"], len(run["tasks"]))
+        r["kernels"] = max(r["kernels"], counts["kernels"])
+        r["gflop"] = max(r["gflop"], counts["flops"] / 1e9)
+        for part in ("launch", "arithmetic"):
+            r[f"{part}_s"] += steps * t[part]
+        r["device_s"] += steps * t["step"]
+    r["gated_only"] = set(getattr(config, "families", ("gated",))) <= {"gated"}
+    return r
 
 
 def format_plan(p: dict) -> str:
-    """The plan as a table, the total and what the prediction leaves out."""
-    head = f"{'run (paper profile, not recorded)':<40} {'jobs':>5} {'steps':>11} {'members':>8}"
-    lines = [f"predicted on the recorded {p['gpu']} bench", f"{head} {'device time':>12}"]
+    """The plan as a table (kernels and GFLOP: of the costliest step of a run), the total and
+    what the prediction leaves out."""
+    cal = p["calibration"]
+    lines = [
+        f"on the recorded {p['gpu']} bench: {cal['t_kernel'] * 1e6:.2f} us a kernel, "
+        f"{cal['peak_flops'] / 1e12:.1f} TFLOP/s; a step costs the larger",
+        f"{'run (not recorded)':<32} {'jobs':>4} {'steps':>11} {'memb.':>5} "
+        f"{'kernels':>7} {'GFLOP':>6} {'device time':>12}",
+    ]
     for r in p["runs"]:
         mark = "" if r["gated_only"] else " *"
         lines.append(
-            f"{r['name']:<40} {r['jobs']:>5} {r['steps']:>11,} {r['members']:>8} "
-            f"{r['device_s'] / 60:>9.1f} min{mark}"
+            f"{r['name']:<32} {r['jobs']:>4} {r['steps']:>11,} {r['members']:>5} "
+            f"{r['kernels']:>7.0f} {r['gflop']:>6.2f} {r['device_s'] / 60:>8.1f} min{mark}"
         )
-    lines.append(f"{'total':<40} {'':>5} {'':>11} {'':>8} {p['total_s'] / 60:>9.1f} min")
-    lines.append("* other families' steps predicted as the gated RNN's: a lower bound")
+    lines.append(f"{'total':<32} {'':>4} {'':>11} {'':>5} {'':>7} {'':>6} "
+                 f"{p['total_s'] / 60:>8.1f} min")  # fmt: skip
+    lines.append("* other families: counted in mode fast, their loops over t kernel by kernel")
+    return "\n".join(lines)
+
+
+def parts(p: dict, limit_s: float = PART_S) -> list[list[tuple[str, float]]]:
+    """The plan's runs, in order, cut into parts of at most ``limit_s`` device seconds: each part
+    a list of (run, seconds of it in this part); a run longer than what is left of a part goes
+    on in the next (a campaign call resumes it from its checkpoints)."""
+    out: list[list[tuple[str, float]]] = [[]]
+    left = limit_s
+    for r in p["runs"]:
+        todo = r["device_s"]
+        while todo > 1e-9:
+            if left <= 1e-9:
+                out.append([])
+                left = limit_s
+            take = min(todo, left)
+            out[-1].append((r["name"], take))
+            todo, left = todo - take, left - take
+    return out
+
+
+def format_parts(p: dict, limit_s: float = PART_S, shown: int = 4) -> str:
+    """``parts`` as lines: how many, and the first ``shown``, each with its runs' minutes."""
+    cut = parts(p, limit_s)
+    lines = [f"{len(cut)} parts of at most {limit_s / 60:.0f} min of device time, the first:"]
+    for k, part in enumerate(cut[:shown], 1):
+        runs = ", ".join(f"{name} {s / 60:.1f}" for name, s in part)
+        lines.append(f"  part {k} ({sum(s for _, s in part) / 60:.1f} min): {runs}")
     return "\n".join(lines)
 
 
@@ -163,10 +256,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="paper", help="smoke, quick or paper")
     parser.add_argument("--only", nargs="*", help="these experiments (default: the missing runs)")
     parser.add_argument("--run", action="store_true", help="train and record them here")
+    parser.add_argument(
+        "--central",
+        action="store_true",
+        help="only the central claims' runs at the paper's steps, in parts a campaign call fits"
+        " (without --only, the plan shows them after the missing runs)",
+    )
     args = parser.parse_args(argv)
     names = args.only or None
     try:
-        print(format_plan(plan(args.profile, names=names)))
+        counted: dict = {}
+        if not args.central:
+            print(format_plan(plan(args.profile, names=names, counted=counted)))
+        if args.central or not names:
+            p = plan(args.profile, names=list(CENTRAL_CLAIMS), at_paper_steps=True, counted=counted)
+            print(f"\nthe central claims at the paper's steps\n{format_plan(p)}\n{format_parts(p)}")
     except ValueError as err:  # no recorded GPU bench: nothing to predict from, still runnable
         print(f"no prediction: {err}")
     if args.run:

@@ -1,0 +1,69 @@
+"""The device-time model's counts (gated_attention/tools/device_time.py) and the probe that
+stops a run at its ``train`` call (gated_attention/engine/probe.py)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gated_attention.engine import TrainCall, TrainConfig, probing, stack_students, train
+from gated_attention.models.gated_rnn import GatedRNN
+from gated_attention.tasks.teacher_student import TeacherStudentTask
+from gated_attention.tools import device_time
+from gated_attention.tools.bench_products import step_flops
+
+
+def _run(E: int, n: int = 12, d: int = 3, T: int = 8, B: int = 16) -> dict:
+    tasks = [TeacherStudentTask.from_seed(d, seed=e, T=T) for e in range(E)]
+    params, masks = stack_students([GatedRNN(d, n, n, seed=e) for e in range(E)])
+    config = TrainConfig(steps=1000, batch_size=B, chunk_steps=10)
+    with probing(), pytest.raises(TrainCall) as stopped:
+        train(tasks, params, config, data_seeds=list(range(E)), masks=masks, progress=False)
+    return stopped.value.arguments
+
+
+def test_probing_stops_train_before_anything_and_only_inside(tmp_path):
+    tasks = [TeacherStudentTask.from_seed(3, seed=0, T=8)]
+    params, _ = stack_students([GatedRNN(3, 6, 6, seed=0)])
+    before = {k: v.clone() for k, v in params.items()}
+    ck = tmp_path / "run.pt"
+    config = TrainConfig(steps=4, batch_size=8, chunk_steps=2, checkpoint_every=2)
+    with probing(), pytest.raises(TrainCall) as stopped:
+        train(tasks, params, config, data_seeds=[5], checkpoint=ck, progress=False)
+    args = stopped.value.arguments
+    assert args["config"] is config and args["data_seeds"] == [5] and args["forward"] is None
+    assert not ck.exists() and all(torch.equal(params[k], before[k]) for k in params)
+    with pytest.raises(TrainCall):  # not an Exception: an experiment's `except Exception` passes it
+        try:
+            with probing():
+                train(tasks, params, config, data_seeds=[5], progress=False)
+        except Exception:  # noqa: BLE001
+            pytest.fail("TrainCall was caught as an Exception")
+    result = train(tasks, params, config, data_seeds=[5], progress=False)  # outside: it trains
+    assert result.losses.shape[0] > 0
+
+
+def test_a_fused_steps_kernels_are_flat_in_members_and_its_flops_linear():
+    one, four = device_time.step_counts(_run(1)), device_time.step_counts(_run(4))
+    assert one["step_kernels"] == four["step_kernels"] > 50
+    assert four["flops"] == pytest.approx(4 * one["flops"])
+    assert four["chunk_kernels"] > one["chunk_kernels"]  # each member draws its own data
+    assert one["kernels"] == pytest.approx(one["step_kernels"] + one["chunk_kernels"] / 10)
+    hand = step_flops(3, 12, 12, 8, 16)["total"]  # Eq. (2)'s main products, by hand
+    assert hand <= one["flops"] <= 1.1 * hand
+
+
+def test_a_step_costs_the_larger_of_launches_and_arithmetic():
+    cal = {"t_kernel": 3e-6, "peak_flops": 1e12}
+    t = device_time.step_seconds({"kernels": 100, "flops": 1e8}, cal)
+    assert t["launch"] == pytest.approx(3e-4) and t["arithmetic"] == pytest.approx(1e-4)
+    assert t["step"] == t["launch"]
+    assert device_time.step_seconds({"kernels": 10, "flops": 1e9}, cal)["step"] == pytest.approx(
+        1e-3
+    )
+
+
+def test_runs_of_the_same_shapes_share_a_key():
+    a, b = _run(2), _run(2)
+    assert device_time.run_key(a) == device_time.run_key(b)
+    assert device_time.run_key(a) != device_time.run_key(_run(3))
