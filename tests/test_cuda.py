@@ -97,3 +97,22 @@ def test_the_compiled_mode_on_the_gpu_trains_as_the_fast_mode():
     compiled = tr.train(tasks, params, dataclasses.replace(c, mode="compiled"), **kw)
     for k in params:
         torch.testing.assert_close(compiled.params[k], fast.params[k], rtol=1e-9, atol=1e-11)
+
+
+def test_jobs_side_by_side_on_streams_give_the_numbers_of_each_job_alone(monkeypatch):
+    """Three jobs of a smoke run at once, each in a thread on its own CUDA stream (graphs
+    captured in thread-local mode), against each job alone on the same GPU."""
+    from torch.utils._pytree import tree_flatten_with_path
+
+    from gated_attention.experiments import protocol
+    from gated_attention.experiments.registry import experiment_config
+
+    monkeypatch.setenv("GATED_ATTENTION_DEVICE", "cuda")
+    config = experiment_config("optimiser-comparison", "smoke")
+    jobs = config.jobs("cuda")
+    alone, _ = config.assemble(jobs, [config.train_job(j, progress=False) for j in jobs])
+    together, _ = protocol.compute(config, progress=False, device="cuda", jobs_at_once=3)
+    a, b = tree_flatten_with_path(alone)[0], tree_flatten_with_path(together)[0]
+    assert len(a) == len(b)
+    for (where, x), (_, y) in zip(a, b, strict=True):
+        torch.testing.assert_close(y, x, rtol=0, atol=0, equal_nan=True, msg=str(where))

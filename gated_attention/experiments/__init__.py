@@ -3,6 +3,7 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
 
     protocol                 what every experiment says about its training: its jobs, one
                              function that trains a job, one that assembles the entry
+    side_by_side             several of a run's jobs at once on a GPU, each on its own stream
     profiles                 smoke / quick / paper, and the seeds of a run's random streams
     cache                    ``run(config)``: compute once, load afterwards
     code_key                 which source a result depends on: the import closure of its config

@@ -41,6 +41,7 @@ import torch
 
 from ..atomic import atomic_write
 from ..engine import TrainResult, resolve_device
+from .side_by_side import run_side_by_side, side_by_side
 
 __all__ = [
     "Experiment",
@@ -94,31 +95,44 @@ def compute(
     checkpoint: str | Path | None = None,
     progress: bool = True,
     device: str | None = None,
+    jobs_at_once: int | None = None,
 ) -> tuple[dict, dict]:
-    """Run the plan of ``config`` in this process (resuming, see the module docstring)."""
+    """Run the plan of ``config`` in this process (resuming, see the module docstring); on a
+    GPU ``jobs_at_once`` jobs side by side (``side_by_side``: default
+    $GATED_ATTENTION_SIDE_BY_SIDE, else 1), each on its own CUDA stream."""
     device = resolve_device(device).type if device is None else device
     jobs = config.jobs(device)
     keys = [job.key for job in jobs]
     if not jobs or len(set(keys)) != len(keys):
         raise ValueError(f"{type(config).__name__}.jobs must give distinct job keys, got {keys}")
     path = None if checkpoint is None else Path(checkpoint)
-    outputs, t0, ran = [], time.perf_counter(), 0
+    t0, ran, outputs, todo = time.perf_counter(), [0], {}, []
     for k, job in enumerate(jobs):
         done = None if path is None else path.with_name(f"{job.key}-done.pt")
         if done is not None and done.exists():
-            outputs.append(torch.load(done, weights_only=True))
-            continue
+            outputs[k] = torch.load(done, weights_only=True)
+        else:
+            todo.append((k, job, done))
+
+    def one(job: Job, done: Path | None):
+        """Train one job, keep its output beside the checkpoint, drop its own checkpoint."""
         ck = None if path is None else path.with_name(f"{job.key}.pt")
         out = config.train_job(job, checkpoint=ck, progress=progress)
         if done is not None:
             atomic_write(done, lambda p, out=out: torch.save(out, p))
         if ck is not None:
             ck.unlink(missing_ok=True)
-        outputs.append(out)
-        ran += 1
+        ran[0] += 1
         if progress and len(jobs) > 1:
-            print(overall_progress(k + 1, len(jobs), ran, time.perf_counter() - t0), flush=True)
-    result = config.assemble(jobs, outputs)
+            now = len(outputs) + ran[0]
+            print(overall_progress(now, len(jobs), ran[0], time.perf_counter() - t0), flush=True)
+        return out
+
+    n = side_by_side() if jobs_at_once is None else jobs_at_once
+    calls = [lambda job=job, done=done: one(job, done) for _, job, done in todo]
+    for (k, _, _), out in zip(todo, run_side_by_side(calls, n, device), strict=True):
+        outputs[k] = out
+    result = config.assemble(jobs, [outputs[k] for k in range(len(jobs))])
     if path is not None:
         for job in jobs:
             path.with_name(f"{job.key}-done.pt").unlink(missing_ok=True)

@@ -10,11 +10,13 @@ Fig. 3B, Fig. 4A and 4B each after its rate search, Sec. 4.1, App. D.3, Sec. 5.2
 other registered experiment without a recorded run of the profile (``gpu_plan.missing_runs``).
 
 Each run trains in a process of its own (``python -m gated_attention.tools.record NAME
---profile P``) through a results cache that the campaign owns (``OUT/cache``): every run
-checkpoints as it goes, so a run stopped at the budget (interrupted, then killed after
-``GRACE_S``) keeps its last checkpoint, and the next call resumes it from there. A finished run
-is written as a recorded run into ``OUT/recorded/<name>-<profile>-<gpu|cpu>/`` (the entry, with
-its provenance: the commit, the command, the device, the campaign), never into the package.
+--profile P``; on a GPU with $GATED_ATTENTION_SIDE_BY_SIDE jobs of the run side by side, each
+on a CUDA stream of its own: ``experiments.side_by_side``) through a results cache that the
+campaign owns (``OUT/cache``): every run checkpoints as it goes, so a run stopped at the budget
+(interrupted, then killed after ``GRACE_S``) keeps its last checkpoint, and the next call
+resumes it from there. A finished run is written as a recorded run into
+``OUT/recorded/<name>-<profile>-<gpu|cpu>/`` (the entry, with its provenance: the commit, the
+command, the device, the campaign), never into the package.
 
 The pack (``pack``): ``OUT/recorded`` and ``OUT/cache`` in one xz-compressed tar, split into
 parts of at most ``PART_MB`` MiB, at most ``MAX_PARTS`` of them (what one transfer of files

@@ -1,0 +1,77 @@
+"""Jobs side by side: several of an experiment's jobs at once on one GPU.
+
+A job of a few small members leaves most of a GPU idle: its step is a string of tiny kernels.
+``run_side_by_side`` runs up to ``n`` jobs at once, each in a thread of its own that sends its
+work to a CUDA stream of its own (``torch.cuda.stream``: the current stream is per thread), so
+the kernels of different jobs overlap on the device. Jobs share nothing (``protocol``: a job's
+output depends on the config and the job only), each draws its data from its own generators,
+and the engine records its CUDA graph in thread-local capture mode, so a job's numbers are
+those of the job run alone.
+
+Elsewhere (a CPU, or ``n`` = 1) the same calls run one after another in this thread: a CPU's
+cores are already busy with one job's step. ``threads=True`` runs them in threads there too,
+which is how the tests check that running side by side changes no number.
+
+``n`` comes from the caller, or from $GATED_ATTENTION_SIDE_BY_SIDE (how many jobs at once on a
+GPU; default 1), so that a campaign can set it for the runs it starts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import torch
+
+__all__ = ["SIDE_BY_SIDE_ENV", "side_by_side", "run_side_by_side"]
+
+SIDE_BY_SIDE_ENV = "GATED_ATTENTION_SIDE_BY_SIDE"
+R = TypeVar("R")
+
+
+def side_by_side() -> int:
+    """How many jobs run at once on a GPU: $GATED_ATTENTION_SIDE_BY_SIDE, else 1."""
+    text = os.environ.get(SIDE_BY_SIDE_ENV, "1")
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"${SIDE_BY_SIDE_ENV} must be a whole number >= 1, got {text!r}")
+    return n
+
+
+def run_side_by_side(
+    calls: Sequence[Callable[[], R]],
+    n: int,
+    device: str | torch.device = "cpu",
+    *,
+    threads: bool | None = None,
+) -> list[R]:
+    """Each call's result, in order: up to ``n`` at once, each in its own thread and (on a
+    CUDA ``device``) on its own CUDA stream; ``threads`` None: threads only on a CUDA device.
+    A call that raises does not stop the others already running; the first error in call
+    order is raised once they have finished (what finished is kept by the calls themselves)."""
+    device = torch.device(device)
+    cuda = device.type == "cuda"
+    if threads is None:
+        threads = cuda
+    if n <= 1 or not threads or len(calls) <= 1:
+        return [call() for call in calls]
+
+    def on_own_stream(call: Callable[[], R]) -> R:
+        if not cuda:
+            return call()
+        stream = torch.cuda.Stream(device)
+        with torch.cuda.stream(stream):
+            out = call()
+        stream.synchronize()
+        return out
+
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="job") as pool:
+        futures = [pool.submit(on_own_stream, call) for call in calls]
+        for future in futures:
+            future.exception()  # wait for every job
+    return [future.result() for future in futures]
