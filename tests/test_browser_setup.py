@@ -142,13 +142,11 @@ def test_playwright_install_has_a_timeout_and_a_connection_timeout(monkeypatch):
 
 def test_playwright_chromium_reads_playwrights_cache(monkeypatch, tmp_path):
     """The real lookup: nothing in an empty cache, nor a browser there that does not run; the
-    executable once it is there and runs."""
+    executable once it is there and runs. (Its own thread: a session of pytest-playwright's that
+    runs Playwright in this one does not stop it.)"""
     monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path))
     assert bs.playwright_chromium() is None
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        executable = p.chromium.executable_path
+    executable = bs.playwright_executable()
     assert executable.startswith(str(tmp_path))
     chrome = tmp_path / executable
     chrome.parent.mkdir(parents=True)
@@ -234,3 +232,4 @@ def test_main_prints_the_browser(monkeypatch, capsys):
     Machine(monkeypatch, on_path=["chromium"])
     assert bs.main([]) == 0
     assert capsys.readouterr().out.strip() == "/usr/bin/chromium"
+

@@ -26,12 +26,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 __all__ = [
     "BrowserMissingError",
     "system_chromium",
     "runs",
+    "playwright_executable",
     "playwright_chromium",
     "install_playwright_chromium",
     "install_apt_chromium",
@@ -91,18 +93,30 @@ def runs(executable: str) -> bool:
     return result.returncode == 0
 
 
-def playwright_chromium() -> str | None:
-    """The Chromium of Playwright's browser cache if it is installed there and runs, else
-    None."""
+def playwright_executable() -> str | None:
+    """Where Playwright keeps its Chromium (there or not), None without Playwright. Looked up in
+    a thread of its own: Playwright's sync API does not start in a thread where it already runs
+    (a test session of pytest-playwright)."""
     try:
         from playwright.sync_api import Error, sync_playwright
     except ImportError:
         return None
-    try:
+
+    def lookup() -> str:
         with sync_playwright() as p:
-            path = p.chromium.executable_path
+            return p.chromium.executable_path
+
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(lookup).result()
     except Error:
         return None
+
+
+def playwright_chromium() -> str | None:
+    """The Chromium of Playwright's browser cache if it is installed there and runs, else
+    None."""
+    path = playwright_executable()
     return path if path and Path(path).is_file() and runs(path) else None
 
 
