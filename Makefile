@@ -71,7 +71,7 @@ lint: $(STAMP) ## ruff check and format check, chapter code within the column, a
 	$(BIN)/zizmor --offline .github/workflows
 
 browser: $(STAMP) ## open every built page in headless Chromium (found or installed: tools/browser_setup.py) and fail on console errors, failed loads, untypeset math, code, outputs or equations wider than the column, broken links
-	$(PY) -m gated_attention.tools.browser_check --strict-width _build/html
+	$(PY) -m pytest tests/browser/test_pages.py --book _build/html --strict-width
 
 format: $(STAMP) ## ruff format the code
 	$(BIN)/ruff format gated_attention tests

@@ -1,5 +1,6 @@
 """Test set-up: one torch thread per test process (pytest -n 2 runs two on a 2-core machine),
-and the ``interrupt_at_chunk`` fixture of the checkpoint tests."""
+the ``interrupt_at_chunk`` fixture of the checkpoint tests, and the options of the built book's
+browser check (tests/browser/test_pages.py, skipped without ``--book``)."""
 
 import pytest
 import torch
@@ -7,6 +8,17 @@ import torch
 from gated_attention.engine import data
 
 torch.set_num_threads(1)
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("book", "the built book's pages in Chromium (tests/browser)")
+    group.addoption("--book", help="the built HTML to open, page by page (else: skipped)")
+    group.addoption(
+        "--strict-width",
+        action="store_true",
+        help="code and display math that scroll sideways fail a page (else: warnings)",
+    )
+    group.addoption("--phone", action="store_true", help="also every page 390 px wide (warnings)")
 
 
 @pytest.fixture(autouse=True)

@@ -233,3 +233,10 @@ def test_main_prints_the_browser(monkeypatch, capsys):
     assert bs.main([]) == 0
     assert capsys.readouterr().out.strip() == "/usr/bin/chromium"
 
+
+def test_no_chromium_on_this_machine_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path))
+    monkeypatch.delenv("CHROME", raising=False)
+    with pytest.raises(bs.BrowserMissingError, match="apt-get install chromium"):
+        bs.find_chromium(install=False)

@@ -16,9 +16,9 @@ bench           time the training engine (``make bench``), with its parts:
   family_bench    a step of each model family at a matched parameter count
 sphinxext       the Sphinx extension of the rendered book
 launch_links    where the book's launch buttons go (Binder, Colab)
-browser_check   open every built page in headless Chromium (``make browser``), with
-  browser_driver  the Chromium it drives (Playwright)
-  browser_setup   find or install that Chromium
+browser_check   what the browser check of the built pages reads and counts as a problem (its
+                tests: tests/browser/test_pages.py, ``make browser``), with
+  browser_setup   find or install the Chromium it runs in
 chapter_lint    the chapters' code fits the rendered column
 workflow_lint   lint the GitHub Actions workflows
 """

@@ -1,13 +1,13 @@
-"""Open every page of the built book in headless Chromium and report what a reader would see go
-wrong.
+"""What the browser check reads on each page of the built book, and what it counts as a problem.
 
-    python -m gated_attention.tools.browser_check _build/html
-    python -m gated_attention.tools.browser_check _build/html --phone --report report.txt
-    python -m gated_attention.tools.browser_check _build/html --strict-width
+    make browser    (python -m pytest tests/browser/test_pages.py --book _build/html --strict-width)
 
-One browser, pages in sequence, a timeout per page. The browser is driven with Playwright (one
-page reused for every page of the book) at a 1280 x 900 viewport; which Chromium, and its install
-where there is none, is ``browser_setup``'s business. A page fails on:
+The check is a pytest module, ``tests/browser/test_pages.py``: one test per built page, on
+pytest-playwright, whose browser is the Chromium that ``browser_setup`` finds or installs,
+launched with ``FLAGS`` (no sandbox, nothing that reaches out to the network), its pages at a
+1280 x 900 viewport. :func:`check_page` loads a page, lets it settle (``SETTLE_JS``: images,
+fonts, MathJax's first typesetting), reads its DOM (``INSPECT_JS``) and records its console
+messages and failed loads. A page fails on:
 
     console-error   console.error or console.assert, an uncaught exception, a browser log entry
                     of level error
@@ -19,7 +19,8 @@ where there is none, is ``browser_setup``'s business. A page fails on:
     wide-output     an output block (``div.cell_output pre``, ``.output``, a table, a ``<pre>``
                     outside the code cells' inputs) wider than its box or its column
     broken-link     a link to a local file that does not exist, or to a ``#fragment`` that no
-                    element of the target page has as its id
+                    element of the target page has as its id (a redirect page, such as the
+                    book's index.html, is not loaded: the page it leads to is checked)
 
 and warns (``--strict-width``: fails) on code that scrolls sideways:
 
@@ -27,38 +28,158 @@ and warns (``--strict-width``: fails) on code that scrolls sideways:
     wide-math       a display equation (``div.math``, ``mjx-container[display]``) wider than its
                     box or the column
 
-``--phone`` repeats the wide-output check at 390 px wide as warnings (they do not fail). Exit
-status: 0 no page failed, 1 one did, 2 the check could not run (no Chromium, no book).
+``--phone`` repeats the wide-output check at 390 px wide as warnings (they do not fail).
+
+Links are checked here, not by Sphinx's ``linkcheck`` builder, which checks little of a book's
+internal links. Sphinx 7.4's builder tests a link that is not http(s) only as a path relative to
+the *source* file, fragment included (``os.path.exists("<source dir>/page.html#id")``): a
+correct link to a built page, or any link with a fragment, is "broken" to it. A link MyST
+resolved to another document reaches it as a bare ``#anchor``, which it leaves "unchecked"
+(MyST's own cross-reference warnings, which the ``-W`` build already fails on, are all that
+catches those), and it never sees the links of raw HTML, of notebook outputs or of the theme's
+navigation. So the check reads every ``<a href>`` of the rendered page and follows the local ones
+to the built file and its ids.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import sys
-from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from .browser_driver import DESKTOP, INSPECT_JS, Browser, BrowserError, Tab
-from .browser_setup import BrowserMissingError, find_chromium
-
 __all__ = [
+    "DESKTOP",
+    "PHONE",
+    "FLAGS",
+    "SETTLE_JS",
+    "INSPECT_JS",
+    "PageWarning",
     "Problem",
-    "BrowserError",
-    "BrowserMissingError",
-    "find_chromium",
     "pages",
-    "check_book",
-    "main",
+    "event_problems",
+    "link_problems",
+    "dom_problems",
+    "check_page",
+    "report",
 ]
 
-PHONE = (390, 844)
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
 SKIPPED_PAGES = {"genindex.html", "search.html"}
 SKIPPED_DIRS = {"_static", "_sources", "_images"}
-#: the problem kinds that are warnings unless ``--strict-width``
-SCROLLING = ("wide-code", "wide-math")
+#: Chromium's flags: no sandbox (root, containers), and nothing that reaches out to the network
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--mute-audio",
+    "--allow-file-access-from-files",
+]
+
+# Waits for the page to settle: lazy images made eager and loaded, fonts, and MathJax's first
+# typesetting (``startup.promise``). Returns "done", "none" (no MathJax) or "timeout".
+SETTLE_JS = r"""
+(async (limit) => {
+  const deadline = Date.now() + limit;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const imgs = [...document.images].filter((i) => !i.complete);
+  imgs.forEach((i) => { i.loading = "eager"; });
+  await Promise.race([
+    Promise.all(imgs.map((i) => new Promise((r) => {
+      if (i.complete) return r();
+      i.addEventListener("load", r); i.addEventListener("error", r);
+    }))),
+    sleep(limit / 2),
+  ]);
+  if (document.fonts) await Promise.race([document.fonts.ready, sleep(2000)]);
+  const wantsMathJax = () => [...document.scripts].some((s) => /mathjax/i.test(s.src));
+  while (Date.now() < deadline) {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      await Promise.race([MathJax.startup.promise, sleep(deadline - Date.now())]);
+      return "done";
+    }
+    if (!wantsMathJax() && document.readyState === "complete") return "none";
+    await sleep(50);
+  }
+  return "timeout";
+})
+"""
+
+# Everything read from the DOM, as one JSON-able object. ``wideOnly`` skips all but the width
+# checks (the phone run).
+INSPECT_JS = r"""
+((wideOnly) => {
+  const root = document.querySelector("article") || document.querySelector("main")
+    || document.querySelector("[role=main]") || document.body;
+  const where = (el) => { const s = el.closest("section[id]"); return s ? s.id : ""; };
+  const text = (el) => (el.textContent || "").trim().replace(/\s+/g, " ").slice(0, 60);
+  const describe = (el) => el.tagName.toLowerCase()
+    + [...el.classList].slice(0, 2).map((c) => "." + c).join("");
+  const column = root.clientWidth;
+  // The elements of ``selector`` (``keep`` says which) wider than their box, their parent's box
+  // (``byParent``) or the column; of nested ones, the innermost.
+  const measure = (selector, keep, byParent) => {
+    const flagged = [];
+    root.querySelectorAll(selector).forEach((el) => {
+      if (!keep(el)) return;
+      if (el.scrollWidth === 0 && el.clientWidth === 0) return;
+      const parent = byParent ? (el.parentElement || el) : el;
+      const width = el.getBoundingClientRect().width;
+      const over = Math.max(el.scrollWidth - el.clientWidth,
+        parent.scrollWidth - parent.clientWidth, width - column);
+      if (over > 1) flagged.push([el, {
+        element: describe(el), section: where(el), text: text(el),
+        content: el.scrollWidth, box: el.clientWidth,
+        container: parent.scrollWidth, containerBox: parent.clientWidth, column: column,
+      }]);
+    });
+    return flagged
+      .filter(([el]) => !flagged.some(([other]) => other !== el && el.contains(other)))
+      .map(([, info]) => info);
+  };
+  const wide = measure("div.cell_output pre, .output, table, pre",
+    (el) => !el.closest(".cell_input"), true);
+  const wideCode = measure("div.cell_input pre", () => true, false);
+  const wideMath = measure("div.math, mjx-container[display]", () => true, false);
+  if (wideOnly) return {wide, wideCode, wideMath};
+  const images = [...document.images]
+    .filter((i) => i.complete && i.naturalWidth === 0)
+    .map((i) => ({src: i.getAttribute("src") || "", section: where(i)}));
+  const untypeset = [];
+  root.querySelectorAll(".math").forEach((el) => {
+    if (el.tagName !== "MJX-CONTAINER" && !el.querySelector("mjx-container"))
+      untypeset.push({section: where(el), text: text(el)});
+  });
+  const raw = /\$\$|\\\(|\\\[|\\begin\{|\$[^$\s][^$\n]*\\[A-Za-z]+[^$\n]*\$/;
+  const skip = "script, style, pre, code, textarea, kbd, mjx-container, .math, .highlight";
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest(skip)) continue;
+    const m = node.textContent.match(raw);
+    if (m) untypeset.push({section: where(parent),
+      text: node.textContent.slice(Math.max(0, m.index - 20), m.index + 40).trim()});
+  }
+  const mathErrors = [...root.querySelectorAll("mjx-merror")]
+    .map((el) => ({section: where(el), text: el.getAttribute("data-mjx-error") || text(el)}));
+  const links = [...document.querySelectorAll("a[href]")].map((a) => a.href);
+  const ids = [...document.querySelectorAll("[id]")].map((el) => el.id)
+    .concat([...document.querySelectorAll("a[name]")].map((a) => a.name));
+  return {wide, wideCode, wideMath, images, untypeset, mathErrors, links, ids};
+})
+"""
+
+
+class PageWarning(UserWarning):
+    """A problem that does not fail the page: code or math that scrolls sideways (without
+    ``--strict-width``), an output wider than a phone's column (``--phone``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +212,7 @@ CANCELLED = "net::ERR_ABORTED"
 
 def event_problems(page: str, events: list[dict]) -> list[Problem]:
     """Console errors, uncaught exceptions and failed loads among a page's events (the dicts
-    :class:`Tab` records)."""
+    :func:`check_page` records)."""
     found = []
     for event in events:
         detail = _event_detail(event)
@@ -221,156 +342,66 @@ def _wide_problem(rel: str, wide: dict, severity: str, kind: str = "wide-output"
     return Problem(rel, kind, detail, severity, int(over))
 
 
+def _listeners(events: list[dict]) -> dict:
+    """Handlers for a Playwright page's events that append them to ``events`` as plain dicts."""
+    return {
+        "console": lambda m: events.append({"event": "console", "type": m.type, "text": m.text}),
+        "pageerror": lambda e: events.append({"event": "pageerror", "text": e.stack or str(e)}),
+        "requestfailed": lambda r: events.append(
+            {"event": "requestfailed", "url": r.url, "error": r.failure or "failed"}
+        ),
+        "response": lambda r: events.append(
+            {"event": "response", "url": r.url, "status": r.status}
+        ),
+    }
+
+
 def check_page(
-    tab: Tab, path: Path, root: Path, cache: dict[Path, set[str]], scrolling: str = "warning"
+    page,
+    path: Path,
+    root: Path,
+    *,
+    strict_width: bool = False,
+    phone: bool = False,
+    cache: dict[Path, set[str]] | None = None,
+    timeout: float = 30.0,
 ) -> list[Problem]:
-    """Every problem of one page at the tab's viewport; code and display math that scroll
-    sideways are of severity ``scrolling``."""
+    """Every problem of the built page at ``path`` (under ``root``), loaded in ``page`` (a
+    Playwright page, at its viewport). Code and display math that scroll sideways are warnings,
+    errors with ``strict_width``; with ``phone`` only the wide outputs are read, as warnings.
+    ``cache`` keeps the ids of the pages that links lead to from one call to the next."""
     rel = path.relative_to(root).as_posix()
+    cache = {} if cache is None else cache
     target = redirect_target(path)
     if target is not None:  # checked where it leads, not loaded: its target is a page here too
+        if phone:
+            return []
         file, _, fragment = target.partition("#")
         href = (path.resolve().parent / file).as_uri() + (f"#{fragment}" if fragment else "")
         return link_problems(path.resolve(), rel, [href], [], cache)
+    events: list[dict] = []
+    listeners = _listeners(events)
+    for name, handler in listeners.items():
+        page.on(name, handler)
     try:
-        events, state = tab.open(path.resolve().as_uri())
-        if state and state.startswith("navigation failed"):
-            return [Problem(rel, "failed-load", state)]
-        dom = tab.evaluate(f"{INSPECT_JS}(false)")
-    except BrowserError as err:
-        return [Problem(rel, "timeout", str(err))]
+        page.goto(path.resolve().as_uri(), wait_until="load", timeout=timeout * 1000)
+        state = page.evaluate(f"{SETTLE_JS}({int(timeout * 800)})")
+        dom = page.evaluate(f"{INSPECT_JS}({'true' if phone else 'false'})")
+    finally:
+        for name, handler in listeners.items():
+            page.remove_listener(name, handler)
+    if phone:
+        return dom_problems(rel, {"wide": dom["wide"]}, severity="warning")
     found = event_problems(rel, events)
     if state == "timeout":
         found.append(Problem(rel, "untypeset-math", "MathJax did not finish in time"))
-    found += dom_problems(rel, dom, scrolling=scrolling)
+    found += dom_problems(rel, dom, scrolling="error" if strict_width else "warning")
     found += link_problems(path.resolve(), rel, dom["links"], dom["ids"], cache)
     return found
 
 
-def check_phone(tab: Tab, path: Path, root: Path) -> list[Problem]:
-    """Wide outputs at the phone viewport, as warnings (code and math are not checked there)."""
-    rel = path.relative_to(root).as_posix()
-    if redirect_target(path) is not None:
-        return []
-    try:
-        tab.open(path.resolve().as_uri())
-        dom = tab.evaluate(f"{INSPECT_JS}(true)")
-    except BrowserError as err:
-        return [Problem(rel, "timeout", str(err), "warning")]
-    return dom_problems(rel, {"wide": dom["wide"]}, severity="warning")
-
-
-def check_book(
-    root: Path,
-    *,
-    timeout: float = 30.0,
-    phone: bool = False,
-    strict_width: bool = False,
-    executable: str | None = None,
-    progress=None,
-) -> list[Problem]:
-    """Open every page under ``root``; the problems found, in page order. ``strict_width``
-    makes code and display math that scroll sideways errors (else warnings)."""
-    root = Path(root)
-    found: list[Problem] = []
-    cache: dict[Path, set[str]] = {}
-    scrolling = "error" if strict_width else "warning"
-    with Browser(executable or find_chromium(), timeout) as browser:
-        tab = browser.tab(DESKTOP)
-        for path in pages(root):
-            if progress:
-                progress(path.relative_to(root).as_posix())
-            page_problems = check_page(tab, path, root, cache, scrolling)
-            found += page_problems
-            tab = _fresh_if_stuck(browser, tab, page_problems, DESKTOP)
-        if phone:
-            tab.close()
-            tab = browser.tab(PHONE)
-            for path in pages(root):
-                page_problems = check_phone(tab, path, root)
-                found += page_problems
-                tab = _fresh_if_stuck(browser, tab, page_problems, PHONE)
-    return found
-
-
-def _fresh_if_stuck(
-    browser: Browser, tab: Tab, problems: list[Problem], viewport: tuple[int, int]
-) -> Tab:
-    """A new tab in place of one whose page timed out; else the same tab."""
-    if not any(p.kind == "timeout" for p in problems):
-        return tab
-    tab.close()
-    return browser.tab(viewport)
-
-
-def format_report(problems: list[Problem], n_pages: int, top: int = 10) -> str:
-    """The report: every problem by page, then counts by kind, the widest outputs (errors) and
-    the widest code and display math."""
+def report(page: str, problems: list[Problem]) -> str:
+    """What a page's test says: its problems of severity error, one a line, each with its kind."""
     errors = [p for p in problems if p.severity == "error"]
-    warnings = [p for p in problems if p.severity == "warning"]
-    lines = []
-    for label, group in (("ERROR", errors), ("warning", warnings)):
-        for p in group:
-            lines.append(f"{label} {p.page}: {p.kind}: {p.detail}")
-    lines.append("")
-    lines.append(f"{n_pages} pages, {len(errors)} errors, {len(warnings)} warnings")
-    for (severity, kind), n in sorted(Counter((p.severity, p.kind) for p in problems).items()):
-        lines.append(f"  {severity:7} {kind:15} {n}")
-    widest = sorted((p for p in errors if p.kind == "wide-output"), key=lambda p: -p.overflow)[:top]
-    if widest:
-        lines.append("widest outputs (px beyond their box or column):")
-        lines += [f"  {p.overflow:5d} {p.page}: {p.detail}" for p in widest]
-    scrolling = sorted((p for p in problems if p.kind in SCROLLING), key=lambda p: -p.overflow)
-    if scrolling:
-        lines.append("widest code and display math (px beyond their box or column):")
-        lines += [f"  {p.overflow:5d} {p.page}: {p.kind}: {p.detail}" for p in scrolling[:top]]
-    return "\n".join(lines)
-
-
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.browser_check",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("root", nargs="?", default="_build/html", help="the built HTML")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per page")
-    parser.add_argument("--phone", action="store_true", help="also a 390 px run (warnings)")
-    parser.add_argument(
-        "--strict-width",
-        action="store_true",
-        help="code and display math that scroll sideways fail the check (else: warnings)",
-    )
-    parser.add_argument("--report", help="also write the report to this file")
-    args = parser.parse_args(argv)
-    root = Path(args.root)
-    if not pages(root):
-        print(f"error: no built pages under {root} (build the book first)", file=sys.stderr)
-        return 2
-    try:
-        executable = find_chromium()
-        _say(f"browser: {executable}")
-        problems = check_book(
-            root,
-            timeout=args.timeout,
-            phone=args.phone,
-            strict_width=args.strict_width,
-            executable=executable,
-            progress=lambda page: _say(f"  {page}"),
-        )
-    except (BrowserMissingError, BrowserError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    report = format_report(problems, len(pages(root)))
-    print(report)
-    if args.report:
-        Path(args.report).write_text(report + "\n")
-    return 1 if any(p.severity == "error" for p in problems) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    lines = [f"{page}: {len(errors)} problem{'s' * (len(errors) != 1)}"]
+    return "\n".join(lines + [f"  {p.kind}: {p.detail}" for p in errors])
