@@ -29,20 +29,14 @@ import torch
 from .. import experiments
 from ..experiments.cache import code_hash
 from ..experiments.registry import experiment_config
+from .gpu_plan import CENTRAL_CLAIMS
 from .record import record
 
 __all__ = ["QUICK_RECORDED", "label", "status", "tensor_difference", "rerecord", "main"]
 
-#: the experiments whose quick run ships recorded, in the order they train (sweeps first)
-QUICK_RECORDED = (
-    "teacher-identification",
-    "how-many-neurons-A",
-    "how-many-neurons-B",
-    "architectures-teacher-lr",
-    "architectures-teacher",
-    "architectures-regression-lr",
-    "architectures-regression",
-)
+#: the experiments whose quick run ships recorded, in the order they train (rate searches
+#: first): Sec. 4.1's students, then the runs of the central claims
+QUICK_RECORDED = ("teacher-identification", *CENTRAL_CLAIMS)
 
 
 def label(experiment: str) -> str:
