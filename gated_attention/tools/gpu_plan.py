@@ -192,7 +192,7 @@ def format_plan(p: dict) -> str:
     lines = [
         f"on the recorded {p['gpu']} bench: {cal['t_kernel'] * 1e6:.2f} us a kernel, "
         f"{cal['peak_flops'] / 1e12:.1f} TFLOP/s; a step costs the larger",
-        f"{'run (not recorded)':<32} {'jobs':>4} {'steps':>11} {'memb.':>5} "
+        f"{'run':<32} {'jobs':>4} {'steps':>11} {'memb.':>5} "
         f"{'kernels':>7} {'GFLOP':>6} {'device time':>12}",
     ]
     for r in p["runs"]:
@@ -259,8 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--central",
         action="store_true",
-        help="only the central claims' runs at the paper's steps, in parts a campaign call fits"
-        " (without --only, the plan shows them after the missing runs)",
+        help="only the central claims' runs at the paper's steps (the paper profile, whatever"
+        " --profile), in parts a campaign call fits (without --only, the plan shows them after"
+        " the missing runs)",
     )
     args = parser.parse_args(argv)
     names = args.only or None
@@ -269,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.central:
             print(format_plan(plan(args.profile, names=names, counted=counted)))
         if args.central or not names:
-            p = plan(args.profile, names=list(CENTRAL_CLAIMS), at_paper_steps=True, counted=counted)
+            central = list(CENTRAL_CLAIMS)  # the paper profile: the paper's steps
+            p = plan("paper", names=central, at_paper_steps=True, counted=counted)
             print(f"\nthe central claims at the paper's steps\n{format_plan(p)}\n{format_parts(p)}")
     except ValueError as err:  # no recorded GPU bench: nothing to predict from, still runnable
         print(f"no prediction: {err}")
