@@ -99,6 +99,20 @@ def test_the_compiled_mode_on_the_gpu_trains_as_the_fast_mode():
         torch.testing.assert_close(compiled.params[k], fast.params[k], rtol=1e-9, atol=1e-11)
 
 
+def test_the_compiled_step_as_one_graph_replays_the_eager_compiled_step():
+    """Mode "compiled" with the whole step recorded as one CUDA graph (weights, AdamW's state
+    and step counters, the window, the projection; the schedule's lr written before each
+    replay) ends exactly where the same compiled step run without the graph ends."""
+    tasks, params, masks, seeds = ensemble()
+    c = tr.TrainConfig(steps=20, lr=1e-2, weight_decay=1e-2, batch_size=8, mode="compiled", **F64)
+    kw = dict(data_seeds=seeds, masks=masks, progress=False, device="cuda")
+    graphed = tr.train(tasks, params, c, cuda_graph=True, **kw)
+    eager = tr.train(tasks, params, c, cuda_graph=False, **kw)
+    for k in params:
+        torch.testing.assert_close(graphed.params[k], eager.params[k], rtol=0, atol=0)
+    torch.testing.assert_close(graphed.losses, eager.losses, rtol=0, atol=0)
+
+
 def test_jobs_side_by_side_on_streams_give_the_numbers_of_each_job_alone(monkeypatch):
     """Three jobs of a smoke run at once, each in a thread on its own CUDA stream (graphs
     captured in thread-local mode), against each job alone on the same GPU."""

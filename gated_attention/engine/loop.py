@@ -42,10 +42,11 @@ split of ``plan_ensembles``, which minimises a cost model: ``forward_macs`` at e
 largest size plus ``ENSEMBLE_OVERHEAD_MACS`` per ensemble). On a GPU a sweep is one ensemble.
 
 On a GPU (``device``, or $GATED_ATTENTION_DEVICE): the fast step is recorded once as a CUDA
-graph and replayed (``device.GraphedStep``), and the data are drawn on the GPU by each stream's
-own generator there, a chunk of steps at a time (``data_on_device``; tasks that can, the
-teacher-student and regression tasks: other numbers than the CPU's, the same for the same seed
-on the same device), or else on the host in background threads while the GPU trains
+graph and replayed (``device.GraphedStep``; in mode "compiled" the whole step with AdamW's
+update, ``steps.CompiledStep``; untested on a GPU so far), and the data are drawn on the GPU by
+each stream's own generator there, a chunk of steps at a time (``data_on_device``; tasks that
+can, the teacher-student and regression tasks: other numbers than the CPU's, the same for the
+same seed on the same device), or else on the host in background threads while the GPU trains
 (``data.DataFeed``).
 
 ``train`` is the loop; what it composes lives beside it: the step of each path
@@ -122,7 +123,8 @@ def train(
         device: where the computation runs (``resolve_device``: default $GATED_ATTENTION_DEVICE,
             else the CPU); the returned parameters and losses are CPU tensors.
         cuda_graph: run the fast step (output gating) as a captured CUDA graph (``GraphedStep``;
-            None: on a CUDA device, which is where it exists).
+            in mode "compiled" the whole step, optimiser included: ``CompiledStep``; None: on a
+            CUDA device, which is where it exists).
         on_log: called at the end of every logged window as ``on_log(step, params)``, params
             a detached copy of the (E, ...) parameters in the layout of ``params``: what an
             experiment records along the run (its counts, a held-out loss) without a loop of

@@ -84,15 +84,25 @@ class CompiledStep:
     per shape (``torch.compile``); the losses add into the window, then the projection. Other
     optimisers get the gradients as ``.grad`` and step as usual. Masked entries stay exactly
     zero as in ``FusedStep``. The optimiser object keeps its state and learning rate, so a
-    checkpoint saves and restores it as in mode "fast"."""
+    checkpoint saves and restores it as in mode "fast".
+
+    With ``capture`` (a CUDA device, AdamW) the whole step is one CUDA graph: WARMUP steps run
+    eagerly on a side stream (compiling), the next is recorded once on fixed input buffers and
+    every later step replays it (loss, gradients, the update of weights and state with its step
+    counters on the device, the window, the projection); the learning rate the schedule sets
+    is written into its device tensor before each replay, outside the graph."""
 
     NAMES = ("W_in", "nu", "W_out", "D")
+    WARMUP = GraphedStep.WARMUP
 
-    def __init__(self, P: dict, opt, project: Callable[[], None], window, spec: LossSpec):
+    def __init__(self, P: dict, opt, project, window, spec: LossSpec, capture: bool = False):
         self.P, self.opt, self.project, self.window, self.spec = P, opt, project, window, spec
         self.adamw = isinstance(opt, torch.optim.AdamW)
         self.fn = torch.compile(_adamw_step if self.adamw else loss_and_grads, dynamic=False)
         self.lr = torch.zeros((), dtype=torch.float64, device=window.device)
+        self.capture = capture and self.adamw
+        self.graph, self.eager_steps, self.X, self.Y = None, 0, None, None
+        self.side = torch.cuda.Stream(window.device) if self.capture else None
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor, before_capture: Future | None = None):
         s, weights = self.spec, [self.P[k].detach() for k in self.NAMES]
@@ -102,11 +112,44 @@ class CompiledStep:
                 self.P[k].grad = g
             self.opt.step()
             self.window += loss
+            self.project()
+        elif self.capture:
+            self._graphed(x, y, before_capture)
         else:
-            state, hyper = self._adamw_state()
-            self.fn(weights, x, y, s.T, s.out_steps, s.scale, state, self.window, *hyper)
-            self.opt._opt_called = True  # what opt.step() tells the schedule: it has stepped
+            self._update(x, y, *self._adamw_state())
+        self.opt._opt_called = True  # what opt.step() tells the schedule: it has stepped
+
+    def _update(self, x: torch.Tensor, y: torch.Tensor, state: list, hyper: tuple) -> None:
+        """The compiled loss, gradients and AdamW update, then the projection."""
+        s, weights = self.spec, [self.P[k].detach() for k in self.NAMES]
+        self.fn(weights, x, y, s.T, s.out_steps, s.scale, state, self.window, *hyper)
         self.project()
+
+    def _graphed(self, x: torch.Tensor, y: torch.Tensor, before_capture: Future | None) -> None:
+        """The step on a CUDA device as one graph (class docstring)."""
+        if self.X is None:
+            self.X, self.Y = torch.empty_like(x), torch.empty_like(y)
+        self.X.copy_(x)
+        self.Y.copy_(y)
+        state, hyper = self._adamw_state()  # writes lr, outside any recording
+        if self.graph is not None:
+            self.graph.replay()
+            return
+        current = torch.cuda.current_stream(self.window.device)
+        if self.eager_steps < self.WARMUP:
+            self.eager_steps += 1
+            self.side.wait_stream(current)
+            with torch.cuda.stream(self.side):
+                self._update(self.X, self.Y, state, hyper)
+            current.wait_stream(self.side)
+            return
+        if before_capture is not None:
+            before_capture.result()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            self._update(self.X, self.Y, state, hyper)
+        self.graph = graph
+        graph.replay()  # recording ran nothing: this is the step itself
 
     def _adamw_state(self):
         """(state, hyper): per weight [exp_avg, exp_avg_sq, step, weight_decay] (the
@@ -227,9 +270,9 @@ def make_step(
     check it), ``CompiledStep`` instead in mode "compiled", ``ReferenceStep`` in mode
     "reference", else ``ForwardStep`` (in mode "compiled" with its loss function compiled:
     a family's forward, side gating, the cross-entropy). ``capture``: record the fused step
-    as a CUDA graph (the other paths run eagerly)."""
+    as a CUDA graph, in mode "compiled" the whole step (the other paths run eagerly)."""
     if spec.packed and "W_out" in P and mode == "compiled":
-        return CompiledStep(P, opt, project, window, spec)
+        return CompiledStep(P, opt, project, window, spec, capture)
     if spec.packed and "W_out" in P:
         T, out_steps, scale = spec.T, spec.out_steps, spec.scale
         fused = lambda x, y: fused_loss(x, P, y, T, out_steps, scale)  # noqa: E731
