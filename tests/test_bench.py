@@ -315,8 +315,9 @@ def test_the_ways_to_the_floor_are_rows_beside_the_engine(smoke):
     for way in ("engine", "compiled", "autograd", "foreach"):
         assert ways[way]["error"] is None and ways[way]["one_ms"] > 0
     assert ways["data-0"]["ensemble_ms"] > 0 and ways["data-1"]["ensemble_ms"] > 0
-    table = format_ways(stored["ways"], stored["dispatch"])
+    table = format_ways(stored["ways"], stored["kernels"])
     assert "(a) torch.compile" in table and "(d) a step's data" in table
+    assert [r["members"] for r in stored["kernels"]] == [1, 2] and "mode fast" in table
     assert all(len(line) <= 100 for line in table.splitlines())
 
 
@@ -346,18 +347,18 @@ def test_the_ways_time_the_engines_own_step_objects(monkeypatch):
         assert calls == [cls], way
 
 
-def test_a_compiled_step_runs_the_same_kernels_for_any_ensemble():
-    """Mode "compiled": the kernels read from the code torch.compile writes do not grow with the
-    members (one batched GEMM per product, the elementwise work in a few generated loops)."""
-    from gated_attention.report.bench_table import format_ways
-    from gated_attention.tools.bench_ways import compiled_kernels
+def test_a_steps_kernels_are_flat_in_members_in_both_modes_but_for_its_data():
+    """The kernels a step launches (``device_time.kernels_by_members``) do not grow with the
+    members, in mode fast (one batched product per factor) and mode compiled (a few generated
+    loops and the GEMMs); drawing the data does: each member draws its own."""
+    from gated_attention.tools.device_time import kernels_by_members
 
-    rows = compiled_kernels((1, 3), n=4)
-    assert [r["members"] for r in rows] == [1, 3]
-    assert rows[0]["kernels_per_step"] == rows[1]["kernels_per_step"] <= 40
-    assert rows[0]["library"] >= 7 and rows[0]["generated"] >= 1  # the GEMMs and fused loops
-    table = format_ways([{"way": "engine", "what": "engine", "one_ms": 1.0}], None, rows)
-    assert "1: " in table and "3: " in table
+    rows = {(r["members"], r["mode"]): r for r in kernels_by_members((1, 3), n=4)}
+    assert rows[1, "fast"]["step"] == rows[3, "fast"]["step"] > 40
+    assert rows[1, "compiled"]["step"] == rows[3, "compiled"]["step"] <= 20
+    assert rows[3, "fast"]["data"] > rows[1, "fast"]["data"] > 0
+    table = format_ways([{"way": "engine", "what": "engine", "one_ms": 1.0}], list(rows.values()))
+    assert "mode compiled" in table and len(table.splitlines()) == 6
 
 
 def test_batched_labels_are_each_teachers_labels():
@@ -372,23 +373,14 @@ def test_batched_labels_are_each_teachers_labels():
         torch.testing.assert_close(y[e], y_e, rtol=1e-12, atol=1e-12)
 
 
-def test_the_step_dispatches_a_count_flat_in_members_but_for_its_data():
-    from gated_attention.tools.bench_ways import dispatch_counts
-
-    rows = dispatch_counts(sizes=(1, 3), n=6, steps=3)
-    rest = [r["ops_per_step"] - r["data_ops_per_step"] for r in rows]
-    assert rest[0] > 20 and abs(rest[1] - rest[0]) <= 2  # the step itself: flat in E
-    assert rows[1]["data_ops_per_step"] > rows[0]["data_ops_per_step"]  # drawing: per member
-
-
 def test_a_chapter_run_bench_leaves_the_ways_out(monkeypatch, tmp_path):
     def refuse(*args, **kwargs):
         raise AssertionError("the chapter's own bench measured the ways (a minute)")
 
     monkeypatch.setattr(bench, "ways_to_floor", refuse)
-    monkeypatch.setattr(bench, "dispatch_counts", refuse)
+    monkeypatch.setattr(bench, "kernels_by_members", refuse)
     results, source = bench.load_or_run("smoke", tmp_path / "absent.json")
-    assert results["ways"] is None and results["dispatch"] is None
+    assert results["ways"] is None and results["kernels"] is None
     assert "not measured here" in format_ways(results["ways"])
 
 

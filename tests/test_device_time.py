@@ -53,6 +53,22 @@ def test_a_fused_steps_kernels_are_flat_in_members_and_its_flops_linear():
     assert hand <= one["flops"] <= 1.1 * hand
 
 
+def test_launched_counts_the_operations_that_work_not_views_or_wrappers():
+    x, w = torch.ones(4, 3), torch.ones(2, 3)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        y = torch.nn.functional.linear(x, w)  # linear -> t (a view) and mm: one kernel
+        y.view(-1).t().unsqueeze(0).exp()  # three views, one kernel
+    assert device_time.launched(prof.events()) == 2
+
+
+def test_mode_compiled_counts_its_generated_loops_fewer_than_mode_fast():
+    run = _run(2)
+    fast = device_time.step_kernels(run)
+    compiled = device_time.step_kernels(run, mode="compiled")
+    assert 12 <= compiled["step_kernels"] < fast["step_kernels"] / 2  # 7 loops, 8 GEMMs, ...
+    assert compiled["chunk_kernels"] == fast["chunk_kernels"]  # the data are drawn alike
+
+
 def test_a_step_costs_the_larger_of_launches_and_arithmetic():
     cal = {"t_kernel": 3e-6, "peak_flops": 1e12}
     t = device_time.step_seconds({"kernels": 100, "flops": 1e8}, cal)
@@ -67,3 +83,7 @@ def test_runs_of_the_same_shapes_share_a_key():
     a, b = _run(2), _run(2)
     assert device_time.run_key(a) == device_time.run_key(b)
     assert device_time.run_key(a) != device_time.run_key(_run(3))
+    wider = _run(2, n=20)  # other widths: other FLOPs, the same kernels
+    assert device_time.run_key(a) != device_time.run_key(wider)
+    assert device_time.kernel_key(a) == device_time.kernel_key(wider)
+    assert device_time.kernel_key(a) != device_time.kernel_key(_run(3))

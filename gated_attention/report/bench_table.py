@@ -6,7 +6,7 @@
     format_profile   where a step's time goes, part by part, and Eq. (2)'s floor
                      (``tools.step_profile``)
     format_ways      each way to the floor, a row beside the engine's step, and the operations
-                     a step dispatches against the ensemble's size (``tools.bench_ways``)
+                     a step launches against the ensemble's size (``tools.device_time``)
     format_side_by_side  this machine's bench beside recorded ones (a GPU), one column each
     format_run_costs     what each recorded run cost: device, members, steps, wall time
     profile_note     what a profile's build does without a bench file
@@ -241,13 +241,11 @@ def format_run_costs(runs: list[tuple[str, dict, int, int, int]]) -> str:
     return "\n".join(lines)
 
 
-def format_ways(
-    ways: list[dict] | None, dispatch: list[dict] | None = None, compiled: list[dict] | None = None
-) -> str:
+def format_ways(ways: list[dict] | None, kernels: list[dict] | None = None) -> str:
     """The ways to the floor (``bench_ways.ways_to_floor``): ms per step of one student and of
-    the 16-member ensemble, each against the engine's; the dispatched operations per step
-    (``bench_ways.dispatch_counts``) and the kernels of a compiled step
-    (``bench_ways.compiled_kernels``). None: not measured (an older bench file)."""
+    the 16-member ensemble, each against the engine's; then the kernels a step launches, by
+    members and mode (``device_time.kernels_by_members``). None: not measured (an older bench
+    file)."""
     if not ways:
         return "ways to the floor: not measured here (make bench measures them)"
     base = next((w for w in ways if w["way"] == "engine"), {})
@@ -267,19 +265,15 @@ def format_ways(
             lines.append(f"{w['what']:<{width}}  not run here: {w['error'][:36]}")
             continue
         lines.append(f"{w['what']:<{width}}  {cell(w, 'one_ms'):>18}  {cell(w, 'ensemble_ms')}")
-    if dispatch:
-        counts = ", ".join(
-            f"{r['members']}: {r['ops_per_step'] - r['data_ops_per_step']:.0f} + "
-            f"{r['data_ops_per_step']:.0f}"
-            for r in dispatch
-        )
-        lines.append("operations dispatched per step, by members: the step's (the kernels a GPU")
-        lines.append("launches) + drawing data (on the host, a chunk of steps at a time):")
-        lines.append(f"  {counts}")
-    if compiled:
-        counts = ", ".join(f"{r['members']}: {r['generated']} + {r['library']}" for r in compiled)
-        lines.append("kernels of a step in mode compiled, by members: generated loops + GEMMs")
-        lines.append(f"(the data drawn outside it): {counts}")
+    if kernels:
+        sizes = sorted({r["members"] for r in kernels})
+        lines.append("kernels a step launches (the step's own + drawing its data), by members:")
+        lines.append(f"{'members':<14}" + "".join(f"{E:>7}" for E in sizes[:1])
+                     + "".join(f"{E:>15}" for E in sizes[1:]))  # fmt: skip
+        for mode in dict.fromkeys(r["mode"] for r in kernels):
+            row = {r["members"]: r for r in kernels if r["mode"] == mode}
+            cells = "".join(f"{row[E]['step']:>7.0f} + {row[E]['data']:<5.1f}" for E in sizes)
+            lines.append(f"{'mode ' + mode:<14}{cells}".rstrip())
     return "\n".join(lines)
 
 

@@ -29,9 +29,9 @@ Measures, on this machine (``python -m gated_attention.tools.bench --out _build/
                 size n (``size_curve``)
 
     ways        each way to the floor (torch.compile, the hand-written backward, the AdamW
-                kernel, drawing the data) as a row beside the engine's step, the operations
-                a step dispatches and the kernels of a compiled step, against the ensemble's
-                size (``bench_ways``)
+                kernel, drawing the data) as a row beside the engine's step (``bench_ways``),
+                and the kernels a step launches in modes fast and compiled, against the
+                ensemble's size (``device_time.kernels_by_members``)
 
     families    the training cost per step of every model family (``models.family_registry``) at a
                 matched parameter count (``family_bench.family_costs``): ms per step and
@@ -82,7 +82,8 @@ from ..report.bench_table import (
 from ..tasks.teacher_student import TeacherStudentTask
 from .bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
 from .bench_timing import fastest
-from .bench_ways import compiled_kernels, dispatch_counts, ways_to_floor
+from .bench_ways import ways_to_floor
+from .device_time import kernels_by_members
 from .family_bench import family_costs
 from .step_profile import size_curve, step_profile
 
@@ -337,9 +338,7 @@ def _profiles(kind: str, seed: int, dev: torch.device, ways: bool) -> dict:
     on_cpu, E, n_small = dev.type == "cpu", 16, 28
     prof_steps = {"smoke": 10, "quick": 200}[kind]
     sizes = (1, 2) if kind == "smoke" else (1, 4, 16, 64)
-    # counted in chunks of the engine's default size (TrainConfig.chunk_steps): the data of a
-    # chunk are drawn at once, on the host (on a GPU: one copy per chunk, no kernel per member)
-    chunk = 5 if kind == "smoke" else TrainConfig(steps=1).chunk_steps
+    modes = ("fast", "compiled") if kind == "quick" else ("fast",)  # compiling: seconds a size
     return {
         "subnormal": subnormal_cost(30 if kind == "quick" else 3) if on_cpu else None,
         # with the ways (make bench), the compiled cell loops too (a minute of compiling each)
@@ -356,8 +355,7 @@ def _profiles(kind: str, seed: int, dev: torch.device, ways: bool) -> dict:
             steps=prof_steps // 4,
         ),
         "ways": ways_to_floor(kind, seed, dev) if ways else None,
-        "dispatch": dispatch_counts(sizes, steps=chunk) if ways else None,
-        "compiled_kernels": compiled_kernels(sizes) if ways and kind == "quick" else None,
+        "kernels": kernels_by_members(sizes, modes=modes) if ways else None,
         "size_curve": size_curve(
             sizes=(8, 16) if kind == "smoke" else (16, 32, 48, 64, 100, 128),
             steps=5 if kind == "smoke" else 100,
@@ -438,7 +436,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(format_families(results["families"]))
     print(format_profile(results["step_profile"]))
     print(format_profile(results["ensemble_profile"]))
-    print(format_ways(results["ways"], results["dispatch"], results.get("compiled_kernels")))
+    print(format_ways(results["ways"], results.get("kernels")))
     if args.out is not None:
         atomic_write_json(args.out, results, indent=1)
         print(f"written: {args.out}")

@@ -17,24 +17,17 @@ way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n =
               (``engine.data``), and the same inputs with the teachers' labels computed for all
               members at once (``batched_labels``: one product per factor of Eq. (1))
 
-``dispatch_counts`` counts the operations one engine training step dispatches (each is a kernel a
-GPU would launch), drawing its data included, for ensembles of growing size: a flat count is a
-step whose cost on a GPU does not grow with the number of members. ``compiled_kernels`` counts
-the kernels of a step in mode "compiled" (the loops ``torch.compile`` generates and the GEMMs),
-against the same sizes.
+The kernels a step launches against the ensemble's size are counted by
+``device_time.kernels_by_members``.
 
 A way that cannot run here (``torch.compile`` without a C++ compiler) is a row with its error.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..engine import TrainConfig, stack_students, train
+from ..engine import TrainConfig, stack_students
 from ..engine.config import cosine_lr
 from ..engine.data import sample_chunk_neuron_major
 from ..engine.loop import optimiser
@@ -47,10 +40,7 @@ from .bench_timing import best_seconds
 
 __all__ = [
     "WAYS",
-    "OpCounter",
     "batched_labels",
-    "compiled_kernels",
-    "dispatch_counts",
     "ways_to_floor",
 ]
 
@@ -179,89 +169,3 @@ def ways_to_floor(
             {"way": f"data-{idx}", "what": what, "one_ms": None, "ensemble_ms": ms, "error": None}
         )
     return rows
-
-
-class OpCounter(TorchDispatchMode):
-    """Counts the aten operations dispatched inside it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: Counter = Counter()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops[str(func.overloadpacket)] += 1
-        return func(*args, **(kwargs or {}))
-
-
-def dispatch_counts(
-    sizes: tuple[int, ...] = (1, 4, 16, 64), n: int = 28, steps: int = 10, seed: int = 0
-) -> list[dict]:
-    """[{"members", "ops_per_step", "data_ops_per_step"}]: the operations one engine training
-    step of an ensemble of ``members`` students (n = m, T = 32, batch 64) dispatches, drawing its
-    data included (``data_ops_per_step``: those of ``sample_chunk_neuron_major`` alone). Counted
-    in the steady state: a run of 2 ``steps`` minus a run of ``steps`` (data in chunks of
-    ``steps``), over ``steps``, so that the set-up of a run is not counted, after an uncounted
-    run (the first run in a process also fills caches of constants, a few operations once)."""
-    d, T, B = 4, 32, 64
-    out = []
-    for E in sizes:
-        tasks = [
-            TeacherStudentTask.from_seed(d, seed=derive_seed(seed + e, "teacher"), T=T)
-            for e in range(E)
-        ]
-        students = [GatedRNN(d, n, n, seed=derive_seed(seed + e, "student")) for e in range(E)]
-        params, _ = stack_students(students)
-        seeds = [derive_seed(seed + e, "data") for e in range(E)]
-        counts = []
-        warm = TrainConfig(steps=steps, chunk_steps=steps, log_every=steps)
-        train(tasks, params, warm, data_seeds=seeds, progress=False)  # one-time set-up, uncounted
-        for k in (1, 2):
-            tc = TrainConfig(steps=k * steps, chunk_steps=steps, log_every=steps)
-            with OpCounter() as mode:
-                train(tasks, params, tc, data_seeds=seeds, progress=False)
-            counts.append(sum(mode.ops.values()))
-        gens = [torch.Generator().manual_seed(s) for s in seeds]
-        with OpCounter() as data:
-            sample_chunk_neuron_major(tasks, gens, steps, B, torch.float32)
-        out.append(
-            {
-                "members": E,
-                "ops_per_step": (counts[1] - counts[0]) / steps,
-                "data_ops_per_step": sum(data.ops.values()) / steps,
-            }
-        )
-    return out
-
-
-#: a kernel call in the wrapper code torch.compile writes: a generated loop, a library GEMM, or
-#: an aten operation it falls back to
-_KERNEL_CALL = re.compile(
-    r"^\s+(cpp_fused_\w+|triton_\w+|extern_kernels\.\w+|torch\.ops\.\w+\.\w+|aten\.\w+)\(",
-    re.M,
-)
-
-
-def compiled_kernels(sizes: tuple[int, ...] = (1, 4, 16, 64), n: int = 28) -> list[dict]:
-    """[{"members", "generated", "library", "kernels_per_step"}]: the kernels one step of mode
-    "compiled" runs for an ensemble of ``members`` students (n = m, T = 32, batch 64): read from
-    the code ``torch.compile`` writes for the engine's ``CompiledStep`` (its ``call`` function),
-    generated loops (``cpp_fused_*``, on a GPU ``triton_*``) and library calls (the GEMMs), the
-    data drawn outside it not included. Compiles once per size (seconds each)."""
-    from torch._inductor.utils import run_and_get_code
-
-    d, T, B = 4, 32, 64
-    out = []
-    for E in sizes:
-        params, X, Y = _setup(E, n, d, T, B, seed=0)
-        _, codes = run_and_get_code(_step("compiled", params, X, Y, T))
-        calls = [c for code in codes for c in _KERNEL_CALL.findall(code[code.index("def call(") :])]
-        generated = sum(c.startswith(("cpp_fused_", "triton_")) for c in calls)
-        out.append(
-            {
-                "members": E,
-                "generated": generated,
-                "library": len(calls) - generated,
-                "kernels_per_step": len(calls),
-            }
-        )
-    return out

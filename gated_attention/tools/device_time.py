@@ -9,17 +9,22 @@ A training step on a GPU costs at least the larger of two times:
 Both counts are measured here, on the CPU, on the run's own step: ``job_run`` runs an
 experiment's job inside ``engine.probing()``, which stops it at its first ``train`` call with
 that call's arguments (tasks, parameters, config, seeds, forward); ``step_counts`` then trains
-that run for k and for 2k steps (mode "fast", the mode the GPU runs replay as a CUDA graph)
-and takes the difference, over k: the operations dispatched per step (each a kernel on a GPU,
-the data drawn a chunk at a time on the device included) and the FLOPs per step
-(``torch.utils.flop_counter``: matrix products, forward and backward). Steps of runs of the
-same shapes are counted once.
+that run for k and for 2k steps, in the run's own mode or the one asked for, and takes the
+difference, over k:
+
+    kernels  from ``torch.profiler``'s events (``launched``): the operations that do device
+             work (views, allocations and host reads left out), and the loops ``torch.compile``
+             generates where the run compiles (a family's compiled cell loop, mode
+             "compiled"), each counted once; the data drawn a chunk at a time included
+    FLOPs    ``torch.utils.flop_counter``: matrix products, forward and backward
+
+Steps of runs of the same shapes are counted once, their kernels once for all widths.
 
 ``t_kernel`` is calibrated on the recorded GPU bench: its one-student step time at the bench's
-config over the operations that step dispatches on the device (the data, drawn on the host
-there, left out: ``bench_ways.dispatch_counts``). So the prediction is of today's fast step,
-graphed as it was in that bench, with the data drawn on the device; a step fused further (mode
-"compiled": ``bench_ways.compiled_kernels``) would launch fewer kernels than counted.
+config over the kernels of that step counted the same way (the data, drawn on the host there,
+left out). So a kernel's time is that bench's whole step (its graphed loss and gradients, the
+optimiser, the loop) shared out over its kernels; the prediction is of a step of the same
+make, with the data drawn on the device.
 
 Glossary (code name -> meaning):
     t_kernel     seconds per kernel on the recorded GPU (launch-bound steps)
@@ -29,14 +34,35 @@ Glossary (code name -> meaning):
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
+from contextlib import contextmanager
 from typing import Any
 
+import torch
+from torch._inductor import config as inductor_config
 from torch.utils.flop_counter import FlopCounterMode
 
-from ..engine import TrainCall, probing, train
-from .bench_ways import OpCounter, dispatch_counts
+from ..engine import TrainCall, TrainConfig, probing, stack_students, train
+from ..experiments.profiles import derive_seed
+from ..models.gated_rnn import GatedRNN
+from ..tasks.teacher_student import TeacherStudentTask
 
-__all__ = ["job_run", "step_counts", "calibrate", "step_seconds", "run_key"]
+__all__ = [
+    "KERNEL_FREE",
+    "launched",
+    "kernel_profile",
+    "job_run",
+    "step_kernels",
+    "flops_per_step",
+    "step_counts",
+    "bench_run",
+    "kernels_by_members",
+    "calibrate",
+    "step_seconds",
+    "run_key",
+    "kernel_key",
+]
 
 
 def job_run(config: Any, job: Any) -> dict | None:
@@ -51,56 +77,192 @@ def job_run(config: Any, job: Any) -> dict | None:
 
 
 def run_key(run: dict) -> tuple:
-    """What a step's counts depend on: the parameters' shapes, the model, T, the batch, the
-    loss and the data."""
-    c, task = run["config"], run["tasks"][0]
+    """What a step's FLOPs depend on: the parameters' shapes, the model, T, the batch, the loss
+    and the data."""
     shapes = tuple(sorted((k, tuple(v.shape)) for k, v in run["params"].items()))
+    return shapes, *kernel_key(run)[1:]
+
+
+def kernel_key(run: dict) -> tuple:
+    """What a step's kernels depend on: ``run_key`` with the parameters' names and members in
+    place of their shapes (a network of other widths runs the same operations; counted once, a
+    compiled one is compiled once)."""
+    c, task = run["config"], run["tasks"][0]
+    names = (tuple(sorted(run["params"])), len(run["tasks"]))
     forward = getattr(run["forward"], "__qualname__", repr(run["forward"]))
-    return shapes, forward, task.T, type(task).__name__, c.batch_size, c.loss, c.dtype, c.mode
+    return names, forward, task.T, type(task).__name__, c.batch_size, c.loss, c.dtype, c.mode
 
 
-def _count(run: dict, steps: int, chunk: int) -> tuple[int, float]:
-    """(operations dispatched, FLOPs) of ``run`` trained ``steps`` steps, data in chunks of
-    ``chunk`` steps, on this CPU in mode "fast"."""
+#: aten operations that launch no device work: views, allocations, metadata, and host reads
+#: (``_local_scalar_dense``: the CPU's fused AdamW reads its step counters, which on a GPU
+#: stay on the device)
+KERNEL_FREE = frozenset(
+    """alias as_strided as_strided_ chunk conj _conj detach detach_ diagonal empty empty_like
+    empty_strided expand expand_as flatten imag is_nonzero item lift_fresh _local_scalar_dense
+    narrow numpy_T permute real _reshape_alias reshape resize_ resolve_conj resolve_neg
+    result_type scalar_tensor select set_ slice split split_with_sizes squeeze t to
+    transpose unbind unflatten unsqueeze _unsafe_view view view_as view_as_complex
+    view_as_real""".split()
+)
+
+
+def launched(events) -> int:
+    """The kernels among torch.profiler events: under each top-level event, the lowest events
+    that do device work (an aten operation not in ``KERNEL_FREE``, or a loop that
+    ``torch.compile`` generated: ``cpp_fused_*``, ``triton_*``), each counted once; an operation
+    that only calls others (``linear``: ``t`` and ``addmm``) counts what it calls."""
+
+    def works(name: str) -> bool:
+        if "cpp_fused" in name or "triton_" in name:
+            return True
+        return name.startswith("aten::") and name[6:] not in KERNEL_FREE
+
+    def under(e) -> int:
+        below = sum(under(c) for c in e.cpu_children)
+        return below if below else int(works(e.name))
+
+    return sum(under(e) for e in events if e.cpu_parent is None)
+
+
+def _train(run: dict, steps: int, chunk: int, mode: str | None) -> None:
+    """``run`` trained ``steps`` steps on this CPU, data in chunks of ``chunk`` steps, in
+    ``mode`` (None: the run's own)."""
     tc = dataclasses.replace(
         run["config"], steps=steps, log_every=steps, chunk_steps=chunk, checkpoint_every=0,
-        warmup_steps=0, mode="fast",
+        warmup_steps=0, mode=mode or run["config"].mode,
     )  # fmt: skip
-    with OpCounter() as ops, FlopCounterMode(display=False) as flops:
-        train(
-            run["tasks"], run["params"], tc, data_seeds=run["data_seeds"], masks=run["masks"],
-            no_decay=run["no_decay"], forward=run["forward"], progress=False, device="cpu",
-        )  # fmt: skip
-    return sum(ops.ops.values()), flops.get_total_flops()
+    train(
+        run["tasks"], run["params"], tc, data_seeds=run["data_seeds"], masks=run["masks"],
+        no_decay=run["no_decay"], forward=run["forward"], progress=False, device="cpu",
+    )  # fmt: skip
 
 
-def step_counts(run: dict, steps: int = 1) -> dict:
-    """{"kernels", "flops", "step_kernels", "chunk_kernels"} of one steady-state step of
-    ``run`` (a ``job_run`` result), counted on this CPU in mode "fast": a step's own
-    operations (a run of 2k steps minus one of k, each one chunk of data: the drawing cancels),
-    and those of drawing one chunk of data (2k steps in two chunks minus in one), spread over
-    the run's ``chunk_steps``. An uncounted run first fills the caches of a first run."""
+def _kernels(run: dict, steps: int, chunk: int, mode: str | None) -> int:
+    """The kernels (``launched``) of ``_train``, inside ``kernel_profile``."""
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+    with _native_stderr_closed():
+        prof.start()
+    try:
+        _train(run, steps, chunk, mode)
+    finally:
+        with _native_stderr_closed():
+            prof.stop()
+    return launched(prof.events())
+
+
+@contextmanager
+def _native_stderr_closed():
+    """File descriptor 2 sent to the null device: the profiler's native library prints a line
+    at each start and stop, whatever its log level."""
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
+@contextmanager
+def kernel_profile():
+    """Code that ``torch.compile`` generates inside this context reports its loops to the
+    profiler (``cpp.enable_kernel_profile``); what was compiled before is forgotten
+    (``torch._dynamo.reset``), so that it compiles again, profiled (from inductor's cache on
+    disk where it can), and again after, without."""
+    torch._dynamo.reset()
+    try:
+        with inductor_config.patch({"cpp.enable_kernel_profile": True}):
+            yield
+    finally:
+        torch._dynamo.reset()
+
+
+def _flops(run: dict, steps: int, mode: str | None) -> float:
+    """The FLOPs of ``_train`` (``torch.utils.flop_counter``; compiled code runs eagerly in it,
+    the same arithmetic)."""
+    with FlopCounterMode(display=False) as flops:
+        _train(run, steps, steps, mode)
+    return flops.get_total_flops()
+
+
+def step_kernels(run: dict, steps: int = 1, mode: str | None = None) -> dict:
+    """{"kernels", "step_kernels", "chunk_kernels"} of one steady-state step of ``run`` (a
+    ``job_run`` result) in ``mode`` (None: the run's own), counted on this CPU: a step's own
+    kernels (a run of 2k steps minus one of k, each one chunk of data: the drawing cancels) and
+    those of drawing one chunk (2k steps in two chunks minus in one), spread over the run's
+    ``chunk_steps``. A first run, not counted, compiles and fills the caches."""
     k = steps
-    _count(run, k, k)
-    one, two, split = _count(run, k, k), _count(run, 2 * k, 2 * k), _count(run, 2 * k, k)
-    step_kernels = (two[0] - one[0]) / k
-    chunk_kernels = split[0] - two[0]
+    with kernel_profile():
+        _train(run, k, k, mode)
+        one, two = _kernels(run, k, k, mode), _kernels(run, 2 * k, 2 * k, mode)
+        split = _kernels(run, 2 * k, k, mode)
+    step, chunk = (two - one) / k, split - two
     return {
-        "kernels": step_kernels + chunk_kernels / run["config"].chunk_steps,
-        "flops": (two[1] - one[1]) / k,
-        "step_kernels": step_kernels,
-        "chunk_kernels": chunk_kernels,
+        "kernels": step + chunk / run["config"].chunk_steps,
+        "step_kernels": step,
+        "chunk_kernels": chunk,
     }
+
+
+def flops_per_step(run: dict, steps: int = 1, mode: str | None = None) -> float:
+    """The FLOPs of one step of ``run`` in ``mode``: a run of 2k steps minus one of k, over k."""
+    return (_flops(run, 2 * steps, mode) - _flops(run, steps, mode)) / steps
+
+
+def step_counts(run: dict, steps: int = 1, mode: str | None = None) -> dict:
+    """``step_kernels`` and {"flops": ``flops_per_step``} together."""
+    return {**step_kernels(run, steps, mode), "flops": flops_per_step(run, steps, mode)}
+
+
+def bench_run(n: int, d: int = 4, T: int = 32, batch: int = 64, members: int = 1) -> dict:
+    """The ``job_run`` of the GPU bench's step: ``members`` gated RNNs of n = m neurons, each on
+    its own teacher of dimension d, sequences of T, ``batch`` a step (seeds as the bench draws
+    them)."""
+    tasks = [
+        TeacherStudentTask.from_seed(d, seed=derive_seed(e, "teacher"), T=T) for e in range(members)
+    ]
+    students = [GatedRNN(d, n, n, seed=derive_seed(e, "student")) for e in range(members)]
+    params, masks = stack_students(students)
+    seeds = [derive_seed(e, "data") for e in range(members)]
+    with probing():
+        try:
+            train(tasks, params, TrainConfig(steps=1000, batch_size=batch), data_seeds=seeds,
+                  masks=masks)  # fmt: skip
+        except TrainCall as call:
+            return call.arguments
+    raise AssertionError("unreachable: probing stops train")
+
+
+def kernels_by_members(
+    sizes: tuple[int, ...] = (1, 4, 16, 64),
+    n: int = 28,
+    modes: tuple[str, ...] = ("fast", "compiled"),
+) -> list[dict]:
+    """[{"members", "mode", "step", "data"}]: the kernels of one training step of ``members``
+    students at the bench's config (``bench_run``) in each of ``modes``: the step's own, and
+    drawing its data (a chunk's kernels over the chunk's steps). A step whose own count is flat
+    costs a GPU the same launches for any ensemble. Mode "compiled" compiles once per size."""
+    out = []
+    for E in sizes:
+        run = bench_run(n, members=E)
+        for mode in modes:
+            k = step_kernels(run, mode=mode)
+            step = k["step_kernels"]
+            out.append({"members": E, "mode": mode, "step": step, "data": k["kernels"] - step})
+    return out
 
 
 def calibrate(bench: dict) -> dict:
     """{"t_kernel", "peak_flops", "kernels"} from a recorded GPU bench: its one-student step
-    time over the device operations of that step (data excluded), and its matmul peak."""
+    time over the kernels of that step counted here (``step_kernels``, the data drawn on the
+    host there left out), and its matmul peak."""
     cfg = bench["config"]
-    if cfg["n"] != cfg["m"] or (cfg["d"], cfg["T"], cfg["batch"]) != (4, 32, 64):
-        raise ValueError(f"the bench's config {cfg} is not the one dispatch_counts counts")
-    (row,) = dispatch_counts(sizes=(1,), n=cfg["n"])
-    kernels = row["ops_per_step"] - row["data_ops_per_step"]
+    if cfg["n"] != cfg["m"]:
+        raise ValueError(f"the bench's config {cfg} has n != m: not a step bench_run makes")
+    run = bench_run(cfg["n"], cfg["d"], cfg["T"], cfg["batch"])
+    kernels = step_kernels(run)["step_kernels"]
     return {
         "t_kernel": 1.0 / bench["engine_steps_per_s"] / kernels,
         "peak_flops": bench["gemm_peak_gflops"] * 1e9,

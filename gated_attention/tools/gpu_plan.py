@@ -6,6 +6,7 @@ that trains them all there.
                                                           then the central claims at the
                                                           paper's steps, in parts
     python -m gated_attention.tools.gpu_plan --central    only the latter
+        [--mode compiled]                                 every step counted in that mode
     python -m gated_attention.tools.gpu_plan --run        train every run of the plan, one after
         [--profile paper] [--only NAME ...]               another, each recorded as
                                                           ``<name>-<profile>-gpu``
@@ -19,9 +20,10 @@ larger of its kernels x the time of a kernel and its FLOPs / the GPU's matmul pe
 on this CPU and calibrated on the recorded GPU bench (``device_time``). The runs of the central
 claims (``CENTRAL_CLAIMS``) are also predicted at the paper's steps (``paper_steps``: Fig. 4A
 and 4B train fewer in the paper profile here), and cut into parts of at most ``PART_S`` of
-device time, most central first: what one campaign call gets (``tools.campaign``). The recorded
-bench predates the data drawn on the GPU and mode "compiled"; the kernels of today's fast
-step are counted, the kernel's time is that bench's.
+device time, most central first: what one campaign call gets (``tools.campaign``). Each run's
+step is counted in its own training mode (``--mode``: in that one instead); the recorded bench
+predates the data drawn on the GPU and mode "compiled", so a kernel's time is that of the
+graphed fast step it timed.
 
 The command trains through ``tools.record`` (the results cache: each job checkpoints and
 resumes; a finished run is loaded, not trained again), so an interrupted ``--run`` continues
@@ -42,7 +44,15 @@ from ..experiments.recorded_runs import recorded_names
 from ..experiments.registry import EXPERIMENTS, NEEDS, experiment_config
 from ..experiments.teacher_student import TeacherStudentConfig
 from .bench import recorded_benches
-from .device_time import calibrate, job_run, run_key, step_counts, step_seconds
+from .device_time import (
+    calibrate,
+    flops_per_step,
+    job_run,
+    kernel_key,
+    run_key,
+    step_kernels,
+    step_seconds,
+)
 from .record import record
 
 __all__ = [
@@ -139,12 +149,14 @@ def plan(
     *,
     at_paper_steps: bool = False,
     counted: dict | None = None,
+    mode: str | None = None,
 ) -> dict:
     """{"gpu", "calibration", "runs": [{"name", "jobs", "steps", "members", "kernels",
     "gflop", "launch_s", "arithmetic_s", "device_s", "gated_only"}], "total_s"} for the
     missing runs of ``profile`` (or ``names``), each job's step counted (``device_time``);
-    ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps. ``counted``: the
-    counts of steps already counted, by ``run_key`` (filled in)."""
+    ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps; ``mode``: every step
+    counted in that training mode (None: each run's own). ``counted``: the counts of steps
+    already counted, by ``run_key`` and mode (filled in)."""
     benches = recorded_benches()
     if not benches:
         raise ValueError("no recorded GPU bench (recorded/bench-<gpu>.json) to predict from")
@@ -152,15 +164,17 @@ def plan(
     calibration = calibrate(benches[gpu])
     counted = {} if counted is None else counted
     runs = [
-        _plan_run(name, profile, calibration, counted, at_paper_steps)
+        _plan_run(name, profile, calibration, counted, (at_paper_steps, mode))
         for name in names or missing_runs(profile)
     ]
     total = sum(r["device_s"] for r in runs)
-    return {"gpu": gpu, "calibration": calibration, "runs": runs, "total_s": total}
+    return {"gpu": gpu, "calibration": calibration, "runs": runs, "total_s": total, "mode": mode}
 
 
-def _plan_run(name: str, profile: str, calibration: dict, counted: dict, at_paper: bool) -> dict:
-    """One run of ``plan``: its jobs' steps, each job's step counted once per shape."""
+def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tuple) -> dict:
+    """One run of ``plan``: its jobs' steps, each job's step counted once per shape; ``how``:
+    (at the paper's steps, mode)."""
+    at_paper, mode = how
     config = _config(name, profile)
     jobs = config.jobs("cuda")
     r = dict(name=name, jobs=len(jobs), steps=0, members=0, kernels=0.0, gflop=0.0)
@@ -169,10 +183,7 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, at_pape
         run = job_run(config, job)
         if run is None:  # trains nothing through the engine
             continue
-        key = run_key(run)
-        if key not in counted:
-            counted[key] = step_counts(run)
-        counts, steps = counted[key], _job_steps(config, job, name, at_paper)
+        counts, steps = _counts(run, mode, counted), _job_steps(config, job, name, at_paper)
         t = step_seconds(counts, calibration)
         r["steps"] += steps
         r["members"] = max(r["members"], len(run["tasks"]))
@@ -185,13 +196,26 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, at_pape
     return r
 
 
+def _counts(run: dict, mode: str | None, counted: dict) -> dict:
+    """``run``'s step counts in ``mode``: its kernels once per ``kernel_key``, its FLOPs once
+    per ``run_key`` (``counted`` holds both, filled in)."""
+    kernels, flops = ("kernels", kernel_key(run), mode), ("flops", run_key(run), mode)
+    if kernels not in counted:
+        counted[kernels] = step_kernels(run, mode=mode)
+    if flops not in counted:
+        counted[flops] = flops_per_step(run, mode=mode)
+    return {**counted[kernels], "flops": counted[flops]}
+
+
 def format_plan(p: dict) -> str:
     """The plan as a table (kernels and GFLOP: of the costliest step of a run), the total and
     what the prediction leaves out."""
     cal = p["calibration"]
+    mode = f"mode {p['mode']}" if p.get("mode") else "each run's own mode"
     lines = [
         f"on the recorded {p['gpu']} bench: {cal['t_kernel'] * 1e6:.2f} us a kernel, "
         f"{cal['peak_flops'] / 1e12:.1f} TFLOP/s; a step costs the larger",
+        f"every step counted on this CPU in {mode}",
         f"{'run':<32} {'jobs':>4} {'steps':>11} {'memb.':>5} "
         f"{'kernels':>7} {'GFLOP':>6} {'device time':>12}",
     ]
@@ -203,7 +227,7 @@ def format_plan(p: dict) -> str:
         )
     lines.append(f"{'total':<32} {'':>4} {'':>11} {'':>5} {'':>7} {'':>6} "
                  f"{p['total_s'] / 60:>8.1f} min")  # fmt: skip
-    lines.append("* other families: counted in mode fast, their loops over t kernel by kernel")
+    lines.append("* other families: their loops over t launch kernels at every t")
     return "\n".join(lines)
 
 
@@ -263,15 +287,20 @@ def main(argv: list[str] | None = None) -> int:
         " --profile), in parts a campaign call fits (without --only, the plan shows them after"
         " the missing runs)",
     )
+    parser.add_argument(
+        "--mode",
+        choices=("fast", "compiled"),
+        help="predict every step in this training mode (default: each run's own)",
+    )
     args = parser.parse_args(argv)
-    names = args.only or None
+    names, mode = args.only or None, args.mode
     try:
         counted: dict = {}
         if not args.central:
-            print(format_plan(plan(args.profile, names=names, counted=counted)))
+            print(format_plan(plan(args.profile, names=names, counted=counted, mode=mode)))
         if args.central or not names:
             central = list(CENTRAL_CLAIMS)  # the paper profile: the paper's steps
-            p = plan("paper", names=central, at_paper_steps=True, counted=counted)
+            p = plan("paper", names=central, at_paper_steps=True, counted=counted, mode=mode)
             print(f"\nthe central claims at the paper's steps\n{format_plan(p)}\n{format_parts(p)}")
     except ValueError as err:  # no recorded GPU bench: nothing to predict from, still runnable
         print(f"no prediction: {err}")
