@@ -7,6 +7,8 @@
                      (``tools.step_profile``)
     format_ways      each way to the floor, a row beside the engine's step, and the operations
                      a step launches against the ensemble's size (``tools.device_time``)
+    format_overlap   jobs side by side on a GPU: K at once against one alone
+                     (``tools.bench_overlap``)
     format_side_by_side  this machine's bench beside recorded ones (a GPU), one column each
     format_run_costs     what each recorded run cost: device, members, steps, wall time
     profile_note     what a profile's build does without a bench file
@@ -27,6 +29,7 @@ __all__ = [
     "format_table",
     "format_families",
     "format_profile",
+    "format_overlap",
     "format_ways",
     "format_side_by_side",
     "trained_members",
@@ -274,6 +277,17 @@ def format_ways(ways: list[dict] | None, kernels: list[dict] | None = None) -> s
             row = {r["members"]: r for r in kernels if r["mode"] == mode}
             cells = "".join(f"{row[E]['step']:>7.0f} + {row[E]['data']:<5.1f}" for E in sizes)
             lines.append(f"{'mode ' + mode:<14}{cells}".rstrip())
+    return "\n".join(lines)
+
+
+def format_overlap(speedups: dict | None) -> str:
+    """Jobs side by side (``tools.bench_overlap``): per path, K jobs at once against one alone."""
+    if not speedups:
+        return "jobs side by side: measured on a GPU only (on a CPU they run one after another)"
+    lines = ["jobs side by side, K at once: jobs per second against one alone"]
+    for path, table in speedups.items():
+        cells = ", ".join(f"K = {k}: {v:.2f}x" for k, v in table.items())
+        lines.append(f"  {path:<6} {cells}")
     return "\n".join(lines)
 
 

@@ -14,6 +14,7 @@ bench           time the training engine (``make bench``), with its parts:
   bench_ways      the ways a step could be made faster, each measured
   step_profile    where one step's time goes, part by part
   family_bench    a step of each model family at a matched parameter count
+  bench_overlap   jobs side by side on one device: K at once against one alone
 sphinxext       the Sphinx extension of the rendered book
 launch_links    where the book's launch buttons go (Binder, Colab)
 browser_check   what the browser check of the built pages reads and counts as a problem (its

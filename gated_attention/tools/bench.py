@@ -29,9 +29,8 @@ Measures, on this machine (``python -m gated_attention.tools.bench --out _build/
                 size n (``size_curve``)
 
     ways        each way to the floor (torch.compile, the hand-written backward, the AdamW
-                kernel, drawing the data) as a row beside the engine's step (``bench_ways``),
-                and the kernels a step launches in modes fast and compiled, against the
-                ensemble's size (``device_time.kernels_by_members``)
+                kernel, the data) beside the engine's step (``bench_ways``); a step's kernels
+                by mode and members (``device_time``); jobs at once on a GPU (``bench_overlap``)
 
     families    the training cost per step of every model family (``models.family_registry``) at a
                 matched parameter count (``family_bench.family_costs``): ms per step and
@@ -75,11 +74,13 @@ from ..models.gated_rnn import GatedRNN
 from ..report.bench_table import (
     PAPER_STEPS,
     format_families,
+    format_overlap,
     format_profile,
     format_table,
     format_ways,
 )
 from ..tasks.teacher_student import TeacherStudentTask
+from .bench_overlap import overlap
 from .bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
 from .bench_timing import fastest
 from .bench_ways import ways_to_floor
@@ -355,6 +356,7 @@ def _profiles(kind: str, seed: int, dev: torch.device, ways: bool) -> dict:
             steps=prof_steps // 4,
         ),
         "ways": ways_to_floor(kind, seed, dev) if ways else None,
+        "side_by_side": None if on_cpu else overlap(kind, seed, dev),  # a CPU: one by one
         "kernels": kernels_by_members(sizes, modes=modes) if ways else None,
         "size_curve": size_curve(
             sizes=(8, 16) if kind == "smoke" else (16, 32, 48, 64, 100, 128),
@@ -437,6 +439,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(format_profile(results["step_profile"]))
     print(format_profile(results["ensemble_profile"]))
     print(format_ways(results["ways"], results.get("kernels")))
+    print(format_overlap(results.get("side_by_side")))
     if args.out is not None:
         atomic_write_json(args.out, results, indent=1)
         print(f"written: {args.out}")

@@ -42,6 +42,7 @@ import torch
 from ..experiments.in_context_regression import RegressionConfig
 from ..experiments.recorded_runs import recorded_names
 from ..experiments.registry import EXPERIMENTS, NEEDS, experiment_config
+from ..experiments.side_by_side import SIDE_BY_SIDE_ENV, side_by_side
 from ..experiments.teacher_student import TeacherStudentConfig
 from .bench import recorded_benches
 from .device_time import (
@@ -150,25 +151,31 @@ def plan(
     at_paper_steps: bool = False,
     counted: dict | None = None,
     mode: str | None = None,
+    side_by_side: int = 1,
 ) -> dict:
     """{"gpu", "calibration", "runs": [{"name", "jobs", "steps", "members", "kernels",
-    "gflop", "launch_s", "arithmetic_s", "device_s", "gated_only"}], "total_s"} for the
+    "gflop", "launch_s", "arithmetic_s", "device_s", "gated_only", "speedup"}], "total_s",
+    "mode", "side_by_side"} for the
     missing runs of ``profile`` (or ``names``), each job's step counted (``device_time``);
     ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps; ``mode``: every step
-    counted in that training mode (None: each run's own). ``counted``: the counts of steps
-    already counted, by ``run_key`` and mode (filled in)."""
+    counted in that training mode (None: each run's own); ``side_by_side``: up to that many
+    jobs of a run at once (``with_side_by_side``). ``counted``: the counts of steps already counted
+    (``_counts``, filled in)."""
     benches = recorded_benches()
     if not benches:
         raise ValueError("no recorded GPU bench (recorded/bench-<gpu>.json) to predict from")
     gpu = gpu or sorted(benches)[0]
     calibration = calibrate(benches[gpu])
+    calibration["side_by_side"] = benches[gpu].get("side_by_side")  # None: not measured
     counted = {} if counted is None else counted
     runs = [
-        _plan_run(name, profile, calibration, counted, (at_paper_steps, mode))
+        with_side_by_side(_plan_run(name, profile, calibration, counted, (at_paper_steps, mode)),
+                calibration["side_by_side"], side_by_side)
         for name in names or missing_runs(profile)
-    ]
+    ]  # fmt: skip
     total = sum(r["device_s"] for r in runs)
-    return {"gpu": gpu, "calibration": calibration, "runs": runs, "total_s": total, "mode": mode}
+    out = {"gpu": gpu, "calibration": calibration, "runs": runs, "total_s": total, "mode": mode}
+    return {**out, "side_by_side": side_by_side}
 
 
 def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tuple) -> dict:
@@ -194,6 +201,20 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
         r["device_s"] += steps * t["step"]
     r["gated_only"] = set(getattr(config, "families", ("gated",))) <= {"gated"}
     return r
+
+
+def with_side_by_side(r: dict, measured: dict | None, K: int) -> dict:
+    """Run ``r`` of ``_plan_run`` with up to ``K`` of its jobs at once: its device time over
+    the speedup ``measured`` on the recorded GPU (``bench_overlap``: of the fused path, or of a
+    family's forward where the run trains other families) at the most jobs measured that are
+    no more than K and its jobs, and never under its arithmetic alone; unchanged where nothing
+    was measured or one job runs at a time. Adds "speedup"."""
+    path = "gated" if r["gated_only"] else "lstm"
+    table = {int(k): v for k, v in ((measured or {}).get(path) or {}).items()}
+    fits = [k for k in table if k <= min(K, r["jobs"])]
+    factor = table[max(fits)] if fits else 1.0
+    device_s = max(r["device_s"] / factor, r["arithmetic_s"]) if factor > 1 else r["device_s"]
+    return {**r, "speedup": r["device_s"] / device_s, "device_s": device_s}
 
 
 def _counts(run: dict, mode: str | None, counted: dict) -> dict:
@@ -228,7 +249,19 @@ def format_plan(p: dict) -> str:
     lines.append(f"{'total':<32} {'':>4} {'':>11} {'':>5} {'':>7} {'':>6} "
                  f"{p['total_s'] / 60:>8.1f} min")  # fmt: skip
     lines.append("* other families: their loops over t launch kernels at every t")
+    lines.append(_side_by_side_line(p))
     return "\n".join(lines)
+
+
+def _side_by_side_line(p: dict) -> str:
+    """What the plan assumed of jobs side by side."""
+    K = p.get("side_by_side", 1)
+    if K <= 1:
+        return "a run's jobs one after another (--side-by-side K: up to K at once)"
+    if not p["calibration"].get("side_by_side"):
+        return f"up to {K} jobs at once asked, but the bench measured no speedup: one after another"
+    gains = ", ".join(f"{r['name']} {r['speedup']:.1f}x" for r in p["runs"] if r["speedup"] > 1)
+    return f"up to {K} jobs at once, at the bench's measured speedup: {gains or 'none'}"
 
 
 def parts(p: dict, limit_s: float = PART_S) -> list[list[tuple[str, float]]]:
@@ -288,19 +321,30 @@ def main(argv: list[str] | None = None) -> int:
         " the missing runs)",
     )
     parser.add_argument(
+        "--side-by-side",
+        type=int,
+        default=None,
+        metavar="K",
+        help="up to K jobs of a run at once, at the speedup the recorded bench measured"
+        f" (default: ${SIDE_BY_SIDE_ENV}, else 1)",
+    )
+    parser.add_argument(
         "--mode",
         choices=("fast", "compiled"),
         help="predict every step in this training mode (default: each run's own)",
     )
     args = parser.parse_args(argv)
     names, mode = args.only or None, args.mode
+    K = args.side_by_side or side_by_side()
     try:
         counted: dict = {}
         if not args.central:
-            print(format_plan(plan(args.profile, names=names, counted=counted, mode=mode)))
+            p = plan(args.profile, names=names, counted=counted, mode=mode, side_by_side=K)
+            print(format_plan(p))
         if args.central or not names:
             central = list(CENTRAL_CLAIMS)  # the paper profile: the paper's steps
-            p = plan("paper", names=central, at_paper_steps=True, counted=counted, mode=mode)
+            p = plan("paper", names=central, at_paper_steps=True, counted=counted, mode=mode,
+                     side_by_side=K)  # fmt: skip
             print(f"\nthe central claims at the paper's steps\n{format_plan(p)}\n{format_parts(p)}")
     except ValueError as err:  # no recorded GPU bench: nothing to predict from, still runnable
         print(f"no prediction: {err}")
