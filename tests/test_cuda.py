@@ -113,6 +113,28 @@ def test_the_compiled_step_as_one_graph_replays_the_eager_compiled_step():
     torch.testing.assert_close(graphed.losses, eager.losses, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("name", ["lstm", "lru_inout", "mamba"])
+def test_a_familys_graphed_step_replays_its_eager_step(name):
+    """Another family through its forward: the loss and backward recorded as one CUDA graph
+    (``make_step`` on a GPU) end where the same steps run eagerly end, with no warning that
+    the recording failed."""
+    import warnings
+
+    from gated_attention.models.family_registry import FAMILIES
+
+    fam = FAMILIES[name]
+    task = TeacherStudentTask.from_seed(3, seed=0, T=5)
+    params = fam.init(3, 3, 6, 2, torch.Generator().manual_seed(0), torch.float64)
+    c = tr.TrainConfig(steps=20, lr=1e-2, batch_size=8, **F64)
+    kw = dict(data_seeds=[0, 1], forward=fam.forward, no_decay=fam.no_decay, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        graphed = tr.train([task] * 2, params, c, device="cuda", cuda_graph=True, **kw)
+    eager = tr.train([task] * 2, params, c, device="cuda", cuda_graph=False, **kw)
+    for k in params:
+        torch.testing.assert_close(graphed.params[k], eager.params[k], rtol=1e-12, atol=1e-14)
+
+
 def test_jobs_side_by_side_on_streams_give_the_numbers_of_each_job_alone(monkeypatch):
     """Three jobs of a smoke run at once, each in a thread on its own CUDA stream (graphs
     captured in thread-local mode), against each job alone on the same GPU."""

@@ -17,6 +17,7 @@ from gated_attention.engine import (
     train,
     unstack_students,
 )
+from gated_attention.models.family_registry import FAMILIES
 from gated_attention.models.fast_path import (
     decay_matrix_from_nu,
     forward_packed,
@@ -444,3 +445,8 @@ def test_cuda_graph_needs_a_cuda_device():
     c = TrainConfig(steps=5, batch_size=4, **F64)
     with pytest.raises(ValueError, match="cuda_graph=True needs a CUDA device"):
         train([task], params, c, data_seeds=[0], masks=masks, progress=False, cuda_graph=True)
+    lstm = FAMILIES["lstm"]  # any model: a family's graphed step needs one too
+    fam_params = lstm.init(3, 3, 4, 1, torch.Generator().manual_seed(0), torch.float64)
+    with pytest.raises(ValueError, match="cuda_graph=True needs a CUDA device"):
+        train([task], fam_params, c, data_seeds=[0], forward=lstm.forward, progress=False,
+              cuda_graph=True)  # fmt: skip

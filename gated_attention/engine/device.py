@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import platform
+import warnings
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -73,6 +75,35 @@ def draw_in_background(dev: torch.device) -> bool:
     return dev.type != "cpu"
 
 
+def on_side_stream(side: torch.cuda.Stream, device: torch.device, fn: Callable[[], None]) -> None:
+    """``fn()`` on the stream ``side``, after the current stream's work and before its next:
+    the warm-up before a recording that torch's CUDA-graph notes ask for (real training steps)."""
+    current = torch.cuda.current_stream(device)
+    side.wait_stream(current)
+    with torch.cuda.stream(side):
+        fn()
+    current.wait_stream(side)
+
+
+def record_graph(fn: Callable[[], None], before_capture: Future | None):
+    """``fn`` recorded once as a CUDA graph (thread-local capture: other threads' jobs go on),
+    after ``before_capture`` (a pending future: the prefetch of the next chunk, so that no other
+    thread of this run talks to the device during the recording) has finished; None, with a
+    warning that names the error, where the recording fails (an operation a graph cannot hold):
+    the caller then runs ``fn`` eagerly from there on. The recording runs nothing."""
+    if before_capture is not None:
+        before_capture.result()
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            fn()
+    except RuntimeError as err:
+        warnings.warn(f"the training step could not be recorded as a CUDA graph ({err}); it runs "
+                      "eagerly, kernel by kernel", RuntimeWarning, stacklevel=3)  # fmt: skip
+        return None
+    return graph
+
+
 class GraphedStep:
     """The fast step's loss, its gradients and the loss window, on fixed input buffers.
 
@@ -80,13 +111,11 @@ class GraphedStep:
     ``loss_fn(X, Y)`` (E,), its backward (into the parameters' .grad) and adds the loss into
     ``window``; the caller then runs the optimiser. Eagerly, gradients are cleared first (as
     ``zero_grad`` after the last step would). With ``capture`` (a CUDA device), the first WARMUP
-    steps run eagerly on a side stream (the warm-up torch's CUDA-graph notes ask for; they are
-    real training steps), the next is recorded once as a CUDA graph and every step from then on
-    replays it: one launch for the ~40 small kernels of a step, whose launches otherwise cost
-    more than the kernels. A replay writes the same gradient tensors each time, so they are
-    never cleared in between. ``before_capture``: a pending future (the prefetch of the next
-    chunk) finished first, so no other thread of this run talks to the device during the
-    recording.
+    steps run eagerly on a side stream (``on_side_stream``), the next is recorded once as a
+    CUDA graph (``record_graph``) and every step from then on replays it: one launch for the
+    tens of small kernels of a step, whose launches otherwise cost more than the kernels. A
+    replay writes the same gradient tensors each time, so they are never cleared in between.
+    ``loss_fn`` is the fused loss of Eq. (2) or, on a GPU, any model's (``steps.make_step``).
     """
 
     WARMUP = 3
@@ -103,6 +132,10 @@ class GraphedStep:
         loss.sum().backward()  # the members' gradients stay separate
         self.window += loss.detach()
 
+    def _eager(self) -> None:
+        self.opt.zero_grad(set_to_none=True)
+        self._body()
+
     def __call__(self, x: torch.Tensor, y: torch.Tensor, before_capture: Future | None = None):
         if self.X is None:
             self.X, self.Y = torch.empty_like(x), torch.empty_like(y)
@@ -112,26 +145,19 @@ class GraphedStep:
             self.graph.replay()
             return
         if not self.capture:
-            self.opt.zero_grad(set_to_none=True)
-            self._body()
+            self._eager()
             return
-        current = torch.cuda.current_stream(self.window.device)
         if self.eager_steps < self.WARMUP:
             self.eager_steps += 1
-            self.side.wait_stream(current)
-            with torch.cuda.stream(self.side):
-                self.opt.zero_grad(set_to_none=True)
-                self._body()
-            current.wait_stream(self.side)
+            on_side_stream(self.side, self.window.device, self._eager)
             return
-        if before_capture is not None:
-            before_capture.result()
         self.opt.zero_grad(set_to_none=True)  # the recorded backward allocates the gradients
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            self._body()
-        self.graph = graph
-        graph.replay()  # recording ran nothing: this is the step itself
+        self.graph = record_graph(self._body, before_capture)
+        if self.graph is None:  # not recordable: eagerly from now on
+            self.capture = False
+            self._eager()
+            return
+        self.graph.replay()  # recording ran nothing: this is the step itself
 
 
 def hardware(device: str | torch.device | None = None) -> dict:

@@ -122,9 +122,9 @@ def train(
         progress: show a tqdm bar (plain tqdm; TQDM_DISABLE=1 also turns it off).
         device: where the computation runs (``resolve_device``: default $GATED_ATTENTION_DEVICE,
             else the CPU); the returned parameters and losses are CPU tensors.
-        cuda_graph: run the fast step (output gating) as a captured CUDA graph (``GraphedStep``;
-            in mode "compiled" the whole step, optimiser included: ``CompiledStep``; None: on a
-            CUDA device, which is where it exists).
+        cuda_graph: run the step's loss and backward as a captured CUDA graph (``GraphedStep``,
+            any model but mode "reference"; in mode "compiled" on the fused path the whole step,
+            optimiser included: ``CompiledStep``; None: on a CUDA device, where it exists).
         on_log: called at the end of every logged window as ``on_log(step, params)``, params
             a detached copy of the (E, ...) parameters in the layout of ``params``: what an
             experiment records along the run (its counts, a held-out loss) without a loop of
@@ -168,7 +168,7 @@ def train(
         log.resume(*curve)
     resumed_from = step
     capture = (dev.type == "cuda") if cuda_graph is None else bool(cuda_graph)
-    if capture and dev.type != "cuda" and packed and "W_out" in P:
+    if capture and dev.type != "cuda":
         raise ValueError(f"cuda_graph=True needs a CUDA device, not {dev}")
     spec = LossSpec(packed, forward, c.loss, T, _on(out_steps, dev), _on(mask_t, dev), scale)
     step_fn = make_step(P, Mk, opt, project, log.window, spec, mode=c.mode, capture=capture)

@@ -10,7 +10,8 @@ loss window; ``train`` (``loop``) runs it over the data.
                    in that mode a ``ForwardStep``'s loss function is compiled too
     ForwardStep    any other model through its ``forward`` (the other families, side gating on
                    packed weights, the cross-entropy of App. D.3): autograd, the window on the
-                   device
+                   device; on a GPU its loss and backward go through ``FusedStep`` instead,
+                   recorded as a CUDA graph
     ReferenceStep  the readable definition (``gated_rnn_forward(mode="reference")``,
                    ``masked_mse``), the loss read back every step as a plain loop would
 
@@ -31,7 +32,7 @@ import torch.nn.functional as F
 from ..models.fast_path import forward_packed, fused_loss, loss_and_grads
 from ..models.gated_rnn import gated_rnn_forward
 from ..tasks.protocol import masked_mse
-from .device import GraphedStep
+from .device import GraphedStep, on_side_stream, record_graph
 
 __all__ = [
     "LossSpec",
@@ -135,21 +136,17 @@ class CompiledStep:
         if self.graph is not None:
             self.graph.replay()
             return
-        current = torch.cuda.current_stream(self.window.device)
+        step = lambda: self._update(self.X, self.Y, state, hyper)  # noqa: E731
         if self.eager_steps < self.WARMUP:
             self.eager_steps += 1
-            self.side.wait_stream(current)
-            with torch.cuda.stream(self.side):
-                self._update(self.X, self.Y, state, hyper)
-            current.wait_stream(self.side)
+            on_side_stream(self.side, self.window.device, step)
             return
-        if before_capture is not None:
-            before_capture.result()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            self._update(self.X, self.Y, state, hyper)
-        self.graph = graph
-        graph.replay()  # recording ran nothing: this is the step itself
+        self.graph = record_graph(step, before_capture)
+        if self.graph is None:  # not recordable: eagerly from now on
+            self.capture = False
+            step()
+            return
+        self.graph.replay()  # recording ran nothing: this is the step itself
 
     def _adamw_state(self):
         """(state, hyper): per weight [exp_avg, exp_avg_sq, step, weight_decay] (the
@@ -269,8 +266,9 @@ def make_step(
     with a zero gradient by exactly zero; tests/test_training.py puts garbage in the padding to
     check it), ``CompiledStep`` instead in mode "compiled", ``ReferenceStep`` in mode
     "reference", else ``ForwardStep`` (in mode "compiled" with its loss function compiled:
-    a family's forward, side gating, the cross-entropy). ``capture``: record the fused step
-    as a CUDA graph, in mode "compiled" the whole step (the other paths run eagerly)."""
+    a family's forward, side gating, the cross-entropy). ``capture`` (a CUDA device): record
+    the loss and its backward as a CUDA graph (``FusedStep``, any model but the reference), in
+    mode "compiled" on the fused path the whole step."""
     if spec.packed and "W_out" in P and mode == "compiled":
         return CompiledStep(P, opt, project, window, spec, capture)
     if spec.packed and "W_out" in P:
@@ -281,6 +279,8 @@ def make_step(
     loss = loss_function(P, masks, spec)
     if mode == "compiled":  # the forward and the loss compiled, their backward by AOTAutograd
         loss = torch.compile(loss, dynamic=False)
+    if capture and mode != "reference":  # on a GPU: the loss and its backward as one graph
+        return FusedStep(loss, opt, project, window, capture)
     return cls(loss, opt, project, window)
 
 
