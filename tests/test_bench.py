@@ -9,7 +9,6 @@ import torch
 from gated_attention.models.family_registry import FAMILIES
 from gated_attention.report import bench_table
 from gated_attention.report.bench_table import format_ways
-from gated_attention.tasks.teacher_student import TeacherStudentTask
 from gated_attention.tools import bench, bench_products, bench_timing, family_bench
 
 REQUIRED = (
@@ -43,7 +42,6 @@ def test_step_flops_by_hand():
 def test_step_flops_is_what_the_engine_multiplies():
     """step_flops (by hand) == the FLOPs torch counts in one engine step == the recorded
     products of step_products, which are the engine's eleven products (4 forward, 7 backward)."""
-    import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     from gated_attention.engine import stack_students
@@ -238,7 +236,6 @@ def test_subnormal_cost_reads_the_cached_run(tmp_path, monkeypatch):
     assert sub["flushed_ms"] > 0 and sub["subnormal_ms"] > 0
     assert sub["slowdown"] == pytest.approx(sub["subnormal_ms"] / sub["flushed_ms"])
     # the package's setting is back on afterwards
-    import torch
 
     assert float(torch.tensor([1e-39]).mul(1.0)[0]) == 0.0
 
@@ -361,18 +358,6 @@ def test_a_steps_kernels_are_flat_in_members_in_both_modes_but_for_its_data():
     assert "mode compiled" in table and len(table.splitlines()) == 6
 
 
-def test_batched_labels_are_each_teachers_labels():
-    from gated_attention.tools.bench_ways import batched_labels
-
-    tasks = [TeacherStudentTask.from_seed(4, seed=s, T=6) for s in (1, 2, 3)]
-    gens = [torch.Generator().manual_seed(s) for s in (1, 2, 3)]
-    pairs = [t.sample(5, g) for t, g in zip(tasks, gens, strict=True)]
-    x = torch.stack([x for x, _ in pairs])
-    y = batched_labels(tasks, x)
-    for e, (_, y_e) in enumerate(pairs):
-        torch.testing.assert_close(y[e], y_e, rtol=1e-12, atol=1e-12)
-
-
 def test_a_chapter_run_bench_leaves_the_ways_out(monkeypatch, tmp_path):
     def refuse(*args, **kwargs):
         raise AssertionError("the chapter's own bench measured the ways (a minute)")
@@ -388,7 +373,6 @@ def test_trained_members_counts_every_part_of_an_entry():
     """A flat entry's members are its parameters' leading size; App. D.3's entry keeps one set
     per gating, and its members are their sum (the performance chapter lists every recorded
     run's cost by it); an entry without parameters is a clear error."""
-    import torch
 
     from gated_attention.report.bench_table import trained_members
 

@@ -54,3 +54,27 @@ def test_a_checkpoint_drawn_on_another_device_is_refused_by_name(tmp_path):
     state = {"generators": [gens[0].get_state()], "data_device": "cuda"}
     with pytest.raises(ValueError, match="drew its data on cuda, this run draws on cpu"):
         restore(state, tmp_path / "ck.pt", {}, None, None, gens, streams)
+
+
+def test_labels_batched_across_members_are_each_teachers_labels():
+    """The GPU's way (``batch_labels``): each member draws the same inputs as alone, and one
+    batched product per factor gives every member its own teacher's labels; the CPU's default
+    stays member by member, and only teachers can batch."""
+    from gated_attention.engine.data import _labels_batched, sample_chunk_neuron_major
+
+    tasks = [TeacherStudentTask.from_seed(3, seed=s, T=5) for s in (0, 1, 2)]
+    gens = lambda: [torch.Generator().manual_seed(s) for s in (3, 4, 5)]  # noqa: E731
+    out_steps = torch.tensor([1, 4])
+    alone = sample_chunk_neuron_major(tasks, gens(), 2, 4, torch.float64, out_steps)
+    batched = sample_chunk_neuron_major(tasks, gens(), 2, 4, torch.float64, out_steps, None, True)
+    assert torch.equal(batched[0], alone[0])  # the inputs: exactly
+    torch.testing.assert_close(batched[1], alone[1], rtol=1e-12, atol=1e-12)
+    assert not torch.equal(alone[1][:, 0], alone[1][:, 1])  # each member its own teacher
+    x = torch.randn(3, 6, 5, 3, dtype=torch.float64)
+    many = TeacherStudentTask.labels_of_many(tasks, x)
+    for e, task in enumerate(tasks):
+        torch.testing.assert_close(many[e], task.labels(x[e]), rtol=1e-12, atol=1e-12)
+    assert not _labels_batched(tasks, CPU)
+    assert _labels_batched(tasks, torch.device("cuda"))
+    regression = InContextRegression()
+    assert not _labels_batched([regression], torch.device("cuda"))

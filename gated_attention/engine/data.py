@@ -34,6 +34,7 @@ def sample_chunk_neuron_major(
     dtype: torch.dtype,
     out_steps: torch.Tensor | None = None,
     pool: ThreadPoolExecutor | None = None,
+    batch_labels: bool | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``sample_chunk`` written straight into the fast path's layout, one copy per member.
 
@@ -42,6 +43,11 @@ def sample_chunk_neuron_major(
     ``inputs_neuron_major(x.to(dtype))`` and ``targets_neuron_major(y, out_steps).to(dtype)``
     of ``sample_chunk``'s x, y (tested), without the stacked float64 copies. ``pool``: draw
     the members in these threads (the same numbers: each member has its own generator).
+    ``batch_labels``: each member draws its inputs, then every member's labels come from one
+    batched product per factor (``labels_of_many`` of tasks of one kind that have it: the same
+    inputs, labels equal up to the products' rounding); None: where the generators are not on
+    the CPU (a GPU: a chunk's labels in a few kernels, whatever the members), so the CPU's data
+    stay those of member-by-member drawing.
     """
     t0, E, B = tasks[0], len(tasks), batch_size
     T, d, d_out = t0.T, t0.d, t0.d_out
@@ -52,6 +58,17 @@ def sample_chunk_neuron_major(
     X = torch.empty(steps, E, d + 1, T * B, dtype=dtype, device=dev)
     X[:, :, d] = 1.0
     Y = torch.empty(steps, E, d_out, T_out * B, dtype=dtype, device=dev)
+
+    if _labels_batched(tasks, dev) if batch_labels is None else batch_labels:
+        pairs = zip(tasks, generators, strict=True)
+        x = torch.stack([t.draw_inputs(steps * B, g) for t, g in pairs])
+        y = type(t0).labels_of_many(tasks, x)  # (E, steps*B, T, d_out)
+        y = y if out_steps is None else y[:, :, out_steps]
+        X[:, :, :d].view(steps, E, d, T, B).copy_(x.view(E, steps, B, T, d).permute(1, 0, 4, 3, 2))
+        Y.view(steps, E, d_out, T_out, B).copy_(
+            y.reshape(E, steps, B, T_out, d_out).permute(1, 0, 4, 3, 2)
+        )
+        return X, Y
 
     def fill(e: int) -> None:  # member e's columns; members write disjoint memory
         x, y = tasks[e].sample(steps * B, generators[e])  # (steps*B, T, d), (steps*B, T, d_out)
@@ -68,6 +85,16 @@ def sample_chunk_neuron_major(
     else:  # each member draws from its own generator: the threads change no number
         list(pool.map(fill, range(E)))
     return X, Y
+
+
+def _labels_batched(tasks: Sequence[Task], dev: torch.device) -> bool:
+    """``batch_labels``'s default: off the CPU, for tasks of one kind with ``labels_of_many``."""
+    kind = type(tasks[0])
+    return (
+        dev.type != "cpu"
+        and hasattr(kind, "labels_of_many")
+        and all(type(t) is kind for t in tasks)
+    )
 
 
 def data_streams(

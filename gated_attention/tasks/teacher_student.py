@@ -10,6 +10,7 @@ Glossary (code name -> paper symbol -> section):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -86,22 +87,44 @@ class TeacherStudentTask:
         self, batch_size: int, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """x ~ N(0, I) of shape (batch_size, T, d) and y = teacher(x), both float64, on the
-        generator's device (``draws_on_device``).
+        generator's device (``draws_on_device``): ``draw_inputs``, then ``labels``."""
+        x = self.draw_inputs(batch_size, generator)
+        return x, self.labels(x)
 
-        x is drawn in float32 (five times faster than float64) and then held in float64; the
-        labels are computed in float64 from the parallel form of Eq. (1), y_t = sum_{s<=t}
-        (q_t . k_s) v_s, as two batched products (at d = 4, T = 32 about half the time of the
-        recurrent form M_t q_t, whose 4 x 4 products are tiny).
-        """
+    def draw_inputs(self, batch_size: int, generator: torch.Generator) -> torch.Tensor:
+        """x ~ N(0, I) of shape (batch_size, T, d), drawn in float32 (five times faster than
+        float64) on the generator's device, then held in float64."""
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         dev = generator.device  # drawn where the generator lives (on a GPU: no host work)
         x = torch.randn(batch_size, self.T, self.d, generator=generator, device=dev)
-        x = x.to(torch.float64)
+        return x.to(torch.float64)
+
+    def labels(self, x: torch.Tensor) -> torch.Tensor:
+        """y = teacher(x) (N, T, d_v), float64, from the parallel form of Eq. (1), y_t =
+        sum_{s<=t} (q_t . k_s) v_s, as two batched products (at d = 4, T = 32 about half the
+        time of the recurrent form M_t q_t, whose 4 x 4 products are tiny)."""
         W = self.teacher
         with torch.no_grad():
-            W_V, W_K, W_Q = (w.to(dev, torch.float64) for w in (W.W_V, W.W_K, W.W_Q))
+            W_V, W_K, W_Q = (w.to(x.device, torch.float64) for w in (W.W_V, W.W_K, W.W_Q))
             v, k, q = x @ W_V.T, x @ W_K.T, x @ W_Q.T  # (B, T, d_v), (B, T, d_k), (B, T, d_k)
             scores = torch.bmm(q, k.transpose(1, 2)).tril_()  # q_t . k_s for s <= t: (B, T, T)
-            y = torch.bmm(scores, v)  # y_t = sum_{s<=t} (q_t . k_s) v_s: (B, T, d_v)
-        return x, y
+            return torch.bmm(scores, v)  # y_t = sum_{s<=t} (q_t . k_s) v_s: (B, T, d_v)
+
+    @staticmethod
+    def labels_of_many(tasks: Sequence[TeacherStudentTask], x: torch.Tensor) -> torch.Tensor:
+        """Every member's ``labels`` at once: x (E, N, T, d) float64, member e's under task e's
+        teacher -> y (E, N, T, d_v), one batched product per factor of Eq. (1) (the same
+        numbers as member by member up to the rounding of the products' order)."""
+        E, N, T, d = x.shape
+        W_V, W_K, W_Q = (
+            torch.stack([getattr(t.teacher, w).to(x.device, torch.float64) for t in tasks])
+            for w in ("W_V", "W_K", "W_Q")
+        )
+        with torch.no_grad():
+            flat = x.reshape(E, N * T, d)
+            v, k, q = (
+                torch.bmm(flat, W.transpose(1, 2)).view(E * N, T, -1) for W in (W_V, W_K, W_Q)
+            )
+            scores = torch.bmm(q, k.transpose(1, 2)).tril_()
+            return torch.bmm(scores, v).view(E, N, T, -1)

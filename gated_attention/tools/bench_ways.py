@@ -15,7 +15,7 @@ way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n =
     foreach   (c) AdamW as foreach kernels instead of the one fused kernel
     data      (d) drawing one step's data, per step: member by member as the engine does
               (``engine.data``), and the same inputs with the teachers' labels computed for all
-              members at once (``batched_labels``: one product per factor of Eq. (1))
+              members at once (``batch_labels=True``: one product per factor, the GPU's way)
 
 The kernels a step launches against the ensemble's size are counted by
 ``device_time.kernels_by_members``.
@@ -40,7 +40,6 @@ from .bench_timing import best_seconds
 
 __all__ = [
     "WAYS",
-    "batched_labels",
     "ways_to_floor",
 ]
 
@@ -95,20 +94,6 @@ def _no_op() -> None:
     """The projection of nu of a run without a cap on lam."""
 
 
-def batched_labels(tasks: list[TeacherStudentTask], x: torch.Tensor) -> torch.Tensor:
-    """The teachers' labels of every member at once: x (E, N, T, d) float64 -> y (E, N, T, d_v),
-    y_t = sum_{s<=t} (q_t . k_s) v_s with member e's teacher (one product per factor)."""
-    E, N, T, d = x.shape
-    W_V, W_K, W_Q = (
-        torch.stack([getattr(t.teacher, w).to(torch.float64) for t in tasks])
-        for w in ("W_V", "W_K", "W_Q")
-    )
-    flat = x.reshape(E, N * T, d)
-    v, k, q = (torch.bmm(flat, W.transpose(1, 2)).view(E * N, T, -1) for W in (W_V, W_K, W_Q))
-    scores = torch.bmm(q, k.transpose(1, 2)).tril_()
-    return torch.bmm(scores, v).view(E, N, T, -1)
-
-
 def _data_timers(E: int, d: int, T: int, B: int, seed: int, chunk: int = 50):
     tasks = [
         TeacherStudentTask.from_seed(d, seed=derive_seed(seed + e, "teacher"), T=T)
@@ -121,8 +106,7 @@ def _data_timers(E: int, d: int, T: int, B: int, seed: int, chunk: int = 50):
 
     def one_draw() -> None:
         gens = [torch.Generator().manual_seed(e) for e in range(E)]
-        x = torch.stack([torch.randn(chunk * B, T, d, generator=g) for g in gens])
-        batched_labels(tasks, x.to(torch.float64))
+        sample_chunk_neuron_major(tasks, gens, chunk, B, torch.float32, batch_labels=True)
 
     return member_by_member, one_draw, chunk
 
