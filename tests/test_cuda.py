@@ -152,3 +152,13 @@ def test_jobs_side_by_side_on_streams_give_the_numbers_of_each_job_alone(monkeyp
     assert len(a) == len(b)
     for (where, x), (_, y) in zip(a, b, strict=True):
         torch.testing.assert_close(y, x, rtol=0, atol=0, equal_nan=True, msg=str(where))
+
+
+def test_the_recall_task_draws_on_the_gpu_the_same_for_the_same_seed():
+    from gated_attention.tasks.associative_recall import AssociativeRecall
+
+    recall = AssociativeRecall()
+    a = recall.sample_batch(16, torch.Generator("cuda").manual_seed(3))
+    b = recall.sample_batch(16, torch.Generator("cuda").manual_seed(3))
+    assert all(t.device.type == "cuda" for t in (a.x, a.y, a.keys, a.values, a.query))
+    assert torch.equal(a.x, b.x) and torch.equal(a.y, b.y)

@@ -21,10 +21,26 @@ def test_which_runs_draw_on_their_device():
     recall = AssociativeRecall()
     assert data_on_device([teacher, InContextRegression()], CPU, None) is False  # CPU: host
     assert data_on_device([teacher], torch.device("cuda"), None) is True  # a GPU, tasks can
-    assert data_on_device([teacher, recall], torch.device("cuda"), None) is False
+    assert data_on_device([teacher, recall], torch.device("cuda"), None) is True
     assert data_on_device([teacher], torch.device("cuda"), False) is False
-    with pytest.raises(ValueError, match="AssociativeRecall draws on the host only"):
-        data_on_device([teacher, recall], CPU, True)
+
+    class HostOnly:  # a task without ``draws_on_device``
+        pass
+
+    assert data_on_device([teacher, HostOnly()], torch.device("cuda"), None) is False
+    with pytest.raises(ValueError, match="HostOnly draws on the host only"):
+        data_on_device([teacher, HostOnly()], CPU, True)
+
+
+def test_the_recall_task_draws_on_its_generators_device():
+    """App. D.3's task draws where its generator lives: on the CPU the same numbers as drawn
+    there always (the recorded runs'), every tensor of the batch on that device."""
+    recall = AssociativeRecall()
+    batch = recall.sample_batch(6, torch.Generator(CPU).manual_seed(3))
+    assert {t.device for t in (batch.x, batch.y, batch.keys, batch.values, batch.query)} == {CPU}
+    x, y = recall.sample(6, torch.Generator(CPU).manual_seed(3))
+    assert torch.equal(x, batch.x) and torch.equal(y, batch.y)
+    assert torch.equal(batch.query_key, batch.keys.gather(1, batch.query[:, None])[:, 0])
 
 
 def test_generators_live_on_the_device_asked_for():

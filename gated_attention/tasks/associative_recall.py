@@ -67,6 +67,7 @@ class AssociativeRecall:
     n_values: int = 4
     distinct_values: bool = True
     loss_scale: float = 1.0
+    draws_on_device = True  # ``sample`` draws on its generator's device (not a field)
 
     def __post_init__(self) -> None:
         for name in ("n_keys", "n_values"):
@@ -112,35 +113,38 @@ class AssociativeRecall:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         B, K, V = batch_size, self.n_keys, self.n_values
-        keys = torch.rand(B, K, generator=generator, dtype=torch.float64).argsort(dim=1)
+        draw = dict(generator=generator, device=generator.device)  # where the generator lives
+        keys = torch.rand(B, K, dtype=torch.float64, **draw).argsort(dim=1)
         if self.distinct_values:
-            values = torch.rand(B, V, generator=generator, dtype=torch.float64).argsort(dim=1)
+            values = torch.rand(B, V, dtype=torch.float64, **draw).argsort(dim=1)
             values = values[:, :K]
         else:
-            values = torch.randint(V, (B, K), generator=generator)
-        query = torch.randint(K, (B,), generator=generator)
+            values = torch.randint(V, (B, K), **draw)
+        query = torch.randint(K, (B,), **draw)
         return self.encode(keys, values, query)
 
     def encode(self, keys: torch.Tensor, values: torch.Tensor, query: torch.Tensor) -> RecallBatch:
-        """The one-hot sequences and targets of given pairs and queries (see ``RecallBatch``)."""
+        """The one-hot sequences and targets of given pairs and queries (see ``RecallBatch``),
+        on the device of ``keys``."""
         K, V = self.n_keys, self.n_values
         keys, values, query = (torch.as_tensor(a, dtype=torch.long) for a in (keys, values, query))
-        B = keys.shape[0]
+        B, dev = keys.shape[0], keys.device
         if keys.shape != (B, K) or values.shape != (B, K) or query.shape != (B,):
             raise ValueError(
                 f"keys and values must have shape (B, n_keys={K}) and query (B,), got "
                 f"{tuple(keys.shape)}, {tuple(values.shape)}, {tuple(query.shape)}"
             )
-        if not torch.equal(keys.sort(dim=1).values, torch.arange(K).expand(B, K)):
+        if not torch.equal(keys.sort(dim=1).values, torch.arange(K, device=dev).expand(B, K)):
             raise ValueError("each sequence must show every key exactly once")
         if values.min() < 0 or values.max() >= V or query.min() < 0 or query.max() >= K:
             raise ValueError(f"values must lie in [0, {V}) and query in [0, {K})")
-        rows = torch.arange(B)
-        x = torch.zeros(B, self.T, self.d, dtype=torch.float64)
-        steps = torch.arange(K)
+        rows = torch.arange(B, device=dev)
+        x = torch.zeros(B, self.T, self.d, dtype=torch.float64, device=dev)
+        steps = torch.arange(K, device=dev)
         x[rows[:, None], steps, keys] = 1.0
         x[rows[:, None], steps, K + values] = 1.0
-        batch = RecallBatch(x, torch.zeros(B, self.T, V, dtype=torch.float64), keys, values, query)
+        y = torch.zeros(B, self.T, V, dtype=torch.float64, device=dev)
+        batch = RecallBatch(x, y, keys, values.to(dev), query.to(dev))
         x[rows, -1, batch.query_key] = 1.0
         batch.y[rows, -1, batch.answer] = 1.0
         return batch
