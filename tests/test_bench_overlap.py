@@ -33,7 +33,7 @@ def test_a_family_job_trains_side_by_side_here():
 def _run(jobs: int, gated: bool, device_s: float = 100.0, arithmetic_s: float = 10.0) -> dict:
     return {
         "name": "r", "jobs": jobs, "gated_only": gated, "device_s": device_s,
-        "arithmetic_s": arithmetic_s,
+        "arithmetic_s": arithmetic_s, "compile_s": 0.0,
     }  # fmt: skip
 
 
@@ -49,6 +49,8 @@ def test_the_prediction_divides_by_the_measured_speedup_of_the_runs_path():
     assert r["device_s"] == pytest.approx(40)  # never under the arithmetic
     assert gpu_plan.with_side_by_side(_run(28, True), None, 16)["device_s"] == 100
     assert gpu_plan.with_side_by_side(_run(28, True), measured, 1)["device_s"] == 100
+    compiling = {**_run(28, True, device_s=180), "compile_s": 80.0}  # not divided
+    assert gpu_plan.with_side_by_side(compiling, measured, 16)["device_s"] == pytest.approx(92.5)
 
 
 def test_the_bench_prints_the_speedups_and_says_where_it_measures_none():

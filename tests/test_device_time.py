@@ -67,6 +67,7 @@ def test_mode_compiled_counts_its_generated_loops_fewer_than_mode_fast():
     compiled = device_time.step_kernels(run, mode="compiled")
     assert 12 <= compiled["step_kernels"] < fast["step_kernels"] / 2  # 7 loops, 8 GEMMs, ...
     assert compiled["chunk_kernels"] == fast["chunk_kernels"]  # the data are drawn alike
+    assert compiled["compile_s"] > 1.0 > fast["compile_s"]  # compiled from scratch: seconds
 
 
 def test_a_step_costs_the_larger_of_launches_and_arithmetic():

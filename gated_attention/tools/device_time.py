@@ -36,6 +36,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import time
+import warnings
 from contextlib import contextmanager
 from typing import Any
 
@@ -168,12 +170,14 @@ def _native_stderr_closed():
 @contextmanager
 def kernel_profile():
     """Code that ``torch.compile`` generates inside this context reports its loops to the
-    profiler (``cpp.enable_kernel_profile``); what was compiled before is forgotten
-    (``torch._dynamo.reset``), so that it compiles again, profiled (from inductor's cache on
-    disk where it can), and again after, without."""
+    profiler (``cpp.enable_kernel_profile``) and is compiled from scratch (inductor's caches
+    off, as on a fresh machine); what was compiled before is forgotten (``torch._dynamo.reset``)
+    on entry, and what was compiled inside on exit."""
     torch._dynamo.reset()
+    settings = {"cpp.enable_kernel_profile": True, "force_disable_caches": True}
     try:
-        with inductor_config.patch({"cpp.enable_kernel_profile": True}):
+        with inductor_config.patch(settings), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "dynamo_pgo force disabled")  # what we asked
             yield
     finally:
         torch._dynamo.reset()
@@ -188,14 +192,15 @@ def _flops(run: dict, steps: int, mode: str | None) -> float:
 
 
 def step_kernels(run: dict, steps: int = 1, mode: str | None = None) -> dict:
-    """{"kernels", "step_kernels", "chunk_kernels"} of one steady-state step of ``run`` (a
-    ``job_run`` result) in ``mode`` (None: the run's own), counted on this CPU: a step's own
-    kernels (a run of 2k steps minus one of k, each one chunk of data: the drawing cancels) and
-    those of drawing one chunk (2k steps in two chunks minus in one), spread over the run's
-    ``chunk_steps``. A first run, not counted, compiles and fills the caches."""
+    """{"kernels", "step_kernels", "chunk_kernels", "compile_s"} of one steady-state step of
+    ``run`` (a ``job_run`` result) in ``mode`` (None: the run's own), counted on this CPU: a
+    step's own kernels (a run of 2k steps minus one of k, each one chunk of data: the drawing
+    cancels) and those of drawing one chunk (2k steps in two chunks minus in one), spread over
+    the run's ``chunk_steps``; and the seconds a first run takes over the same run again
+    (compiling from scratch, where the run compiles, and one-time set-up), on this CPU."""
     k = steps
     with kernel_profile():
-        _train(run, k, k, mode)
+        first, again = _seconds(run, k, mode), _seconds(run, k, mode)
         one, two = _kernels(run, k, k, mode), _kernels(run, 2 * k, 2 * k, mode)
         split = _kernels(run, 2 * k, k, mode)
     step, chunk = (two - one) / k, split - two
@@ -203,7 +208,15 @@ def step_kernels(run: dict, steps: int = 1, mode: str | None = None) -> dict:
         "kernels": step + chunk / run["config"].chunk_steps,
         "step_kernels": step,
         "chunk_kernels": chunk,
+        "compile_s": max(first - again, 0.0),
     }
+
+
+def _seconds(run: dict, steps: int, mode: str | None) -> float:
+    """Wall seconds of ``_train(run, steps, steps, mode)``."""
+    t0 = time.perf_counter()
+    _train(run, steps, steps, mode)
+    return time.perf_counter() - t0
 
 
 def flops_per_step(run: dict, steps: int = 1, mode: str | None = None) -> float:

@@ -154,9 +154,9 @@ def plan(
     side_by_side: int = 1,
 ) -> dict:
     """{"gpu", "calibration", "runs": [{"name", "jobs", "steps", "members", "kernels",
-    "gflop", "launch_s", "arithmetic_s", "device_s", "gated_only", "speedup"}], "total_s",
-    "mode", "side_by_side"} for the
-    missing runs of ``profile`` (or ``names``), each job's step counted (``device_time``);
+    "gflop", "launch_s", "arithmetic_s", "compile_s", "device_s", "gated_only", "speedup"}],
+    "total_s", "mode", "side_by_side"} for the missing runs of ``profile`` (or ``names``), each
+    job's step counted (``device_time``) and its compiling measured;
     ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps; ``mode``: every step
     counted in that training mode (None: each run's own); ``side_by_side``: up to that many
     jobs of a run at once (``with_side_by_side``). ``counted``: the counts of steps already counted
@@ -185,7 +185,7 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
     config = _config(name, profile)
     jobs = config.jobs("cuda")
     r = dict(name=name, jobs=len(jobs), steps=0, members=0, kernels=0.0, gflop=0.0)
-    r.update(launch_s=0.0, arithmetic_s=0.0, device_s=0.0)
+    r.update(launch_s=0.0, arithmetic_s=0.0, compile_s=0.0, device_s=0.0)
     for job in jobs:
         run = job_run(config, job)
         if run is None:  # trains nothing through the engine
@@ -198,7 +198,8 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
         r["gflop"] = max(r["gflop"], counts["flops"] / 1e9)
         for part in ("launch", "arithmetic"):
             r[f"{part}_s"] += steps * t[part]
-        r["device_s"] += steps * t["step"]
+        r["compile_s"] += counts["compile_s"]  # every job compiles its own shapes once
+        r["device_s"] += steps * t["step"] + counts["compile_s"]
     r["gated_only"] = set(getattr(config, "families", ("gated",))) <= {"gated"}
     return r
 
@@ -207,13 +208,16 @@ def with_side_by_side(r: dict, measured: dict | None, K: int) -> dict:
     """Run ``r`` of ``_plan_run`` with up to ``K`` of its jobs at once: its device time over
     the speedup ``measured`` on the recorded GPU (``bench_overlap``: of the fused path, or of a
     family's forward where the run trains other families) at the most jobs measured that are
-    no more than K and its jobs, and never under its arithmetic alone; unchanged where nothing
-    was measured or one job runs at a time. Adds "speedup"."""
+    no more than K and its jobs, and never under its arithmetic alone (its compiling is not
+    divided); unchanged where nothing was measured or one job runs at a time. Adds "speedup"."""
     path = "gated" if r["gated_only"] else "lstm"
     table = {int(k): v for k, v in ((measured or {}).get(path) or {}).items()}
     fits = [k for k in table if k <= min(K, r["jobs"])]
     factor = table[max(fits)] if fits else 1.0
-    device_s = max(r["device_s"] / factor, r["arithmetic_s"]) if factor > 1 else r["device_s"]
+    stepping = r["device_s"] - r["compile_s"]
+    if factor > 1:
+        stepping = max(stepping / factor, r["arithmetic_s"])
+    device_s = stepping + r["compile_s"]
     return {**r, "speedup": r["device_s"] / device_s, "device_s": device_s}
 
 
@@ -238,16 +242,21 @@ def format_plan(p: dict) -> str:
         f"{cal['peak_flops'] / 1e12:.1f} TFLOP/s; a step costs the larger",
         f"every step counted on this CPU in {mode}",
         f"{'run':<32} {'jobs':>4} {'steps':>11} {'memb.':>5} "
-        f"{'kernels':>7} {'GFLOP':>6} {'device time':>12}",
+        f"{'kernels':>7} {'GFLOP':>6} {'compile':>7} {'device time':>12}",
     ]
     for r in p["runs"]:
         mark = "" if r["gated_only"] else " *"
         lines.append(
             f"{r['name']:<32} {r['jobs']:>4} {r['steps']:>11,} {r['members']:>5} "
-            f"{r['kernels']:>7.0f} {r['gflop']:>6.2f} {r['device_s'] / 60:>8.1f} min{mark}"
+            f"{r['kernels']:>7.0f} {r['gflop']:>6.2f} {r['compile_s'] / 60:>7.1f} "
+            f"{r['device_s'] / 60:>8.1f} min{mark}"
         )
-    lines.append(f"{'total':<32} {'':>4} {'':>11} {'':>5} {'':>7} {'':>6} "
+    lines.append(f"{'total':<32} {'':>4} {'':>11} {'':>5} {'':>7} {'':>6} {'':>7} "
                  f"{p['total_s'] / 60:>8.1f} min")  # fmt: skip
+    lines.append("compile: minutes a first run of each job takes over a second, on this CPU with")
+    lines.append(
+        "inductor's caches off (a GPU compiles other kernels, on other cores); in the total"
+    )
     lines.append("* other families: their loops over t launch kernels at every t")
     lines.append(_side_by_side_line(p))
     return "\n".join(lines)
