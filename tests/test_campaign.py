@@ -66,3 +66,27 @@ def test_a_damaged_pack_is_named(tmp_path):
     (tmp_path / "pack" / "campaign.tar.xz.00").write_bytes(b"not a tar")
     with pytest.raises(ValueError, match="damaged or incomplete"):
         cp.unpack(tmp_path / "pack", tmp_path / "out")
+
+
+def test_the_compiled_code_travels_where_it_fits_and_is_left_out_first(tmp_path, monkeypatch):
+    import os
+
+    out = tmp_path / "out"
+    (out / "cache").mkdir(parents=True)
+    (out / "cache" / "run.bin").write_bytes(os.urandom(50_000))
+    (out / cp.COMPILED).mkdir()
+    (out / cp.COMPILED / "kernel.so").write_bytes(os.urandom(40_000))
+    cp.pack(out, tmp_path / "fits")
+    cp.unpack(tmp_path / "fits", tmp_path / "a")
+    assert (tmp_path / "a" / cp.COMPILED / "kernel.so").exists()
+    monkeypatch.setattr(cp, "PART_MB", 0.06)  # one part of 0.06 MiB: the runs alone fit
+    monkeypatch.setattr(cp, "MAX_PARTS", 1)
+    cp.pack(out, tmp_path / "tight")
+    cp.unpack(tmp_path / "tight", tmp_path / "b")
+    assert (tmp_path / "b" / "cache" / "run.bin").exists()
+    assert not (tmp_path / "b" / cp.COMPILED).exists()
+    seen = {}
+    monkeypatch.setattr(cp.subprocess, "Popen", lambda cmd, env, **kw: seen.update(env) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        cp.record_runner("teacher-identification", "smoke", out / "cache", 1.0)
+    assert seen["TORCHINDUCTOR_CACHE_DIR"] == str(out / cp.COMPILED)

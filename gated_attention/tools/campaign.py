@@ -20,10 +20,12 @@ command, the device, the campaign), never into the package.
 
 The pack (``pack``): ``OUT/recorded`` and ``OUT/cache`` in one xz-compressed tar, split into
 parts of at most ``PART_MB`` MiB, at most ``MAX_PARTS`` of them (what one transfer of files
-carries); a pack over that is refused with its size, before anything is lost. ``--from-pack``
-restores a pack into ``OUT`` before training (the resume); ``--import-pack`` copies its recorded
-runs into ``gated_attention/recorded/`` (an existing one is never replaced) and its cache into
-the results cache, so that the chapters read them.
+carries); a pack over that is refused with its size, before anything is lost. The code the
+runs compiled (``OUT/compiled``, inductor's cache) goes in too where it still fits: on the same
+kind of machine a resumed call then loads it instead of compiling again (minutes a job).
+``--from-pack`` restores a pack into ``OUT`` before training (the resume); ``--import-pack``
+copies its recorded runs into ``gated_attention/recorded/`` (an existing one is never replaced)
+and its cache into the results cache, so that the chapters read them.
 
 Glossary (code name -> meaning):
     CENTRAL     the experiments of the central learning claims, in campaign order
@@ -64,6 +66,8 @@ CENTRAL = (
 
 #: one part of a pack, and how many parts one transfer carries
 PART_MB, MAX_PARTS = 16, 8
+#: the folder of a campaign that holds inductor's cache ($TORCHINDUCTOR_CACHE_DIR of its runs)
+COMPILED = "compiled"
 
 #: seconds a stopped run has to exit after its interrupt, before it is killed
 GRACE_S = 30.0
@@ -100,6 +104,7 @@ def record_runner(name: str, profile: str, cache: Path, seconds: float) -> str:
     killed after ``GRACE_S``), or the last lines of its error output."""
     cmd = [sys.executable, "-m", "gated_attention.tools.record", name, "--profile", profile]
     env = {**os.environ, "GATED_ATTENTION_CACHE": str(cache), "TQDM_DISABLE": "1"}
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(cache.parent / COMPILED)  # compiled once, packed
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         _, err = proc.communicate(timeout=max(seconds, 0.0))
@@ -185,16 +190,26 @@ def _write_recorded(name: str, profile: str, cache: Path, dest: Path, device: st
     (dest / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n")
 
 
-def pack(out: str | os.PathLike, dest: str | os.PathLike) -> list[Path]:
-    """``out/recorded`` and ``out/cache`` as ``dest/campaign.tar.xz.NN`` parts of at most
-    ``PART_MB`` MiB; more than ``MAX_PARTS`` parts is a ValueError (nothing is written)."""
-    out, dest = Path(out), Path(dest)
+def _tar(out: Path, parts: tuple[str, ...]) -> bytes:
+    """The folders ``parts`` of ``out`` (those that exist) as one xz-compressed tar."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:xz") as tar:
-        for part in ("recorded", "cache"):
+        for part in parts:
             if (out / part).exists():
                 tar.add(out / part, arcname=part)
-    data, size = buf.getvalue(), PART_MB * 2**20
+    return buf.getvalue()
+
+
+def pack(out: str | os.PathLike, dest: str | os.PathLike) -> list[Path]:
+    """``out/recorded``, ``out/cache`` and, where it still fits, ``out/compiled`` (inductor's
+    cache: a later call on the same kind of machine skips compiling) as
+    ``dest/campaign.tar.xz.NN`` parts of at most ``PART_MB`` MiB; more than ``MAX_PARTS``
+    parts without the compiled code is a ValueError (nothing is written)."""
+    out, dest = Path(out), Path(dest)
+    size = int(PART_MB * 2**20)
+    data = _tar(out, ("recorded", "cache", COMPILED))
+    if len(data) > MAX_PARTS * size:  # the compiled code is only a saving: left out first
+        data = _tar(out, ("recorded", "cache"))
     n = max(1, -(-len(data) // size))
     if n > MAX_PARTS:
         raise ValueError(
