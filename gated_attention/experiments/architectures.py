@@ -32,6 +32,7 @@ import torch
 from ..engine import TrainConfig, train
 from ..models.family_registry import family, width_for
 from ..models.lru import scale_linear
+from ..models.padding import pad_members, split_members
 from ..models.shell import parameter_count
 from ..tasks.protocol import masked_mse
 from ..tasks.regression import InContextRegression
@@ -69,6 +70,12 @@ class ArchitectureConfig(Experiment):
     ``compile_cells``: train the families with a compiled cell loop (``Family.compiled``: the
     LSTM and the GRU) through it, the same map fused by ``torch.compile`` (about 3x faster a
     step on the CPU, a minute of compiling per shape; the paper profile's long runs).
+
+    ``targets_together``: train each family's targets at one rate as one ensemble, the
+    narrower networks zero-padded to the widest and masked (``train_together``): the same
+    networks up to rounding, one step's kernels for the family's four targets instead of four
+    steps' (the paper profile: a GPU's step is launch-bound); on the CPU the padding only adds
+    arithmetic.
     """
 
     name: str = "architectures-teacher"
@@ -85,6 +92,7 @@ class ArchitectureConfig(Experiment):
     eval_batch: int = 2048
     train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=100_000))
     compile_cells: bool = False
+    targets_together: bool = False
 
     def __post_init__(self) -> None:
         if self.task not in ("teacher", "regression"):
@@ -126,22 +134,54 @@ class ArchitectureConfig(Experiment):
         task = self.data_task(self.seeds[0])
         return width_for(family(fam), task.d, task.d_out, target)
 
+    def batches(self) -> list[list[int]]:
+        """The indices of ``groups`` trained as one ensemble each: every group alone, or with
+        ``targets_together`` each (family, lr)'s targets together."""
+        if not self.targets_together:
+            return [[k] for k in range(len(self.groups()))]
+        together: dict[tuple[str, float], list[int]] = {}
+        for k, (f, _, lr) in enumerate(self.groups()):
+            together.setdefault((f, lr), []).append(k)
+        return list(together.values())
+
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per (family, target, lr) group of ``groups``."""
-        return [
-            Job(key=f"group-{k}", label=f"group {k}: {f}, {t} parameters, lr {lr:g}", part=k)
-            for k, (f, t, lr) in enumerate(self.groups())
-        ]
+        """One job per ensemble of ``batches``: a group alone (its key "group-k"), or a family's
+        targets at one rate ("groups-k-l", its groups' indices joined by commas)."""
+        jobs = []
+        for ks in self.batches():
+            f, _, lr = self.groups()[ks[0]]
+            if len(ks) == 1:
+                t = self.groups()[ks[0]][1]
+                label = f"group {ks[0]}: {f}, {t} parameters, lr {lr:g}"
+                jobs.append(Job(key=f"group-{ks[0]}", label=label, part=ks[0]))
+                continue
+            targets = ", ".join(str(self.groups()[k][1]) for k in ks)
+            label = f"groups {ks[0]}-{ks[-1]}: {f}, {targets} parameters, lr {lr:g}, together"
+            key = f"groups-{ks[0]}-{ks[-1]}"
+            jobs.append(Job(key=key, label=label, part=",".join(str(k) for k in ks)))
+        return jobs
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
-        """Train one group (``train_group``)."""
+        """Train one group (``train_group``) or groups together (``train_together``: their
+        rows under "rows")."""
+        if isinstance(job.part, str):
+            ks = [int(k) for k in job.part.split(",")]
+            return {"rows": self.train_together(ks, checkpoint=checkpoint, progress=progress)}
         return self.train_group(int(job.part), checkpoint=checkpoint, progress=progress)
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """The groups' rows, stacked (``stack_rows``); metrics: wall time and the groups."""
-        groups = [self.groups()[int(job.part)] for job in jobs]
-        tensors = self.stack_rows(outputs, groups)
-        wall = sum(float(r["wall_time"]) for r in outputs)
+        """The groups' rows in the order of ``groups``, stacked (``stack_rows``); metrics: wall
+        time and the groups."""
+        rows: dict[int, dict] = {}
+        for job, out in zip(jobs, outputs, strict=True):
+            if isinstance(job.part, str):
+                rows.update(zip((int(k) for k in job.part.split(",")), out["rows"], strict=True))
+            else:
+                rows[int(job.part)] = out
+        order = sorted(rows)
+        groups = [self.groups()[k] for k in order]
+        tensors = self.stack_rows([rows[k] for k in order], groups)
+        wall = sum(float(r["wall_time"]) for r in rows.values())
         metrics = {"train_wall_time_s": wall, "groups": [list(g) for g in groups]}
         return tensors, metrics
 
@@ -173,36 +213,71 @@ class ArchitectureConfig(Experiment):
         """Train group k of ``groups`` (its seeds as one ensemble; ``lr`` replaces the group's
         rate); returns its row: width, count, params, losses, wall_time, eval_loss (and
         ood_loss for regression)."""
-        fam_name, target, group_lr = self.groups()[k]
-        lr = group_lr if lr is None else lr
-        tasks = [self.data_task(s) for s in self.seeds]
-        d_in, d_out = tasks[0].d, tasks[0].d_out
+        return self._train_groups([k], lr=lr, checkpoint=checkpoint, progress=progress)[0]
+
+    def train_together(
+        self, ks: list[int], *, checkpoint: Path | None = None, progress: bool = True
+    ) -> list[dict]:
+        """Train groups ``ks`` (one family at one rate, several targets) as one ensemble: each
+        group's members zero-padded to the largest width and masked (``models.padding``), so
+        each trains as it would alone, up to rounding. Returns their rows as ``train_group``
+        would, each with the ensemble's wall time shared out by its members."""
+        return self._train_groups(ks, checkpoint=checkpoint, progress=progress)
+
+    def _init_group(self, k: int) -> tuple[int, dict]:
+        """(width, params (E, ...)) of group k at initialisation (its own seed; scaled where
+        ``init_scales`` says)."""
+        fam_name, target, _ = self.groups()[k]
+        task = self.data_task(self.seeds[0])
         fam = family(fam_name)
-        width = width_for(fam, d_in, d_out, target)
+        width = width_for(fam, task.d, task.d_out, target)
         g = torch.Generator().manual_seed(derive_seed(k, f"init/{fam_name}/{target}"))
-        params = fam.init(d_in, d_out, width, len(self.seeds), g, torch.float64)
+        params = fam.init(task.d, task.d_out, width, len(self.seeds), g, torch.float64)
         scales = dict(self.init_scales)
         if fam_name in scales:
             params = scale_linear(params, scales[fam_name])
+        return width, params
+
+    def _train_groups(self, ks, *, lr=None, checkpoint=None, progress=True) -> list[dict]:
+        """The rows of groups ``ks`` trained as one ensemble (padded where widths differ)."""
+        groups = [self.groups()[k] for k in ks]
+        if len({(f, r) for f, _, r in groups}) != 1:
+            raise ValueError(f"groups trained together must share family and rate: {groups}")
+        fam_name, _, group_lr = groups[0]
+        fam, lr = family(fam_name), group_lr if lr is None else lr
+        widths, inits = zip(*(self._init_group(k) for k in ks), strict=True)
+        params, masks = inits[0], None
+        if len(ks) > 1:
+            params, masks = pad_members(inits, widths)
         res = train(
-            tasks,
+            [self.data_task(s) for s in self.seeds] * len(ks),
             params,
             dataclasses.replace(self.train, lr=lr),
-            data_seeds=[derive_seed(s, "data") for s in self.seeds],
+            data_seeds=[derive_seed(s, "data") for s in self.seeds] * len(ks),
+            masks=masks,
             no_decay=fam.no_decay,
             forward=self.forward(fam),
             checkpoint=checkpoint,
             progress=progress,
-            desc=f"{self.name} {fam_name} {target}",
+            desc=f"{self.name} {fam_name} {', '.join(str(t) for _, t, _ in groups)}",
             on_nonfinite="keep",  # a diverged member is a result here (best_lrs, family_losses)
         )
-        p = {name: v.to(torch.float64) for name, v in res.params.items()}
+        trained = {name: v.to(torch.float64) for name, v in res.params.items()}
+        parts = split_members(trained, inits, widths) if len(ks) > 1 else [trained]
+        E = len(self.seeds)
+        return [
+            self._row(fam, w, p, res.losses[:, i * E : (i + 1) * E], res.wall_time / len(ks))
+            for i, (w, p) in enumerate(zip(widths, parts, strict=True))
+        ]
+
+    def _row(self, fam, width: int, p: dict, losses: torch.Tensor, wall_time: float) -> dict:
+        """A group's row from its trained members ``p`` and their logged ``losses`` (K, E)."""
         row = {
             "width": width,
             "count": parameter_count(p),
             "params": p,
-            "losses": res.losses.to(torch.float64),
-            "wall_time": res.wall_time,
+            "losses": losses.to(torch.float64).clone(),
+            "wall_time": wall_time,
             "eval_loss": self._eval(fam, p, ood=False),
         }
         if self.task == "regression":
@@ -283,7 +358,8 @@ def architectures_config(
 
     paper   T = 32 (teacher), 5 seeds, parameter targets 1,000 to 30,000, 100,000 steps of
             batch 64 (ours: the paper gives neither its step count nor its rates here), the
-            LSTM's and GRU's cell loops compiled (``compile_cells``).
+            LSTM's and GRU's cell loops compiled (``compile_cells``), each family's targets
+            trained together (``targets_together``).
     quick   T = 8 (teacher; the construction is exact for every T), 3 seeds, targets 500 to
             4,000, 1,200 steps (teacher) or 1,000 (regression, a costlier step), far below
             the paper's budget.
@@ -330,6 +406,7 @@ def architectures_config(
         lrs=lrs,
         train=tc,
         compile_cells=True,
+        targets_together=True,
     )
 
 

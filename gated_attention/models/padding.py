@@ -1,0 +1,111 @@
+"""Networks of one family at several widths as one ensemble: each zero-padded to the largest
+width, with 0/1 masks that keep the padding at zero (``engine.train(..., masks=...)``).
+
+A family's parameter axis either does not depend on the width (the input, the output, a state
+size) or holds ``a`` blocks of ``width`` units (``a`` = 1; the LSTM's 4 and the GRU's 3 gates
+stacked as torch stacks them). Padding puts a narrower member's units first in each block of
+the wider layout, zeros after them:
+
+    width 2, a = 2 (gates [i, f]):   [i1 i2 f1 f2]  ->  width 3:  [i1 i2 0 f1 f2 0]
+
+Why the padding is inert: a padded unit's incoming weights and biases are zero, so its
+pre-activations are zero, its state stays zero (a recurrence multiplies zero, a gate times a
+zero candidate is zero) and its outgoing weights are zero, so the member computes exactly what
+it computes alone. Under the masks the padded entries get zero gradients and AdamW moves a zero
+weight with zero gradient by zero. ``tests/test_padding.py`` checks every family of Fig. 4,
+forward and training, against each member alone (float64).
+
+Glossary (code name -> meaning):
+    members    [params of E_i members at width w_i]: dicts of (E_i, ...) tensors, the same names
+    blocks     ``a``: the units of an axis over its width
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from .shell import Params
+
+__all__ = ["pad_members", "split_members"]
+
+
+def _blocks(size: int, wide: int, width: int, wide_width: int, where: str) -> int:
+    """``a`` of an axis of ``size`` at ``width`` and ``wide`` at ``wide_width`` (0: the axis does
+    not depend on the width); a ValueError where the axis is not ``a`` blocks of units."""
+    if size == wide:
+        return 0
+    if size % width or wide % wide_width or size // width != wide // wide_width:
+        raise ValueError(
+            f"{where}: an axis of {size} at width {width} and of {wide} at width {wide_width} "
+            "is not a stack of blocks of units; this family cannot be padded"
+        )
+    return size // width
+
+
+def _layout(shape, wide_shape, width: int, wide_width: int, where: str):
+    """(view, inner, index) of a parameter of ``shape`` (E, ...) at ``width`` inside one of
+    ``wide_shape`` at ``wide_width``: the wide tensor viewed with each blocked axis as
+    (a, wide_width), the member's viewed as (a, width), and where the member sits in the view."""
+    view, inner, index = [wide_shape[0]], [shape[0]], [slice(None)]
+    for size, wide in zip(shape[1:], wide_shape[1:], strict=True):
+        a = _blocks(size, wide, width, wide_width, where)
+        if a == 0:
+            view, inner, index = view + [size], inner + [size], index + [slice(None)]
+        else:
+            view, inner = view + [a, wide_width], inner + [a, width]
+            index += [slice(None), slice(0, width)]
+    return view, inner, tuple(index)
+
+
+def _embed(v: torch.Tensor, wide_shape, width: int, wide_width: int, where: str):
+    """(v padded to ``wide_shape``, its 0/1 mask): v (E, ...) at ``width``."""
+    view, inner, index = _layout(v.shape, wide_shape, width, wide_width, where)
+    out, mask = v.new_zeros(wide_shape), v.new_zeros(wide_shape)
+    out.view(view)[index] = v.reshape(inner)
+    mask.view(view)[index] = 1.0
+    return out, mask
+
+
+def pad_members(members: Sequence[Params], widths: Sequence[int]) -> tuple[Params, Params]:
+    """(params, masks): the members of ``members`` (each a dict of (E_i, ...) tensors of one
+    family at width ``widths[i]``) as one ensemble of sum E_i members at the largest width,
+    concatenated in order; masks 1 exactly on each member's own entries.
+
+    The widest group gives the shapes; a parameter of other names or an axis that is not
+    blocks of units (``_blocks``) is a ValueError."""
+    if not members or len(members) != len(widths):
+        raise ValueError(f"{len(members)} groups of members for {len(widths)} widths")
+    wide = max(range(len(widths)), key=lambda i: widths[i])
+    W, names = widths[wide], list(members[wide])
+    params, masks = {}, {}
+    for name in names:
+        parts, flags = [], []
+        for group, w in zip(members, widths, strict=True):
+            if set(group) != set(names):
+                raise ValueError(f"groups name different parameters: {sorted(group)}, {names}")
+            v = group[name]
+            shape = (v.shape[0], *members[wide][name].shape[1:])
+            p, m = _embed(v, shape, w, W, f"parameter {name!r}")
+            parts.append(p)
+            flags.append(m)
+        params[name], masks[name] = torch.cat(parts), torch.cat(flags)
+    return params, masks
+
+
+def split_members(params: Params, members: Sequence[Params], widths: Sequence[int]) -> list[Params]:
+    """The inverse of ``pad_members``: ``params`` (an ensemble it made, trained or not) cut
+    back into its groups, each at its own width and with the shapes of ``members``."""
+    W = max(widths)
+    out, start = [], 0
+    for group, w in zip(members, widths, strict=True):
+        E = next(iter(group.values())).shape[0]
+        one = {}
+        for name, v in params.items():
+            part, shape = v[start : start + E], group[name].shape
+            view, _, index = _layout(shape, part.shape, w, W, f"parameter {name!r}")
+            one[name] = part.reshape(view)[index].reshape(shape).clone()
+        out.append(one)
+        start += E
+    return out
