@@ -82,9 +82,9 @@ def test_targets_trained_together_train_as_each_alone(name, monkeypatch):
         torch.testing.assert_close(t["eval_loss"], a["eval_loss"], rtol=1e-10, atol=1e-12)
 
 
-def test_a_run_with_targets_together_has_a_job_per_family_and_the_groups_in_order(tmp_path):
+def test_a_run_with_groups_together_has_a_job_per_family_and_the_groups_in_order(tmp_path):
     config = _config(("gated", "gru"), steps=2)
-    together = dataclasses.replace(config, targets_together=True)
+    together = dataclasses.replace(config, groups_together=True)
     assert [j.key for j in together.jobs()] == ["groups-0-1", "groups-2-3"]
     assert [j.key for j in config.jobs()] == [f"group-{k}" for k in range(4)]
     ours, metrics = together.compute(checkpoint=tmp_path / "checkpoint.pt", progress=False)
@@ -92,5 +92,20 @@ def test_a_run_with_targets_together_has_a_job_per_family_and_the_groups_in_orde
     assert metrics["groups"] == [list(g) for g in config.groups()]
     assert ours["widths"].tolist() == theirs["widths"].tolist()
     torch.testing.assert_close(ours["eval_loss"], theirs["eval_loss"], rtol=1e-10, atol=1e-12)
-    with pytest.raises(ValueError, match="share family and rate"):
+    with pytest.raises(ValueError, match="of one family"):
         together.train_together([1, 2], progress=False)
+
+
+@pytest.mark.parametrize("name", ["gated", "gru"])
+def test_a_rate_search_trained_together_trains_each_rate_as_alone(name):
+    config = arch.architectures_sweep_config("smoke", "teacher")
+    tc = dataclasses.replace(config.train, steps=6, log_every=3, chunk_steps=3, dtype="float64")
+    config = dataclasses.replace(config, families=(name,), train=tc, lr_grid=(3e-3, 3e-2, 1e-1))
+    together = dataclasses.replace(config, groups_together=True)
+    assert [j.key for j in together.jobs()] == ["groups-0-2"]
+    rows = together.train_together([0, 1, 2], progress=False)
+    for k, row in enumerate(rows):
+        alone = config.train_group(k, progress=False)
+        for p in alone["params"]:
+            torch.testing.assert_close(row["params"][p], alone["params"][p], rtol=0, atol=1e-10)
+        torch.testing.assert_close(row["eval_loss"], alone["eval_loss"], rtol=1e-9, atol=1e-12)

@@ -81,6 +81,7 @@ from .guards import (
     nonfinite_members,
 )
 from .loss_log import LossLog
+from .member_rates import MemberRates, check_member_lrs
 from .probe import stop_if_probing
 from .steps import LossSpec, make_step
 from .steps import cross_entropy as cross_entropy  # (re-exported: where it lived before)
@@ -105,6 +106,7 @@ def train(
     on_log: Callable[[int, dict[str, torch.Tensor]], None] | None = None,
     on_nonfinite: str = "raise",
     data_on_device: bool | None = None,
+    member_lrs: Sequence[float] | None = None,
 ) -> TrainResult:
     """Train an ensemble of E students, member e on ``tasks[e]`` with data from ``data_seeds[e]``.
 
@@ -141,6 +143,10 @@ def train(
             numbers; a GPU's generators draw other numbers than the CPU's (False keeps the
             CPU's data on a GPU too, as a comparison with a CPU run needs). On the CPU both are
             the same.
+        member_lrs: E rates, member e training as at ``config.lr = member_lrs[e]``, its
+            schedule included (``member_rates``: each member's move scaled after every
+            optimiser step; the compiled fused step then runs eagerly on a GPU); None: all at
+            ``config.lr``.
 
     Raises:
         NonFiniteLossError: see ``on_nonfinite``.
@@ -148,8 +154,10 @@ def train(
             columns, d_out output rows), or the first step fails on their shapes.
     """
     tasks = _checked(tasks, params, data_seeds, masks, forward, on_nonfinite)
+    check_member_lrs(member_lrs, len(tasks), config)
     stop_if_probing(tasks=tasks, params=params, config=config, data_seeds=data_seeds,
-                    masks=masks, no_decay=no_decay, forward=forward)  # fmt: skip
+                    masks=masks, no_decay=no_decay, forward=forward,
+                    member_lrs=member_lrs)  # fmt: skip
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
     dev, E, c, t0 = resolve_device(device), len(tasks), config, time.perf_counter()
     forward, packed = _model(c, forward)
@@ -157,6 +165,8 @@ def train(
     project = _projection(P, c.nu_min)
     project()
     opt, sched = optimiser(P, c, no_decay)
+    if member_lrs is not None:
+        MemberRates(opt, sched, c, member_lrs)
     on_dev = data_on_device_for(tasks, dev, data_on_device)
     streams, stream_tasks, gens = data_streams(tasks, data_seeds, dev if on_dev else None)
     mask_t, T, scale = tasks[0].loss_mask, tasks[0].T, float(tasks[0].loss_scale)

@@ -101,7 +101,8 @@ class CompiledStep:
         self.adamw = isinstance(opt, torch.optim.AdamW)
         self.fn = torch.compile(_adamw_step if self.adamw else loss_and_grads, dynamic=False)
         self.lr = torch.zeros((), dtype=torch.float64, device=window.device)
-        self.capture = capture and self.adamw
+        self.rates = getattr(opt, "member_rates", None)  # each member's rate: eagerly
+        self.capture = capture and self.adamw and self.rates is None
         self.graph, self.eager_steps, self.X, self.Y = None, 0, None, None
         self.side = torch.cuda.Stream(window.device) if self.capture else None
 
@@ -117,7 +118,12 @@ class CompiledStep:
         elif self.capture:
             self._graphed(x, y, before_capture)
         else:
+            if self.rates is not None:
+                self.rates.before_step()
             self._update(x, y, *self._adamw_state())
+            if self.rates is not None:
+                self.rates.after_step()
+                self.project()  # after the members' moves are scaled
         self.opt._opt_called = True  # what opt.step() tells the schedule: it has stepped
 
     def _update(self, x: torch.Tensor, y: torch.Tensor, state: list, hyper: tuple) -> None:

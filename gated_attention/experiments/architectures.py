@@ -71,10 +71,11 @@ class ArchitectureConfig(Experiment):
     LSTM and the GRU) through it, the same map fused by ``torch.compile`` (about 3x faster a
     step on the CPU, a minute of compiling per shape; the paper profile's long runs).
 
-    ``targets_together``: train each family's targets at one rate as one ensemble, the
-    narrower networks zero-padded to the widest and masked (``train_together``): the same
-    networks up to rounding, one step's kernels for the family's four targets instead of four
-    steps' (the paper profile: a GPU's step is launch-bound); on the CPU the padding only adds
+    ``groups_together``: train each family's groups (its targets, its rates) as one ensemble,
+    the narrower networks zero-padded to the widest and masked (``models.padding``), each
+    member at its group's rate (``engine.train``'s ``member_lrs``): the same networks up to
+    rounding, one step's kernels for all of a family's groups instead of one step's per group
+    (the paper profile: a GPU's step is launch-bound); on the CPU the padding only adds
     arithmetic.
     """
 
@@ -92,7 +93,7 @@ class ArchitectureConfig(Experiment):
     eval_batch: int = 2048
     train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=100_000))
     compile_cells: bool = False
-    targets_together: bool = False
+    groups_together: bool = False
 
     def __post_init__(self) -> None:
         if self.task not in ("teacher", "regression"):
@@ -136,27 +137,25 @@ class ArchitectureConfig(Experiment):
 
     def batches(self) -> list[list[int]]:
         """The indices of ``groups`` trained as one ensemble each: every group alone, or with
-        ``targets_together`` each (family, lr)'s targets together."""
-        if not self.targets_together:
+        ``groups_together`` each family's groups together."""
+        if not self.groups_together:
             return [[k] for k in range(len(self.groups()))]
-        together: dict[tuple[str, float], list[int]] = {}
-        for k, (f, _, lr) in enumerate(self.groups()):
-            together.setdefault((f, lr), []).append(k)
+        together: dict[str, list[int]] = {}
+        for k, (f, _, _) in enumerate(self.groups()):
+            together.setdefault(f, []).append(k)
         return list(together.values())
 
     def jobs(self, device: str = "cpu") -> list[Job]:
         """One job per ensemble of ``batches``: a group alone (its key "group-k"), or a family's
-        targets at one rate ("groups-k-l", its groups' indices joined by commas)."""
+        groups ("groups-k-l", its groups' indices joined by commas)."""
         jobs = []
         for ks in self.batches():
-            f, _, lr = self.groups()[ks[0]]
+            f, t, lr = self.groups()[ks[0]]
             if len(ks) == 1:
-                t = self.groups()[ks[0]][1]
                 label = f"group {ks[0]}: {f}, {t} parameters, lr {lr:g}"
                 jobs.append(Job(key=f"group-{ks[0]}", label=label, part=ks[0]))
                 continue
-            targets = ", ".join(str(self.groups()[k][1]) for k in ks)
-            label = f"groups {ks[0]}-{ks[-1]}: {f}, {targets} parameters, lr {lr:g}, together"
+            label = f"groups {ks[0]}-{ks[-1]}: {f}, {len(ks)} groups together"
             key = f"groups-{ks[0]}-{ks[-1]}"
             jobs.append(Job(key=key, label=label, part=",".join(str(k) for k in ks)))
         return jobs
@@ -218,10 +217,11 @@ class ArchitectureConfig(Experiment):
     def train_together(
         self, ks: list[int], *, checkpoint: Path | None = None, progress: bool = True
     ) -> list[dict]:
-        """Train groups ``ks`` (one family at one rate, several targets) as one ensemble: each
-        group's members zero-padded to the largest width and masked (``models.padding``), so
-        each trains as it would alone, up to rounding. Returns their rows as ``train_group``
-        would, each with the ensemble's wall time shared out by its members."""
+        """Train groups ``ks`` (one family; its targets, its rates) as one ensemble: each
+        group's members zero-padded to the largest width and masked (``models.padding``), each
+        at its group's rate (``member_lrs``), so each trains as it would alone, up to rounding.
+        Returns their rows as ``train_group`` would, each with the ensemble's wall time shared
+        out by its members."""
         return self._train_groups(ks, checkpoint=checkpoint, progress=progress)
 
     def _init_group(self, k: int) -> tuple[int, dict]:
@@ -241,10 +241,12 @@ class ArchitectureConfig(Experiment):
     def _train_groups(self, ks, *, lr=None, checkpoint=None, progress=True) -> list[dict]:
         """The rows of groups ``ks`` trained as one ensemble (padded where widths differ)."""
         groups = [self.groups()[k] for k in ks]
-        if len({(f, r) for f, _, r in groups}) != 1:
-            raise ValueError(f"groups trained together must share family and rate: {groups}")
+        if len({f for f, _, _ in groups}) != 1:
+            raise ValueError(f"groups trained together must be of one family: {groups}")
         fam_name, _, group_lr = groups[0]
         fam, lr = family(fam_name), group_lr if lr is None else lr
+        rates = [r for _, _, r in groups for _ in self.seeds]
+        member_lrs = None if len(ks) == 1 or len(set(rates)) == 1 else rates
         widths, inits = zip(*(self._init_group(k) for k in ks), strict=True)
         params, masks = inits[0], None
         if len(ks) > 1:
@@ -259,8 +261,9 @@ class ArchitectureConfig(Experiment):
             forward=self.forward(fam),
             checkpoint=checkpoint,
             progress=progress,
-            desc=f"{self.name} {fam_name} {', '.join(str(t) for _, t, _ in groups)}",
+            desc=f"{self.name} {fam_name} {groups[0][1] if len(ks) == 1 else f'x{len(ks)}'}",
             on_nonfinite="keep",  # a diverged member is a result here (best_lrs, family_losses)
+            member_lrs=member_lrs,
         )
         trained = {name: v.to(torch.float64) for name, v in res.params.items()}
         parts = split_members(trained, inits, widths) if len(ks) > 1 else [trained]
@@ -359,7 +362,7 @@ def architectures_config(
     paper   T = 32 (teacher), 5 seeds, parameter targets 1,000 to 30,000, 100,000 steps of
             batch 64 (ours: the paper gives neither its step count nor its rates here), the
             LSTM's and GRU's cell loops compiled (``compile_cells``), each family's targets
-            trained together (``targets_together``).
+            trained together (``groups_together``).
     quick   T = 8 (teacher; the construction is exact for every T), 3 seeds, targets 500 to
             4,000, 1,200 steps (teacher) or 1,000 (regression, a costlier step), far below
             the paper's budget.
@@ -406,7 +409,7 @@ def architectures_config(
         lrs=lrs,
         train=tc,
         compile_cells=True,
-        targets_together=True,
+        groups_together=True,
     )
 
 

@@ -136,6 +136,7 @@ def _train(run: dict, steps: int, chunk: int, mode: str | None) -> None:
     train(
         run["tasks"], run["params"], tc, data_seeds=run["data_seeds"], masks=run["masks"],
         no_decay=run["no_decay"], forward=run["forward"], progress=False, device="cpu",
+        member_lrs=run.get("member_lrs"),
     )  # fmt: skip
 
 

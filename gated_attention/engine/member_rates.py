@@ -1,0 +1,87 @@
+"""Each member of an ensemble at its own learning rate (``train(..., member_lrs=...)``): a rate
+search as one ensemble instead of one run per rate.
+
+The optimiser steps every member at the run's rate, lr(s) (``config.lr`` and its schedule);
+each member's move is then scaled by r_e(s) = lr_e(s) / lr(s), where lr_e(s) is the rate that
+member's own run would have at step s (``cosine_lr`` of the config with lr = lr_e, warm-up and
+eta_min included):
+
+    w_e <- w_e + r_e(s) (w_e' - w_e),      w_e' the optimiser's update at rate lr(s).
+
+This is the member's own update in exact arithmetic for every optimiser of ``TrainConfig``:
+given the gradients and the optimiser's state, each moves a weight by lr times a term that does
+not depend on lr (AdamW: -lr (m_hat / (sqrt(v_hat) + eps) + wd w); Adam with L2 and plain SGD:
+-lr times their step), and the state (m, v) does not depend on lr. In floating point it differs
+by the rounding of the difference and of the product. ``tests/test_member_rates.py`` trains a
+search both ways.
+
+Glossary (code name -> meaning):
+    member_lrs   (E,) each member's base rate, in place of ``config.lr``
+    r            (E,) the scale of each member's move at this step
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import torch
+
+from .config import TrainConfig, cosine_lr
+
+__all__ = ["MemberRates", "check_member_lrs"]
+
+
+def check_member_lrs(member_lrs: Sequence[float] | None, E: int, config: TrainConfig) -> None:
+    """A ValueError unless ``member_lrs`` is None or E positive finite rates, for a run whose
+    own rate is positive and whose step goes through ``opt.step`` (not the compiled fused
+    step, which updates the weights inside its compiled function)."""
+    if member_lrs is None:
+        return
+    rates = list(member_lrs)
+    if len(rates) != E:
+        raise ValueError(f"{len(rates)} member_lrs for an ensemble of {E}")
+    if not all(isinstance(r, (int, float)) and r > 0 and r < float("inf") for r in rates):
+        raise ValueError(f"member_lrs must be positive finite numbers, got {rates}")
+    if not config.lr > 0:
+        raise ValueError(f"member_lrs scale the run's rate, which must be positive: {config.lr}")
+
+
+class MemberRates:
+    """Scales each member's move after every ``opt.step`` (the module docstring), through the
+    optimiser's step hooks; ``sched.last_epoch`` is the step the optimiser is making. A step
+    that updates the weights without ``opt.step`` (``steps.CompiledStep``) finds it as
+    ``opt.member_rates`` and calls ``before`` and ``after`` around its update."""
+
+    def __init__(self, opt, sched, config: TrainConfig, member_lrs: Sequence[float]):
+        self.opt, self.sched = opt, sched
+        self.configs = [dataclasses.replace(config, lr=float(r)) for r in member_lrs]
+        self.params = [p for g in opt.param_groups for p in g["params"]]
+        self.before: list[torch.Tensor] | None = None
+        self.handles = (
+            opt.register_step_pre_hook(lambda *_: self.before_step()),
+            opt.register_step_post_hook(lambda *_: self.after_step()),
+        )
+        opt.member_rates = self
+
+    def rates(self) -> torch.Tensor:
+        """(E,) float64: r_e at the step being made."""
+        s, lr = self.sched.last_epoch, self.opt.param_groups[0]["lr"]
+        return torch.tensor([cosine_lr(s, c) / lr for c in self.configs], dtype=torch.float64)
+
+    @torch.no_grad()
+    def before_step(self) -> None:
+        """Remember the weights before the step."""
+        now = [p.detach() for p in self.params]
+        if self.before is None:
+            self.before = [p.clone() for p in now]
+        else:
+            torch._foreach_copy_(self.before, now)
+
+    @torch.no_grad()
+    def after_step(self) -> None:
+        """Each member's move since ``before_step`` scaled by its r_e."""
+        r = self.rates()
+        for p, b in zip(self.params, self.before, strict=True):
+            re = r.to(dtype=p.dtype, device=p.device).view(-1, *([1] * (p.dim() - 1)))
+            p.sub_(b).mul_(re).add_(b)
