@@ -10,7 +10,7 @@ from gated_attention.experiments import architectures as arch
 from gated_attention.models.family_registry import FAMILIES, family
 from gated_attention.models.padding import pad_members, split_members
 
-arch_pad = pad_members
+split = split_members
 
 WIDTHS = (3, 7, 5)
 
@@ -58,19 +58,12 @@ def _config(families, steps=6):
     return dataclasses.replace(config, families=families, train=tc)
 
 
-def _with_garbage(params, masks):
-    """The padded entries filled with noise: the masks must keep it out of the training."""
-    g = torch.Generator().manual_seed(3)
-    return {k: v + (1 - masks[k]) * torch.randn(v.shape, generator=g, dtype=v.dtype)
-            for k, v in params.items()}, masks  # fmt: skip
-
-
-@pytest.mark.parametrize("name", ["gated", "lstm", "lru_inout_mlp"])
-def test_targets_trained_together_train_as_each_alone(name, monkeypatch):
+@pytest.mark.parametrize("name", arch.FIG4_FAMILIES)
+def test_targets_trained_together_train_as_each_alone_and_the_padding_stays_zero(name, monkeypatch):
     config = _config((name,))
     alone = [config.train_group(k, progress=False) for k in range(len(config.groups()))]
-    if name != "gated":  # the fused path's padding stays zero by itself (engine.make_step)
-        monkeypatch.setattr(arch, "pad_members", lambda *a: _with_garbage(*arch_pad(*a)))
+    seen = []
+    monkeypatch.setattr(arch, "split_members", lambda p, *a: seen.append(p) or split(p, *a))
     together = config.train_together([0, 1], progress=False)
     assert [r["width"] for r in together] == [r["width"] for r in alone]
     assert together[0]["width"] != together[1]["width"]
@@ -80,6 +73,11 @@ def test_targets_trained_together_train_as_each_alone(name, monkeypatch):
             torch.testing.assert_close(t["params"][k], a["params"][k], rtol=0, atol=1e-10)
         torch.testing.assert_close(t["losses"], a["losses"], rtol=1e-10, atol=1e-12)
         torch.testing.assert_close(t["eval_loss"], a["eval_loss"], rtol=1e-10, atol=1e-12)
+    inits = [config._init_group(k)[1] for k in (0, 1)]
+    _, masks = pad_members(inits, [r["width"] for r in together])
+    (trained,) = seen  # trained without masks: the padding is still exactly zero
+    assert all(bool((trained[k][masks[k] == 0] == 0).all()) for k in trained)
+    assert any(bool((masks[k] == 0).any()) for k in trained)
 
 
 def test_a_run_with_groups_together_has_a_job_per_family_and_the_groups_in_order(tmp_path):

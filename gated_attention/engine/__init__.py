@@ -7,6 +7,7 @@ Modules (one job each):
     loss_log      the loss curve, one window of steps at a time
     guards        what ``train`` refuses before a step, the watch for divergence and its error
     ensembles     stacking students of different sizes; ``train_by_size`` for size sweeps
+    member_rates  each member of an ensemble at its own learning rate (``member_lrs``)
     data          drawing a chunk of training data per call, shared streams; ``DataFeed``
     checkpoints   saving and resuming a run
     device        the device choice, subnormal flushing, the GPU path (CUDA graph), hardware

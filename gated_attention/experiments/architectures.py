@@ -72,7 +72,7 @@ class ArchitectureConfig(Experiment):
     step on the CPU, a minute of compiling per shape; the paper profile's long runs).
 
     ``groups_together``: train each family's groups (its targets, its rates) as one ensemble,
-    the narrower networks zero-padded to the widest and masked (``models.padding``), each
+    the narrower networks zero-padded to the widest (``models.padding``), each
     member at its group's rate (``engine.train``'s ``member_lrs``): the same networks up to
     rounding, one step's kernels for all of a family's groups instead of one step's per group
     (the paper profile: a GPU's step is launch-bound); on the CPU the padding only adds
@@ -218,7 +218,7 @@ class ArchitectureConfig(Experiment):
         self, ks: list[int], *, checkpoint: Path | None = None, progress: bool = True
     ) -> list[dict]:
         """Train groups ``ks`` (one family; its targets, its rates) as one ensemble: each
-        group's members zero-padded to the largest width and masked (``models.padding``), each
+        group's members zero-padded to the largest width (``models.padding``), each
         at its group's rate (``member_lrs``), so each trains as it would alone, up to rounding.
         Returns their rows as ``train_group`` would, each with the ensemble's wall time shared
         out by its members."""
@@ -248,15 +248,14 @@ class ArchitectureConfig(Experiment):
         rates = [r for _, _, r in groups for _ in self.seeds]
         member_lrs = None if len(ks) == 1 or len(set(rates)) == 1 else rates
         widths, inits = zip(*(self._init_group(k) for k in ks), strict=True)
-        params, masks = inits[0], None
-        if len(ks) > 1:
-            params, masks = pad_members(inits, widths)
+        # the padding starts at zero and stays exactly zero (``models.padding``): no masks,
+        # so the step launches the kernels of an unpadded one
+        params = pad_members(inits, widths)[0] if len(ks) > 1 else inits[0]
         res = train(
             [self.data_task(s) for s in self.seeds] * len(ks),
             params,
             dataclasses.replace(self.train, lr=lr),
             data_seeds=[derive_seed(s, "data") for s in self.seeds] * len(ks),
-            masks=masks,
             no_decay=fam.no_decay,
             forward=self.forward(fam),
             checkpoint=checkpoint,

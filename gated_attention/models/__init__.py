@@ -10,6 +10,7 @@ gru         a 1-layer GRU in the shell of Sec. 4.3
 lru         the LRU family of Sec. 4.3 / 5.3 (LRU, LRU In+Out, with an MLP), simplified
 mamba       a Mamba-style selective layer (simplified, no convolution) in the shell
 family_registry  every family above by name, in the shape the engine trains (Fig. 4A/4B)
+padding     networks of one family at several widths as one ensemble (zero-padded, masks)
 mamba_block the Mamba block as the Mamba paper defines it (convolution, SiLU, low-rank Delta,
             SiLU gate), beside the simplified layer of ``mamba`` (ours, beyond the paper)
 lru_block   the LRU block as its reference code defines it (LRU, GELU, GLU, skip, optional
