@@ -117,15 +117,6 @@ def _steps(config: Any, job: Any) -> int:
     return steps
 
 
-def _members(config: Any, job: Any) -> int:
-    """Members trained together in one job."""
-    if job.members:
-        return len(job.members)
-    if job.part in getattr(config, "gatings", ()):
-        return len(config.members(job.part))
-    return len(getattr(config, "seeds", (0,)))
-
-
 def paper_steps() -> dict[str, int]:
     """The paper's steps for each training run of the central claims whose paper profile here
     trains fewer (Fig. 4A: Sec. 4.1's teacher-student budget; Fig. 4B: Sec. 5's)."""
