@@ -3,6 +3,8 @@ stops a run at its ``train`` call (gated_attention/engine/probe.py)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -59,6 +61,24 @@ def test_launched_counts_the_operations_that_work_not_views_or_wrappers():
         y = torch.nn.functional.linear(x, w)  # linear -> t (a view) and mm: one kernel
         y.view(-1).t().unsqueeze(0).exp()  # three views, one kernel
     assert device_time.launched(prof.events()) == 2
+
+
+def _event(name, *children):
+    e = SimpleNamespace(name=name, cpu_children=list(children), cpu_parent=None)
+    for c in children:
+        c.cpu_parent = e
+    return e
+
+
+def test_a_matrix_product_counts_itself_and_at_most_a_copy_per_operand():
+    clone = lambda: _event("aten::clone", _event("aten::empty_like"), _event("aten::copy_"))  # noqa: E731
+    per_batch = _event("aten::bmm", *(_event("aten::select") for _ in range(5)),
+                       *(clone() for _ in range(5)))  # fmt: skip
+    one_copy = _event("aten::bmm", _event("aten::resolve_conj", clone()))
+    plain = _event("aten::addmm")
+    events = [per_batch, one_copy, plain, *per_batch.cpu_children, _event("aten::exp")]
+    assert device_time.launched(events) == 3 + 2 + 1 + 1  # the children are not top level
+    assert device_time.launched([_event("aten::linear", _event("aten::t"), plain)]) == 1
 
 
 def test_mode_compiled_counts_its_generated_loops_fewer_than_mode_fast():

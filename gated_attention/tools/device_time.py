@@ -52,6 +52,7 @@ from ..tasks.teacher_student import TeacherStudentTask
 
 __all__ = [
     "KERNEL_FREE",
+    "GEMMS",
     "launched",
     "kernel_profile",
     "job_run",
@@ -108,11 +109,19 @@ KERNEL_FREE = frozenset(
 )
 
 
+#: matrix products: one library call each on a GPU (cuBLAS reads strided batches and
+#: transposed or conjugated operands as they are, and copies an operand it cannot read at most
+#: once), where the CPU's may copy operands batch by batch (a complex or broadcast batch)
+GEMMS = frozenset(("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"))
+
+
 def launched(events) -> int:
     """The kernels among torch.profiler events: under each top-level event, the lowest events
     that do device work (an aten operation not in ``KERNEL_FREE``, or a loop that
     ``torch.compile`` generated: ``cpp_fused_*``, ``triton_*``), each counted once; an operation
-    that only calls others (``linear``: ``t`` and ``addmm``) counts what it calls."""
+    that only calls others (``linear``: ``t`` and ``addmm``) counts what it calls. A matrix
+    product (``GEMMS``) counts itself and at most one copy per operand, whatever the CPU's
+    implementation copies under it."""
 
     def works(name: str) -> bool:
         if "cpp_fused" in name or "triton_" in name:
@@ -121,6 +130,8 @@ def launched(events) -> int:
 
     def under(e) -> int:
         below = sum(under(c) for c in e.cpu_children)
+        if e.name in GEMMS:
+            return 1 + min(below, 2)
         return below if below else int(works(e.name))
 
     return sum(under(e) for e in events if e.cpu_parent is None)
