@@ -3,7 +3,8 @@ Fig. 4B): every family of ``models.family_registry`` trained at matched paramete
 
 Each (family, parameter-count target, lr) group trains its seeds as one ensemble through the
 engine (``engine.train(..., forward=family.forward)``; the diagonal gated RNN through its fused
-path): one job of the experiment protocol per group.
+path): one job of the experiment protocol per group; with ``groups_together`` (the paper
+profile) one job per family, its groups as one ensemble (``train_together``).
 The width of each family is the one whose parameter count is closest to the target
 (``models.width_for``), so the families are compared at equal size, as in App. Fig. 6.
 
@@ -361,7 +362,7 @@ def architectures_config(
     paper   T = 32 (teacher), 5 seeds, parameter targets 1,000 to 30,000, 100,000 steps of
             batch 64 (ours: the paper gives neither its step count nor its rates here), the
             LSTM's and GRU's cell loops compiled (``compile_cells``), each family's targets
-            trained together (``groups_together``).
+            trained together (``groups_together``), the data drawn 250 steps at a time.
     quick   T = 8 (teacher; the construction is exact for every T), 3 seeds, targets 500 to
             4,000, 1,200 steps (teacher) or 1,000 (regression, a costlier step), far below
             the paper's budget.
@@ -396,7 +397,9 @@ def architectures_config(
             lrs=lrs,
             train=tc,
         )
-    tc = TrainConfig(steps=100_000, log_every=1000, checkpoint_every=10_000)
+    # data drawn 250 steps at a time (20 members: about 0.5 GB of float32 a chunk): drawing
+    # costs a GPU a few kernels per member per chunk
+    tc = TrainConfig(steps=100_000, log_every=1000, chunk_steps=250, checkpoint_every=10_000)
     return ArchitectureConfig(
         name=name,
         task=task,
