@@ -108,3 +108,9 @@ def test_runs_of_the_same_shapes_share_a_key():
     assert device_time.run_key(a) != device_time.run_key(wider)
     assert device_time.kernel_key(a) == device_time.kernel_key(wider)
     assert device_time.kernel_key(a) != device_time.kernel_key(_run(3))
+    rated = {**a, "member_lrs": [1e-3, 1e-2]}  # each member's rate: a few kernels more
+    assert device_time.kernel_key(rated) != device_time.kernel_key(a)
+    assert (
+        device_time.step_kernels(rated)["step_kernels"]
+        > device_time.step_kernels(a)["step_kernels"]
+    )

@@ -6,7 +6,9 @@ each member's move is then scaled by r_e(s) = lr_e(s) / lr(s), where lr_e(s) is 
 member's own run would have at step s (``cosine_lr`` of the config with lr = lr_e, warm-up and
 eta_min included):
 
-    w_e <- w_e + r_e(s) (w_e' - w_e),      w_e' the optimiser's update at rate lr(s).
+    w_e <- w_e + r_e(s) (w_e' - w_e),      w_e' the optimiser's update at rate lr(s),
+
+one ``lerp_`` a weight (w_e' + (1 - r_e)(w_e - w_e')).
 
 This is the member's own update in exact arithmetic for every optimiser of ``TrainConfig``:
 given the gradients and the optimiser's state, each moves a weight by lr times a term that does
@@ -80,8 +82,12 @@ class MemberRates:
 
     @torch.no_grad()
     def after_step(self) -> None:
-        """Each member's move since ``before_step`` scaled by its r_e."""
-        r = self.rates()
+        """Each member's move since ``before_step`` scaled by its r_e: w' + (1 - r_e)(w - w'),
+        one ``lerp_`` per weight, 1 - r sent to the device once per dtype."""
+        keep = 1.0 - self.rates()
+        on: dict[tuple, torch.Tensor] = {}
         for p, b in zip(self.params, self.before, strict=True):
-            re = r.to(dtype=p.dtype, device=p.device).view(-1, *([1] * (p.dim() - 1)))
-            p.sub_(b).mul_(re).add_(b)
+            key = (p.dtype, p.device)
+            if key not in on:
+                on[key] = keep.to(dtype=p.dtype, device=p.device)
+            p.lerp_(b, on[key].view(-1, *([1] * (p.dim() - 1))))

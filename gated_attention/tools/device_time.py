@@ -93,7 +93,8 @@ def kernel_key(run: dict) -> tuple:
     c, task = run["config"], run["tasks"][0]
     names = (tuple(sorted(run["params"])), len(run["tasks"]))
     forward = getattr(run["forward"], "__qualname__", repr(run["forward"]))
-    return names, forward, task.T, type(task).__name__, c.batch_size, c.loss, c.dtype, c.mode
+    rates = run.get("member_lrs") is not None  # each member's rate: its own kernels a step
+    return names, forward, task.T, type(task).__name__, c.batch_size, c.loss, c.dtype, c.mode, rates
 
 
 #: aten operations that launch no device work: views, allocations, metadata, and host reads
