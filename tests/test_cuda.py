@@ -162,3 +162,31 @@ def test_the_recall_task_draws_on_the_gpu_the_same_for_the_same_seed():
     b = recall.sample_batch(16, torch.Generator("cuda").manual_seed(3))
     assert all(t.device.type == "cuda" for t in (a.x, a.y, a.keys, a.values, a.query))
     assert torch.equal(a.x, b.x) and torch.equal(a.y, b.y)
+
+
+@pytest.mark.parametrize("mode", ["fast", "compiled"])
+def test_members_at_their_own_rates_on_the_gpu_equal_the_cpu(mode):
+    tasks, params, masks, seeds = ensemble()
+    c = tr.TrainConfig(steps=20, lr=1e-2, eta_min=1e-3, batch_size=8, mode=mode, **F64)
+    kw = dict(data_seeds=seeds, masks=masks, progress=False, member_lrs=[3e-3, 1e-2, 3e-2])
+    gpu = tr.train(tasks, params, c, device="cuda", data_on_device=False, **kw)
+    cpu = tr.train(tasks, params, c, device="cpu", **kw)
+    for k in params:
+        torch.testing.assert_close(gpu.params[k], cpu.params[k], rtol=1e-10, atol=1e-12)
+
+
+def test_a_padded_family_ensemble_on_the_gpu_equals_the_cpu():
+    from gated_attention.models.family_registry import family
+    from gated_attention.models.padding import pad_members
+
+    g = torch.Generator().manual_seed(0)
+    groups = [family("lru_inout").init(3, 3, w, 2, g, torch.float64) for w in (3, 5)]
+    params, _ = pad_members(groups, [3, 5])
+    task = TeacherStudentTask.from_seed(3, seed=0, T=5)
+    c = tr.TrainConfig(steps=10, lr=1e-2, batch_size=8, **F64)
+    kw = dict(data_seeds=[1, 2, 1, 2], forward=family("lru_inout").forward, progress=False)
+    gpu = tr.train([task] * 4, params, c, device="cuda", data_on_device=False, **kw)
+    cpu = tr.train([task] * 4, params, c, device="cpu", **kw)
+    for k in params:
+        torch.testing.assert_close(gpu.params[k], cpu.params[k], rtol=1e-10, atol=1e-12)
+    assert float(gpu.params["l1_B_re"][:2, 3:].abs().sum()) == 0.0  # the padding stays zero
