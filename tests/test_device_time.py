@@ -63,11 +63,37 @@ def test_launched_counts_the_operations_that_work_not_views_or_wrappers():
     assert device_time.launched(prof.events()) == 2
 
 
-def _event(name, *children):
+def _event(name, *children, shapes=None):
     e = SimpleNamespace(name=name, cpu_children=list(children), cpu_parent=None)
+    e.input_shapes = shapes
     for c in children:
         c.cpu_parent = e
     return e
+
+
+def test_a_multi_tensor_operation_is_one_kernel_and_an_allocation_none():
+    ts = [torch.zeros(2), torch.zeros(3), torch.zeros(4)]
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        torch._foreach_add_(ts, 1.0)  # the CPU adds tensor by tensor; a GPU in one launch
+        ts[0].new_empty_strided((2, 3), (1, 2))  # an allocation: no kernel
+    assert device_time.launched(prof.events()) == 1
+
+
+def test_a_number_promoted_inside_an_operation_is_no_kernel_but_the_operation_is():
+    x = torch.ones(4, 3)
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True
+    ) as prof:
+        x * 2.5  # the CPU copies 2.5 to a 0-dim float32 tensor under mul; a GPU passes it
+    promoted = [e for e in prof.events() if device_time.scalar_promotion(e)]
+    assert [e.cpu_parent.name for e in promoted] == ["aten::mul"]
+    assert device_time.launched(prof.events()) == 1
+    copy = lambda: _event("aten::_to_copy", _event("aten::copy_"))  # noqa: E731
+    own = _event("aten::to", copy(), shapes=[[]])  # a 0-dim tensor moved by the code itself
+    assert not device_time.scalar_promotion(own) and device_time.launched([own]) == 1
+    # a product with a promoted number under it: itself and its one real copy, not the number
+    bad = _event("aten::baddbmm", _event("aten::to", copy(), shapes=[[]]), copy())
+    assert device_time.launched([bad]) == 2
 
 
 def test_a_matrix_product_counts_itself_and_at_most_a_copy_per_operand():

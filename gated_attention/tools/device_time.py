@@ -54,6 +54,7 @@ __all__ = [
     "KERNEL_FREE",
     "GEMMS",
     "launched",
+    "scalar_promotion",
     "kernel_profile",
     "job_run",
     "step_kernels",
@@ -103,7 +104,8 @@ def kernel_key(run: dict) -> tuple:
 KERNEL_FREE = frozenset(
     """alias as_strided as_strided_ chunk conj _conj detach detach_ diagonal empty empty_like
     empty_strided expand expand_as flatten imag is_nonzero item lift_fresh _local_scalar_dense
-    narrow numpy_T permute real _reshape_alias reshape resize_ resolve_conj resolve_neg
+    narrow new_empty new_empty_strided numpy_T permute real _reshape_alias reshape resize_
+    resolve_conj resolve_neg
     result_type scalar_tensor select set_ slice split split_with_sizes squeeze t to
     transpose unbind unflatten unsqueeze _unsafe_view view view_as view_as_complex
     view_as_real""".split()
@@ -116,13 +118,29 @@ KERNEL_FREE = frozenset(
 GEMMS = frozenset(("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"))
 
 
+def scalar_promotion(e) -> bool:
+    """Whether a profiler event is a 0-dimensional operand converted inside another operation
+    (``mul(x, 2.0)``, ``mean``'s division by the count, a CPU step counter's ``add_``): the
+    CPU copies the wrapped number into the operation's dtype, a GPU passes it to the kernel as
+    an argument. Needs the profile's ``record_shapes``; without shapes it is never one."""
+    parent, shapes = e.cpu_parent, getattr(e, "input_shapes", None)
+    return (
+        e.name == "aten::to"
+        and parent is not None
+        and parent.name.startswith("aten::")
+        and bool(shapes)
+        and shapes[0] == []
+    )
+
+
 def launched(events) -> int:
     """The kernels among torch.profiler events: under each top-level event, the lowest events
     that do device work (an aten operation not in ``KERNEL_FREE``, or a loop that
     ``torch.compile`` generated: ``cpp_fused_*``, ``triton_*``), each counted once; an operation
     that only calls others (``linear``: ``t`` and ``addmm``) counts what it calls. A matrix
     product (``GEMMS``) counts itself and at most one copy per operand, whatever the CPU's
-    implementation copies under it."""
+    implementation copies under it. A ``_foreach_*`` operation is one multi-tensor kernel, as
+    a GPU launches it (the CPU loops over the tensors). A ``scalar_promotion`` is none."""
 
     def works(name: str) -> bool:
         if "cpp_fused" in name or "triton_" in name:
@@ -130,6 +148,10 @@ def launched(events) -> int:
         return name.startswith("aten::") and name[6:] not in KERNEL_FREE
 
     def under(e) -> int:
+        if scalar_promotion(e):
+            return 0
+        if e.name.startswith("aten::_foreach_"):
+            return 1
         below = sum(under(c) for c in e.cpu_children)
         if e.name in GEMMS:
             return 1 + min(below, 2)
@@ -154,7 +176,9 @@ def _train(run: dict, steps: int, chunk: int, mode: str | None) -> None:
 
 def _kernels(run: dict, steps: int, chunk: int, mode: str | None) -> int:
     """The kernels (``launched``) of ``_train``, inside ``kernel_profile``."""
-    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+    prof = torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True
+    )  # the shapes tell a scalar promotion
     with _native_stderr_closed():
         prof.start()
     try:
