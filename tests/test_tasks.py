@@ -23,6 +23,21 @@ def test_sample_shapes_and_labels():
     assert isinstance(task, Task)
 
 
+def test_labels_in_blocks_equal_one_product_of_all_sequences_bit_for_bit(monkeypatch):
+    from gated_attention.tasks import teacher_student
+
+    for d, rank, T in ((4, None, 32), (12, 6, 32), (6, None, 12)):
+        task = TeacherStudentTask.from_seed(d, seed=d, T=T, rank=rank)
+        x = task.draw_inputs(3 * teacher_student.LABEL_BLOCK + 7, gen(d))  # a partial block
+        W = [w.to(torch.float64) for w in (task.teacher.W_V, task.teacher.W_K, task.teacher.W_Q)]
+        v, k, q = (x @ w.T for w in W)
+        whole = torch.bmm(torch.bmm(q, k.transpose(1, 2)).tril_(), v)  # all N in one product
+        assert torch.equal(task.labels(x), whole)
+        monkeypatch.setattr(teacher_student, "LABEL_BLOCK", 5)  # blocks cut anywhere
+        assert torch.equal(task.labels(x), whole)
+        monkeypatch.undo()
+
+
 def test_sample_is_seeded_and_fresh():
     task = TeacherStudentTask.from_seed(3, seed=0, T=5)
     x1, _ = task.sample(4, gen(1))

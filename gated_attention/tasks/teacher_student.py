@@ -21,6 +21,11 @@ from .protocol import Task, check_task, masked_mse
 __all__ = ["Task", "TeacherStudentTask", "check_task", "masked_mse"]
 
 
+#: sequences labelled at a time on the CPU (``TeacherStudentTask.labels``): their float64
+#: (T, T) scores, 2 MiB at T = 32, stay in a core's L2 cache (fastest of 128-1024 here)
+LABEL_BLOCK = 256
+
+
 @dataclass(frozen=True, eq=False)
 class TeacherStudentTask:
     """Sec. 4.1: fresh i.i.d. N(0, I) sequences labelled by a linear self-attention teacher.
@@ -103,13 +108,21 @@ class TeacherStudentTask:
     def labels(self, x: torch.Tensor) -> torch.Tensor:
         """y = teacher(x) (N, T, d_v), float64, from the parallel form of Eq. (1), y_t =
         sum_{s<=t} (q_t . k_s) v_s, as two batched products (at d = 4, T = 32 about half the
-        time of the recurrent form M_t q_t, whose 4 x 4 products are tiny)."""
+        time of the recurrent form M_t q_t, whose 4 x 4 products are tiny). On the CPU the
+        sequences go ``LABEL_BLOCK`` at a time, so that each block's (T, T) scores stay in the
+        cache: each sequence's products are the same, so are the labels, bit for bit (tested),
+        in about 0.7 of the time of one block of all N."""
         W = self.teacher
+        block = LABEL_BLOCK if x.device.type == "cpu" else max(x.shape[0], 1)
         with torch.no_grad():
             W_V, W_K, W_Q = (w.to(x.device, torch.float64) for w in (W.W_V, W.W_K, W.W_Q))
-            v, k, q = x @ W_V.T, x @ W_K.T, x @ W_Q.T  # (B, T, d_v), (B, T, d_k), (B, T, d_k)
-            scores = torch.bmm(q, k.transpose(1, 2)).tril_()  # q_t . k_s for s <= t: (B, T, T)
-            return torch.bmm(scores, v)  # y_t = sum_{s<=t} (q_t . k_s) v_s: (B, T, d_v)
+            y = x.new_empty(*x.shape[:-1], W_V.shape[0])
+            for i in range(0, x.shape[0], block):
+                xi = x[i : i + block]
+                v, k, q = xi @ W_V.T, xi @ W_K.T, xi @ W_Q.T  # (b, T, d_v), (b, T, d_k) twice
+                scores = torch.bmm(q, k.transpose(1, 2)).tril_()  # q_t . k_s, s <= t: (b, T, T)
+                torch.bmm(scores, v, out=y[i : i + block])  # y_t = sum_{s<=t} (q_t . k_s) v_s
+            return y
 
     @staticmethod
     def labels_of_many(tasks: Sequence[TeacherStudentTask], x: torch.Tensor) -> torch.Tensor:
