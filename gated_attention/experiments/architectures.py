@@ -362,7 +362,9 @@ def architectures_config(
     paper   T = 32 (teacher), 5 seeds, parameter targets 1,000 to 30,000, 100,000 steps of
             batch 64 (ours: the paper gives neither its step count nor its rates here), the
             LSTM's and GRU's cell loops compiled (``compile_cells``), each family's targets
-            trained together (``groups_together``), the data drawn 250 steps at a time.
+            trained together (``groups_together``), the data drawn 250 steps at a time, in
+            mode "compiled" (each family's loss and backward compiled: fewer kernels a step
+            on a GPU, where these runs are launch-bound; the same training up to rounding).
     quick   T = 8 (teacher; the construction is exact for every T), 3 seeds, targets 500 to
             4,000, 1,200 steps (teacher) or 1,000 (regression, a costlier step), far below
             the paper's budget.
@@ -399,7 +401,9 @@ def architectures_config(
         )
     # data drawn 250 steps at a time (20 members: about 0.5 GB of float32 a chunk): drawing
     # costs a GPU a few kernels per member per chunk
-    tc = TrainConfig(steps=100_000, log_every=1000, chunk_steps=250, checkpoint_every=10_000)
+    tc = TrainConfig(
+        steps=100_000, log_every=1000, chunk_steps=250, checkpoint_every=10_000, mode="compiled"
+    )
     return ArchitectureConfig(
         name=name,
         task=task,
