@@ -82,6 +82,23 @@ def test_run_costs_leave_out_runs_that_train_nothing(monkeypatch):
     assert runs.recorded_run_costs() == [("a", {"wall_time_s": 1.0}, 3, 100, 5)]
 
 
+def test_the_ensembles_step_over_its_floor_data_included_and_not():
+    r = {
+        "batched_steps_per_s": 1000.0,  # 16 members: 16 ms a step
+        "batched_compiled_steps_per_s": 1600.0,  # 10 ms
+        "ensemble_profile": {"config": {"ensemble": 16}, "products_ms": {"a": 3.0, "b": 2.0}},
+        "ways": [{"way": "engine", "ensemble_ms": 9.0}, {"way": "compiled", "ensemble_ms": 7.5}],
+    }
+    (_, whole), (_, bare) = bench_table.ensemble_floor_rows(r)
+    assert whole == "3.20x fast, 2.00x compiled, data drawn (target <= 2x)"
+    assert bare == "1.50x compiled (5.00 ms floor)"
+    assert bench_table.ensemble_floor_rows({"ensemble_profile": None}) == []
+    del r["ways"], r["batched_compiled_steps_per_s"]
+    assert bench_table.ensemble_floor_rows(r) == [
+        ("  step / its products floor", "3.20x fast, data drawn (target <= 2x)")
+    ]
+
+
 def test_the_engine_against_the_peak():
     r = {"engine_steps_per_s": 50.0, "step_gflop": 0.3, "gemm_peak_gflops": 100.0}
     assert bench_table.engine_against_peak(r) == (

@@ -15,6 +15,7 @@
     bench_origin     where a bench's numbers come from, when and with which bench profile
     format_products_floor  the eleven products of an engine step, each timed, against the step
                      and against the reference's step over its speed-up target
+    ensemble_floor_rows    the 16-member ensemble's whole step over its products floor
     format_subnormal the trained students timed with and without subnormals, and the verdict
     format_recorded_bench  a recorded bench (a GPU): where it ran, its table, its targets
     engine_against_peak    the engine's step time against that of its products at the peak
@@ -37,6 +38,7 @@ __all__ = [
     "profile_note",
     "bench_origin",
     "format_products_floor",
+    "ensemble_floor_rows",
     "format_subnormal",
     "format_recorded_bench",
     "engine_against_peak",
@@ -62,6 +64,7 @@ def format_table(r: dict) -> str:
         *_compiled_rows(
             r, "batched_compiled_steps_per_s", "16 x n=28 ensemble, compiled", "member-steps/s"
         ),
+        *ensemble_floor_rows(r),
         ("16 x n=28, sequential runs", f"{r['sequential_steps_per_s']:.1f} member-steps/s"),
         ("  batched / sequential", f"{r['ensemble_speedup']:.1f}x (target >= 3x)"),
         ("FLOPs per step (fwd + bwd)", f"{r['step_gflop'] * 1e3:.0f} MFLOP"),
@@ -85,6 +88,29 @@ def _compiled_rows(r: dict, key: str, label: str, unit: str) -> list[tuple[str, 
         return []
     fast = r["engine_steps_per_s" if key.startswith("compiled") else "batched_steps_per_s"]
     return [(label, f"{r[key]:.1f} {unit} ({r[key] / fast:.2f}x fast)")]
+
+
+def ensemble_floor_rows(r: dict) -> list[tuple[str, str]]:
+    """The 16 x n = 28 ensemble's whole step (data drawn, optimiser, loop) over its products
+    floor (``ensemble_profile``: the products of its step, each timed alone), in mode fast and,
+    where measured, compiled; and the compiled step without drawing data (the ways' fixed
+    batch). None of these in a bench without the ensemble's profile."""
+    prof = r.get("ensemble_profile")
+    if not prof or not prof.get("products_ms"):
+        return []
+    E, floor = prof["config"]["ensemble"], sum(prof["products_ms"].values())
+    ratios = {"fast": 1e3 * E / r["batched_steps_per_s"] / floor}
+    if r.get("batched_compiled_steps_per_s"):
+        ratios["compiled"] = 1e3 * E / r["batched_compiled_steps_per_s"] / floor
+    text = ", ".join(f"{v:.2f}x {k}" for k, v in ratios.items())
+    rows = [("  step / its products floor", f"{text}, data drawn (target <= 2x)")]
+    bare = [w for w in r.get("ways") or [] if w["way"] == "compiled" and w.get("ensemble_ms")]
+    if bare:
+        ms = bare[0]["ensemble_ms"]
+        rows.append(
+            ("    without drawing data", f"{ms / floor:.2f}x compiled ({floor:.2f} ms floor)")
+        )
+    return rows
 
 
 def _floor_rows(r: dict) -> list[tuple[str, str]]:
