@@ -47,7 +47,7 @@ def test_probing_stops_train_before_anything_and_only_inside(tmp_path):
 
 def test_a_fused_steps_kernels_are_flat_in_members_and_its_flops_linear():
     one, four = device_time.step_counts(_run(1)), device_time.step_counts(_run(4))
-    assert one["step_kernels"] == four["step_kernels"] > 50
+    assert one["step_kernels"] == four["step_kernels"] > 40  # 49: the fused step, its AdamW
     assert four["flops"] == pytest.approx(4 * one["flops"])
     assert four["chunk_kernels"] > one["chunk_kernels"]  # each member draws its own data
     assert one["kernels"] == pytest.approx(one["step_kernels"] + one["chunk_kernels"] / 10)
