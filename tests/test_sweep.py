@@ -122,8 +122,8 @@ def test_ensemble_jobs_are_the_engines_ensembles(name, profile):
     jobs = plan(config).jobs
     assert [list(j.members) for j in jobs] == config.ensembles()
     assert [j.name for j in jobs] == [f"ensemble-{k}" for k in range(len(jobs))]
-    (gpu_job,) = plan(config, device="cuda").jobs  # a GPU trains a sweep as one ensemble
-    assert list(gpu_job.members) == list(range(len(config.members())))
+    gpu_jobs = plan(config, device="cuda").jobs  # the split for a GPU's cost model
+    assert [list(j.members) for j in gpu_jobs] == config.ensembles("cuda")
 
 
 def test_jobs_of_the_other_experiments():

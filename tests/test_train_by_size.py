@@ -42,18 +42,33 @@ def test_size_groups_minimises_the_padded_cost():
     assert size_groups(sizes, area, overhead=5) == [[0, 1], [2]]
 
 
-def test_size_groups_chooses_the_exact_optimum():
+def test_size_groups_with_overlap_pays_the_larger():
+    # sizes 1, 2, 3 (costs 1, 4, 9); overhead 12 overlapping: {1, 2} {3} max(12, 8) + max(12, 9)
+    # = 24 beats all max(12, 27) = 27 and apart 36; added, all 12 + 27 = 39 beats {1, 2} {3} 41
+    sizes = [(1, 1), (2, 2), (3, 3)]
+    assert size_groups(sizes, area, overhead=12, overlap=True) == [[0, 1], [2]]
+    assert size_groups(sizes, area, overhead=12) == [[0, 1, 2]]
+    # overhead 3.5 overlapping: apart 3.5 + 4 + 9 = 16.5 beats {1, 2} {3} 8 + 9 = 17; added,
+    # {1, 2} {3} 7 + 17 = 24 beats apart 10.5 + 14 = 24.5
+    assert size_groups(sizes, area, overhead=3.5, overlap=True) == [[0], [1], [2]]
+    assert size_groups(sizes, area, overhead=3.5) == [[0, 1], [2]]
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_size_groups_chooses_the_exact_optimum(overlap):
     """Against brute force over every split of the sorted sizes into consecutive runs."""
     sizes = [(8, 8), (14, 14), (20, 20), (28, 28), (36, 36), (48, 48)] * 2
+    overhead = 5e6 if overlap else 1e6  # in both, some sizes apart and some together
 
     def cost(n, m):
         return forward_macs(4, 4, n, m, 8, 64)
 
     def total(groups):
-        return sum(
-            1e6 + len(g) * cost(max(sizes[e][0] for e in g), max(sizes[e][1] for e in g))
-            for g in groups
-        )
+        def one(g):
+            work = len(g) * cost(max(sizes[e][0] for e in g), max(sizes[e][1] for e in g))
+            return max(overhead, work) if overlap else overhead + work
+
+        return sum(one(g) for g in groups)
 
     classes = sorted(set(sizes))
     best = math.inf
@@ -67,7 +82,9 @@ def test_size_groups_chooses_the_exact_optimum():
         runs.append(cur)
         groups = [[e for e, s in enumerate(sizes) if s in run] for run in runs]
         best = min(best, total(groups))
-    assert total(size_groups(sizes, cost, overhead=1e6)) == pytest.approx(best, rel=1e-12)
+    chosen = size_groups(sizes, cost, overhead=overhead, overlap=overlap)
+    assert total(chosen) == pytest.approx(best, rel=1e-12)
+    assert 1 < len(chosen) < len(classes)
 
 
 def students_and_tasks():

@@ -91,6 +91,12 @@ def unstack_students(
 #: fitted on the 2-core CPU this project is measured on (Fig. 3A/B sweeps, T = 8, batch 64:
 #: ~1.2 ms per ensemble and step, against ~0.06 ms per million multiply-adds)
 ENSEMBLE_OVERHEAD_MACS = 20e6
+#: the same on a GPU, where a step is launch-bound until its arithmetic outgrows its launches: a
+#: compiled step of Eq. (2) launches ~20 kernels, ~0.13 ms at the ~7 us a kernel of the recorded
+#: H200 bench (``tools.device_time``), the time ~1e9 forward multiply-adds take there with their
+#: backward (~5.4 FLOP each, counted) at its 45.7 TFLOP/s; the two overlap (``size_groups``'s
+#: ``overlap``)
+GPU_ENSEMBLE_OVERHEAD_MACS = 1e9
 
 
 def forward_macs(d: int, d_out: int, n: int, m: int, T: int, B: int, side: bool = False) -> int:
@@ -105,6 +111,8 @@ def size_groups(
     sizes: Sequence[tuple[int, int]],
     cost: Callable[[int, int], float],
     overhead: float = ENSEMBLE_OVERHEAD_MACS,
+    *,
+    overlap: bool = False,
 ) -> list[list[int]]:
     """Split an ensemble of members of sizes[e] = (n_e, m_e) into ensembles trained apart.
 
@@ -112,7 +120,9 @@ def size_groups(
     masked inside it), and each ensemble adds ``overhead`` to a step. Returns the member
     indices of each ensemble (sizes ascending; members of one size stay together): the split of
     the sorted distinct sizes into consecutive runs that minimises the sum over ensembles of
-    ``overhead + members * cost(largest n, largest m)``, exactly (dynamic programming).
+    ``overhead + members * cost(largest n, largest m)``, exactly (dynamic programming);
+    ``overlap``: of the larger of the two instead (a GPU, whose launches and arithmetic
+    overlap: a step costs its launches until its arithmetic takes longer).
     """
     classes = sorted(set(sizes))
     counts = [sum(1 for s in sizes if s == c) for c in classes]
@@ -122,7 +132,8 @@ def size_groups(
         for i in range(j):  # one ensemble of the sizes classes[i:j]
             n = max(c[0] for c in classes[i:j])
             m = max(c[1] for c in classes[i:j])
-            total = best[i] + overhead + sum(counts[i:j]) * cost(n, m)
+            work = sum(counts[i:j]) * cost(n, m)
+            total = best[i] + (max(overhead, work) if overlap else overhead + work)
             if total < best[j]:
                 best[j], cut[j] = total, i
     runs, j = [], K
@@ -140,11 +151,22 @@ def plan_ensembles(
     B: int,
     side: bool = False,
     *,
-    overhead: float = ENSEMBLE_OVERHEAD_MACS,
+    overhead: float | None = None,
+    device: str | torch.device = "cpu",
 ) -> list[list[int]]:
-    """How ``train_by_size`` splits members of sizes (n_e, m_e): ``size_groups`` with the cost
-    ``forward_macs`` of Eq. (2) at input size d, output size d_out, T steps, batch B."""
-    return size_groups(sizes, lambda n, m: forward_macs(d, d_out, n, m, T, B, side), overhead)
+    """How ``train_by_size`` splits members of sizes (n_e, m_e) to train on ``device``:
+    ``size_groups`` with the cost ``forward_macs`` of Eq. (2) at input size d, output size
+    d_out, T steps, batch B; on the CPU with ``overhead`` (None: ``ENSEMBLE_OVERHEAD_MACS``)
+    added, off it overlapping (None: ``GPU_ENSEMBLE_OVERHEAD_MACS``)."""
+    on_cpu = torch.device(device).type == "cpu"
+    if overhead is None:
+        overhead = ENSEMBLE_OVERHEAD_MACS if on_cpu else GPU_ENSEMBLE_OVERHEAD_MACS
+    return size_groups(
+        sizes,
+        lambda n, m: forward_macs(d, d_out, n, m, T, B, side),
+        overhead,
+        overlap=not on_cpu,
+    )
 
 
 def train_by_size(
@@ -157,7 +179,7 @@ def train_by_size(
     progress: bool = True,
     desc: str = "training",
     device: str | torch.device | None = None,
-    overhead: float = ENSEMBLE_OVERHEAD_MACS,
+    overhead: float | None = None,
     groups: Sequence[Sequence[int]] | None = None,
     on_nonfinite: str = "raise",
 ) -> TrainResult:
@@ -171,8 +193,8 @@ def train_by_size(
     several, ensemble k checkpoints to ``<stem>-<k><suffix>`` beside ``checkpoint`` and those
     files are deleted once all have finished (the caller deletes ``checkpoint`` as usual).
     ``groups``: the member indices of each ensemble, instead of ``plan_ensembles``'s split
-    (which models a CPU; on a GPU, whose step of small kernels costs about the same for a few
-    members or for many, the default is one ensemble). ``on_nonfinite``: as in ``train``.
+    for ``device`` (``overhead``: its cost of an ensemble, None: the device's default).
+    ``on_nonfinite``: as in ``train``.
     """
     if len(students) != len(tasks):
         raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
@@ -209,19 +231,18 @@ def _member_groups(
     tasks: Sequence[Task],
     config: TrainConfig,
     device: str | torch.device | None,
-    overhead: float,
+    overhead: float | None,
     groups: Sequence[Sequence[int]] | None,
 ) -> list[list[int]]:
-    """``train_by_size``'s ensembles: ``groups`` checked to split the members, else one on a
-    GPU, else ``plan_ensembles``'s split."""
-    if groups is None and resolve_device(device).type != "cpu":
-        return [list(range(len(students)))]  # a GPU runs a step's small kernels side by side
+    """``train_by_size``'s ensembles: ``groups`` checked to split the members, else
+    ``plan_ensembles``'s split for the device."""
     if groups is None:
-        s0 = students[0]
+        s0, dev = students[0], resolve_device(device)
         sizes = [(s.n, s.m) for s in students]
         return plan_ensembles(
-            sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side, overhead=overhead
-        )
+            sizes, s0.d, s0.d_out, tasks[0].T, config.batch_size, s0.side,
+            overhead=overhead, device=dev,
+        )  # fmt: skip
     if any(not g for g in groups) or sorted(sum(map(list, groups), [])) != [*range(len(tasks))]:
         raise ValueError(f"groups must split the members 0..{len(students) - 1}, got {groups}")
     return [list(g) for g in groups]

@@ -39,7 +39,9 @@ A model other than Eq. (2) can be trained by passing ``forward`` (then both mode
 Size sweeps: in one ensemble a smaller member costs what the largest costs, so
 ``train_by_size`` trains a sweep as a few ensembles of similar sizes, one after another (the
 split of ``plan_ensembles``, which minimises a cost model: ``forward_macs`` at each ensemble's
-largest size plus ``ENSEMBLE_OVERHEAD_MACS`` per ensemble). On a GPU a sweep is one ensemble.
+largest size plus ``ENSEMBLE_OVERHEAD_MACS`` per ensemble). On a GPU an ensemble's step costs
+the larger of its launches (``GPU_ENSEMBLE_OVERHEAD_MACS``) and its arithmetic: a sweep splits
+only where its padded arithmetic outgrows the launches of one more ensemble.
 
 On a GPU (``device``, or $GATED_ATTENTION_DEVICE): the fast step is recorded once as a CUDA
 graph and replayed (``device.GraphedStep``; in mode "compiled" the whole step with AdamW's

@@ -114,16 +114,16 @@ class RegressionConfig(Experiment):
                     out[e, a : a + chunk] = query_loss(y_hat, y[a : a + chunk, -1])
         return out
 
-    def ensembles(self) -> list[list[int]]:
-        """The member indices of each ensemble (``engine.plan_ensembles``: a size sweep splits
-        where padding would cost more)."""
+    def ensembles(self, device: str = "cpu") -> list[list[int]]:
+        """The member indices of each ensemble trained on ``device`` (``engine.plan_ensembles``:
+        a size sweep splits where padding would cost more there)."""
         t = self.task
         sizes = [(n, n) for _, n in self.members()]
-        return plan_ensembles(sizes, t.d, t.d_out, t.T, self.train.batch_size)
+        return plan_ensembles(sizes, t.d, t.d_out, t.T, self.train.batch_size, device=device)
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per ensemble (``ensembles``; one ensemble off the CPU)."""
-        return ensemble_jobs(self.ensembles(), [n for _, n in self.members()], device)
+        """One job per ensemble (``ensembles`` on ``device``)."""
+        return ensemble_jobs(self.ensembles(device), [n for _, n in self.members()])
 
     def train_job(self, job: Job, *, checkpoint=None, progress: bool = True):
         """Train the members of one ensemble; its output is the engine's TrainResult."""

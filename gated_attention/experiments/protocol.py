@@ -149,13 +149,9 @@ def overall_progress(done: int, total: int, ran: int, elapsed: float) -> str:
     )
 
 
-def ensemble_jobs(
-    groups: Sequence[Sequence[int]], sizes: Sequence[int], device: str = "cpu"
-) -> list[Job]:
-    """One job per ensemble ``groups[k]`` (member indices); ``sizes`` the n of each member. Off
-    the CPU a sweep is one ensemble (a GPU runs a step's small kernels side by side)."""
-    if torch.device(device).type != "cpu":
-        groups = [range(len(sizes))]
+def ensemble_jobs(groups: Sequence[Sequence[int]], sizes: Sequence[int]) -> list[Job]:
+    """One job per ensemble ``groups[k]`` (member indices, as planned for the device that
+    trains them); ``sizes`` the n of each member."""
     jobs = []
     for k, idx in enumerate(groups):
         idx = tuple(int(e) for e in idx)

@@ -69,11 +69,13 @@ class TeacherStudentConfig(Experiment):
         sizes = [(s, s) for s in self.sizes] if self.sizes else [(self.n, self.m)]
         return [(seed, n, m) for n, m in sizes for seed in self.seeds]
 
-    def ensembles(self) -> list[list[int]]:
-        """The member indices of each ensemble, one job each (``engine.plan_ensembles``:
-        one for a single size; a size sweep splits where padding would cost more)."""
+    def ensembles(self, device: str = "cpu") -> list[list[int]]:
+        """The member indices of each ensemble trained on ``device``, one job each
+        (``engine.plan_ensembles``: one for a single size; a size sweep splits where padding
+        would cost more there)."""
         sizes = [(n, m) for _, n, m in self.members()]
-        return plan_ensembles(sizes, self.d, self.d, self.T, self.train.batch_size, self.side)
+        T, B = self.T, self.train.batch_size
+        return plan_ensembles(sizes, self.d, self.d, T, B, self.side, device=device)
 
     def task(self, seed: int) -> TeacherStudentTask:
         """The task (teacher and data distribution) of the members with this seed."""
@@ -96,8 +98,8 @@ class TeacherStudentConfig(Experiment):
         return rnn
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per ensemble (``ensembles``; one ensemble off the CPU)."""
-        return ensemble_jobs(self.ensembles(), [n for _, n, _ in self.members()], device)
+        """One job per ensemble (``ensembles`` on ``device``)."""
+        return ensemble_jobs(self.ensembles(device), [n for _, n, _ in self.members()])
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
         """Train the members of one ensemble; its output is the engine's TrainResult."""
