@@ -43,8 +43,8 @@ def test_width_for_matches_counts():
 COMPILED = [name for name in FAMILIES if family(name).compiled is not None]
 
 
-def test_the_cell_families_have_a_compiled_loop():
-    assert set(COMPILED) == {"lstm", "gru"}
+def test_the_cell_and_lru_families_have_a_compiled_form():
+    assert set(COMPILED) == {"lstm", "gru", "lru", "lru_inout", "lru_inout_mlp"}
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
-"""The LRU family (Sec. 4.3, App. B.1): fast forms against the reference loop, one LRU layer
-against an explicit complex recurrence, gradients, parameter counts, seeded initialisation."""
+"""The LRU family (Sec. 4.3, App. B.1): fast forms (complex, and real for the compiler) against
+the reference loop, one LRU layer against an explicit complex recurrence, gradients, parameter
+counts, seeded initialisation."""
 
 import math
 
@@ -12,6 +13,8 @@ from gated_attention.models.lru import (
     LRU_IN_OUT_MLP,
     closed_form_count,
     decay_matrix,
+    decay_parts,
+    forward_real,
     lam_from,
     lru_layer,
     mlp_hidden_size,
@@ -37,11 +40,15 @@ def nudged(P, key, member=1, delta=1e-3):
     return Q
 
 
+FORMS = {"complex": lambda fam: fam.forward, "real": lambda fam: forward_real}
+
+
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("family", FAMILIES, ids=ids)
-def test_fast_forward_equals_reference_loop(family):
+def test_fast_forward_equals_reference_loop(family, form):
     P, x = draw(family)
     assert not torch.equal(P["l1_B_re"][0], P["l1_B_re"][1])  # members have their own weights
-    y = family.forward(x, P)
+    y = FORMS[form](family)(x, P)
     assert y.shape == (E, B, T, d_out) and y.dtype == torch.float64
     assert (y - family.reference(x, P)).abs().max() < 1e-10
     # twin: one phase of member 1 moved; the loop sees it, only in member 1
@@ -89,10 +96,20 @@ def test_decay_matrix_limits_are_exact():
     assert torch.equal(L[0, :, :, 1].real, torch.ones(5, 5, dtype=torch.float64).tril())
     assert torch.equal(lam_from(nu, theta)[0].abs(), torch.tensor([0.0, 1.0], dtype=torch.float64))
     assert not torch.equal(decay_matrix(nu, theta + 40, 5)[0, :, :, 1].real, L[0, :, :, 1].real)
+    R = decay_parts(nu, theta, 5)  # (1, 5, 2, 5, 2): the same in real arithmetic, as exact
+    assert torch.equal(R[0, :, 0, :, 0], eye.real) and torch.equal(R[0, :, 1, :, 0], 0 * eye.real)
+    assert torch.equal(R[0, :, 0, :, 1], L[0, :, :, 1].real)
+    nu, theta = torch.tensor([[-0.7, 0.2]]), torch.tensor([[0.4, -1.3]])
+    L, R = decay_matrix(nu, theta, 6), decay_parts(nu, theta, 6)
+    assert torch.allclose(R[:, :, 0], L.real, atol=1e-6) and torch.allclose(
+        R[:, :, 1], L.imag, atol=1e-6
+    )
+    assert R[:, :, 1].abs().max() > 0.1  # the imaginary parts are not left at 0
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("family", FAMILIES, ids=ids)
-def test_gradients_of_fast_and_reference_agree(family):
+def test_gradients_of_fast_and_reference_agree(family, form):
     P, x = draw(family)
     w = torch.randn(E, B, T, d_out, generator=torch.Generator().manual_seed(7), dtype=x.dtype)
 
@@ -101,7 +118,7 @@ def test_gradients_of_fast_and_reference_agree(family):
         g = torch.autograd.grad((forward(x, Q) * w).sum(), list(Q.values()))
         return dict(zip(Q, g, strict=True))
 
-    fast, ref = grads(family.forward, P), grads(family.reference, P)
+    fast, ref = grads(FORMS[form](family), P), grads(family.reference, P)
     for k in P:
         assert (fast[k] - ref[k]).abs().max() < 1e-9 * (1 + ref[k].abs().max()), k
     twin = grads(family.reference, nudged(P, "l1_nu"))  # the check can fail

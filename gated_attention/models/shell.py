@@ -170,8 +170,9 @@ class Family:
     forward    forward(x (E, B, T, d_in), params) -> y (E, B, T, d_out), the fast form
     reference  the same map as a plain loop over t (the definition the tests compare to)
     no_decay   parameter names without weight decay (recurrence parameters, as nu in Sec. 4.1)
-    compiled   the fast form with its loop over t compiled (``compile_loop``), where the
-               family has a loop worth compiling (LSTM, GRU), else None
+    compiled   the fast form to train compiled: its loop over t compiled (``compile_loop``)
+               where the family has a loop worth compiling (LSTM, GRU), or written for the
+               compiler (the LRU families: real arithmetic, ``lru.forward_real``), else None
     """
 
     name: str
