@@ -81,6 +81,34 @@ def test_gradients_of_fast_and_reference_agree(name):
         assert (grads[0][k] - grads[1][k]).abs().max() < 1e-10 * scale, k
 
 
+SCANS = {
+    "lstm": (lstm.lstm_states, lstm.lstm_states_scan),
+    "gru": (gru.gru_states, gru.gru_states_scan),
+}
+
+
+@pytest.mark.parametrize("name", SCANS)
+def test_hand_written_backward_equals_autograd_of_the_loop(name):
+    """The compiled form's recurrence (``LSTMScan``, ``GRUScan``): its states and every
+    parameter's gradient are those of the plain loop through autograd, float64."""
+    loop, scan = SCANS[name]
+    u = torch.randn(E, 4, 6, WIDTH, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    w = torch.randn(E, 4, 6, WIDTH, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    out = []
+    for states in (loop, scan):
+        params = {k: v.clone().requires_grad_() for k, v in make_params(name).items()}
+        u_ = u.clone().requires_grad_()
+        h = states(u_, params)
+        (h * w).sum().backward()
+        out.append((h, u_.grad, {k: v.grad for k, v in params.items() if v.grad is not None}))
+    (h0, du0, g0), (h1, du1, g1) = out
+    assert (h0 - h1).abs().max() < 1e-12
+    assert (du0 - du1).abs().max() < 1e-12 * du0.abs().max()
+    assert g0.keys() == g1.keys() == {"W_ih", "W_hh", "b_ih", "b_hh"}
+    for k in g0:
+        assert (g0[k] - g1[k]).abs().max() < 1e-12 * g0[k].abs().max(), k
+
+
 @pytest.mark.parametrize("name", FAMILIES)
 @pytest.mark.parametrize("width", [1, 4, 7])
 def test_parameter_count_matches_closed_form(name, width):
