@@ -68,9 +68,10 @@ class ArchitectureConfig(Experiment):
     initialisation (``models``), the optimiser settings in ``train`` (AdamW and cosine annealing
     as everywhere in the book), the learning rate per family (chosen by the same sweep for all).
 
-    ``compile_cells``: train the families with a compiled cell loop (``Family.compiled``: the
-    LSTM and the GRU) through it, the same map fused by ``torch.compile`` (about 3x faster a
-    step on the CPU, a minute of compiling per shape; the paper profile's long runs).
+    ``compile_cells``: train the families with a form for compiled training (``Family.compiled``:
+    the LSTM's and GRU's cell loops, compiled with a hand-written backward, about 3x faster a
+    step on the CPU after a minute or two of compiling per shape; the LRUs' real-arithmetic
+    form) through it, the same map up to rounding (the paper profile's long runs).
 
     ``groups_together``: train each family's groups (its targets, its rates) as one ensemble,
     the narrower networks zero-padded to the widest (``models.padding``), each
@@ -289,7 +290,8 @@ class ArchitectureConfig(Experiment):
 
     def forward(self, fam):
         """The forward a family trains with: None for the gated RNN (the engine's fused path),
-        the compiled cell loop where ``compile_cells`` asks for it and the family has one."""
+        its form for compiled training where ``compile_cells`` asks for it and the family has
+        one."""
         if fam.name == "gated":
             return None
         if self.compile_cells and fam.compiled is not None:

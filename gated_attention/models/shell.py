@@ -7,7 +7,7 @@ Glossary (code name -> meaning -> shape):
     params       dict of (E, ...) tensors; a member's parameters are ``params[k][e]``
     Family       one architecture: how to draw its parameters, its fast forward, its reference
                  forward (a plain loop over t), which parameters get no weight decay, and (LSTM,
-                 GRU) its forward with the cell loop compiled
+                 GRU, the LRUs) its form for compiled training
     compile_loop a loop over t compiled by torch.compile on first call (for long runs)
 
 Every family's ``forward(x, params)`` maps x (E, B, T, d_in) to y (E, B, T, d_out), so the

@@ -11,7 +11,8 @@ the engine's fused fast path (``forward=None``), every other family through its 
 
 ``family_costs`` returns, per family: its width, its parameter count (one member), ms per
 ensemble step and member-steps per second (E x steps per second). With ``compiled``, each family
-with a compiled cell loop (``Family.compiled``: LSTM, GRU) is timed through it too, as
+with a form for compiled training (``Family.compiled``: LSTM, GRU, the LRUs) is timed through
+it too, as
 "<name>-compiled" (its compiling is in the untimed warm-up).
 """
 
@@ -105,7 +106,7 @@ def family_costs(
             counts[k], timers[k] = _family_timer(
                 task, n, widths[n], steps, warmup, seed, dev, compiled=True
             )
-            labels[k] = (n, f"{FAMILIES[n].label}, cell loop compiled")
+            labels[k] = (n, f"{FAMILIES[n].label}, compiled form")
     best = fastest(timers, repeats)
     costs = {}
     for k, (n, label) in labels.items():
