@@ -14,10 +14,11 @@ that trains them all there.
 What is planned: every registered experiment (``registry.EXPERIMENTS``) whose paper profile has
 no recorded run (a recorded run named ``<name>-paper`` or ``<name>-paper-...``).
 
-The prediction, per job of the experiment's GPU plan (``config.jobs("cuda")``: a size sweep splits
-there by a GPU's cost, ``engine.plan_ensembles``), is its steps x the device time of one step of that job's own run, the
-larger of its kernels x the time of a kernel and its FLOPs / the GPU's matmul peak, both counted
-on this CPU and calibrated on the recorded GPU bench (``device_time``). The runs of the central
+The prediction, per job of the experiment's GPU plan (``config.jobs("cuda")``: a size sweep
+splits there by a GPU's cost, ``engine.plan_ensembles``), is its steps x the device time of one
+step of that job's own run, the larger of its kernels x the time of a kernel and its FLOPs / the
+GPU's matmul peak, both counted on this CPU and calibrated on the recorded GPU bench
+(``device_time``). The runs of the central
 claims (``CENTRAL_CLAIMS``) are also predicted at the paper's steps (``paper_steps``: Fig. 4A
 and 4B train fewer in the paper profile here), and cut into parts of at most ``PART_S`` of
 device time, most central first: what one campaign call gets (``tools.campaign``). Each run's
