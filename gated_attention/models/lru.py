@@ -39,8 +39,9 @@ Three forms of the same map:
                contraction with the complex decay matrix L[t, s] = lam^(t-s) (s <= t), where
                lam^k = exp(k (-exp(nu) + i exp(theta))) in closed form (T <= 33 here: T^2 is
                cheap, and a log-depth scan would not pay off).
-    forward_real  the same in real arithmetic, for ``torch.compile`` (``Family.compiled``; its
-               code generator does not fuse complex operations, which run one kernel each):
+    forward_real  the same in real arithmetic, for ``torch.compile`` (``compiled_form``, the
+               families' ``Family.compiled``; its code generator does not fuse complex
+               operations, which run one kernel each):
                lam^k = exp(-k exp(nu)) (cos + i sin)(k exp(theta)); the real and imaginary parts
                of L and of gamma B v go through one product ([B_re; B_im], [L_re; L_im],
                [C_re, -C_im]), a GLU's two branches through one ([W_a; W_g]). Equal to
@@ -64,11 +65,12 @@ github.com/NicolasZucchet/minimal-LRU; also stated in the chapter which_rnns_can
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 
-from .shell import Family, init_linear, linear
+from .shell import Family, compile_loop, init_linear, linear
 
 __all__ = [
     "NU_MAX",
@@ -88,6 +90,7 @@ __all__ = [
     "closed_form_count",
     "forward",
     "forward_real",
+    "compiled_form",
     "forward_prenorm",
     "LINEAR_ENDINGS",
     "scale_linear",
@@ -272,6 +275,12 @@ def forward_real(x: torch.Tensor, P: Params) -> torch.Tensor:
     return linear(u, P["W_out"], P["b_out"])
 
 
+def compiled_form() -> Callable[[torch.Tensor, Params], torch.Tensor]:
+    """``forward_real`` compiled on its first call (``compile_loop``): a family's
+    ``Family.compiled``, one each, so that each keeps its own compiled graphs."""
+    return compile_loop(forward_real)
+
+
 #: the endings of the names of every matrix drawn by nn.Linear's rule: embedding, readout,
 #: GLU value and gate matrices, MLP matrices (not B, C, Dskip or the recurrence)
 LINEAR_ENDINGS = ("W_emb", "W_out", "_W_1", "_W_2", "_W_3", "_W_4", "_W1", "_W2")
@@ -401,13 +410,13 @@ def _no_decay(layers: int) -> tuple[str, ...]:
 
 
 LRU = Family(
-    "lru", "LRU (2 layers)", init_lru, forward, reference, _no_decay(2), compiled=forward_real
+    "lru", "LRU (2 layers)", init_lru, forward, reference, _no_decay(2), compiled=compiled_form()
 )
 LRU_IN_OUT = Family(
     "lru_inout", "LRU In+Out", init_lru_in_out, forward, reference, _no_decay(1),
-    compiled=forward_real,
+    compiled=compiled_form(),
 )  # fmt: skip
 LRU_IN_OUT_MLP = Family(
     "lru_inout_mlp", "LRU In+Out (MLP)", init_lru_in_out_mlp, forward, reference, _no_decay(1),
-    compiled=forward_real,
+    compiled=compiled_form(),
 )  # fmt: skip

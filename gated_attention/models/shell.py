@@ -8,7 +8,8 @@ Glossary (code name -> meaning -> shape):
     Family       one architecture: how to draw its parameters, its fast forward, its reference
                  forward (a plain loop over t), which parameters get no weight decay, and (LSTM,
                  GRU, the LRUs) its form for compiled training
-    compile_loop a loop over t compiled by torch.compile on first call (for long runs)
+    compile_loop a loop over t (or a forward) compiled by torch.compile on first call (for long
+                 runs)
 
 Every family's ``forward(x, params)`` maps x (E, B, T, d_in) to y (E, B, T, d_out), so the
 training engine (``engine.train(..., forward=family.forward)``) trains any of them as it trains
@@ -131,8 +132,9 @@ CXX = ("g++", "c++", "clang++")
 
 
 def compile_loop(fn: Callable) -> Callable:
-    """``fn`` (a recurrent loop over t: states(u, params)) compiled by ``torch.compile`` on its
-    first call (one graph per input shape, the loop unrolled and its elementwise steps fused:
+    """``fn`` (a recurrent loop over t, states(u, params), or a whole forward(x, params))
+    compiled by ``torch.compile`` on its first call (one graph per input shape, a loop unrolled
+    and its elementwise steps fused:
     about 3x faster a training step of the LSTM on the CPU, for about a minute of compiling
     per shape, so worth it for long runs only). Where inductor has no C++ compiler on the CPU,
     the first call raises a RuntimeError saying so."""
