@@ -9,7 +9,7 @@ import torch
 from gated_attention.models.family_registry import FAMILIES
 from gated_attention.report import bench_table
 from gated_attention.report.bench_table import format_ways
-from gated_attention.tools import bench, bench_products, bench_timing, family_bench
+from gated_attention.tools import bench, bench_products, bench_timing, device_time, family_bench
 
 REQUIRED = (
     "engine_steps_per_s",
@@ -123,6 +123,9 @@ def test_main_writes_the_required_keys(smoke):
     assert f"{stored['engine_speedup_bound']:.1f}x" in table
     assert stored["device"] == "cpu" and stored["device_max_abs_diff"] is None
     assert stored["hardware"]["device"] == "cpu"
+    # the kernels of the step timed, what a GPU bench's time is shared out over
+    run = device_time.bench_run(100)
+    assert stored["step_kernels"] == device_time.step_kernels(run)["step_kernels"]
 
 
 def test_device_agreement_and_its_rows():

@@ -140,3 +140,17 @@ def test_runs_of_the_same_shapes_share_a_key():
         device_time.step_kernels(rated)["step_kernels"]
         > device_time.step_kernels(a)["step_kernels"]
     )
+
+
+def test_the_calibration_shares_a_benchs_time_over_the_kernels_of_the_step_it_timed():
+    bench = {"config": {"d": 4, "n": 8, "m": 8, "T": 8, "batch": 4}, "gemm_peak_gflops": 1e3}
+    bench["engine_steps_per_s"] = 1e4
+    counted = device_time.step_kernels(device_time.bench_run(8, 4, 8, 4))["step_kernels"]
+    now = device_time.calibrate(bench)  # no count recorded: the step as the code runs it now
+    assert now["kernels"] == counted and now["t_kernel"] == pytest.approx(1e-4 / counted)
+    timed = device_time.calibrate({**bench, "step_kernels": 2 * counted})  # the bench's own
+    assert timed["kernels"] == 2 * counted
+    assert timed["t_kernel"] == pytest.approx(now["t_kernel"] / 2)
+    assert timed["peak_flops"] == 1e12
+    with pytest.raises(ValueError, match="step_kernels"):
+        device_time.calibrate({**bench, "step_kernels": 0})

@@ -35,6 +35,9 @@ def test_the_prediction_is_each_jobs_counted_step_at_the_calibrated_gpu():
     assert a["device_s"] == pytest.approx(stepping + a["compile_s"]) and a["compile_s"] < 1
     assert chosen["gated_only"] and 50 < chosen["kernels"] < 70  # the fused step: 56, flat
     assert p["total_s"] == pytest.approx(a["device_s"] + chosen["device_s"])
+    assert a["arithmetic_s"] == pytest.approx(a["steps"] * arithmetic)  # one job: its FLOPs
+    assert p["arithmetic_s"] == pytest.approx(a["arithmetic_s"] + chosen["arithmetic_s"])
+    assert p["arithmetic_s"] < p["total_s"]
     table = gpu_plan.format_plan(p)
     assert "how-many-neurons-A" in table and "total" in table
     assert all(len(line) <= 100 for line in table.splitlines())

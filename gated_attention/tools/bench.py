@@ -84,7 +84,7 @@ from .bench_overlap import overlap
 from .bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
 from .bench_timing import fastest
 from .bench_ways import ways_to_floor
-from .device_time import kernels_by_members
+from .device_time import bench_run, kernels_by_members, step_kernels
 from .family_bench import family_costs
 from .step_profile import size_curve, step_profile
 
@@ -289,6 +289,9 @@ def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict
         }
     )
     out["config"]["n_small"] = n_small
+    # the kernels of the step timed as "engine", counted on this CPU from the same code: what
+    # a GPU's step time is shared out over (``device_time.calibrate``)
+    out["step_kernels"] = step_kernels(bench_run(n, d, T, B))["step_kernels"]
     out["engine_speedup"] = eng / out["reference_steps_per_s"]
     # the reference's step over the engine's products alone: the most any engine issuing
     # these products could gain here

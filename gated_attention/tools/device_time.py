@@ -22,7 +22,8 @@ Steps of runs of the same shapes are counted once, their kernels once for all wi
 
 ``t_kernel`` is calibrated on the recorded GPU bench: its one-student step time at the bench's
 config over the kernels of that step counted the same way (the data, drawn on the host there,
-left out). So a kernel's time is that bench's whole step (its graphed loss and gradients, the
+left out), from the code the bench ran: a bench records that count ("step_kernels"), and the
+recorded H200 bench, older than the count, has it counted afterwards at its own commit. So a kernel's time is that bench's whole step (its graphed loss and gradients, the
 optimiser, the loop) shared out over its kernels; the prediction is of a step of the same
 make, with the data drawn on the device.
 
@@ -306,13 +307,18 @@ def kernels_by_members(
 
 def calibrate(bench: dict) -> dict:
     """{"t_kernel", "peak_flops", "kernels"} from a recorded GPU bench: its one-student step
-    time over the kernels of that step counted here (``step_kernels``, the data drawn on the
-    host there left out), and its matmul peak."""
+    time over the kernels of the step it timed, and its matmul peak. The kernels: the bench's
+    own "step_kernels" (counted from the code it ran, the data drawn on the host there left
+    out), else those of that step as the code counts it now (``step_kernels``)."""
     cfg = bench["config"]
     if cfg["n"] != cfg["m"]:
         raise ValueError(f"the bench's config {cfg} has n != m: not a step bench_run makes")
-    run = bench_run(cfg["n"], cfg["d"], cfg["T"], cfg["batch"])
-    kernels = step_kernels(run)["step_kernels"]
+    kernels = bench.get("step_kernels")
+    if kernels is None:
+        run = bench_run(cfg["n"], cfg["d"], cfg["T"], cfg["batch"])
+        kernels = step_kernels(run)["step_kernels"]
+    elif not kernels > 0:
+        raise ValueError(f"the recorded bench's step_kernels is {kernels!r}, not a count")
     return {
         "t_kernel": 1.0 / bench["engine_steps_per_s"] / kernels,
         "peak_flops": bench["gemm_peak_gflops"] * 1e9,

@@ -147,12 +147,13 @@ def plan(
 ) -> dict:
     """{"gpu", "calibration", "runs": [{"name", "jobs", "steps", "members", "kernels",
     "gflop", "launch_s", "arithmetic_s", "compile_s", "device_s", "gated_only", "speedup"}],
-    "total_s", "mode", "side_by_side"} for the missing runs of ``profile`` (or ``names``), each
-    job's step counted (``device_time``) and its compiling measured;
+    "total_s", "arithmetic_s", "mode", "side_by_side"} for the missing runs of ``profile`` (or
+    ``names``), each job's step counted (``device_time``) and its compiling measured;
     ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps; ``mode``: every step
     counted in that training mode (None: each run's own); ``side_by_side``: up to that many
     jobs of a run at once (``with_side_by_side``). ``counted``: the counts of steps already counted
-    (``_counts``, filled in)."""
+    (``_counts``, filled in). "arithmetic_s": the runs' FLOPs alone at the GPU's matmul peak,
+    what no fewer kernels and no jobs side by side can go under."""
     benches = recorded_benches()
     if not benches:
         raise ValueError("no recorded GPU bench (recorded/bench-<gpu>.json) to predict from")
@@ -167,7 +168,8 @@ def plan(
     ]  # fmt: skip
     total = sum(r["device_s"] for r in runs)
     out = {"gpu": gpu, "calibration": calibration, "runs": runs, "total_s": total, "mode": mode}
-    return {**out, "side_by_side": side_by_side}
+    arithmetic = sum(r["arithmetic_s"] for r in runs)
+    return {**out, "arithmetic_s": arithmetic, "side_by_side": side_by_side}
 
 
 def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tuple) -> dict:
@@ -233,18 +235,21 @@ def format_plan(p: dict) -> str:
         f"on the recorded {p['gpu']} bench: {cal['t_kernel'] * 1e6:.2f} us a kernel, "
         f"{cal['peak_flops'] / 1e12:.1f} TFLOP/s; a step costs the larger",
         f"every step counted on this CPU in {mode}",
-        f"{'run':<32} {'jobs':>4} {'steps':>11} {'memb.':>5} "
-        f"{'kernels':>7} {'GFLOP':>6} {'compile':>7} {'device time':>12}",
+        f"{'run':<32} {'jobs':>4} {'steps':>10} {'memb.':>5} "
+        f"{'kernels':>7} {'GFLOP':>6} {'arith.':>6} {'compile':>7} {'device time':>12}",
     ]
     for r in p["runs"]:
         mark = "" if r["gated_only"] else " *"
         lines.append(
-            f"{r['name']:<32} {r['jobs']:>4} {r['steps']:>11,} {r['members']:>5} "
-            f"{r['kernels']:>7.0f} {r['gflop']:>6.2f} {r['compile_s'] / 60:>7.1f} "
-            f"{r['device_s'] / 60:>8.1f} min{mark}"
+            f"{r['name']:<32} {r['jobs']:>4} {r['steps']:>10,} {r['members']:>5} "
+            f"{r['kernels']:>7.0f} {r['gflop']:>6.2f} {r['arithmetic_s'] / 60:>6.1f} "
+            f"{r['compile_s'] / 60:>7.1f} {r['device_s'] / 60:>8.1f} min{mark}"
         )
-    lines.append(f"{'total':<32} {'':>4} {'':>11} {'':>5} {'':>7} {'':>6} {'':>7} "
+    blank = f"{'':>4} {'':>10} {'':>5} {'':>7} {'':>6}"
+    lines.append(f"{'total':<32} {blank} {p['arithmetic_s'] / 60:>6.1f} {'':>7} "
                  f"{p['total_s'] / 60:>8.1f} min")  # fmt: skip
+    lines.append("arith.: minutes of the FLOPs alone at the recorded float32 matmul peak")
+    lines.append("(TF32 off), a floor that no fewer kernels and no jobs side by side go under")
     lines.append("compile: minutes a first run of each job takes over a second, on this CPU with")
     lines.append(
         "inductor's caches off (a GPU compiles other kernels, on other cores); in the total"
