@@ -23,8 +23,9 @@ Steps of runs of the same shapes are counted once, their kernels once for all wi
 ``t_kernel`` is calibrated on the recorded GPU bench: its one-student step time at the bench's
 config over the kernels of that step counted the same way (the data, drawn on the host there,
 left out), from the code the bench ran: a bench records that count ("step_kernels"), and the
-recorded H200 bench, older than the count, has it counted afterwards at its own commit. So a kernel's time is that bench's whole step (its graphed loss and gradients, the
-optimiser, the loop) shared out over its kernels; the prediction is of a step of the same
+recorded H200 bench, older than the count, has it counted afterwards at its own commit. So a
+kernel's time is that bench's whole step (its graphed loss and gradients, the optimiser, the
+loop) shared out over its kernels; the prediction is of a step of the same
 make, with the data drawn on the device.
 
 Glossary (code name -> meaning):

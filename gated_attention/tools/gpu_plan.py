@@ -152,8 +152,9 @@ def plan(
     ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps; ``mode``: every step
     counted in that training mode (None: each run's own); ``side_by_side``: up to that many
     jobs of a run at once (``with_side_by_side``). ``counted``: the counts of steps already counted
-    (``_counts``, filled in). "arithmetic_s": the runs' FLOPs alone at the GPU's matmul peak,
-    what no fewer kernels and no jobs side by side can go under."""
+    (``_counts``, filled in). "arithmetic_s": the jobs' FLOPs as they train (padded members
+    included) at the GPU's matmul peak, what no fewer kernels and no jobs side by side can go
+    under."""
     benches = recorded_benches()
     if not benches:
         raise ValueError("no recorded GPU bench (recorded/bench-<gpu>.json) to predict from")
@@ -248,8 +249,9 @@ def format_plan(p: dict) -> str:
     blank = f"{'':>4} {'':>10} {'':>5} {'':>7} {'':>6}"
     lines.append(f"{'total':<32} {blank} {p['arithmetic_s'] / 60:>6.1f} {'':>7} "
                  f"{p['total_s'] / 60:>8.1f} min")  # fmt: skip
-    lines.append("arith.: minutes of the FLOPs alone at the recorded float32 matmul peak")
-    lines.append("(TF32 off), a floor that no fewer kernels and no jobs side by side go under")
+    lines.append("arith.: minutes of the jobs' FLOPs as they train (narrower members zero-padded)")
+    lines.append("at the recorded float32 matmul peak (TF32 off): a floor for these jobs that no")
+    lines.append("fewer kernels and no jobs side by side go under")
     lines.append("compile: minutes a first run of each job takes over a second, on this CPU with")
     lines.append(
         "inductor's caches off (a GPU compiles other kernels, on other cores); in the total"
