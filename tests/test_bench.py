@@ -350,12 +350,15 @@ def test_the_ways_time_the_engines_own_step_objects(monkeypatch):
 def test_a_steps_kernels_are_flat_in_members_in_both_modes_but_for_its_data():
     """The kernels a step launches (``device_time.kernels_by_members``) do not grow with the
     members, in mode fast (one batched product per factor) and mode compiled (a few generated
-    loops and the GEMMs); drawing the data does: each member draws its own."""
+    loop nests and the GEMMs; one member's, its size-1 dimensions specialised, one fewer);
+    drawing the data does: each member draws its own."""
     from gated_attention.tools.device_time import kernels_by_members
 
     rows = {(r["members"], r["mode"]): r for r in kernels_by_members((1, 3), n=4)}
+    two = kernels_by_members((2,), n=4, modes=("compiled",))[0]
     assert rows[1, "fast"]["step"] == rows[3, "fast"]["step"] > 40
-    assert rows[1, "compiled"]["step"] == rows[3, "compiled"]["step"] <= 20
+    assert two["step"] == rows[3, "compiled"]["step"] <= 30
+    assert rows[3, "compiled"]["step"] - 1 <= rows[1, "compiled"]["step"] <= two["step"]
     assert rows[3, "fast"]["data"] > rows[1, "fast"]["data"] > 0
     table = format_ways([{"way": "engine", "what": "engine", "one_ms": 1.0}], list(rows.values()))
     assert "mode compiled" in table and len(table.splitlines()) == 6

@@ -13,9 +13,10 @@ that run for k and for 2k steps, in the run's own mode or the one asked for, and
 difference, over k:
 
     kernels  from ``torch.profiler``'s events (``launched``): the operations that do device
-             work (views, allocations and host reads left out), and the loops ``torch.compile``
-             generates where the run compiles (a family's compiled cell loop, mode
-             "compiled"), each counted once; the data drawn a chunk at a time included
+             work (views, allocations and host reads left out), each counted once, and the
+             kernels ``torch.compile`` generates where the run compiles (a family's compiled
+             cell loop, mode "compiled"), each counted as its loop nests (``loop_nests``: a
+             GPU kernel runs one); the data drawn a chunk at a time included
     FLOPs    ``torch.utils.flop_counter``: matrix products, forward and backward
 
 Steps of runs of the same shapes are counted once, their kernels once for all widths.
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import time
 import warnings
@@ -58,6 +60,7 @@ __all__ = [
     "launched",
     "scalar_promotion",
     "kernel_profile",
+    "loop_nests",
     "job_run",
     "step_kernels",
     "flops_per_step",
@@ -135,10 +138,11 @@ def scalar_promotion(e) -> bool:
     )
 
 
-def launched(events) -> int:
+def launched(events, nests: dict[str, int] | None = None) -> int:
     """The kernels among torch.profiler events: under each top-level event, the lowest events
     that do device work (an aten operation not in ``KERNEL_FREE``, or a loop that
-    ``torch.compile`` generated: ``cpp_fused_*``, ``triton_*``), each counted once; an operation
+    ``torch.compile`` generated: ``cpp_fused_*``, ``triton_*``, a CPU one counted as its
+    ``nests`` entry where it has one: ``loop_nests``), each counted once; an operation
     that only calls others (``linear``: ``t`` and ``addmm``) counts what it calls. A matrix
     product (``GEMMS``) counts itself and at most one copy per operand, whatever the CPU's
     implementation copies under it. A ``_foreach_*`` operation is one multi-tensor kernel, as
@@ -157,7 +161,9 @@ def launched(events) -> int:
         below = sum(under(c) for c in e.cpu_children)
         if e.name in GEMMS:
             return 1 + min(below, 2)
-        return below if below else int(works(e.name))
+        if below:
+            return below
+        return (nests or {}).get(e.name, 1) if works(e.name) else 0
 
     return sum(under(e) for e in events if e.cpu_parent is None)
 
@@ -176,8 +182,9 @@ def _train(run: dict, steps: int, chunk: int, mode: str | None) -> None:
     )  # fmt: skip
 
 
-def _kernels(run: dict, steps: int, chunk: int, mode: str | None) -> int:
-    """The kernels (``launched``) of ``_train``, inside ``kernel_profile``."""
+def _kernels(run: dict, steps: int, chunk: int, mode: str | None, nests: dict) -> int:
+    """The kernels (``launched``) of ``_train``, inside ``kernel_profile`` (``nests``: what it
+    yields)."""
     prof = torch.profiler.profile(
         activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True
     )  # the shapes tell a scalar promotion
@@ -188,7 +195,7 @@ def _kernels(run: dict, steps: int, chunk: int, mode: str | None) -> int:
     finally:
         with _native_stderr_closed():
             prof.stop()
-    return launched(prof.events())
+    return launched(prof.events(), nests)
 
 
 @contextmanager
@@ -211,15 +218,75 @@ def kernel_profile():
     """Code that ``torch.compile`` generates inside this context reports its loops to the
     profiler (``cpp.enable_kernel_profile``) and is compiled from scratch (inductor's caches
     off, as on a fresh machine); what was compiled before is forgotten (``torch._dynamo.reset``)
-    on entry, and what was compiled inside on exit."""
+    on entry, and what was compiled inside on exit. Yields {kernel name: ``loop_nests`` of its
+    source} of the CPU kernels compiled inside, what ``launched`` counts them as."""
     torch._dynamo.reset()
     settings = {"cpp.enable_kernel_profile": True, "force_disable_caches": True}
+    nests: dict[str, int] = {}
     try:
-        with inductor_config.patch(settings), warnings.catch_warnings():
+        with inductor_config.patch(settings), _reading_sources(nests), warnings.catch_warnings():
             warnings.filterwarnings("ignore", "dynamo_pgo force disabled")  # what we asked
-            yield
+            yield nests
     finally:
         torch._dynamo.reset()
+
+
+@contextmanager
+def _reading_sources(nests: dict[str, int]):
+    """Each CPU kernel compiled inside (``AsyncCompile.cpp_pybinding``) read on its way: its
+    profiler name -> ``loop_nests`` of its source, into ``nests``."""
+    from torch._inductor.async_compile import AsyncCompile
+
+    original = AsyncCompile.cpp_pybinding
+
+    def reading(self, *args, **kwargs):
+        source = kwargs.get("source_code", args[-1] if args else "")
+        name = re.search(r'RecordFunctionHandle \w+\("([^"]+)"', source)
+        if name:
+            nests[name.group(1)] = loop_nests(source)
+        return original(self, *args, **kwargs)
+
+    AsyncCompile.cpp_pybinding = reading
+    try:
+        yield
+    finally:
+        AsyncCompile.cpp_pybinding = original
+
+
+def loop_nests(source: str) -> int:
+    """The GPU kernels a CPU kernel that ``torch.compile`` generated stands for: its top-level
+    loop nests (inside its OpenMP region, where it has one), each one kernel, and its loop-free
+    blocks (scalars) together one. The CPU's code generator puts loops of other sizes, and
+    loops that read what an earlier one wrote at other indices (a recurrence's steps), one
+    after another in one function; a GPU kernel runs one loop nest over its grid, so each is a
+    kernel of its own there."""
+    start = source.find("RecordFunctionHandle")
+    body = source[source.index(";", start) + 1 :] if start >= 0 else source
+    blocks = _top_blocks(body if start >= 0 else body[body.index("{") + 1 :])
+    if len(blocks) == 1 and "omp parallel" in blocks[0][0]:
+        blocks = _top_blocks(blocks[0][1])
+    loops = sum("for(" in inner for _, inner in blocks)
+    scalars = any("for(" not in inner for _, inner in blocks)
+    return max(loops + scalars, 1)
+
+
+def _top_blocks(text: str) -> list[tuple[str, str]]:
+    """The {...} blocks at the top of ``text`` (up to the brace that closes it), each as (the
+    text before it, its inside)."""
+    blocks, depth, last, opened = [], 0, 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            if depth == 0:
+                opened = i
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                break
+            if depth == 0:
+                blocks.append((text[last:opened], text[opened + 1 : i]))
+                last = i + 1
+    return blocks
 
 
 def _flops(run: dict, steps: int, mode: str | None) -> float:
@@ -238,10 +305,10 @@ def step_kernels(run: dict, steps: int = 1, mode: str | None = None) -> dict:
     the run's ``chunk_steps``; and the seconds a first run takes over the same run again
     (compiling from scratch, where the run compiles, and one-time set-up), on this CPU."""
     k = steps
-    with kernel_profile():
+    with kernel_profile() as nests:
         first, again = _seconds(run, k, mode), _seconds(run, k, mode)
-        one, two = _kernels(run, k, k, mode), _kernels(run, 2 * k, 2 * k, mode)
-        split = _kernels(run, 2 * k, k, mode)
+        one, two = _kernels(run, k, k, mode, nests), _kernels(run, 2 * k, 2 * k, mode, nests)
+        split = _kernels(run, 2 * k, k, mode, nests)
     step, chunk = (two - one) / k, split - two
     return {
         "kernels": step + chunk / run["config"].chunk_steps,
