@@ -38,6 +38,8 @@ def test_the_prediction_is_each_jobs_counted_step_at_the_calibrated_gpu():
     assert a["arithmetic_s"] == pytest.approx(a["steps"] * arithmetic)  # one job: its FLOPs
     assert p["arithmetic_s"] == pytest.approx(a["arithmetic_s"] + chosen["arithmetic_s"])
     assert p["arithmetic_s"] < p["total_s"]
+    assert p["fused_s"] == pytest.approx(a["device_fused_s"] + chosen["device_fused_s"])
+    assert a["device_fused_s"] <= a["device_s"] and chosen["device_fused_s"] == chosen["device_s"]
     table = gpu_plan.format_plan(p)
     assert "how-many-neurons-A" in table and "total" in table
     assert all(len(line) <= 100 for line in table.splitlines())

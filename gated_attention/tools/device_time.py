@@ -182,9 +182,9 @@ def _train(run: dict, steps: int, chunk: int, mode: str | None) -> None:
     )  # fmt: skip
 
 
-def _kernels(run: dict, steps: int, chunk: int, mode: str | None, nests: dict) -> int:
+def _kernels(run: dict, steps: int, chunk: int, mode: str | None, nests: dict) -> tuple:
     """The kernels (``launched``) of ``_train``, inside ``kernel_profile`` (``nests``: what it
-    yields)."""
+    yields): (each generated kernel as its loop nests, each generated kernel one)."""
     prof = torch.profiler.profile(
         activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True
     )  # the shapes tell a scalar promotion
@@ -195,7 +195,8 @@ def _kernels(run: dict, steps: int, chunk: int, mode: str | None, nests: dict) -
     finally:
         with _native_stderr_closed():
             prof.stop()
-    return launched(prof.events(), nests)
+    events = prof.events()
+    return launched(events, nests), launched(events)
 
 
 @contextmanager
@@ -298,22 +299,28 @@ def _flops(run: dict, steps: int, mode: str | None) -> float:
 
 
 def step_kernels(run: dict, steps: int = 1, mode: str | None = None) -> dict:
-    """{"kernels", "step_kernels", "chunk_kernels", "compile_s"} of one steady-state step of
-    ``run`` (a ``job_run`` result) in ``mode`` (None: the run's own), counted on this CPU: a
-    step's own kernels (a run of 2k steps minus one of k, each one chunk of data: the drawing
-    cancels) and those of drawing one chunk (2k steps in two chunks minus in one), spread over
-    the run's ``chunk_steps``; and the seconds a first run takes over the same run again
-    (compiling from scratch, where the run compiles, and one-time set-up), on this CPU."""
+    """{"kernels", "step_kernels", "chunk_kernels", "kernels_fused", "compile_s"} of one
+    steady-state step of ``run`` (a ``job_run`` result) in ``mode`` (None: the run's own),
+    counted on this CPU: a step's own kernels (a run of 2k steps minus one of k, each one chunk
+    of data: the drawing cancels) and those of drawing one chunk (2k steps in two chunks minus
+    in one), spread over the run's ``chunk_steps``; "kernels_fused": the same with each
+    generated kernel one (a GPU that fused all its loop nests: a lower estimate, where
+    "kernels" counts every nest, an upper one: a GPU fuses a concatenation's pieces, or a
+    reduction and what follows it, that the CPU writes as nests of their own); and the seconds
+    a first run takes over the same run again (compiling from scratch, where the run compiles,
+    and one-time set-up), on this CPU."""
     k = steps
     with kernel_profile() as nests:
         first, again = _seconds(run, k, mode), _seconds(run, k, mode)
         one, two = _kernels(run, k, k, mode, nests), _kernels(run, 2 * k, 2 * k, mode, nests)
         split = _kernels(run, 2 * k, k, mode, nests)
-    step, chunk = (two - one) / k, split - two
+    step, chunk = (two[0] - one[0]) / k, split[0] - two[0]
+    fused = (two[1] - one[1]) / k + (split[1] - two[1]) / run["config"].chunk_steps
     return {
         "kernels": step + chunk / run["config"].chunk_steps,
         "step_kernels": step,
         "chunk_kernels": chunk,
+        "kernels_fused": fused,
         "compile_s": max(first - again, 0.0),
     }
 

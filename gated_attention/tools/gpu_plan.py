@@ -145,16 +145,18 @@ def plan(
     mode: str | None = None,
     side_by_side: int = 1,
 ) -> dict:
-    """{"gpu", "calibration", "runs": [{"name", "jobs", "steps", "members", "kernels",
-    "gflop", "launch_s", "arithmetic_s", "compile_s", "device_s", "gated_only", "speedup"}],
-    "total_s", "arithmetic_s", "mode", "side_by_side"} for the missing runs of ``profile`` (or
+    """{"gpu", "calibration", "runs": [{"name", "jobs", "steps", "members", "kernels", "gflop",
+    "launch_s", "arithmetic_s", "compile_s", "device_s", "gated_only", "speedup"}], "total_s",
+    "arithmetic_s", "fused_s", "mode", "side_by_side"} for the missing runs of ``profile`` (or
     ``names``), each job's step counted (``device_time``) and its compiling measured;
     ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps; ``mode``: every step
-    counted in that training mode (None: each run's own); ``side_by_side``: up to that many
-    jobs of a run at once (``with_side_by_side``). ``counted``: the counts of steps already counted
+    counted in that training mode (None: each run's own); ``side_by_side``: up to that many jobs
+    of a run at once (``with_side_by_side``). ``counted``: the counts of steps already counted
     (``_counts``, filled in). "arithmetic_s": the jobs' FLOPs as they train (padded members
     included) at the GPU's matmul peak, what no fewer kernels and no jobs side by side can go
-    under."""
+    under; "fused_s" (and each run's "device_fused_s"): the total with each kernel that
+    ``torch.compile`` generates one launch (``step_kernels``' "kernels_fused", a lower estimate;
+    "total_s" counts its loop nests, an upper one), one job at a time."""
     benches = recorded_benches()
     if not benches:
         raise ValueError("no recorded GPU bench (recorded/bench-<gpu>.json) to predict from")
@@ -170,7 +172,8 @@ def plan(
     total = sum(r["device_s"] for r in runs)
     out = {"gpu": gpu, "calibration": calibration, "runs": runs, "total_s": total, "mode": mode}
     arithmetic = sum(r["arithmetic_s"] for r in runs)
-    return {**out, "arithmetic_s": arithmetic, "side_by_side": side_by_side}
+    fused = sum(r["device_fused_s"] for r in runs)
+    return {**out, "arithmetic_s": arithmetic, "fused_s": fused, "side_by_side": side_by_side}
 
 
 def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tuple) -> dict:
@@ -180,7 +183,7 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
     config = _config(name, profile)
     jobs = config.jobs("cuda")
     r = dict(name=name, jobs=len(jobs), steps=0, members=0, kernels=0.0, gflop=0.0)
-    r.update(launch_s=0.0, arithmetic_s=0.0, compile_s=0.0, device_s=0.0)
+    r.update(launch_s=0.0, arithmetic_s=0.0, compile_s=0.0, device_s=0.0, device_fused_s=0.0)
     for job in jobs:
         run = job_run(config, job)
         if run is None:  # trains nothing through the engine
@@ -195,6 +198,8 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
             r[f"{part}_s"] += steps * t[part]
         r["compile_s"] += counts["compile_s"]  # every job compiles its own shapes once
         r["device_s"] += steps * t["step"] + counts["compile_s"]
+        fused = step_seconds({**counts, "kernels": counts["kernels_fused"]}, calibration)
+        r["device_fused_s"] += steps * fused["step"] + counts["compile_s"]
     r["gated_only"] = set(getattr(config, "families", ("gated",))) <= {"gated"}
     return r
 
@@ -249,6 +254,10 @@ def format_plan(p: dict) -> str:
     blank = f"{'':>4} {'':>10} {'':>5} {'':>7} {'':>6}"
     lines.append(f"{'total':<32} {blank} {p['arithmetic_s'] / 60:>6.1f} {'':>7} "
                  f"{p['total_s'] / 60:>8.1f} min")  # fmt: skip
+    lines.append(f"the total is {p['fused_s'] / 60:.1f} min if a GPU fused every kernel that "
+                 "torch.compile generates")  # fmt: skip
+    lines.append("into one launch; above, each of their loop nests is counted as one (a GPU")
+    lines.append("kernel runs one), an upper estimate")
     lines.append("arith.: minutes of the jobs' FLOPs as they train (narrower members zero-padded)")
     lines.append("at the recorded float32 matmul peak (TF32 off): a floor for these jobs that no")
     lines.append("fewer kernels and no jobs side by side go under")
