@@ -174,6 +174,7 @@ def _kernels_of_compiled(fn, *args) -> int:
         compiled(*args)  # compiles, uncounted
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
             compiled(*args)
+        nests.update(device_time.generated_nests(nests[""]))
         return device_time.launched(prof.events(), nests)
 
 

@@ -37,12 +37,16 @@ Glossary (code name -> meaning):
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 import warnings
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -61,6 +65,7 @@ __all__ = [
     "scalar_promotion",
     "kernel_profile",
     "loop_nests",
+    "generated_nests",
     "job_run",
     "step_kernels",
     "flops_per_step",
@@ -196,6 +201,7 @@ def _kernels(run: dict, steps: int, chunk: int, mode: str | None, nests: dict) -
         with _native_stderr_closed():
             prof.stop()
     events = prof.events()
+    nests.update(generated_nests(nests[""]))
     return launched(events, nests), launched(events)
 
 
@@ -217,41 +223,49 @@ def _native_stderr_closed():
 @contextmanager
 def kernel_profile():
     """Code that ``torch.compile`` generates inside this context reports its loops to the
-    profiler (``cpp.enable_kernel_profile``) and is compiled from scratch (inductor's caches
-    off, as on a fresh machine); what was compiled before is forgotten (``torch._dynamo.reset``)
-    on entry, and what was compiled inside on exit. Yields {kernel name: ``loop_nests`` of its
-    source} of the CPU kernels compiled inside, what ``launched`` counts them as."""
+    profiler (``cpp.enable_kernel_profile``), is compiled from scratch (inductor's caches
+    off, as on a fresh machine) and written to a folder of its own (inductor's trace, its
+    output code only); what was compiled before is forgotten (``torch._dynamo.reset``) on
+    entry, and what was compiled inside on exit, the folder too. Yields a dict that
+    ``_kernels`` fills from that folder (``generated_nests``): what ``launched`` counts each
+    generated kernel as; its key "" holds the folder."""
     torch._dynamo.reset()
+    folder = tempfile.mkdtemp(prefix="kernel-profile-")
     settings = {"cpp.enable_kernel_profile": True, "force_disable_caches": True}
-    nests: dict[str, int] = {}
+    settings.update({f"trace.{k}": False for k in TRACE_OFF})
+    settings.update({"trace.enabled": True, "trace.debug_dir": folder, "trace.output_code": True})
+    debug_log = logging.getLogger("torch._inductor.debug")  # a line per graph traced
+    level = debug_log.level
     try:
-        with inductor_config.patch(settings), _reading_sources(nests), warnings.catch_warnings():
+        debug_log.setLevel(logging.ERROR)
+        with inductor_config.patch(settings), warnings.catch_warnings():
             warnings.filterwarnings("ignore", "dynamo_pgo force disabled")  # what we asked
-            yield nests
+            yield {"": folder}
     finally:
+        debug_log.setLevel(level)
         torch._dynamo.reset()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-@contextmanager
-def _reading_sources(nests: dict[str, int]):
-    """Each CPU kernel compiled inside (``AsyncCompile.cpp_pybinding``) read on its way: its
-    profiler name -> ``loop_nests`` of its source, into ``nests``."""
-    from torch._inductor.async_compile import AsyncCompile
+#: what inductor's trace would write beside each graph's output code, left out
+TRACE_OFF = ("fx_graph", "fx_graph_transformed", "ir_pre_fusion", "ir_post_fusion")
 
-    original = AsyncCompile.cpp_pybinding
 
-    def reading(self, *args, **kwargs):
-        source = kwargs.get("source_code", args[-1] if args else "")
-        name = re.search(r'RecordFunctionHandle \w+\("([^"]+)"', source)
-        if name:
-            nests[name.group(1)] = loop_nests(source)
-        return original(self, *args, **kwargs)
+def generated_nests(debug_dir: str) -> dict[str, int]:
+    """{profiler name: ``loop_nests``} of every CPU kernel in the code that ``torch.compile``
+    wrote under ``debug_dir`` (inductor's trace: each compiled graph's ``output_code.py``, its
+    kernels' C++ sources in it)."""
+    out: dict[str, int] = {}
+    for path in sorted(Path(debug_dir).rglob("output_code.py")):
+        for source in _CPP_SOURCE.findall(path.read_text()):
+            name = re.search(r'RecordFunctionHandle \w+\("([^"]+)"', source)
+            if name:
+                out[name.group(1)] = loop_nests(source)
+    return out
 
-    AsyncCompile.cpp_pybinding = reading
-    try:
-        yield
-    finally:
-        AsyncCompile.cpp_pybinding = original
+
+#: a generated kernel's C++ source in a compiled graph's module
+_CPP_SOURCE = re.compile(r"cpp_pybinding\(\[.*?\], r'{3}(.*?)'{3}\)", re.S)
 
 
 def loop_nests(source: str) -> int:
