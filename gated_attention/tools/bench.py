@@ -1,8 +1,8 @@
 """``make bench``: how fast the training engine is, against its reference and the machine's peak.
 
 Measures, on this machine (``python -m gated_attention.tools.bench --out _build/bench.json``):
-    engine      steps/s of ``engine.train`` (mode "fast") at the Sec. 4.1 config:
-                d 4, n = m = 100, T 32, batch 64 (the paper's network, one run)
+    engine      steps/s of ``engine.train`` (mode "fast") at the Sec. 4.1 config: d 4, n = m =
+                100, T 32, batch 64 (the paper's network, one run), and its "step_kernels"
     compiled    the same in mode "compiled" (the step through ``torch.compile``), for the one
                 student and the batched ensemble below (quick profile only: compiling takes
                 ~10 s per shape)
@@ -44,9 +44,8 @@ the machine does not decide the number; the runs of all measurements take turns
 (``bench_timing.fastest``), so that a slow stretch of the machine slows the engine and the
 reference alike.
 
-Modules: this one measures and runs the command line; ``bench_products`` counts, records and
-times the step's matrix products; ``family_bench`` times the model families; ``bench_timing``
-holds the timing helpers; ``report.bench_table`` formats the results as tables.
+Modules: this one measures and runs the command line; ``bench_products`` the step's products,
+``family_bench`` the families, ``bench_timing`` the timing, ``report.bench_table`` the tables.
 
 Device: the bench runs where ``engine.train`` runs (``--device``, else
 $GATED_ATTENTION_DEVICE, else the CPU). On a device other than the CPU it first checks that the
@@ -289,9 +288,7 @@ def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict
         }
     )
     out["config"]["n_small"] = n_small
-    # the kernels of the step timed as "engine", counted on this CPU from the same code: what
-    # a GPU's step time is shared out over (``device_time.calibrate``)
-    out["step_kernels"] = step_kernels(bench_run(n, d, T, B))["step_kernels"]
+    out["step_kernels"] = step_kernels(bench_run(n, d, T, B))["step_kernels"]  # calibrate's
     out["engine_speedup"] = eng / out["reference_steps_per_s"]
     # the reference's step over the engine's products alone: the most any engine issuing
     # these products could gain here
