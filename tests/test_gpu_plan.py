@@ -95,3 +95,12 @@ def test_the_plan_covers_every_registered_experiment():
     pilots = next(r for r in p["runs"] if r["name"] == "fig4b-setup-pilots")
     config = gpu_plan._config("fig4b-setup-pilots", "smoke")
     assert pilots["steps"] == sum(q.train.steps for q in config.pilots)
+
+
+def test_a_compiled_run_is_predicted_as_a_range_of_launches():
+    p = gpu_plan.plan("smoke", names=["how-many-neurons-A"], mode="compiled")
+    (r,) = p["runs"]
+    assert r["device_fused_s"] < r["device_s"]  # each generated kernel one launch: fewer
+    assert p["fused_s"] == pytest.approx(r["device_fused_s"])
+    assert p["fused_s"] < p["total_s"]
+    assert f"{p['fused_s'] / 60:.1f} min" in gpu_plan.format_plan(p)

@@ -187,8 +187,8 @@ def _train(run: dict, steps: int, chunk: int, mode: str | None) -> None:
     )  # fmt: skip
 
 
-def _kernels(run: dict, steps: int, chunk: int, mode: str | None, nests: dict) -> tuple:
-    """The kernels (``launched``) of ``_train``, inside ``kernel_profile`` (``nests``: what it
+def _kernels(run: dict, steps: int, chunk: int, mode: str | None, folder: str) -> tuple:
+    """The kernels (``launched``) of ``_train``, inside ``kernel_profile`` (``folder``: what it
     yields): (each generated kernel as its loop nests, each generated kernel one)."""
     prof = torch.profiler.profile(
         activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True
@@ -201,8 +201,7 @@ def _kernels(run: dict, steps: int, chunk: int, mode: str | None, nests: dict) -
         with _native_stderr_closed():
             prof.stop()
     events = prof.events()
-    nests.update(generated_nests(nests[""]))
-    return launched(events, nests), launched(events)
+    return launched(events, generated_nests(folder)), launched(events)
 
 
 @contextmanager
@@ -226,9 +225,8 @@ def kernel_profile():
     profiler (``cpp.enable_kernel_profile``), is compiled from scratch (inductor's caches
     off, as on a fresh machine) and written to a folder of its own (inductor's trace, its
     output code only); what was compiled before is forgotten (``torch._dynamo.reset``) on
-    entry, and what was compiled inside on exit, the folder too. Yields a dict that
-    ``_kernels`` fills from that folder (``generated_nests``): what ``launched`` counts each
-    generated kernel as; its key "" holds the folder."""
+    entry, and what was compiled inside on exit, the folder too. Yields the folder, from which
+    ``generated_nests`` reads what ``launched`` counts each generated kernel as."""
     torch._dynamo.reset()
     folder = tempfile.mkdtemp(prefix="kernel-profile-")
     settings = {"cpp.enable_kernel_profile": True, "force_disable_caches": True}
@@ -240,7 +238,7 @@ def kernel_profile():
         debug_log.setLevel(logging.ERROR)
         with inductor_config.patch(settings), warnings.catch_warnings():
             warnings.filterwarnings("ignore", "dynamo_pgo force disabled")  # what we asked
-            yield {"": folder}
+            yield folder
     finally:
         debug_log.setLevel(level)
         torch._dynamo.reset()
@@ -324,10 +322,10 @@ def step_kernels(run: dict, steps: int = 1, mode: str | None = None) -> dict:
     a first run takes over the same run again (compiling from scratch, where the run compiles,
     and one-time set-up), on this CPU."""
     k = steps
-    with kernel_profile() as nests:
+    with kernel_profile() as folder:
         first, again = _seconds(run, k, mode), _seconds(run, k, mode)
-        one, two = _kernels(run, k, k, mode, nests), _kernels(run, 2 * k, 2 * k, mode, nests)
-        split = _kernels(run, 2 * k, k, mode, nests)
+        one, two = _kernels(run, k, k, mode, folder), _kernels(run, 2 * k, 2 * k, mode, folder)
+        split = _kernels(run, 2 * k, k, mode, folder)
     step, chunk = (two[0] - one[0]) / k, split[0] - two[0]
     fused = (two[1] - one[1]) / k + (split[1] - two[1]) / run["config"].chunk_steps
     return {
