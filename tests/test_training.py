@@ -19,6 +19,7 @@ from gated_attention.engine import (
 )
 from gated_attention.models.family_registry import FAMILIES
 from gated_attention.models.fast_path import (
+    _small_bmm,
     decay_matrix_from_nu,
     forward_packed,
     fused_loss,
@@ -149,6 +150,20 @@ def test_loss_and_grads_equal_autograd(with_steps):
         torch.testing.assert_close(g1, p[k].grad, rtol=1e-10, atol=1e-12)
     assert float(grads[1][0, 2]) == 0.0  # beyond the clamp
     assert float(grads[1].abs().sum()) > 0
+
+
+def test_small_bmm_equals_bmm_with_either_dimension_tiny():
+    """``_small_bmm`` (a product written as a sum for ``torch.compile``) = ``torch.bmm`` in
+    float64, with the inner dimension tiny (W_in X) and with an outer one tiny (g_pq X^T)."""
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(2, 6, 5, generator=g, dtype=torch.float64)
+    inner = torch.randn(2, 5, 40, generator=g, dtype=torch.float64)  # K = 5 <= N = 40
+    torch.testing.assert_close(_small_bmm(a, inner), torch.bmm(a, inner), rtol=1e-12, atol=0)
+    wide = torch.randn(2, 6, 40, generator=g, dtype=torch.float64)  # K = 40 > N = 5
+    X = torch.randn(2, 5, 40, generator=g, dtype=torch.float64)
+    out = _small_bmm(wide, X.transpose(1, 2))  # (2, 6, 5)
+    assert out.shape == (2, 6, 5)
+    torch.testing.assert_close(out, torch.bmm(wide, X.transpose(1, 2)), rtol=1e-12, atol=1e-14)
 
 
 def test_scan_equals_the_decay_matrix():

@@ -308,10 +308,15 @@ def loss_and_grads(
     g_u = ``scan(g_h, lam, reverse=True)`` (g_h zero at steps the loss does not read), so
     g_lam = sum_t g_u_t h_(t-1) and g_nu = -g_lam lam exp(nu). Exact at lam = 0 and lam = 1 as
     the scan is. ``tests/test_training.py`` checks it against ``FusedLoss`` in float64.
+
+    The input gating's products, W_in X and its gradient g_pq X^T, have inner or outer
+    dimension d + 1 (5 in the paper): written as sums over the d + 1 inputs (``_small_bmm``),
+    they are elementwise work that ``torch.compile`` fuses with the gating's product and the
+    scan, where a GEMM of that shape runs far below the machine's peak.
     """
     E, _, TB = X.shape
     B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
-    pq = torch.bmm(W_in, X)  # (E, 2n, T*B)
+    pq = _small_bmm(W_in, X)  # (E, 2n, T*B) = W_in @ X
     e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
     lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
     h = scan((pq[:, :n] * pq[:, n:]).view(E, n, T, B), lam)  # (E, n, T, B)
@@ -334,5 +339,16 @@ def loss_and_grads(
     g_nu = torch.where(inside, -g_lam * lam * e_nu, torch.zeros_like(nu))
     g_u = g_u.reshape(E, n, TB)
     g_pq = torch.cat([g_u * pq[:, n:], g_u * pq[:, :n]], dim=1)
-    g_W_in = torch.bmm(X, g_pq.transpose(1, 2)).transpose(1, 2).contiguous()
+    g_W_in = _small_bmm(g_pq, X.transpose(1, 2))  # (E, 2n, d+1) = g_pq @ X^T
     return loss, g_W_in, g_nu, g_W_out, g_D
+
+
+def _small_bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b (a (E, M, K), b (E, K, N)) as a broadcast product summed over K, for
+    ``torch.compile`` to fuse with its neighbours where K or N is tiny (d + 1): the sum runs
+    over dim 2 of (E, M, K, N) when K <= N, else over the last dim of (E, M, N, K), along
+    memory contiguous in both operands as ``loss_and_grads`` passes them. The same numbers as
+    ``torch.bmm`` up to the order of the sum; eagerly it builds all M K N products."""
+    if a.shape[2] <= b.shape[2]:  # K the smaller: sum over dim 2 of (E, M, K, N)
+        return (a[:, :, :, None] * b[:, None, :, :]).sum(2)
+    return (a[:, :, None, :] * b.transpose(1, 2)[:, None, :, :]).sum(3)  # (E, M, N, K)
