@@ -7,6 +7,7 @@ quick_runs      the quick runs that ship recorded: is their training code unchan
 cpu_plan        the CPU budget's runs not yet recorded, and one command that trains them
 gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU, with
   device_time     a step's device time from its counted kernels and FLOPs
+  own_sizes       every member at its own size: the floor under that time
 campaign        train them within a time budget, central claims first, as a resumable pack
 bench           time the training engine (``make bench``), with its parts:
   bench_products  the matrix products of one step, counted and timed alone

@@ -18,7 +18,8 @@ The prediction, per job of the experiment's GPU plan (``config.jobs("cuda")``: a
 splits there by a GPU's cost, ``engine.plan_ensembles``), is its steps x the device time of one
 step of that job's own run, the larger of its kernels x the time of a kernel and its FLOPs / the
 GPU's matmul peak, both counted on this CPU and calibrated on the recorded GPU bench
-(``device_time``). The runs of the central
+(``device_time``); under it, the floor: the runs' products with every member at its own size
+at that peak (``own_sizes``). The runs of the central
 claims (``CENTRAL_CLAIMS``) are also predicted at the paper's steps (``paper_steps``: Fig. 4A
 and 4B train fewer in the paper profile here), and cut into parts of at most ``PART_S`` of
 device time, most central first: what one campaign call gets (``tools.campaign``). Each run's
@@ -55,6 +56,7 @@ from .device_time import (
     step_kernels,
     step_seconds,
 )
+from .own_sizes import own_size_config, own_size_runs
 from .record import record
 
 __all__ = [
@@ -146,17 +148,19 @@ def plan(
     side_by_side: int = 1,
 ) -> dict:
     """{"gpu", "calibration", "runs": [{"name", "jobs", "steps", "members", "kernels", "gflop",
-    "launch_s", "arithmetic_s", "compile_s", "device_s", "gated_only", "speedup"}], "total_s",
-    "arithmetic_s", "fused_s", "mode", "side_by_side"} for the missing runs of ``profile`` (or
-    ``names``), each job's step counted (``device_time``) and its compiling measured;
-    ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps; ``mode``: every step
-    counted in that training mode (None: each run's own); ``side_by_side``: up to that many jobs
-    of a run at once (``with_side_by_side``). ``counted``: the counts of steps already counted
-    (``_counts``, filled in). "arithmetic_s": the jobs' FLOPs as they train (padded members
-    included) at the GPU's matmul peak, what no fewer kernels and no jobs side by side can go
-    under; "fused_s" (and each run's "device_fused_s"): the total with each kernel that
-    ``torch.compile`` generates one launch (``step_kernels``' "kernels_fused", a lower estimate;
-    "total_s" counts its loop nests, an upper one), one job at a time."""
+    "launch_s", "arithmetic_s", "floor_s", "compile_s", "device_s", "gated_only", "speedup"}],
+    "total_s", "arithmetic_s", "floor_s", "fused_s", "mode", "side_by_side"} for the missing
+    runs of ``profile`` (or ``names``), each job's step counted (``device_time``) and its
+    compiling measured; ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps;
+    ``mode``: every step counted in that training mode (None: each run's own);
+    ``side_by_side``: up to that many jobs of a run at once (``with_side_by_side``).
+    ``counted``: the counts of steps already counted (``_counts``, filled in).
+    "arithmetic_s": the jobs' FLOPs as they train (padded members included) at the GPU's
+    matmul peak, what no fewer kernels and no jobs side by side can go under; "floor_s": the
+    same with every member at its own size (``own_sizes``), what no grouping goes under
+    either; "fused_s" (and each run's "device_fused_s"): the total with each kernel that
+    ``torch.compile`` generates one launch (``step_kernels``' "kernels_fused", a lower
+    estimate; "total_s" counts its loop nests, an upper one), one job at a time."""
     benches = recorded_benches()
     if not benches:
         raise ValueError("no recorded GPU bench (recorded/bench-<gpu>.json) to predict from")
@@ -173,7 +177,9 @@ def plan(
     out = {"gpu": gpu, "calibration": calibration, "runs": runs, "total_s": total, "mode": mode}
     arithmetic = sum(r["arithmetic_s"] for r in runs)
     fused = sum(r["device_fused_s"] for r in runs)
-    return {**out, "arithmetic_s": arithmetic, "fused_s": fused, "side_by_side": side_by_side}
+    floor = sum(r["floor_s"] for r in runs)
+    out.update(arithmetic_s=arithmetic, fused_s=fused, floor_s=floor)
+    return {**out, "side_by_side": side_by_side}
 
 
 def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tuple) -> dict:
@@ -184,6 +190,7 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
     jobs = config.jobs("cuda")
     r = dict(name=name, jobs=len(jobs), steps=0, members=0, kernels=0.0, gflop=0.0)
     r.update(launch_s=0.0, arithmetic_s=0.0, compile_s=0.0, device_s=0.0, device_fused_s=0.0)
+    r["floor_s"] = _floor(name, config, calibration, counted, how)
     for job in jobs:
         run = job_run(config, job)
         if run is None:  # trains nothing through the engine
@@ -221,15 +228,36 @@ def with_side_by_side(r: dict, measured: dict | None, K: int) -> dict:
     return {**r, "speedup": r["device_s"] / device_s, "device_s": device_s}
 
 
+def _floor(name: str, config: Any, calibration: dict, counted: dict, how: tuple) -> float:
+    """Device seconds of run ``name``'s products with every member at its own size
+    (``own_sizes``) at the GPU's matmul peak: what its steps cost at the least."""
+    at_paper, mode = how
+    own = own_size_config(config)
+    total = 0.0
+    for job in own.jobs("cuda"):
+        run = job_run(own, job)
+        if run is None:
+            continue
+        flops = sum(_flops(part, mode, counted) for part in own_size_runs(run))
+        total += _job_steps(own, job, name, at_paper) * flops
+    return total / calibration["peak_flops"]
+
+
+def _flops(run: dict, mode: str | None, counted: dict) -> float:
+    """``run``'s FLOPs a step in ``mode``, once per ``run_key`` (``counted``, filled in)."""
+    key = ("flops", run_key(run), mode)
+    if key not in counted:
+        counted[key] = flops_per_step(run, mode=mode)
+    return counted[key]
+
+
 def _counts(run: dict, mode: str | None, counted: dict) -> dict:
     """``run``'s step counts in ``mode``: its kernels once per ``kernel_key``, its FLOPs once
     per ``run_key`` (``counted`` holds both, filled in)."""
-    kernels, flops = ("kernels", kernel_key(run), mode), ("flops", run_key(run), mode)
+    kernels = ("kernels", kernel_key(run), mode)
     if kernels not in counted:
         counted[kernels] = step_kernels(run, mode=mode)
-    if flops not in counted:
-        counted[flops] = flops_per_step(run, mode=mode)
-    return {**counted[kernels], "flops": counted[flops]}
+    return {**counted[kernels], "flops": _flops(run, mode, counted)}
 
 
 def format_plan(p: dict) -> str:
@@ -261,6 +289,10 @@ def format_plan(p: dict) -> str:
     lines.append("arith.: minutes of the jobs' FLOPs as they train (narrower members zero-padded)")
     lines.append("at the recorded float32 matmul peak (TF32 off): a floor for these jobs that no")
     lines.append("fewer kernels and no jobs side by side go under")
+    lines.append(f"floor: {p['floor_s'] / 60:.1f} min, the same with every member at its own size "
+                 "(no padding, no")  # fmt: skip
+    lines.append("masked neurons): the least these runs' products take at that peak, however")
+    lines.append("they are grouped, fused or overlapped")
     lines.append("compile: minutes a first run of each job takes over a second, on this CPU with")
     lines.append(
         "inductor's caches off (a GPU compiles other kernels, on other cores); in the total"
@@ -302,7 +334,12 @@ def parts(p: dict, limit_s: float = PART_S) -> list[list[tuple[str, float]]]:
 def format_parts(p: dict, limit_s: float = PART_S, shown: int = 4) -> str:
     """``parts`` as lines: how many, and the first ``shown``, each with its runs' minutes."""
     cut = parts(p, limit_s)
-    lines = [f"{len(cut)} parts of at most {limit_s / 60:.0f} min of device time, the first:"]
+    reach = "within" if p["floor_s"] <= limit_s else "over"
+    lines = [
+        f"one part of {limit_s / 60:.0f} min for all: the floor ({p['floor_s'] / 60:.1f} min) "
+        f"is {reach} it at float32",
+        f"{len(cut)} parts of at most {limit_s / 60:.0f} min of device time, the first:",
+    ]
     for k, part in enumerate(cut[:shown], 1):
         runs = ", ".join(f"{name} {s / 60:.1f}" for name, s in part)
         lines.append(f"  part {k} ({sum(s for _, s in part) / 60:.1f} min): {runs}")
