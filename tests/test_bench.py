@@ -311,8 +311,8 @@ def test_the_ways_to_the_floor_are_rows_beside_the_engine(smoke):
     results, out = smoke
     stored = json.loads(out.read_text())
     ways = {w["way"]: w for w in stored["ways"]}
-    assert list(ways)[:5] == ["engine", "compiled", "compile", "autograd", "foreach"]
-    for way in ("engine", "compiled", "autograd", "foreach"):
+    assert list(ways)[:6] == ["engine", "compiled", "whole", "compile", "autograd", "foreach"]
+    for way in ("engine", "compiled", "whole", "autograd", "foreach"):
         assert ways[way]["error"] is None and ways[way]["one_ms"] > 0
     assert ways["data-0"]["ensemble_ms"] > 0 and ways["data-1"]["ensemble_ms"] > 0
     table = format_ways(stored["ways"], stored["kernels"])
@@ -340,6 +340,7 @@ def test_the_ways_time_the_engines_own_step_objects(monkeypatch):
     for way, cls in (
         ("engine", steps.FusedStep),
         ("compiled", steps.CompiledStep),
+        ("whole", steps.CompiledStep),
         ("autograd", steps.ForwardStep),
     ):
         calls.clear()

@@ -8,7 +8,9 @@ way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n =
     engine    the engine's step: ``fast_path.fused_loss`` (Eq. (2) and its loss, one node with a
               hand-written backward) and the fused AdamW kernel (``steps.FusedStep``)
     compiled  the engine's step in mode "compiled" (``steps.CompiledStep``): the loss, its
-              hand-written gradients and the AdamW update compiled as one function
+              hand-written gradients and the AdamW update compiled as one function; a batch
+              whose intermediates would outgrow the caches in parts (``steps.batch_parts``)
+    whole     the same with every batch whole (``steps.whole_batches``), as on a GPU
     compile   (a) ``torch.compile`` of the forward and the loss (the backward made by
               AOTAutograd), run by the engine's ``ForwardStep``
     autograd  (b) without the hand-written backward: autograd through ``forward_packed``
@@ -31,7 +33,7 @@ from ..engine import TrainConfig, stack_students
 from ..engine.config import cosine_lr
 from ..engine.data import sample_chunk_neuron_major
 from ..engine.loop import optimiser
-from ..engine.steps import ForwardStep, LossSpec, loss_function, make_step
+from ..engine.steps import ForwardStep, LossSpec, loss_function, make_step, whole_batches
 from ..experiments.profiles import derive_seed
 from ..models.fast_path import inputs_neuron_major, pack_params
 from ..models.gated_rnn import GatedRNN
@@ -47,6 +49,7 @@ __all__ = [
 WAYS = (
     ("engine", "engine: hand-written backward, fused AdamW"),
     ("compiled", "engine, mode compiled: loss, grads, AdamW"),
+    ("whole", "engine, mode compiled, every batch whole"),
     ("compile", "(a) torch.compile of the forward, AOT bwd"),
     ("autograd", "(b) autograd instead of the hand backward"),
     ("foreach", "(c) foreach AdamW instead of the fused one"),
@@ -66,7 +69,7 @@ def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
     """One training step of ``way`` on the fixed batch (X, Y), as a function of no arguments:
     the engine's own step objects (``engine.steps``) and optimiser, each row changing one
     piece: the mode, the loss function a ``ForwardStep`` runs, or the optimiser."""
-    c = TrainConfig(steps=10**6, mode="compiled" if way == "compiled" else "fast")
+    c = TrainConfig(steps=10**6, mode="compiled" if way in ("compiled", "whole") else "fast")
     P = {k: v.float().clone().requires_grad_(True) for k, v in pack_params(params).items()}
     opt, sched = optimiser(P, c, ("nu",))
     if way == "foreach":  # the same groups and schedule, AdamW's foreach kernels
@@ -86,6 +89,14 @@ def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
     def one() -> None:
         step(X, Y)
         sched.step()
+
+    if way == "whole":
+
+        def one_whole() -> None:
+            with whole_batches():
+                one()
+
+        return one_whole
 
     return one
 

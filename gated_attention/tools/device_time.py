@@ -54,6 +54,7 @@ from torch._inductor import config as inductor_config
 from torch.utils.flop_counter import FlopCounterMode
 
 from ..engine import TrainCall, TrainConfig, probing, stack_students, train
+from ..engine.steps import whole_batches
 from ..experiments.profiles import derive_seed
 from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask
@@ -175,16 +176,17 @@ def launched(events, nests: dict[str, int] | None = None) -> int:
 
 def _train(run: dict, steps: int, chunk: int, mode: str | None) -> None:
     """``run`` trained ``steps`` steps on this CPU, data in chunks of ``chunk`` steps, in
-    ``mode`` (None: the run's own)."""
+    ``mode`` (None: the run's own), each batch whole as on a GPU (``whole_batches``)."""
     tc = dataclasses.replace(
         run["config"], steps=steps, log_every=steps, chunk_steps=chunk, checkpoint_every=0,
         warmup_steps=0, mode=mode or run["config"].mode,
     )  # fmt: skip
-    train(
-        run["tasks"], run["params"], tc, data_seeds=run["data_seeds"], masks=run["masks"],
-        no_decay=run["no_decay"], forward=run["forward"], progress=False, device="cpu",
-        member_lrs=run.get("member_lrs"),
-    )  # fmt: skip
+    with whole_batches():
+        train(
+            run["tasks"], run["params"], tc, data_seeds=run["data_seeds"], masks=run["masks"],
+            no_decay=run["no_decay"], forward=run["forward"], progress=False, device="cpu",
+            member_lrs=run.get("member_lrs"),
+        )  # fmt: skip
 
 
 def _kernels(run: dict, steps: int, chunk: int, mode: str | None, folder: str) -> tuple:
