@@ -311,8 +311,10 @@ def test_the_ways_to_the_floor_are_rows_beside_the_engine(smoke):
     results, out = smoke
     stored = json.loads(out.read_text())
     ways = {w["way"]: w for w in stored["ways"]}
-    assert list(ways)[:6] == ["engine", "compiled", "whole", "compile", "autograd", "foreach"]
-    for way in ("engine", "compiled", "whole", "autograd", "foreach"):
+    assert list(ways)[:7] == [
+        "engine", "compiled", "whole", "compile", "autograd", "foreach", "flat"
+    ]  # fmt: skip
+    for way in ("engine", "compiled", "whole", "autograd", "foreach", "flat"):
         assert ways[way]["error"] is None and ways[way]["one_ms"] > 0
     assert ways["data-0"]["ensemble_ms"] > 0 and ways["data-1"]["ensemble_ms"] > 0
     table = format_ways(stored["ways"], stored["kernels"])
@@ -400,3 +402,31 @@ def test_every_recorded_run_has_a_member_count():
         run = experiments.recorded(name)
         if hasattr(run.config, "train"):
             assert trained_members(run.tensors) > 0, name
+
+
+def test_adamw_on_one_flat_vector_is_adamw():
+    """Way (e): the weights as views of one flat vector and its six-operation AdamW move them
+    as the engine's fused AdamW does (float64, the schedule and the weight decay of each)."""
+    from gated_attention.engine import TrainConfig
+    from gated_attention.engine.loop import optimiser
+    from gated_attention.models.fast_path import pack_params
+    from gated_attention.tools import bench_ways
+
+    params, _, _ = bench_ways._setup(1, 4, 3, 5, 2, seed=0)
+    c = TrainConfig(steps=10, lr=1e-2, weight_decay=0.1, warmup_steps=2)
+    P = {k: v.clone().requires_grad_(True) for k, v in pack_params(params).items()}
+    opt, sched = optimiser(P, c, ("nu",))
+    views, flat_opt = bench_ways.FlatAdamW.over(P, c, ("nu",))
+    flat_sched = torch.optim.lr_scheduler.LambdaLR(
+        flat_opt, lambda s: bench_ways.cosine_lr(s, c) / c.lr
+    )
+    target = {k: torch.randn_like(v) for k, v in P.items()}
+    for _ in range(5):
+        for weights, o, s in ((P, opt, sched), (views, flat_opt, flat_sched)):
+            o.zero_grad(set_to_none=True)
+            sum(((weights[k] - target[k]) ** 3).sum() for k in weights).backward()
+            o.step()
+            s.step()
+    for k in P:
+        torch.testing.assert_close(views[k], P[k], rtol=1e-12, atol=1e-14)
+    assert not torch.allclose(P["nu"], pack_params(params)["nu"])  # it did move

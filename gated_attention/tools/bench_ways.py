@@ -15,6 +15,8 @@ way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n =
               AOTAutograd), run by the engine's ``ForwardStep``
     autograd  (b) without the hand-written backward: autograd through ``forward_packed``
     foreach   (c) AdamW as foreach kernels instead of the one fused kernel
+    flat      (e) every weight a view into one flat vector, AdamW as six in-place operations
+              on it (``FlatAdamW``: one gradient tensor, no list of tensors to walk)
     data      (d) drawing one step's data, per step: member by member as the engine does
               (``engine.data``), and the same inputs with the teachers' labels computed for all
               members at once (``batch_labels=True``: one product per factor, the GPU's way)
@@ -53,6 +55,7 @@ WAYS = (
     ("compile", "(a) torch.compile of the forward, AOT bwd"),
     ("autograd", "(b) autograd instead of the hand backward"),
     ("foreach", "(c) foreach AdamW instead of the fused one"),
+    ("flat", "(e) AdamW as 6 ops on one flat vector"),
 )
 
 
@@ -72,6 +75,9 @@ def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
     c = TrainConfig(steps=10**6, mode="compiled" if way in ("compiled", "whole") else "fast")
     P = {k: v.float().clone().requires_grad_(True) for k, v in pack_params(params).items()}
     opt, sched = optimiser(P, c, ("nu",))
+    if way == "flat":  # the same rate, decay and schedule; the weights views of one vector
+        P, opt = FlatAdamW.over(P, c, ("nu",))
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, c) / c.lr)
     if way == "foreach":  # the same groups and schedule, AdamW's foreach kernels
         groups = [
             {"params": g["params"], "weight_decay": g["weight_decay"]} for g in opt.param_groups
@@ -99,6 +105,39 @@ def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
         return one_whole
 
     return one
+
+
+class FlatAdamW(torch.optim.Optimizer):
+    """AdamW on one flat vector (its weights decayed, then the rest): theta <- theta (1 - lr wd)
+    on the decayed part, m, v moved, theta <- theta - lr m_hat / (sqrt(v_hat) + eps), as six
+    in-place operations on the whole vector (way (e))."""
+
+    def __init__(self, flat: torch.Tensor, c: TrainConfig, n_decay: int):
+        super().__init__([flat], {"lr": c.lr})
+        self.flat, self.c, self.n_decay, self.k = flat, c, n_decay, 0
+        self.m, self.v = torch.zeros_like(flat), torch.zeros_like(flat)
+
+    @classmethod
+    def over(cls, P: dict, c: TrainConfig, no_decay: tuple) -> tuple[dict, FlatAdamW]:
+        """(views of one flat leaf in P's shapes, decayed weights first; its optimiser)."""
+        order = [k for k in P if k not in no_decay] + [k for k in P if k in no_decay]
+        flat = torch.cat([P[k].detach().flatten() for k in order]).requires_grad_(True)
+        n_decay = sum(P[k].numel() for k in order if k not in no_decay)
+        views, start = {}, 0
+        for k in order:  # narrow: one view each (a split's views may not see in-place moves)
+            views[k] = flat.narrow(0, start, P[k].numel()).view(P[k].shape)
+            start += P[k].numel()
+        return views, cls(flat, c, n_decay)
+
+    @torch.no_grad()
+    def step(self, closure=None) -> None:
+        (b1, b2), lr, g = self.c.betas, self.param_groups[0]["lr"], self.flat.grad
+        self.k += 1
+        self.flat[: self.n_decay].mul_(1 - lr * self.c.weight_decay)
+        self.m.lerp_(g, 1 - b1)
+        self.v.mul_(b2).addcmul_(g, g, value=1 - b2)
+        denom = self.v.sqrt().div_((1 - b2**self.k) ** 0.5).add_(self.c.eps)
+        self.flat.addcdiv_(self.m, denom, value=-lr / (1 - b1**self.k))
 
 
 def _no_op() -> None:
