@@ -8,6 +8,7 @@ cpu_plan        the CPU budget's runs not yet recorded, and one command that tra
 gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU, with
   device_time     a step's device time from its counted kernels and FLOPs
   own_sizes       every member at its own size: the floor under that time
+  step_times      the same steps timed where they run: the check of that prediction
 campaign        train them within a time budget, central claims first, as a resumable pack
 bench           time the training engine (``make bench``), with its parts:
   bench_products  the matrix products of one step, counted and timed alone

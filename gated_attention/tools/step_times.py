@@ -1,0 +1,200 @@
+"""Measured step times on a device: the check of ``gpu_plan``'s prediction.
+
+    python -m gated_attention.tools.step_times --device cuda --out FILE [--budget-s 300]
+        [--steps 600] [--only LABEL ...]       measure (each entry in a process of its own)
+    python -m gated_attention.tools.step_times --list      the entries, in measuring order
+
+``gpu_plan`` predicts a step's device time from kernels and FLOPs counted on a CPU
+(``device_time``). This module times the same steps where they run: each entry (``entries``)
+is one training run as the engine receives it (``device_time.job_run`` of a central claim's
+job, or ``bench_run``), trained through ``engine.train`` on the device for ``warm`` steps and
+for ``warm + steps`` steps, each call from its start (compiling, capturing the CUDA graph,
+drawing the first chunk); the difference over ``steps`` is the seconds of one step, what the
+loop costs at its pace. An entry runs in a child process (``_child``) under what is left of the
+budget, so one that compiles for minutes is stopped and the others still run; every result is
+written to ``--out`` as it comes (JSON, a list), so a stop keeps what was measured.
+
+Order (``entries``): the one-student bench step (fast, then compiled: the calibration of
+``device_time``), the paper runs of the central claims at their longest (Fig. 3A's ensemble,
+Fig. 4A's families, Fig. 3B's jobs, Fig. 4B's families), then the 28-neuron ensemble at 1, 4,
+16 and 64 members (mode compiled: is a step's cost flat in the members?).
+
+Glossary (code name -> meaning):
+    Entry    one measurement: a label, how to build its run, and its steps in the plan
+    label    "<experiment>/<job key>" for a job of a run, "bench/<mode>/E<members>" else
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from ..atomic import atomic_write_json
+from ..engine import train
+from .device_time import bench_run, job_run
+
+__all__ = ["Entry", "entries", "seconds_per_step", "measure", "main"]
+
+#: the central claims' runs in measuring order: the longest (the paper's 1,000,000 steps) first
+ORDER = (
+    "how-many-neurons-A",
+    "architectures-teacher",
+    "how-many-neurons-B",
+    "architectures-regression",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One measurement: ``label``, ``build()`` -> the run (``job_run``'s dict), ``mode`` (None:
+    the run's own)."""
+
+    label: str
+    build: Callable[[], dict]
+    mode: str | None = None
+    about: str = ""
+
+
+def _job_entries(name: str) -> list[Entry]:
+    from .gpu_plan import _config
+
+    config = _config(name, "paper")
+    out = []
+    for job in config.jobs("cuda"):
+        build = lambda c=config, j=job: job_run(c, j)  # noqa: E731
+        out.append(Entry(f"{name}/{job.key}", build, about=job.label))
+    return out
+
+
+def entries() -> list[Entry]:
+    """Every measurement, in order (module docstring)."""
+    out = [
+        Entry("bench/fast/E1-n100", lambda: bench_run(100), "fast"),
+        Entry("bench/compiled/E1-n100", lambda: bench_run(100), "compiled"),
+    ]
+    for name in ORDER:
+        out += _job_entries(name)
+    for E in (1, 4, 16, 64):
+        out.append(Entry(f"bench/compiled/E{E}-n28", lambda E=E: bench_run(28, members=E)))
+    return out
+
+
+def _train(run: dict, steps: int, mode: str | None, device: str) -> float:
+    """Wall seconds of ``run`` trained ``steps`` steps on ``device`` from its start, synced."""
+    c = run["config"]
+    chunk = min(c.chunk_steps, steps)
+    tc = dataclasses.replace(
+        c, steps=steps, log_every=steps, chunk_steps=chunk, checkpoint_every=0, warmup_steps=0,
+        mode=mode or c.mode,
+    )  # fmt: skip
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    sync()
+    t0 = time.perf_counter()
+    train(
+        run["tasks"], run["params"], tc, data_seeds=run["data_seeds"], masks=run["masks"],
+        no_decay=run["no_decay"], forward=run["forward"], progress=False, device=device,
+        member_lrs=run.get("member_lrs"),
+    )  # fmt: skip
+    sync()
+    return time.perf_counter() - t0
+
+
+def seconds_per_step(run: dict, device: str, steps: int, warm: int = 100, mode=None) -> dict:
+    """{"first_s", "second_s", "s_per_step", "members", "mode"}: ``run`` trained ``warm`` and
+    ``warm + steps`` steps on ``device`` (each from its start), the difference over ``steps``.
+    The first call also compiles; "first_s" says how long that took."""
+    if steps < 1 or warm < 1:
+        raise ValueError(f"steps and warm must be >= 1, got {steps} and {warm}")
+    first = _train(run, warm, mode, device)
+    again = _train(run, warm, mode, device)  # compiled now: the start without compiling
+    second = _train(run, warm + steps, mode, device)
+    return {
+        "first_s": first,
+        "warm_s": again,
+        "second_s": second,
+        "s_per_step": (second - again) / steps,
+        "members": len(run["tasks"]),
+        "mode": mode or run["config"].mode,
+    }
+
+
+def _child(label: str, device: str, steps: int, out: Path) -> None:
+    """Measure the entry ``label`` and write its result to ``out`` (one JSON object)."""
+    entry = {e.label: e for e in entries()}[label]
+    result = seconds_per_step(entry.build(), device, steps, mode=entry.mode)
+    about = {"label": label, "about": entry.about, "device": device, "steps": steps}
+    atomic_write_json(out, {**about, **result, "torch": torch.__version__})
+
+
+def measure(
+    out: str | os.PathLike,
+    device: str,
+    budget_s: float,
+    steps: int = 600,
+    only: list[str] | None = None,
+) -> list[dict]:
+    """Measure ``entries`` (or those labelled ``only``) one by one, each in a child process
+    given what is left of ``budget_s``; the list of results (an entry stopped or failed: its
+    "error") is rewritten to ``out`` after each."""
+    out = Path(out)
+    labels = [e.label for e in entries()]
+    unknown = sorted(set(only or ()) - set(labels))
+    if unknown:
+        raise ValueError(f"unknown entries {unknown}; --list shows them")
+    end, results = time.monotonic() + budget_s, []
+    for label in only or labels:
+        left = end - time.monotonic()
+        if left < 5:
+            results.append({"label": label, "error": "not started: the budget was spent"})
+            continue
+        one = out.with_name(out.name + ".one")
+        one.unlink(missing_ok=True)
+        cmd = [sys.executable, "-m", __spec__.name, "--child", label, "--device", device]
+        cmd += ["--steps", str(steps), "--out", str(one)]
+        t0 = time.monotonic()
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=left)
+            err = None if done.returncode == 0 else "\n".join(done.stderr.splitlines()[-4:])
+        except subprocess.TimeoutExpired:
+            err = f"stopped at the budget after {time.monotonic() - t0:.0f} s"
+        r = json.loads(one.read_text()) if err is None else {"label": label, "error": err}
+        r["wall_s"] = time.monotonic() - t0
+        results.append(r)
+        atomic_write_json(out, results, indent=1)
+        print(json.dumps(r), flush=True)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m gated_attention.tools.step_times", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--out", type=Path, default=Path("step-times.json"))
+    parser.add_argument("--budget-s", type=float, default=300.0)
+    parser.add_argument("--steps", type=int, default=600, help="timed steps an entry")
+    parser.add_argument("--only", nargs="*", help="these labels (default: every entry)")
+    parser.add_argument("--list", action="store_true", help="print the entries and stop")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(e.label for e in entries()))
+        return 0
+    if args.child:
+        _child(args.child, args.device, args.steps, args.out)
+        return 0
+    results = measure(args.out, args.device, args.budget_s, args.steps, args.only)
+    return 0 if all("error" not in r for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
