@@ -19,6 +19,11 @@ Order (``entries``): the one-student bench step (fast, then compiled: the calibr
 Fig. 4A's families, Fig. 3B's jobs, Fig. 4B's families), then the 28-neuron ensemble at 1, 4,
 16 and 64 members (mode compiled: is a step's cost flat in the members?).
 
+Recorded (``recorded_step_times``): ``recorded/step-times-<gpu>.json`` holds what a GPU
+measured ("entries"), where and how ("provenance"), and the prediction it is set against
+("predicted", from ``predict``); ``measured_runs`` turns the entries into each central run's
+device time at the paper's steps, ``format_measured`` sets it beside the prediction.
+
 Glossary (code name -> meaning):
     Entry    one measurement: a label, how to build its run, and its steps in the plan
     label    "<experiment>/<job key>" for a job of a run, "bench/<mode>/E<members>" else
@@ -32,6 +37,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +48,18 @@ from ..atomic import atomic_write_json
 from ..engine import train
 from .device_time import bench_run, job_run
 
-__all__ = ["Entry", "entries", "seconds_per_step", "measure", "main"]
+__all__ = [
+    "Entry",
+    "entries",
+    "seconds_per_step",
+    "measure",
+    "predict",
+    "recorded_step_times",
+    "measured_runs",
+    "format_measured",
+    "format_members",
+    "main",
+]
 
 #: the central claims' runs in measuring order: the longest (the paper's 1,000,000 steps) first
 ORDER = (
@@ -83,9 +100,25 @@ def entries() -> list[Entry]:
     ]
     for name in ORDER:
         out += _job_entries(name)
-    for E in (1, 4, 16, 64):
-        out.append(Entry(f"bench/compiled/E{E}-n28", lambda E=E: bench_run(28, members=E)))
+    for mode in ("fast", "compiled"):
+        for E in (1, 4, 16, 64):
+            build = lambda E=E: bench_run(28, members=E)  # noqa: E731
+            out.append(Entry(f"bench/{mode}/E{E}-n28", build, mode))
     return out
+
+
+def predict(out: str | os.PathLike) -> dict:
+    """``gpu_plan``'s prediction of the central claims at the paper's steps, run by run
+    ({name: {"device_s", "compile_s", "arithmetic_s", "floor_s", "jobs", "steps"}}), written
+    to ``out`` as JSON: what the measured step times are set against."""
+    from .gpu_plan import CENTRAL_CLAIMS, plan
+
+    p = plan("paper", names=list(CENTRAL_CLAIMS), at_paper_steps=True)
+    keys = ("device_s", "device_fused_s", "compile_s", "arithmetic_s", "floor_s", "jobs", "steps")
+    runs = {r["name"]: {k: r[k] for k in keys} for r in p["runs"]}
+    result = {"gpu": p["gpu"], "calibration": p["calibration"], "runs": runs}
+    atomic_write_json(out, result, indent=1)
+    return result
 
 
 def _train(run: dict, steps: int, mode: str | None, device: str) -> float:
@@ -174,6 +207,98 @@ def measure(
     return results
 
 
+def recorded_step_times() -> dict[str, dict]:
+    """The step times measured on GPUs and shipped with the package, by GPU name
+    (``recorded/step-times-<gpu>.json``); a file without "entries" and "provenance", or an
+    entry without a label and either "s_per_step" or "error", is an error naming it."""
+    from ..experiments.recorded_runs import RECORDED_ROOT
+
+    out = {}
+    for path in sorted(RECORDED_ROOT.glob("step-times-*.json")):
+        try:
+            r = json.loads(path.read_text())
+        except ValueError as err:
+            raise ValueError(f"recorded step times {path} are not valid JSON ({err})") from None
+        bad = [k for k in ("entries", "provenance") if k not in r]
+        bad += [
+            f"entry {i}"
+            for i, e in enumerate(r.get("entries", []))
+            if "label" not in e or ("s_per_step" not in e and "error" not in e)
+        ]
+        if bad:
+            raise ValueError(f"recorded step times {path} lack {', '.join(bad)}")
+        out[path.stem.removeprefix("step-times-")] = r
+    return out
+
+
+def measured_runs(times: dict, names: tuple[str, ...] | None = None) -> list[dict]:
+    """Each central run (``ORDER``, or ``names``) at the paper's steps on the GPU of ``times``
+    (one value of ``recorded_step_times``): {"name", "jobs", "measured", "steps",
+    "stepping_s", "compile_s", "missing"}: its measured jobs' steps x their seconds a step,
+    their compiling there (the first call's seconds over the second's), the labels of the
+    jobs not measured."""
+    from .gpu_plan import _config, _job_steps
+
+    by_label = {e["label"]: e for e in times["entries"] if "s_per_step" in e}
+    out = []
+    for name in names or ORDER:
+        config = _config(name, "paper")
+        r = dict(name=name, jobs=0, measured=0, steps=0, stepping_s=0.0, compile_s=0.0)
+        r["missing"] = []
+        for job in config.jobs("cuda"):
+            r["jobs"] += 1
+            e = by_label.get(f"{name}/{job.key}")
+            if e is None:
+                r["missing"].append(job.label)
+                continue
+            steps = _job_steps(config, job, name, True)
+            r["measured"] += 1
+            r["steps"] += steps
+            r["stepping_s"] += steps * e["s_per_step"]
+            r["compile_s"] += e["first_s"] - e["warm_s"]
+        out.append(r)
+    return out
+
+
+def format_measured(runs: list[dict], predicted: dict | None = None) -> str:
+    """``measured_runs`` as a table, beside ``predicted`` (``predict``'s "runs") where given:
+    minutes of device time at the paper's steps, measured and predicted, and their ratio."""
+    lines = [f"{'run':<26} {'jobs':>5} {'steps':>10} {'measured':>9} {'predicted':>9} {'ratio':>6}"]
+    total = {"m": 0.0, "p": 0.0}
+    for r in runs:
+        m = (r["stepping_s"] + r["compile_s"]) / 60
+        p = (predicted or {}).get(r["name"], {}).get("device_s")
+        whole = r["measured"] == r["jobs"]
+        jobs = f"{r['measured']}/{r['jobs']}"
+        if whole and p is not None:
+            total["m"], total["p"] = total["m"] + m, total["p"] + p / 60
+        p_text = "-" if p is None else f"{p / 60:.1f}"
+        ratio = f"{m / (p / 60):.2f}" if whole and p else "-"
+        lines.append(
+            f"{r['name']:<26} {jobs:>5} {r['steps']:>10,} {m:>5.1f} min {p_text:>9} {ratio:>6}"
+        )
+    if total["p"]:
+        lines.append(
+            f"{'runs measured whole':<26} {'':>5} {'':>10} {total['m']:>5.1f} min "
+            f"{total['p']:>9.1f} {total['m'] / total['p']:>6.2f}"
+        )
+    for r in runs:
+        if r["missing"]:
+            text = f"{r['name']}: not measured: {'; '.join(r['missing'])}"
+            lines += textwrap.wrap(text, 88, subsequent_indent="  ")
+    return "\n".join(lines)
+
+
+def format_members(times: dict) -> str:
+    """The one-student step and the 28-neuron ensemble against its members, as measured."""
+    lines = [f"{'step':<28} {'ms a step':>9} {'member-steps/s':>14}"]
+    for e in times["entries"]:
+        if e["label"].startswith("bench/") and "s_per_step" in e:
+            ms, E = e["s_per_step"] * 1e3, e["members"]
+            lines.append(f"{e['label'][6:]:<28} {ms:>9.3f} {E / e['s_per_step']:>14,.0f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m gated_attention.tools.step_times", description=__doc__.splitlines()[0]
@@ -184,10 +309,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=600, help="timed steps an entry")
     parser.add_argument("--only", nargs="*", help="these labels (default: every entry)")
     parser.add_argument("--list", action="store_true", help="print the entries and stop")
+    parser.add_argument("--predict", action="store_true", help="write gpu_plan's prediction")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(e.label for e in entries()))
+        return 0
+    if args.predict:
+        predict(args.out)
         return 0
     if args.child:
         _child(args.child, args.device, args.steps, args.out)
