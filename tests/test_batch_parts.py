@@ -37,6 +37,9 @@ def test_parts_halve_the_batch_until_a_part_fits_and_never_off_the_cpu(monkeypat
         assert batch_parts(P, _spec(8), 64, cpu) == 1
     assert batch_parts(P, _spec(8), 64, cpu) == 4  # the context is left as it was
     monkeypatch.setattr(steps, "PART_BYTES", 1)
+    assert batch_parts(P, _spec(8), 64, cpu) == 8  # PART_MIN = 8 sequences a part at the least
+    assert batch_parts(P, _spec(8), 8, cpu) == 1  # a batch of PART_MIN: whole
+    monkeypatch.setattr(steps, "PART_MIN", 1)
     assert batch_parts(P, _spec(8), 64, cpu) == 64  # one sequence a part at the least
 
 
@@ -56,6 +59,7 @@ def test_a_batch_in_parts_trains_as_the_batch_whole(monkeypatch, member_rates):
     original = steps.batch_parts
     monkeypatch.setattr(steps, "batch_parts", lambda *a: seen.append(original(*a)) or seen[-1])
     monkeypatch.setattr(steps, "PART_BYTES", 1)  # every sequence its own part
+    monkeypatch.setattr(steps, "PART_MIN", 1)
     parts = train([task, task], params, c, **kw)
     assert seen == [8]
     torch.testing.assert_close(parts.losses, whole.losses, rtol=1e-12, atol=0)
@@ -73,6 +77,7 @@ def test_another_optimiser_in_parts_gets_the_whole_batchs_gradients(monkeypatch)
     with whole_batches():
         whole = train([task, task], params, c, **kw)
     monkeypatch.setattr(steps, "PART_BYTES", 1)
+    monkeypatch.setattr(steps, "PART_MIN", 1)
     parts = train([task, task], params, c, **kw)
     for k in params:
         torch.testing.assert_close(parts.params[k], whole.params[k], rtol=1e-10, atol=1e-12)

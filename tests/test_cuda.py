@@ -135,12 +135,19 @@ def test_a_familys_graphed_step_replays_its_eager_step(name):
         torch.testing.assert_close(graphed.params[k], eager.params[k], rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="failed on an H200 with torch 2.11 (2026-12-04): the captures of jobs at once failed "
+    "and a job diverged; when it passes, set side_by_side.STREAMS_CHECKED",
+)
 def test_jobs_side_by_side_on_streams_give_the_numbers_of_each_job_alone(monkeypatch):
     """Three jobs of a smoke run at once, each in a thread on its own CUDA stream (graphs
     captured in thread-local mode), against each job alone on the same GPU."""
     from torch.utils._pytree import tree_flatten_with_path
 
-    from gated_attention.experiments import protocol
+    from gated_attention.experiments import protocol, side_by_side
+
+    monkeypatch.setattr(side_by_side, "STREAMS_CHECKED", True)  # the streams, not the guard
     from gated_attention.experiments.registry import experiment_config
 
     monkeypatch.setenv("GATED_ATTENTION_DEVICE", "cuda")

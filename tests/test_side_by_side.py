@@ -85,3 +85,13 @@ def test_an_experiments_jobs_side_by_side_give_its_numbers(monkeypatch, tmp_path
     for (where, x), (_, y) in zip(a, b, strict=True):  # bit for bit, NaN where NaN
         torch.testing.assert_close(y, x, rtol=0, atol=0, equal_nan=True, msg=str(where))
     assert not list(tmp_path.iterdir())  # every job's files cleaned up after assembling
+
+
+def test_on_cuda_jobs_run_one_after_another_until_the_streams_pass_their_check():
+    """STREAMS_CHECKED is off (the check failed on an H200): n jobs at once on CUDA warn and
+    run in this thread, in order (no stream is made, so this runs without a GPU too)."""
+    order = []
+    calls = [functools.partial(lambda k: order.append(k) or k, k) for k in range(3)]
+    with pytest.warns(RuntimeWarning, match="one after another"):
+        assert run_side_by_side(calls, 3, "cuda") == [0, 1, 2]
+    assert order == [0, 1, 2]
