@@ -13,7 +13,8 @@ campaign        train them within a time budget, central claims first, as a resu
 bench           time the training engine (``make bench``), with its parts:
   bench_products  the matrix products of one step, counted and timed alone
   bench_timing    how the bench times (fastest of several runs, in turns)
-  bench_ways      the ways a step could be made faster, each measured
+  bench_ways      the ways a step could be made faster, each measured, with
+    quadratic_gating  the input gating as one product on the pairs of inputs (way (f))
   step_profile    where one step's time goes, part by part
   family_bench    a step of each model family at a matched parameter count
   bench_overlap   jobs side by side on one device: K at once against one alone

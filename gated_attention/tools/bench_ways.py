@@ -17,6 +17,8 @@ way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n =
     foreach   (c) AdamW as foreach kernels instead of the one fused kernel
     flat      (e) every weight a view into one flat vector, AdamW as six in-place operations
               on it (``FlatAdamW``: one gradient tensor, no list of tensors to walk)
+    quadratic (f) mode "compiled" with the input gating as one product on the pairs of inputs
+              (``quadratic_gating``: u = M Z, no 2n-wide intermediate kept for the backward)
     data      (d) drawing one step's data, per step: member by member as the engine does
               (``engine.data``), and the same inputs with the teachers' labels computed for all
               members at once (``batch_labels=True``: one product per factor, the GPU's way)
@@ -40,6 +42,7 @@ from ..experiments.profiles import derive_seed
 from ..models.fast_path import inputs_neuron_major, pack_params
 from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask
+from . import quadratic_gating
 from .bench_timing import best_seconds
 
 __all__ = [
@@ -56,6 +59,7 @@ WAYS = (
     ("autograd", "(b) autograd instead of the hand backward"),
     ("foreach", "(c) foreach AdamW instead of the fused one"),
     ("flat", "(e) AdamW as 6 ops on one flat vector"),
+    ("quadratic", "(f) compiled, input gating on x~_j x~_k"),
 )
 
 
@@ -72,7 +76,8 @@ def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
     """One training step of ``way`` on the fixed batch (X, Y), as a function of no arguments:
     the engine's own step objects (``engine.steps``) and optimiser, each row changing one
     piece: the mode, the loss function a ``ForwardStep`` runs, or the optimiser."""
-    c = TrainConfig(steps=10**6, mode="compiled" if way in ("compiled", "whole") else "fast")
+    compiled = way in ("compiled", "whole", "quadratic")
+    c = TrainConfig(steps=10**6, mode="compiled" if compiled else "fast")
     P = {k: v.float().clone().requires_grad_(True) for k, v in pack_params(params).items()}
     opt, sched = optimiser(P, c, ("nu",))
     if way == "flat":  # the same rate, decay and schedule; the weights views of one vector
@@ -91,6 +96,9 @@ def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
         step = ForwardStep(torch.compile(loss) if way == "compile" else loss, opt, _no_op, window)
     else:
         step = make_step(P, None, opt, _no_op, window, spec, mode=c.mode, capture=False)
+    if way == "quadratic":  # the engine's compiled step object, its loss and gradients swapped
+        step.fn = torch.compile(quadratic_gating.adamw_step, dynamic=False)
+        step.part_fn = torch.compile(quadratic_gating.loss_and_grads, dynamic=False)
 
     def one() -> None:
         step(X, Y)
@@ -102,8 +110,10 @@ def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
             with whole_batches():
                 one()
 
+        one_whole.step = step  # type: ignore[attr-defined]
         return one_whole
 
+    one.step = step  # type: ignore[attr-defined]  # the step object, for the tests
     return one
 
 

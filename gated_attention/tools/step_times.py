@@ -58,6 +58,7 @@ __all__ = [
     "measured_runs",
     "format_measured",
     "format_members",
+    "format_provenance",
     "main",
 ]
 
@@ -262,26 +263,34 @@ def measured_runs(times: dict, names: tuple[str, ...] | None = None) -> list[dic
 
 def format_measured(runs: list[dict], predicted: dict | None = None) -> str:
     """``measured_runs`` as a table, beside ``predicted`` (``predict``'s "runs") where given:
-    minutes of device time at the paper's steps, measured and predicted, and their ratio."""
-    lines = [f"{'run':<26} {'jobs':>5} {'steps':>10} {'measured':>9} {'predicted':>9} {'ratio':>6}"]
+    minutes of device time at the paper's steps, measured and predicted, their ratio, and the
+    measured over the arithmetic (the jobs' FLOPs at the GPU's float32 matmul peak)."""
+    head = f"{'run':<26} {'jobs':>5} {'steps':>10} {'measured':>9} {'predicted':>9} {'ratio':>6}"
+    lines = [f"{head} {'/arith.':>7}"]
     total = {"m": 0.0, "p": 0.0}
     for r in runs:
         m = (r["stepping_s"] + r["compile_s"]) / 60
-        p = (predicted or {}).get(r["name"], {}).get("device_s")
+        pred = (predicted or {}).get(r["name"], {})
+        p, arith = pred.get("device_s"), pred.get("arithmetic_s")
         whole = r["measured"] == r["jobs"]
-        jobs = f"{r['measured']}/{r['jobs']}"
         if whole and p is not None:
             total["m"], total["p"] = total["m"] + m, total["p"] + p / 60
         p_text = "-" if p is None else f"{p / 60:.1f}"
         ratio = f"{m / (p / 60):.2f}" if whole and p else "-"
+        over = f"{r['stepping_s'] / arith:.1f}x" if whole and arith else "-"
+        jobs = f"{r['measured']}/{r['jobs']}"
         lines.append(
-            f"{r['name']:<26} {jobs:>5} {r['steps']:>10,} {m:>5.1f} min {p_text:>9} {ratio:>6}"
+            f"{r['name']:<26} {jobs:>5} {r['steps']:>10,} {m:>5.1f} min {p_text:>9} "
+            f"{ratio:>6} {over:>7}"
         )
     if total["p"]:
         lines.append(
             f"{'runs measured whole':<26} {'':>5} {'':>10} {total['m']:>5.1f} min "
             f"{total['p']:>9.1f} {total['m'] / total['p']:>6.2f}"
         )
+    for name in sorted(set(predicted or {}) - {r["name"] for r in runs}):
+        text = f"{name}: not measured, predicted {predicted[name]['device_s'] / 60:.1f} min"
+        lines.append(text)
     for r in runs:
         if r["missing"]:
             text = f"{r['name']}: not measured: {'; '.join(r['missing'])}"
@@ -296,6 +305,14 @@ def format_members(times: dict) -> str:
         if e["label"].startswith("bench/") and "s_per_step" in e:
             ms, E = e["s_per_step"] * 1e3, e["members"]
             lines.append(f"{e['label'][6:]:<28} {ms:>9.3f} {E / e['s_per_step']:>14,.0f}")
+    return "\n".join(lines)
+
+
+def format_provenance(prov: dict) -> str:
+    """A record's provenance, one wrapped paragraph per field."""
+    lines = []
+    for key, value in prov.items():
+        lines += textwrap.wrap(f"{key}: {value}", 88, subsequent_indent="  ")
     return "\n".join(lines)
 
 

@@ -1,0 +1,111 @@
+"""Input gating on quadratic features: a way to the floor, measured as a row of ``make bench``.
+
+The input gating of Eq. (2) multiplies two linear maps of the same input x~ = (x, 1) (d + 1
+numbers): u_i = (w1_i . x~)(w2_i . x~) = x~^T O_i x~ with O_i = w1_i w2_i^T. Only the symmetric
+part of O_i counts, so u_i is one linear map of the P = (d + 1)(d + 2) / 2 products x~_j x~_k
+(j <= k):
+
+    u = M Z,   Z_(jk) = x~_j x~_k,   M_i,(jk) = O_i,jk + O_i,kj (j < k), O_i,jj (j = k)
+
+one product of inner dimension P (15 for d = 4) instead of two of d + 1 and their elementwise
+product, and no (2n)-wide intermediate to keep for the backward. The backward is
+g_M = g_u Z^T, then g_O_i = g_M_i at (min(j,k), max(j,k)) (a symmetric (d+1) x (d+1) matrix per
+neuron) and g_w1_i = g_O_i w2_i, g_w2_i = g_O_i w1_i. Everything after u is
+``fast_path.loss_and_grads`` unchanged, so the two agree up to rounding
+(``tests/test_quadratic_gating.py``, float64).
+
+``loss_and_grads`` here has the engine's signature; ``bench_ways`` runs it inside the engine's
+own compiled step in place of the engine's (row "(f)").
+
+Glossary (code name -> meaning):
+    Z      the pair features x~_j x~_k, j <= k: (E, P, T*B)
+    M      each neuron's quadratic form on them: (E, n, P)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..engine.steps import _adamw_apply
+from ..models import fast_path
+from ..models.fast_path import NU_MAX
+
+__all__ = ["pairs", "features", "forms", "form_grads", "loss_and_grads", "adamw_step"]
+
+
+def pairs(d1: int, device=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(j, k, index): the P pairs j <= k of d1 inputs, and the (d1, d1) symmetric map from a
+    pair (j, k) or (k, j) to its place among them."""
+    j, k = torch.triu_indices(d1, d1, device=device)
+    index = torch.zeros(d1, d1, dtype=torch.long, device=device)
+    index[j, k] = index[k, j] = torch.arange(len(j), device=device)
+    return j, k, index
+
+
+def features(X: torch.Tensor) -> torch.Tensor:
+    """Z (E, P, T*B): the products X_j X_k, j <= k, of X (E, d+1, T*B)."""
+    j, k, _ = pairs(X.shape[1], X.device)
+    return X[:, j] * X[:, k]
+
+
+def forms(W_in: torch.Tensor) -> torch.Tensor:
+    """M (E, n, P): each neuron's symmetric form w1 w2^T on the pairs, from W_in (E, 2n, d+1)."""
+    n, d1 = W_in.shape[1] // 2, W_in.shape[2]
+    j, k, _ = pairs(d1, W_in.device)
+    O = W_in[:, :n, :, None] * W_in[:, n:, None, :]  # (E, n, d1, d1)
+    return torch.where(j == k, O[:, :, j, k], O[:, :, j, k] + O[:, :, k, j])
+
+
+def form_grads(g_M: torch.Tensor, W_in: torch.Tensor) -> torch.Tensor:
+    """g_W_in (E, 2n, d+1) from g_M (E, n, P): g_w1 = g_O w2, g_w2 = g_O w1."""
+    n, d1 = W_in.shape[1] // 2, W_in.shape[2]
+    g_O = g_M[:, :, pairs(d1, W_in.device)[2]]  # (E, n, d1, d1), symmetric
+    g_w1 = (g_O * W_in[:, n:, None, :]).sum(-1)
+    g_w2 = (g_O * W_in[:, :n, None, :]).sum(-1)
+    return torch.cat([g_w1, g_w2], dim=1)
+
+
+def loss_and_grads(
+    W_in: torch.Tensor,
+    nu: torch.Tensor,
+    W_out: torch.Tensor,
+    D: torch.Tensor,
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    T: int,
+    out_steps: torch.Tensor | None,
+    scale: float = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``fast_path.loss_and_grads`` with the input gating u = M Z (module docstring)."""
+    E, _, TB = X.shape
+    B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
+    Z = features(X)
+    u = fast_path._small_bmm(forms(W_in), Z)  # (E, n, T*B)
+    e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
+    lam = torch.exp(-e_nu)
+    h = fast_path.scan(u.view(E, n, T, B), lam)
+    ho = (h if out_steps is None else h[:, :, out_steps]).reshape(E, n, -1)
+    ab = torch.bmm(W_out, ho)
+    g = ab[:, :m] * ab[:, m:]
+    r = torch.baddbmm(Y, D, g, beta=-1.0)
+    loss = r.square().mean(dim=(1, 2)) * scale
+    g_y = r * (2.0 * scale / (r.shape[1] * r.shape[2]))
+    g_D = torch.bmm(g_y, g.transpose(1, 2))
+    g_g = torch.bmm(D.transpose(1, 2), g_y)
+    g_ab = torch.cat([g_g * ab[:, m:], g_g * ab[:, :m]], dim=1)
+    g_W_out = torch.bmm(g_ab, ho.transpose(1, 2))
+    g_h = torch.bmm(W_out.transpose(1, 2), g_ab).view(E, n, -1, B)
+    if out_steps is not None:
+        g_h = torch.zeros_like(h).index_copy(2, out_steps, g_h)
+    g_u = fast_path.scan(g_h, lam, reverse=True)
+    g_lam = (g_u[:, :, 1:] * h[:, :, :-1]).sum(dim=(2, 3))
+    inside = (nu >= -NU_MAX) & (nu <= NU_MAX)
+    g_nu = torch.where(inside, -g_lam * lam * e_nu, torch.zeros_like(nu))
+    g_M = torch.bmm(g_u.reshape(E, n, TB), Z.transpose(1, 2))  # (E, n, P)
+    return loss, form_grads(g_M, W_in), g_nu, g_W_out, g_D
+
+
+def adamw_step(weights, x, y, T, out_steps, scale, state, window, lr, betas, eps) -> None:
+    """The engine's compiled AdamW step (``steps._adamw_step``) over this ``loss_and_grads``."""
+    loss, *grads = loss_and_grads(*weights, x, y, T, out_steps, scale)
+    _adamw_apply(weights, grads, loss, state, window, lr, betas, eps)
