@@ -8,6 +8,7 @@ import pytest
 from gated_attention.experiments import recorded_runs
 from gated_attention.tools import step_times as st
 from gated_attention.tools.device_time import bench_run
+from gated_attention.tools.gpu_plan import CENTRAL_CLAIMS
 
 
 def test_a_step_is_the_difference_of_two_runs_over_the_steps(monkeypatch):
@@ -63,14 +64,19 @@ def test_a_runs_device_time_is_its_jobs_steps_times_their_step():
     assert (a["jobs"], a["measured"], a["steps"]) == (1, 1, 1_000_000)
     assert a["stepping_s"] == pytest.approx(1000.0) and a["compile_s"] == pytest.approx(9.0)
     assert b["measured"] == 0 and b["stepping_s"] == 0 and len(b["missing"]) == b["jobs"] == 3
-    text = st.format_measured(runs, {"how-many-neurons-A": {"device_s": 504.5}})
-    assert "2.00" in text  # (1000 + 9) s measured over 504.5 s predicted
+    text = st.format_measured(runs, {"how-many-neurons-A": {"device_s": 509.0, "compile_s": 9.0}})
+    assert "2.00" in text  # 1000 s of steps measured over 500 s predicted (compiling apart)
+    assert "compiling, measured there: 0.1 min" in text
+    pred = {"how-many-neurons-A": {"device_s": 509.0, "compile_s": 9.0, "arithmetic_s": 250.0}}
+    text = st.format_measured(runs, pred)
+    assert "took 2.00x to 2.00x their predicted stepping, 4.0x to 4.0x their arithmetic" in text
     assert "how-many-neurons-B: not measured" in text
 
 
 def test_the_shipped_record_reads_and_a_damaged_one_is_refused(tmp_path, monkeypatch):
     shipped = st.recorded_step_times()
     assert "h200" in shipped and "commit" in shipped["h200"]["provenance"]
+    assert set(shipped["h200"]["predicted"]["runs"]) == set(CENTRAL_CLAIMS)
     assert st.format_members(shipped["h200"]).count("\n") >= 6
     (tmp_path / "step-times-x.json").write_text(json.dumps(_times([{"label": "a"}])))
     monkeypatch.setattr(recorded_runs, "RECORDED_ROOT", tmp_path)

@@ -263,20 +263,25 @@ def measured_runs(times: dict, names: tuple[str, ...] | None = None) -> list[dic
 
 def format_measured(runs: list[dict], predicted: dict | None = None) -> str:
     """``measured_runs`` as a table, beside ``predicted`` (``predict``'s "runs") where given:
-    minutes of device time at the paper's steps, measured and predicted, their ratio, and the
-    measured over the arithmetic (the jobs' FLOPs at the GPU's float32 matmul peak)."""
+    minutes of stepping at the paper's steps (compiling left out: the prediction's is a CPU's),
+    measured and predicted, their ratio, and the measured over the arithmetic (the jobs' FLOPs
+    at the GPU's float32 matmul peak); then the compiling measured there."""
     head = f"{'run':<26} {'jobs':>5} {'steps':>10} {'measured':>9} {'predicted':>9} {'ratio':>6}"
     lines = [f"{head} {'/arith.':>7}"]
-    total = {"m": 0.0, "p": 0.0}
+    total, ratios, overs = {"m": 0.0, "p": 0.0}, [], []
     for r in runs:
-        m = (r["stepping_s"] + r["compile_s"]) / 60
+        m = r["stepping_s"] / 60
         pred = (predicted or {}).get(r["name"], {})
         p, arith = pred.get("device_s"), pred.get("arithmetic_s")
+        p = None if p is None else (p - pred.get("compile_s", 0.0)) / 60
         whole = r["measured"] == r["jobs"]
-        if whole and p is not None:
-            total["m"], total["p"] = total["m"] + m, total["p"] + p / 60
-        p_text = "-" if p is None else f"{p / 60:.1f}"
-        ratio = f"{m / (p / 60):.2f}" if whole and p else "-"
+        if whole and p:
+            total["m"], total["p"] = total["m"] + m, total["p"] + p
+            ratios.append(m / p)
+        if whole and arith:
+            overs.append(r["stepping_s"] / arith)
+        p_text = "-" if p is None else f"{p:.1f}"
+        ratio = f"{m / p:.2f}" if whole and p else "-"
         over = f"{r['stepping_s'] / arith:.1f}x" if whole and arith else "-"
         jobs = f"{r['measured']}/{r['jobs']}"
         lines.append(
@@ -285,11 +290,19 @@ def format_measured(runs: list[dict], predicted: dict | None = None) -> str:
         )
     if total["p"]:
         lines.append(
-            f"{'runs measured whole':<26} {'':>5} {'':>10} {total['m']:>5.1f} min "
+            f"{'measured whole, predicted':<26} {'':>5} {'':>10} {total['m']:>5.1f} min "
             f"{total['p']:>9.1f} {total['m'] / total['p']:>6.2f}"
         )
+    if ratios and overs:
+        lines.append(
+            f"the runs measured whole took {min(ratios):.2f}x to {max(ratios):.2f}x their "
+            f"predicted stepping, {min(overs):.1f}x to {max(overs):.1f}x their arithmetic"
+        )
+    compiling = sum(r["compile_s"] for r in runs) / 60
+    lines.append(f"compiling, measured there: {compiling:.1f} min for the jobs measured")
     for name in sorted(set(predicted or {}) - {r["name"] for r in runs}):
-        text = f"{name}: not measured, predicted {predicted[name]['device_s'] / 60:.1f} min"
+        p = predicted[name]
+        text = f"{name}: not measured, predicted {(p['device_s'] - p['compile_s']) / 60:.1f} min"
         lines.append(text)
     for r in runs:
         if r["missing"]:
