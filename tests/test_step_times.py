@@ -69,7 +69,8 @@ def test_a_runs_device_time_is_its_jobs_steps_times_their_step():
     assert "compiling, measured there: 0.1 min" in text
     pred = {"how-many-neurons-A": {"device_s": 509.0, "compile_s": 9.0, "arithmetic_s": 250.0}}
     text = st.format_measured(runs, pred)
-    assert "took 2.00x to 2.00x their predicted stepping, 4.0x to 4.0x their arithmetic" in text
+    assert "took 2.00x to 2.00x their predicted stepping, 4.0x to 4.0x their" in text
+    assert max(len(line) for line in text.splitlines()) <= 88
     assert "how-many-neurons-B: not measured" in text
 
 

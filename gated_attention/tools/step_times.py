@@ -294,10 +294,11 @@ def format_measured(runs: list[dict], predicted: dict | None = None) -> str:
             f"{total['p']:>9.1f} {total['m'] / total['p']:>6.2f}"
         )
     if ratios and overs:
-        lines.append(
+        text = (
             f"the runs measured whole took {min(ratios):.2f}x to {max(ratios):.2f}x their "
             f"predicted stepping, {min(overs):.1f}x to {max(overs):.1f}x their arithmetic"
         )
+        lines += textwrap.wrap(text, 88)
     compiling = sum(r["compile_s"] for r in runs) / 60
     lines.append(f"compiling, measured there: {compiling:.1f} min for the jobs measured")
     for name in sorted(set(predicted or {}) - {r["name"] for r in runs}):
