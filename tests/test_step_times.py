@@ -86,3 +86,10 @@ def test_the_shipped_record_reads_and_a_damaged_one_is_refused(tmp_path, monkeyp
     (tmp_path / "step-times-x.json").write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         st.recorded_step_times()
+
+
+def test_show_prints_the_recorded_times_beside_their_prediction(capsys):
+    assert st.main(["--show"]) == 0
+    out = capsys.readouterr().out
+    assert "measured on the recorded h200" in out and "member-steps/s" in out
+    assert "measured whole, predicted" in out

@@ -346,17 +346,6 @@ def format_parts(p: dict, limit_s: float = PART_S, shown: int = 4) -> str:
     return "\n".join(lines)
 
 
-def _measured_lines(predicted: dict) -> str:
-    """The central runs as measured on each recorded GPU (``step_times``), beside ``predicted``."""
-    from .step_times import format_measured, measured_runs, recorded_step_times
-
-    out = []
-    for gpu, times in recorded_step_times().items():
-        out.append(f"\nmeasured on the recorded {gpu} (tools.step_times), against the above")
-        out.append(format_measured(measured_runs(times), predicted))
-    return "\n".join(out)
-
-
 def run_plan(profile: str = "paper", names: list[str] | None = None, progress: bool = True):
     """Train and record every run of the plan, one after another (``tools.record``); a run
     already recorded under its name is skipped. Returns the recorded folders."""
@@ -411,7 +400,6 @@ def main(argv: list[str] | None = None) -> int:
             p = plan("paper", names=central, at_paper_steps=True, counted=counted, mode=mode,
                      side_by_side=K)  # fmt: skip
             print(f"\nthe central claims at the paper's steps\n{format_plan(p)}\n{format_parts(p)}")
-            print(_measured_lines({r["name"]: r for r in p["runs"]}))
     except ValueError as err:  # no recorded GPU bench: nothing to predict from, still runnable
         print(f"no prediction: {err}")
     if args.run:

@@ -3,6 +3,8 @@
     python -m gated_attention.tools.step_times --device cuda --out FILE [--budget-s 300]
         [--steps 600] [--only LABEL ...]       measure (each entry in a process of its own)
     python -m gated_attention.tools.step_times --list      the entries, in measuring order
+    python -m gated_attention.tools.step_times --show      the recorded ones, beside their
+                                                           prediction (``make bench``)
 
 ``gpu_plan`` predicts a step's device time from kernels and FLOPs counted on a CPU
 (``device_time``). This module times the same steps where they run: each entry (``entries``)
@@ -341,10 +343,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="these labels (default: every entry)")
     parser.add_argument("--list", action="store_true", help="print the entries and stop")
     parser.add_argument("--predict", action="store_true", help="write gpu_plan's prediction")
+    parser.add_argument("--show", action="store_true", help="print the recorded step times")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(e.label for e in entries()))
+        return 0
+    if args.show:
+        for gpu, times in recorded_step_times().items():
+            print(f"\nmeasured on the recorded {gpu}: the bench's steps")
+            print(format_members(times))
+            print(f"\nthe central claims at the paper's steps, measured on the {gpu}")
+            print(format_measured(measured_runs(times), times["predicted"]["runs"]))
         return 0
     if args.predict:
         predict(args.out)
