@@ -32,6 +32,7 @@ Glossary (code name -> paper symbol -> shape):
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import torch
 
@@ -50,6 +51,7 @@ __all__ = [
     "fused_loss",
     "scan",
     "loss_and_grads",
+    "input_gating",
 ]
 
 
@@ -299,9 +301,12 @@ def loss_and_grads(
     T: int,
     out_steps: torch.Tensor | None,
     scale: float = 1.0,
+    gating: Callable | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(loss (E,), g_W_in, g_nu, g_W_out, g_D): ``FusedLoss``'s loss and the gradients of its
     sum, as one function of plain tensors (the engine's "compiled" mode compiles it).
+    ``gating``: how u and g_W_in are computed (``input_gating``'s signature; None: that one),
+    the one piece a way to the floor may change (``tools.quadratic_gating``).
 
     The same arithmetic as ``FusedLoss`` (see its docstring for the backward), except the
     recurrence: h = ``scan(u, lam)`` instead of the decay matrix, and its adjoint
@@ -316,10 +321,10 @@ def loss_and_grads(
     """
     E, _, TB = X.shape
     B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
-    pq = _small_bmm(W_in, X)  # (E, 2n, T*B) = W_in @ X
+    u, gating_grad = (gating or input_gating)(W_in, X)  # (E, n, T*B)
     e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
     lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
-    h = scan((pq[:, :n] * pq[:, n:]).view(E, n, T, B), lam)  # (E, n, T, B)
+    h = scan(u.view(E, n, T, B), lam)  # (E, n, T, B)
     ho = (h if out_steps is None else h[:, :, out_steps]).reshape(E, n, -1)  # (E, n, T'*B)
     ab = torch.bmm(W_out, ho)
     g = ab[:, :m] * ab[:, m:]
@@ -337,10 +342,22 @@ def loss_and_grads(
     g_lam = (g_u[:, :, 1:] * h[:, :, :-1]).sum(dim=(2, 3))
     inside = (nu >= -NU_MAX) & (nu <= NU_MAX)
     g_nu = torch.where(inside, -g_lam * lam * e_nu, torch.zeros_like(nu))
-    g_u = g_u.reshape(E, n, TB)
-    g_pq = torch.cat([g_u * pq[:, n:], g_u * pq[:, :n]], dim=1)
-    g_W_in = _small_bmm(g_pq, X.transpose(1, 2))  # (E, 2n, d+1) = g_pq @ X^T
-    return loss, g_W_in, g_nu, g_W_out, g_D
+    return loss, gating_grad(g_u.reshape(E, n, TB)), g_nu, g_W_out, g_D
+
+
+def input_gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Callable]:
+    """(u, grad): Eq. (2)'s input gating u = (W_in1 X) * (W_in2 X) (E, n, T*B) of W_in
+    (E, 2n, d+1) and X (E, d+1, T*B), and grad(g_u) -> g_W_in, for ``loss_and_grads``:
+    g_[p; q] = [g_u * q; g_u * p], g_W_in = g_[p; q] X^T. Both products as sums over the d + 1
+    inputs (``_small_bmm``), fused by ``torch.compile`` with the product and the scan."""
+    n = W_in.shape[1] // 2
+    pq = _small_bmm(W_in, X)  # (E, 2n, T*B) = W_in @ X
+
+    def grad(g_u: torch.Tensor) -> torch.Tensor:
+        g_pq = torch.cat([g_u * pq[:, n:], g_u * pq[:, :n]], dim=1)
+        return _small_bmm(g_pq, X.transpose(1, 2))  # (E, 2n, d+1) = g_pq @ X^T
+
+    return pq[:, :n] * pq[:, n:], grad
 
 
 def _small_bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

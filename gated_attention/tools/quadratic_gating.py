@@ -10,8 +10,9 @@ part of O_i counts, so u_i is one linear map of the P = (d + 1)(d + 2) / 2 produ
 one product of inner dimension P (15 for d = 4) instead of two of d + 1 and their elementwise
 product, and no (2n)-wide intermediate to keep for the backward. The backward is
 g_M = g_u Z^T, then g_O_i = g_M_i at (min(j,k), max(j,k)) (a symmetric (d+1) x (d+1) matrix per
-neuron) and g_w1_i = g_O_i w2_i, g_w2_i = g_O_i w1_i. Everything after u is
-``fast_path.loss_and_grads`` unchanged, so the two agree up to rounding
+neuron) and g_w1_i = g_O_i w2_i, g_w2_i = g_O_i w1_i. ``gating`` is that piece; everything
+else is ``fast_path.loss_and_grads`` itself (its ``gating`` argument), so the two agree up to
+rounding
 (``tests/test_quadratic_gating.py``, float64).
 
 ``loss_and_grads`` here has the engine's signature; ``bench_ways`` runs it inside the engine's
@@ -27,13 +28,14 @@ Glossary (code name -> meaning):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from ..engine.steps import _adamw_apply
 from ..models import fast_path
-from ..models.fast_path import NU_MAX
 
-__all__ = ["pairs", "features", "forms", "form_grads", "loss_and_grads", "adamw_step"]
+__all__ = ["pairs", "features", "forms", "form_grads", "gating", "loss_and_grads", "adamw_step"]
 
 
 def pairs(d1: int, device=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -68,44 +70,20 @@ def form_grads(g_M: torch.Tensor, W_in: torch.Tensor) -> torch.Tensor:
     return torch.cat([g_w1, g_w2], dim=1)
 
 
-def loss_and_grads(
-    W_in: torch.Tensor,
-    nu: torch.Tensor,
-    W_out: torch.Tensor,
-    D: torch.Tensor,
-    X: torch.Tensor,
-    Y: torch.Tensor,
-    T: int,
-    out_steps: torch.Tensor | None,
-    scale: float = 1.0,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``fast_path.loss_and_grads`` with the input gating u = M Z (module docstring)."""
-    E, _, TB = X.shape
-    B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
+def gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Callable]:
+    """``fast_path.input_gating`` on quadratic features: (u = M Z, grad(g_u) -> g_W_in)."""
     Z = features(X)
-    u = torch.bmm(forms(W_in), Z)  # (E, n, T*B); a GEMM: as sums over P it ran 3-10x slower
-    e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
-    lam = torch.exp(-e_nu)
-    h = fast_path.scan(u.view(E, n, T, B), lam)
-    ho = (h if out_steps is None else h[:, :, out_steps]).reshape(E, n, -1)
-    ab = torch.bmm(W_out, ho)
-    g = ab[:, :m] * ab[:, m:]
-    r = torch.baddbmm(Y, D, g, beta=-1.0)
-    loss = r.square().mean(dim=(1, 2)) * scale
-    g_y = r * (2.0 * scale / (r.shape[1] * r.shape[2]))
-    g_D = torch.bmm(g_y, g.transpose(1, 2))
-    g_g = torch.bmm(D.transpose(1, 2), g_y)
-    g_ab = torch.cat([g_g * ab[:, m:], g_g * ab[:, :m]], dim=1)
-    g_W_out = torch.bmm(g_ab, ho.transpose(1, 2))
-    g_h = torch.bmm(W_out.transpose(1, 2), g_ab).view(E, n, -1, B)
-    if out_steps is not None:
-        g_h = torch.zeros_like(h).index_copy(2, out_steps, g_h)
-    g_u = fast_path.scan(g_h, lam, reverse=True)
-    g_lam = (g_u[:, :, 1:] * h[:, :, :-1]).sum(dim=(2, 3))
-    inside = (nu >= -NU_MAX) & (nu <= NU_MAX)
-    g_nu = torch.where(inside, -g_lam * lam * e_nu, torch.zeros_like(nu))
-    g_M = torch.bmm(g_u.reshape(E, n, TB), Z.transpose(1, 2))  # (E, n, P)
-    return loss, form_grads(g_M, W_in), g_nu, g_W_out, g_D
+    u = torch.bmm(forms(W_in), Z)  # a GEMM: as sums over the P pairs it ran 3-10x slower
+
+    def grad(g_u: torch.Tensor) -> torch.Tensor:
+        return form_grads(torch.bmm(g_u, Z.transpose(1, 2)), W_in)  # g_M (E, n, P)
+
+    return u, grad
+
+
+def loss_and_grads(*args, **kwargs):
+    """``fast_path.loss_and_grads`` with the input gating u = M Z (module docstring)."""
+    return fast_path.loss_and_grads(*args, **kwargs, gating=gating)
 
 
 def adamw_step(weights, x, y, T, out_steps, scale, state, window, lr, betas, eps) -> None:
