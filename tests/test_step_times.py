@@ -93,3 +93,14 @@ def test_show_prints_the_recorded_times_beside_their_prediction(capsys):
     out = capsys.readouterr().out
     assert "measured on the recorded h200" in out and "member-steps/s" in out
     assert "measured whole, predicted" in out
+
+
+def test_the_missing_entries_are_those_the_record_lacks(tmp_path, monkeypatch):
+    """The shipped H200 record lacks Fig. 4B's five other families and mode compiled at 1 to
+    64 members; a GPU without a record lacks every entry."""
+    missing = st.not_measured("h200")
+    assert "architectures-regression/groups-4-7" in missing
+    assert "bench/compiled/E64-n28" in missing
+    assert "how-many-neurons-A/ensemble-0" not in missing and "bench/fast/E1-n28" not in missing
+    assert len(missing) == 5 + 4
+    assert st.not_measured("no-such-gpu") == [e.label for e in st.entries()]

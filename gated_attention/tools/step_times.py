@@ -2,6 +2,8 @@
 
     python -m gated_attention.tools.step_times --device cuda --out FILE [--budget-s 300]
         [--steps 600] [--only LABEL ...]       measure (each entry in a process of its own)
+    python -m gated_attention.tools.step_times --device cuda --missing h200 --out FILE
+                                             only those the recorded h200 file lacks
     python -m gated_attention.tools.step_times --list      the entries, in measuring order
     python -m gated_attention.tools.step_times --show      the recorded ones, beside their
                                                            prediction (``make bench``)
@@ -57,6 +59,7 @@ __all__ = [
     "measure",
     "predict",
     "recorded_step_times",
+    "not_measured",
     "measured_runs",
     "format_measured",
     "format_members",
@@ -234,6 +237,14 @@ def recorded_step_times() -> dict[str, dict]:
     return out
 
 
+def not_measured(gpu: str = "h200") -> list[str]:
+    """The labels of ``entries`` without a step time in the recorded ``gpu``'s file (every
+    label where there is none), in measuring order: what the next call there should time."""
+    times = recorded_step_times().get(gpu, {"entries": []})
+    done = {e["label"] for e in times["entries"] if "s_per_step" in e}
+    return [e.label for e in entries() if e.label not in done]
+
+
 def measured_runs(times: dict, names: tuple[str, ...] | None = None) -> list[dict]:
     """Each central run (``ORDER``, or ``names``) at the paper's steps on the GPU of ``times``
     (one value of ``recorded_step_times``): {"name", "jobs", "measured", "steps",
@@ -341,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=300.0)
     parser.add_argument("--steps", type=int, default=600, help="timed steps an entry")
     parser.add_argument("--only", nargs="*", help="these labels (default: every entry)")
+    parser.add_argument(
+        "--missing", metavar="GPU", help="only the entries the recorded GPU's file lacks"
+    )
     parser.add_argument("--list", action="store_true", help="print the entries and stop")
     parser.add_argument("--predict", action="store_true", help="write gpu_plan's prediction")
     parser.add_argument("--show", action="store_true", help="print the recorded step times")
@@ -362,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         _child(args.child, args.device, args.steps, args.out)
         return 0
-    results = measure(args.out, args.device, args.budget_s, args.steps, args.only)
+    only = not_measured(args.missing) if args.missing else args.only
+    results = measure(args.out, args.device, args.budget_s, args.steps, only)
     return 0 if all("error" not in r for r in results) else 1
 
 
