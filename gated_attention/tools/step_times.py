@@ -67,6 +67,9 @@ __all__ = [
     "main",
 ]
 
+#: the widest line the tables print: the book's column holds about 77 monospace characters
+WIDTH = 76
+
 #: the central claims' runs in measuring order: the longest (the paper's 1,000,000 steps) first
 ORDER = (
     "how-many-neurons-A",
@@ -279,8 +282,8 @@ def format_measured(runs: list[dict], predicted: dict | None = None) -> str:
     minutes of stepping at the paper's steps (compiling left out: the prediction's is a CPU's),
     measured and predicted, their ratio, and the measured over the arithmetic (the jobs' FLOPs
     at the GPU's float32 matmul peak); then the compiling measured there."""
-    head = f"{'run':<26} {'jobs':>5} {'steps':>10} {'measured':>9} {'predicted':>9} {'ratio':>6}"
-    lines = [f"{head} {'/arith.':>7}"]
+    head = f"{'run':<24} {'jobs':>4} {'steps':>10} {'measured':>9} {'pred.':>6} {'ratio':>5}"
+    lines = [f"{head} {'/arith':>6}"]
     total, ratios, overs = {"m": 0.0, "p": 0.0}, [], []
     for r in runs:
         m = r["stepping_s"] / 60
@@ -298,20 +301,20 @@ def format_measured(runs: list[dict], predicted: dict | None = None) -> str:
         over = f"{r['stepping_s'] / arith:.1f}x" if whole and arith else "-"
         jobs = f"{r['measured']}/{r['jobs']}"
         lines.append(
-            f"{r['name']:<26} {jobs:>5} {r['steps']:>10,} {m:>5.1f} min {p_text:>9} "
-            f"{ratio:>6} {over:>7}"
+            f"{r['name']:<24} {jobs:>4} {r['steps']:>10,} {m:>5.1f} min {p_text:>6} "
+            f"{ratio:>5} {over:>6}"
         )
     if total["p"]:
         lines.append(
-            f"{'measured whole, predicted':<26} {'':>5} {'':>10} {total['m']:>5.1f} min "
-            f"{total['p']:>9.1f} {total['m'] / total['p']:>6.2f}"
+            f"{'measured whole':<24} {'':>4} {'':>10} {total['m']:>5.1f} min "
+            f"{total['p']:>6.1f} {total['m'] / total['p']:>5.2f}"
         )
     if ratios and overs:
         text = (
             f"the runs measured whole took {min(ratios):.2f}x to {max(ratios):.2f}x their "
             f"predicted stepping, {min(overs):.1f}x to {max(overs):.1f}x their arithmetic"
         )
-        lines += textwrap.wrap(text, 88)
+        lines += textwrap.wrap(text, WIDTH)
     compiling = sum(r["compile_s"] for r in runs) / 60
     lines.append(f"compiling, measured there: {compiling:.1f} min for the jobs measured")
     for name in sorted(set(predicted or {}) - {r["name"] for r in runs}):
@@ -321,7 +324,7 @@ def format_measured(runs: list[dict], predicted: dict | None = None) -> str:
     for r in runs:
         if r["missing"]:
             text = f"{r['name']}: not measured: {'; '.join(r['missing'])}"
-            lines += textwrap.wrap(text, 88, subsequent_indent="  ")
+            lines += textwrap.wrap(text, WIDTH, subsequent_indent="  ")
     return "\n".join(lines)
 
 
@@ -339,7 +342,7 @@ def format_provenance(prov: dict) -> str:
     """A record's provenance, one wrapped paragraph per field."""
     lines = []
     for key, value in prov.items():
-        lines += textwrap.wrap(f"{key}: {value}", 88, subsequent_indent="  ")
+        lines += textwrap.wrap(f"{key}: {value}", WIDTH, subsequent_indent="  ")
     return "\n".join(lines)
 
 
