@@ -311,10 +311,12 @@ def test_the_ways_to_the_floor_are_rows_beside_the_engine(smoke):
     results, out = smoke
     stored = json.loads(out.read_text())
     ways = {w["way"]: w for w in stored["ways"]}
-    assert list(ways)[:8] == [
-        "engine", "compiled", "whole", "compile", "autograd", "foreach", "flat", "quadratic"
+    assert list(ways)[:9] == [
+        "engine", "compiled", "whole", "compile", "autograd", "foreach", "flat", "quadratic",
+        "inplace",
     ]  # fmt: skip
-    for way in ("engine", "compiled", "whole", "autograd", "foreach", "flat", "quadratic"):
+    for way in ("engine", "compiled", "whole", "autograd", "foreach", "flat", "quadratic",
+                "inplace"):  # fmt: skip
         assert ways[way]["error"] is None and ways[way]["one_ms"] > 0
     assert ways["data-0"]["ensemble_ms"] > 0 and ways["data-1"]["ensemble_ms"] > 0
     table = format_ways(stored["ways"], stored["kernels"])

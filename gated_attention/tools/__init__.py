@@ -15,6 +15,7 @@ bench           time the training engine (``make bench``), with its parts:
   bench_timing    how the bench times (fastest of several runs, in turns)
   bench_ways      the ways a step could be made faster, each measured, with
     quadratic_gating  the input gating as one product on the pairs of inputs (way (f))
+    inplace_scan      the recurrence as an in-place scan over t, no decay matrix (way (g))
   step_profile    where one step's time goes, part by part
   family_bench    a step of each model family at a matched parameter count
   bench_overlap   jobs side by side on one device: K at once against one alone

@@ -19,6 +19,8 @@ way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n =
               on it (``FlatAdamW``: one gradient tensor, no list of tensors to walk)
     quadratic (f) mode "compiled" with the input gating as one product on the pairs of inputs
               (``quadratic_gating``: u = M Z, no 2n-wide intermediate kept for the backward)
+    inplace   (g) the engine's step with the recurrence as an in-place scan over t instead of
+              the decay matrix's products (``inplace_scan``), eagerly
     data      (d) drawing one step's data, per step: member by member as the engine does
               (``engine.data``), and the same inputs with the teachers' labels computed for all
               members at once (``batch_labels=True``: one product per factor, the GPU's way)
@@ -37,12 +39,19 @@ from ..engine import TrainConfig, stack_students
 from ..engine.config import cosine_lr
 from ..engine.data import sample_chunk_neuron_major
 from ..engine.loop import optimiser
-from ..engine.steps import ForwardStep, LossSpec, loss_function, make_step, whole_batches
+from ..engine.steps import (
+    ForwardStep,
+    FusedStep,
+    LossSpec,
+    loss_function,
+    make_step,
+    whole_batches,
+)
 from ..experiments.profiles import derive_seed
 from ..models.fast_path import inputs_neuron_major, pack_params
 from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask
-from . import quadratic_gating
+from . import inplace_scan, quadratic_gating
 from .bench_timing import best_seconds
 
 __all__ = [
@@ -60,6 +69,7 @@ WAYS = (
     ("foreach", "(c) foreach AdamW instead of the fused one"),
     ("flat", "(e) AdamW as 6 ops on one flat vector"),
     ("quadratic", "(f) compiled, input gating on x~_j x~_k"),
+    ("inplace", "(g) engine, the scan in place, no L"),
 )
 
 
@@ -94,6 +104,9 @@ def _step(way: str, params: dict, X: torch.Tensor, Y: torch.Tensor, T: int):
     if way in ("compile", "autograd"):
         loss = loss_function(P, None, spec)  # autograd through forward_packed
         step = ForwardStep(torch.compile(loss) if way == "compile" else loss, opt, _no_op, window)
+    elif way == "inplace":  # the engine's fused step object, its loss the in-place scan's
+        loss = lambda x, y: inplace_scan.inplace_loss(x, P, y, T, None)  # noqa: E731
+        step = FusedStep(loss, opt, _no_op, window, capture=False)
     else:
         step = make_step(P, None, opt, _no_op, window, spec, mode=c.mode, capture=False)
     if way == "quadratic":  # the engine's compiled step object, its loss and gradients swapped
