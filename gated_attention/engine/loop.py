@@ -74,7 +74,7 @@ from .checkpoints import read_checkpoint, restore, save_checkpoint
 from .config import TrainConfig, TrainResult, cosine_lr
 from .data import DataFeed, data_streams
 from .data import data_on_device as data_on_device_for
-from .device import draw_in_background, flush_denormals, resolve_device
+from .device import draw_in_background, flush_denormals, keep_freed_memory, resolve_device
 from .guards import (
     DivergenceGuard,
     check_ensemble,
@@ -161,6 +161,7 @@ def train(
                     masks=masks, no_decay=no_decay, forward=forward,
                     member_lrs=member_lrs)  # fmt: skip
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
+    keep_freed_memory()  # see there: each step's buffers without page faults
     dev, E, c, t0 = resolve_device(device), len(tasks), config, time.perf_counter()
     forward, packed = _model(c, forward)
     P, Mk = _placed(params, masks, pack_params if packed else dict, c.torch_dtype, dev)
