@@ -86,15 +86,16 @@ def keep_freed_memory() -> bool:
     malloc hands large freed blocks back to the system (by its adaptive thresholds), and the
     next step's buffers then come back page by page, each page a fault that the kernel fills
     with zeros. Measured (``resource.getrusage`` minor faults, 100 steps of the bench's fixed
-    batch on a 2-core AMD EPYC): the 16 x n = 28 ensemble in mode "fast" 543 to 1,079 faults
-    a step, 0 to 18 after this; mode "compiled" 33 to 1,041, then at most 9. The time it saves
-    is within this machine's noise: ``train`` in mode "compiled", 300 steps, best of 3, three
+    batch on a 2-core AMD EPYC): the 16 x n = 28 ensemble in mode "fast" 543 to 1,079 faults a
+    step, 0 to 18 after this; mode "compiled" 33 to 1,041, then at most 9. The time it saves is
+    within this machine's noise: ``train`` in mode "compiled", 300 steps, best of 3, three
     processes each way in turns: one student 169 / 229 / 320 steps/s without, 252 / 285 / 278
     with; the ensemble 1,182 / 1,663 / 1,644 and 1,256 / 1,494 / 1,374 member-steps/s (its
-    faults there were 44 to 167 a step, then at most 5). The numbers computed do not change (where memory comes from, not what is done with it); the process
-    keeps its largest heap until it ends. Sets M_MMAP_THRESHOLD to ``MMAP_BYTES`` and
-    M_TRIM_THRESHOLD to ``KEEP_BYTES`` once per process (``train`` calls it); False where
-    the C library has no ``mallopt`` (not glibc) or refuses the values."""
+    faults there were 44 to 167 a step, then at most 5). The numbers computed do not change
+    (where memory comes from, not what is done with it); the process keeps its largest heap
+    until it ends. Sets M_MMAP_THRESHOLD to ``MMAP_BYTES`` and M_TRIM_THRESHOLD to
+    ``KEEP_BYTES`` once per process (``train`` calls it); False where the C library has no
+    ``mallopt`` (not glibc) or refuses the values."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
