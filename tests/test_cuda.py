@@ -138,7 +138,8 @@ def test_a_familys_graphed_step_replays_its_eager_step(name):
 @pytest.mark.xfail(
     strict=True,
     reason="failed on an H200 with torch 2.11 (2026-12-04): the captures of jobs at once failed "
-    "and a job diverged; when it passes, set side_by_side.STREAMS_CHECKED",
+    "and a job diverged; since then each recording has its own stream (record_graph); when "
+    "this passes, set side_by_side.STREAMS_CHECKED",
 )
 def test_jobs_side_by_side_on_streams_give_the_numbers_of_each_job_alone(monkeypatch):
     """Three jobs of a smoke run at once, each in a thread on its own CUDA stream (graphs

@@ -8,6 +8,7 @@ import ctypes
 import functools
 import os
 import platform
+import threading
 import warnings
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -123,17 +124,34 @@ def on_side_stream(side: torch.cuda.Stream, device: torch.device, fn: Callable[[
     current.wait_stream(side)
 
 
-def record_graph(fn: Callable[[], None], before_capture: Future | None):
-    """``fn`` recorded once as a CUDA graph (thread-local capture: other threads' jobs go on),
-    after ``before_capture`` (a pending future: the prefetch of the next chunk, so that no other
+#: held while a graph records: one recording at a time in the process (``record_graph``)
+CAPTURE_LOCK = threading.Lock()
+
+
+def record_graph(
+    fn: Callable[[], None], before_capture: Future | None, stream: torch.cuda.Stream | None = None
+):
+    """``fn`` recorded once as a CUDA graph on ``stream`` (the step's own side stream), after
+    ``before_capture`` (a pending future: the prefetch of the next chunk, so that no other
     thread of this run talks to the device during the recording) has finished; None, with a
     warning that names the error, where the recording fails (an operation a graph cannot hold):
-    the caller then runs ``fn`` eagerly from there on. The recording runs nothing."""
+    the caller then runs ``fn`` eagerly from there on. The recording runs nothing.
+
+    Jobs side by side (``experiments.side_by_side``) record in threads of their own, so each
+    recording has its own stream (without one, ``torch.cuda.graph`` records every graph of the
+    process on one stream of its class: a second recording beside the first fails, "operation
+    not permitted when stream is capturing", as on an H200 on 2026-12-04), captures in
+    thread-local mode (other threads' jobs go on), and holds ``CAPTURE_LOCK``: entering a
+    recording synchronises the whole device and empties its cache, which another recording
+    under way must not see."""
     if before_capture is not None:
         before_capture.result()
     graph = torch.cuda.CUDAGraph()
     try:
-        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+        with (
+            CAPTURE_LOCK,
+            torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"),
+        ):
             fn()
     except RuntimeError as err:
         warnings.warn(f"the training step could not be recorded as a CUDA graph ({err}); it runs "
@@ -190,7 +208,7 @@ class GraphedStep:
             on_side_stream(self.side, self.window.device, self._eager)
             return
         self.opt.zero_grad(set_to_none=True)  # the recorded backward allocates the gradients
-        self.graph = record_graph(self._body, before_capture)
+        self.graph = record_graph(self._body, before_capture, self.side)
         if self.graph is None:  # not recordable: eagerly from now on
             self.capture = False
             self._eager()

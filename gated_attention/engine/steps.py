@@ -234,7 +234,7 @@ class CompiledStep:
             self.eager_steps += 1
             on_side_stream(self.side, self.window.device, step)
             return
-        self.graph = record_graph(step, before_capture)
+        self.graph = record_graph(step, before_capture, self.side)
         if self.graph is None:  # not recordable: eagerly from now on
             self.capture = False
             step()

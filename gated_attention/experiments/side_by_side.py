@@ -18,8 +18,12 @@ GPU; default 1), so that a campaign can set it for the runs it starts.
 Off on CUDA for now (``STREAMS_CHECKED``): on an H200 with torch 2.11 (2026-12-04) the check of
 ``tests/test_cuda.py`` failed. Three jobs at once could not record their CUDA graphs ("operation
 not permitted when stream is capturing"), fell back to eager steps, and one job's loss became
-NaN in its first 10 steps, which the jobs alone did not. Until that check passes on a GPU, more
-than one job at once on CUDA runs the jobs one after another, with a warning saying so.
+NaN in its first 10 steps, which the jobs alone did not. The likely cause, found afterwards in
+torch's code: ``torch.cuda.graph`` records on one stream of its class unless it is given one,
+so recordings in two threads met on the same stream. ``engine.device.record_graph`` now records
+each step on its own side stream, one recording at a time (tested on the CPU with a stand-in).
+Until the GPU check passes with it, more than one job at once on CUDA runs the jobs one after
+another, with a warning saying so.
 """
 
 from __future__ import annotations
