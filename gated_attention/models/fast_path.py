@@ -48,6 +48,7 @@ __all__ = [
     "forward_packed",
     "gated_rnn_fast",
     "FusedLoss",
+    "output_backward",
     "fused_loss",
     "scan",
     "loss_and_grads",
@@ -227,16 +228,9 @@ class FusedLoss(torch.autograd.Function):
     def backward(ctx, g_loss):
         W_in, nu, W_out, D, X, pq, u, e_nu, L, h, ab, g, r = ctx.saved_tensors
         T, out_steps = ctx.T, ctx.out_steps
-        E, d_out, TB_out = r.shape
-        B, n, m = X.shape[2] // T, u.shape[1], g.shape[1]
-        g_y = r * (g_loss * (2.0 * ctx.scale / (d_out * TB_out)))[:, None, None]
-        g_D = torch.bmm(g_y, g.transpose(1, 2))
-        g_g = torch.bmm(D.transpose(1, 2), g_y)  # (E, m, T'*B)
-        g_ab = torch.empty_like(ab)
-        torch.mul(g_g, ab[:, m:], out=g_ab[:, :m])
-        torch.mul(g_g, ab[:, :m], out=g_ab[:, m:])
-        g_W_out = torch.bmm(g_ab, h.transpose(1, 2))
-        g_h = torch.bmm(W_out.transpose(1, 2), g_ab).view(E, n, -1, B)  # (E, n, T', B)
+        E, B, n = r.shape[0], X.shape[2] // T, u.shape[1]
+        g_D, g_W_out, g_h = output_backward(g_loss, ctx.scale, r, D, W_out, ab, g, h)
+        g_h = g_h.view(E, n, -1, B)  # (E, n, T', B)
         u4 = u.view(E, n, T, B)
         Lo = L if out_steps is None else L[:, :, out_steps]
         g_L = torch.matmul(g_h, u4.transpose(-1, -2))  # (E, n, T', T)
@@ -254,6 +248,23 @@ class FusedLoss(torch.autograd.Function):
         g_nu = (g_L * Lo * neg_lag).sum(dim=(-2, -1)) * e_nu
         g_nu = torch.where(nu.abs() <= NU_MAX, g_nu, 0.0)  # zero where nu is clamped (or NaN)
         return g_W_in, g_nu, g_W_out, g_D, None, None, None, None, None
+
+
+def output_backward(g_loss, scale: float, r, D, W_out, ab, g, h) -> tuple:
+    """The backward of the readout and the output gating of ``FusedLoss`` (its docstring has
+    the formulas): from the losses' gradient g_loss (E,) and the forward's r = y - Y
+    (E, d_out, T'*B), ab = W_out h, g = g_out(h) and h (E, n, T'*B), to (g_D, g_W_out, g_h),
+    g_h (E, n, T'*B). Shared with the bench's ways that change the recurrence only."""
+    _, d_out, TB_out = r.shape
+    m = g.shape[1]
+    g_y = r * (g_loss * (2.0 * scale / (d_out * TB_out)))[:, None, None]
+    g_D = torch.bmm(g_y, g.transpose(1, 2))
+    g_g = torch.bmm(D.transpose(1, 2), g_y)  # (E, m, T'*B)
+    g_ab = torch.empty_like(ab)
+    torch.mul(g_g, ab[:, m:], out=g_ab[:, :m])
+    torch.mul(g_g, ab[:, :m], out=g_ab[:, m:])
+    g_W_out = torch.bmm(g_ab, h.transpose(1, 2))
+    return g_D, g_W_out, torch.bmm(W_out.transpose(1, 2), g_ab)
 
 
 def fused_loss(

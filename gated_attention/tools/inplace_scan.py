@@ -12,11 +12,11 @@ the same step runs the recurrence itself, in place, eagerly (no ``torch.compile`
                g_lam = sum_t g_u_t . h_(t-1) (one dot product per neuron, no temporary),
                g_nu = -g_lam lam exp(nu) (zero where nu is clamped, as in ``FusedLoss``)
 
-so no (E, n, T, T) matrix is built or multiplied; every other product is ``FusedLoss``'s. The
-scan is exact at lam = 0 and lam = 1 as the decay matrix is. ``InPlaceScanLoss`` is one
-autograd node with the signature of ``FusedLoss``; ``bench_ways`` runs it through the engine's
-own ``FusedStep`` (row "(g)"). ``tests/test_inplace_scan.py`` checks it against ``FusedLoss``
-in float64.
+so no (E, n, T, T) matrix is built or multiplied; every other product is ``FusedLoss``'s (the
+output gating's backward the same code, ``fast_path.output_backward``). The scan is exact at
+lam = 0 and lam = 1 as the decay matrix is. ``InPlaceScanLoss`` is one autograd node with the
+signature of ``FusedLoss``; ``bench_ways`` runs it through the engine's own ``FusedStep`` (row
+"(g)"). ``tests/test_inplace_scan.py`` checks it against ``FusedLoss`` in float64.
 
 Glossary (code name -> meaning):
     h4     h as (E, n, T, B): u before the forward scan, h after it
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import torch
 
+from ..models.fast_path import output_backward
 from ..models.gated_rnn import NU_MAX
 
 __all__ = ["scan_", "InPlaceScanLoss", "inplace_loss"]
@@ -70,17 +71,9 @@ class InPlaceScanLoss(torch.autograd.Function):
     def backward(ctx, g_loss):
         W_in, nu, W_out, D, X, pq, h, ho, e_nu, lam, ab, g, r = ctx.saved_tensors
         T, out_steps = ctx.T, ctx.out_steps
-        E, d_out, TB_out = r.shape
-        n, m, TB = h.shape[1], g.shape[1], h.shape[2]
+        E, n, TB = h.shape
         B = TB // T
-        g_y = r * (g_loss * (2.0 * ctx.scale / (d_out * TB_out)))[:, None, None]
-        g_D = torch.bmm(g_y, g.transpose(1, 2))
-        g_g = torch.bmm(D.transpose(1, 2), g_y)  # (E, m, T'*B)
-        g_ab = torch.empty_like(ab)
-        torch.mul(g_g, ab[:, m:], out=g_ab[:, :m])
-        torch.mul(g_g, ab[:, :m], out=g_ab[:, m:])
-        g_W_out = torch.bmm(g_ab, ho.transpose(1, 2))
-        g_ho = torch.bmm(W_out.transpose(1, 2), g_ab)  # (E, n, T'*B)
+        g_D, g_W_out, g_ho = output_backward(g_loss, ctx.scale, r, D, W_out, ab, g, ho)
         if out_steps is None:
             g_u = g_ho
         else:  # zero at the steps the loss does not read
