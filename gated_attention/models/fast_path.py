@@ -48,6 +48,7 @@ __all__ = [
     "forward_packed",
     "gated_rnn_fast",
     "FusedLoss",
+    "output_forward",
     "output_backward",
     "fused_loss",
     "scan",
@@ -208,18 +209,13 @@ class FusedLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, W_in, nu, W_out, D, X, Y, T, out_steps, scale):
         E, _, TB = X.shape
-        B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
+        B, n = TB // T, W_in.shape[1] // 2
         pq = torch.bmm(W_in, X)  # (E, 2n, T*B)
         u = pq[:, :n] * pq[:, n:]  # g_in(x~_t)
         L, e_nu = decay_matrix_from_nu(nu, T)  # (E, n, T, T): lam^(t-s), exact at 0 and 1
         Lo = L if out_steps is None else L[:, :, out_steps]
         h = torch.matmul(Lo, u.view(E, n, T, B)).view(E, n, -1)  # (E, n, T'*B)
-        ab = torch.bmm(W_out, h)  # (E, 2m, T'*B)
-        g = ab[:, :m] * ab[:, m:]  # g_out(h_t)
-        r = torch.baddbmm(Y, D, g, beta=-1.0)  # y - Y
-        loss = r.square().mean(dim=(1, 2))
-        if scale != 1.0:  # a product with 1.0 changes no bit: one kernel less for most tasks
-            loss = loss * scale
+        ab, g, r, loss = output_forward(h, W_out, D, Y, scale)
         ctx.save_for_backward(W_in, nu, W_out, D, X, pq, u, e_nu, L, h, ab, g, r)
         ctx.T, ctx.out_steps, ctx.scale = T, out_steps, scale
         return loss
@@ -248,6 +244,19 @@ class FusedLoss(torch.autograd.Function):
         g_nu = (g_L * Lo * neg_lag).sum(dim=(-2, -1)) * e_nu
         g_nu = torch.where(nu.abs() <= NU_MAX, g_nu, 0.0)  # zero where nu is clamped (or NaN)
         return g_W_in, g_nu, g_W_out, g_D, None, None, None, None, None
+
+
+def output_forward(h, W_out, D, Y, scale: float) -> tuple:
+    """The output gating, readout and loss of ``FusedLoss``'s forward: h (E, n, T'*B) ->
+    (ab = W_out h, g = g_out(h), r = y - Y, loss (E,)), what ``output_backward`` takes back."""
+    m = W_out.shape[1] // 2
+    ab = torch.bmm(W_out, h)  # (E, 2m, T'*B)
+    g = ab[:, :m] * ab[:, m:]  # g_out(h_t)
+    r = torch.baddbmm(Y, D, g, beta=-1.0)  # y - Y
+    loss = r.square().mean(dim=(1, 2))
+    if scale != 1.0:  # a product with 1.0 changes no bit: one kernel less for most tasks
+        loss = loss * scale
+    return ab, g, r, loss
 
 
 def output_backward(g_loss, scale: float, r, D, W_out, ab, g, h) -> tuple:

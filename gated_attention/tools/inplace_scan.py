@@ -13,10 +13,11 @@ the same step runs the recurrence itself, in place, eagerly (no ``torch.compile`
                g_nu = -g_lam lam exp(nu) (zero where nu is clamped, as in ``FusedLoss``)
 
 so no (E, n, T, T) matrix is built or multiplied; every other product is ``FusedLoss``'s (the
-output gating's backward the same code, ``fast_path.output_backward``). The scan is exact at
-lam = 0 and lam = 1 as the decay matrix is. ``InPlaceScanLoss`` is one autograd node with the
-signature of ``FusedLoss``; ``bench_ways`` runs it through the engine's own ``FusedStep`` (row
-"(g)"). ``tests/test_inplace_scan.py`` checks it against ``FusedLoss`` in float64.
+output gating the same code, ``fast_path.output_forward`` and ``output_backward``). The scan is
+exact at lam = 0 and lam = 1 as the decay matrix is. ``InPlaceScanLoss`` is one autograd node
+with the signature of ``FusedLoss``; ``bench_ways`` runs it through the engine's own
+``FusedStep`` (row "(g)"). ``tests/test_inplace_scan.py`` checks it against ``FusedLoss`` in
+float64.
 
 Glossary (code name -> meaning):
     h4     h as (E, n, T, B): u before the forward scan, h after it
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import torch
 
-from ..models.fast_path import output_backward
+from ..models.fast_path import output_backward, output_forward
 from ..models.gated_rnn import NU_MAX
 
 __all__ = ["scan_", "InPlaceScanLoss", "inplace_loss"]
@@ -50,19 +51,14 @@ class InPlaceScanLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, W_in, nu, W_out, D, X, Y, T, out_steps, scale):
         E, _, TB = X.shape
-        B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
+        B, n = TB // T, W_in.shape[1] // 2
         pq = torch.bmm(W_in, X)  # (E, 2n, T*B)
         h = pq[:, :n] * pq[:, n:]  # u, then h in place
         e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
         lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
         scan_(h.view(E, n, T, B), lam)
         ho = h if out_steps is None else h.view(E, n, T, B)[:, :, out_steps].reshape(E, n, -1)
-        ab = torch.bmm(W_out, ho)  # (E, 2m, T'*B)
-        g = ab[:, :m] * ab[:, m:]
-        r = torch.baddbmm(Y, D, g, beta=-1.0)  # y - Y
-        loss = r.square().mean(dim=(1, 2))
-        if scale != 1.0:
-            loss = loss * scale
+        ab, g, r, loss = output_forward(ho, W_out, D, Y, scale)
         ctx.save_for_backward(W_in, nu, W_out, D, X, pq, h, ho, e_nu, lam, ab, g, r)
         ctx.T, ctx.out_steps, ctx.scale = T, out_steps, scale
         return loss
