@@ -75,6 +75,29 @@ def test_a_runs_device_time_is_its_jobs_steps_times_their_step():
     assert "how-many-neurons-B: not measured" in text
 
 
+def test_the_central_claims_are_cut_into_calls_by_the_measured_steps():
+    """Fig. 3A measured whole at 2x its predicted stepping: the ratio 2; Fig. 3B not timed, so
+    its predicted stepping x 2 plus its predicted compiling; every run of the claims in the
+    parts, each part at most one call."""
+    e = {"label": "how-many-neurons-A/ensemble-0", "s_per_step": 1e-3, "first_s": 10.0}
+    times = _times([{**e, "warm_s": 1.0}])
+    runs = {name: {"device_s": 100.0, "compile_s": 10.0, "jobs": 1, "floor_s": 1.0}
+            for name in CENTRAL_CLAIMS}  # fmt: skip
+    runs["how-many-neurons-A"] = {"device_s": 509.0, "compile_s": 9.0, "jobs": 1, "floor_s": 1.0}
+    runs["how-many-neurons-B"] = {"device_s": 130.0, "compile_s": 30.0, "jobs": 3, "floor_s": 1.0}
+    mp = st.measured_parts({**times, "predicted": {"runs": runs}})
+    got = {r["name"]: r for r in mp["runs"]}
+    assert mp["ratio"] == pytest.approx(2.0)
+    assert got["how-many-neurons-A"]["device_s"] == pytest.approx(1009.0)  # 1000 s + 9 s
+    assert got["how-many-neurons-B"]["device_s"] == pytest.approx(100.0 * 2 + 30.0)
+    assert [r["name"] for r in mp["runs"]] == list(CENTRAL_CLAIMS)
+    text = st.format_parts(mp)
+    words = " ".join(text.split())
+    assert "1 of 8 jobs timed" in words and "stepping x 2.00" in words
+    assert "parts of at most 9 min" in words
+    assert max(len(line) for line in text.splitlines()) <= st.WIDTH
+
+
 def test_the_shipped_record_reads_and_a_damaged_one_is_refused(tmp_path, monkeypatch):
     shipped = st.recorded_step_times()
     assert "h200" in shipped and "commit" in shipped["h200"]["provenance"]

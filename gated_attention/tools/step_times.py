@@ -26,7 +26,8 @@ Fig. 4A's families, Fig. 3B's jobs, Fig. 4B's families), then the 28-neuron ense
 Recorded (``recorded_step_times``): ``recorded/step-times-<gpu>.json`` holds what a GPU
 measured ("entries"), where and how ("provenance"), and the prediction it is set against
 ("predicted", from ``predict``); ``measured_runs`` turns the entries into each central run's
-device time at the paper's steps, ``format_measured`` sets it beside the prediction.
+device time at the paper's steps, ``format_measured`` sets it beside the prediction, and
+``measured_parts`` cuts the central claims into campaign calls by the measured times.
 
 Glossary (code name -> meaning):
     Entry    one measurement: a label, how to build its run, and its steps in the plan
@@ -62,6 +63,8 @@ __all__ = [
     "not_measured",
     "measured_runs",
     "format_measured",
+    "measured_parts",
+    "format_parts",
     "format_members",
     "format_provenance",
     "main",
@@ -328,6 +331,51 @@ def format_measured(runs: list[dict], predicted: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+def measured_parts(times: dict) -> dict:
+    """The central claims (``gpu_plan.CENTRAL_CLAIMS``, in order) at the paper's steps, each
+    run's device time as measured on the GPU of ``times`` for its timed jobs (stepping and
+    compiling there) and, for the rest, its predicted time with the stepping scaled by "ratio",
+    measured over predicted stepping of the runs measured whole: {"runs": [{"name",
+    "device_s", "measured", "jobs"}], "ratio", "total_s", "floor_s"}, as ``gpu_plan.parts``
+    cuts a plan into the parts of one campaign call each."""
+    from .gpu_plan import CENTRAL_CLAIMS
+
+    pred = times["predicted"]["runs"]
+    done = {r["name"]: r for r in measured_runs(times)}
+    whole = [r for r in done.values() if r["measured"] == r["jobs"]]
+    predicted = sum(pred[r["name"]]["device_s"] - pred[r["name"]]["compile_s"] for r in whole)
+    ratio = sum(r["stepping_s"] for r in whole) / predicted
+    runs = []
+    for name in CENTRAL_CLAIMS:
+        p, m = pred[name], done.get(name)
+        timed = 0 if m is None else m["measured"]
+        rest = (p["jobs"] - timed) / p["jobs"]  # the share of its jobs not timed
+        device_s = rest * ((p["device_s"] - p["compile_s"]) * ratio + p["compile_s"])
+        if m is not None:
+            device_s += m["stepping_s"] + m["compile_s"]
+        runs.append(dict(name=name, device_s=device_s, measured=timed, jobs=p["jobs"]))
+    total = sum(r["device_s"] for r in runs)
+    floor = sum(pred[name]["floor_s"] for name in CENTRAL_CLAIMS)
+    return {"runs": runs, "ratio": ratio, "total_s": total, "floor_s": floor}
+
+
+def format_parts(mp: dict) -> str:
+    """``measured_parts`` cut into campaign calls (``gpu_plan.format_parts``), under a line
+    saying how much of it was measured."""
+    from .gpu_plan import format_parts as cut
+
+    timed = sum(r["measured"] for r in mp["runs"])
+    jobs = sum(r["jobs"] for r in mp["runs"])
+    head = (
+        f"by the measured steps ({timed} of {jobs} jobs timed; the rest predicted, stepping x "
+        f"{mp['ratio']:.2f}): {mp['total_s'] / 60:.0f} min of device time in all"
+    )
+    lines = textwrap.wrap(head, WIDTH)
+    for line in cut(mp).splitlines():  # a part of many runs wraps under its first line
+        lines += textwrap.wrap(line, WIDTH, subsequent_indent="    ", drop_whitespace=False)
+    return "\n".join(lines)
+
+
 def format_members(times: dict) -> str:
     """The one-student step and the 28-neuron ensemble against its members, as measured."""
     lines = [f"{'step':<28} {'ms a step':>9} {'member-steps/s':>14}"]
@@ -372,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
             print(format_members(times))
             print(f"\nthe central claims at the paper's steps, measured on the {gpu}")
             print(format_measured(measured_runs(times), times["predicted"]["runs"]))
+            print(format_parts(measured_parts(times)))
         return 0
     if args.predict:
         predict(args.out)
