@@ -11,7 +11,8 @@ import torch
 from gated_attention.tools import bench_overlap, gpu_plan
 
 
-def _sleepers(k: int, seconds: float = 0.05) -> list:
+def _sleepers(k: int, seconds: float = 0.2) -> list:
+    """k jobs that each wait ``seconds`` (long against a loaded machine's thread start-up)."""
     return [lambda: time.sleep(seconds) for _ in range(k)]
 
 
