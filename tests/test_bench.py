@@ -85,6 +85,24 @@ def test_fastest_takes_turns_and_keeps_the_minimum():
     assert calls == ["a", "b"] * 3
 
 
+def test_the_ways_take_turns(monkeypatch):
+    """Every (way, config) is built and run once, then the timed runs go round all of them
+    (``fastest``), instead of each row's runs one after another."""
+    from gated_attention.tools import bench_ways
+
+    calls = []
+    monkeypatch.setattr(bench_ways, "_setup", lambda E, n, d, T, B, seed: (E, None, None))
+    monkeypatch.setattr(bench_ways, "_step", lambda way, E, X, Y, T: lambda: calls.append((way, E)))
+    monkeypatch.setattr(bench_ways, "_data_timers", lambda *a: (lambda: None, lambda: None, 1))
+    rows = bench_ways.ways_to_floor("quick")
+    keys = [(w, E) for w, _ in bench_ways.WAYS for E in (1, 16)]
+    assert calls[: len(keys)] == keys  # built (and compiled) once each, untimed
+    timed, reps = calls[len(keys) :], 50
+    assert len(timed) == 5 * len(keys) * reps
+    assert [timed[i * reps] for i in range(len(keys))] == keys  # round 1 visits every row
+    assert all(r["one_ms"] > 0 and r["ensemble_ms"] > 0 for r in rows if r["way"] in dict(keys))
+
+
 def test_gemm_peak_is_positive():
     assert bench.gemm_peak_gflops(size=64, repeats=2) > 0
 

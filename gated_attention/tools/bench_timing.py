@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -38,7 +39,7 @@ def best_seconds(fn: Callable[[], object], repeats: int, dev: torch.device) -> f
     return best
 
 
-def fastest(timers: dict[str, Callable[[], float]], repeats: int) -> dict[str, float]:
+def fastest(timers: dict[Any, Callable[[], float]], repeats: int) -> dict[Any, float]:
     """The fastest of ``repeats`` timings of each timer (a function returning seconds), taken in
     turns: one round runs every timer once."""
     best = {k: float("inf") for k in timers}

@@ -3,7 +3,10 @@
 
 Each row times one training step of the engine's own step objects (``engine.steps``) without
 drawing data (the same fixed batch every step), so that a row differs from the engine's in one
-way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n = 28 ensemble:
+way only, at the Sec. 4.1 config (one student, n = m = 100) and for the 16 x n = 28 ensemble.
+Every row's runs take turns (``bench_timing.fastest``): on a machine whose speed changes for
+stretches of seconds, a row timed alone could fall wholly in a slow stretch (one such bench read
+4.68 ms for "compiled" and 2.72 for "whole", the same code at one student).
 
     engine    the engine's step: ``fast_path.fused_loss`` (Eq. (2) and its loss, one node with a
               hand-written backward) and the fused AdamW kernel (``steps.FusedStep``)
@@ -33,11 +36,14 @@ A way that cannot run here (``torch.compile`` without a C++ compiler) is a row w
 
 from __future__ import annotations
 
+import time
+
 import torch
 
 from ..engine import TrainConfig, stack_students
 from ..engine.config import cosine_lr
 from ..engine.data import sample_chunk_neuron_major
+from ..engine.device import keep_freed_memory
 from ..engine.loop import optimiser
 from ..engine.steps import (
     ForwardStep,
@@ -52,7 +58,7 @@ from ..models.fast_path import inputs_neuron_major, pack_params
 from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask
 from . import inplace_scan, quadratic_gating
-from .bench_timing import best_seconds
+from .bench_timing import best_seconds, fastest, sync
 
 __all__ = [
     "WAYS",
@@ -184,6 +190,19 @@ def _data_timers(E: int, d: int, T: int, B: int, seed: int, chunk: int = 50):
     return member_by_member, one_draw, chunk
 
 
+def _timer(step, reps: int, dev: torch.device):
+    """A function timing ``reps`` calls of ``step`` (seconds), for ``fastest``."""
+
+    def timed() -> float:
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            step()
+        sync(dev)
+        return time.perf_counter() - t0
+
+    return timed
+
+
 def ways_to_floor(
     kind: str = "quick", seed: int = 0, device: torch.device | None = None
 ) -> list[dict]:
@@ -196,31 +215,31 @@ def ways_to_floor(
     if kind == "smoke":
         configs = {"one": (1, 8), "ensemble": (2, 6)}
     d, T, B = 4, 32 if kind == "quick" else 8, 64 if kind == "quick" else 8
-    rows = []
+    keep_freed_memory()  # as ``train`` does: every row's steps side by side, without page faults
+    rows, timers = [], {}
     for way, what in WAYS:
         row = {"way": way, "what": what, "one_ms": None, "ensemble_ms": None, "error": None}
+        rows.append(row)
         if dev.type != "cpu":
             row["error"] = "measured on the CPU only"
-            rows.append(row)
             continue
         try:
             for name, (E, n) in configs.items():
                 params, X, Y = _setup(E, n, d, T, B, seed)
                 step = _step(way, params, X, Y, T)
                 step()  # a compiled step compiles here, untimed
-
-                def many(step=step) -> None:
-                    for _ in range(reps):
-                        step()
-
-                row[f"{name}_ms"] = 1e3 * best_seconds(many, repeats, dev) / reps
+                timers[(way, name)] = _timer(step, reps, dev)
         except Exception as err:  # noqa: BLE001 - a way that cannot run here is a row saying why
             row["error"] = f"{type(err).__name__}: {str(err).splitlines()[0][:160]}"
-        rows.append(row)
+            timers = {k: t for k, t in timers.items() if k[0] != way}
+    # every row's runs in turns (``fastest``): a slow stretch of the machine falls on all rows
+    for (way, name), s in fastest(timers, repeats).items():
+        row = next(r for r in rows if r["way"] == way)
+        row[f"{name}_ms"] = 1e3 * s / reps
     E = configs["ensemble"][0]
     for label, idx in (("member by member", 0), ("one draw", 1)):
-        timers = _data_timers(E, d, T, B, seed)
-        ms = 1e3 * best_seconds(timers[idx], repeats, dev) / timers[2]
+        data = _data_timers(E, d, T, B, seed)
+        ms = 1e3 * best_seconds(data[idx], repeats, dev) / data[2]
         what = f"(d) a step's data, {E} members: {label}"
         rows.append(
             {"way": f"data-{idx}", "what": what, "one_ms": None, "ensemble_ms": ms, "error": None}
