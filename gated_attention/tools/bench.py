@@ -81,7 +81,7 @@ from ..report.bench_table import (
 from ..tasks.teacher_student import TeacherStudentTask
 from .bench_overlap import overlap
 from .bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
-from .bench_timing import fastest
+from .bench_timing import fastest, seconds
 from .bench_ways import ways_to_floor
 from .device_time import bench_run, kernels_by_members, step_kernels
 from .family_bench import family_costs
@@ -167,7 +167,7 @@ def subnormal_cost(repeats: int = 30) -> dict | None:
 
     def best_ms() -> float:
         step()  # warm-up
-        return 1e3 * min(_seconds(step) for _ in range(repeats))
+        return 1e3 * min(seconds(step) for _ in range(repeats))
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -221,12 +221,6 @@ def _trained_step():
             v.grad = None
 
     return step, config, path.name
-
-
-def _seconds(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 def run_bench(

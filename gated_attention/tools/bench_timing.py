@@ -1,6 +1,7 @@
 """How the bench times: the fastest of several runs, taken in turns, on a device that may queue.
 
     sync          wait for the device's queued work (CUDA runs asynchronously)
+    seconds       one timed call, the device's queued work included
     best_seconds  one untimed warm-up call, then the fastest of ``repeats`` timed calls
     fastest       the fastest of ``repeats`` timings of each of several timers, in turns
 
@@ -17,7 +18,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["sync", "best_seconds", "fastest"]
+__all__ = ["sync", "seconds", "best_seconds", "fastest"]
 
 
 def sync(dev: torch.device) -> None:
@@ -26,17 +27,20 @@ def sync(dev: torch.device) -> None:
         torch.cuda.synchronize(dev)
 
 
+def seconds(fn: Callable[[], object], dev: torch.device | None = None) -> float:
+    """Seconds of one call of ``fn``, until ``dev``'s queued work is done (None: the CPU)."""
+    t0 = time.perf_counter()
+    fn()
+    if dev is not None:
+        sync(dev)
+    return time.perf_counter() - t0
+
+
 def best_seconds(fn: Callable[[], object], repeats: int, dev: torch.device) -> float:
     """Seconds of the fastest of ``repeats`` calls of ``fn`` on ``dev``, after one untimed call."""
     fn()  # warm-up
     sync(dev)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        sync(dev)
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return min((seconds(fn, dev) for _ in range(repeats)), default=float("inf"))
 
 
 def fastest(timers: dict[Any, Callable[[], float]], repeats: int) -> dict[Any, float]:

@@ -36,8 +36,6 @@ A way that cannot run here (``torch.compile`` without a C++ compiler) is a row w
 
 from __future__ import annotations
 
-import time
-
 import torch
 
 from ..engine import TrainConfig, stack_students
@@ -58,7 +56,7 @@ from ..models.fast_path import inputs_neuron_major, pack_params
 from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask
 from . import inplace_scan, quadratic_gating
-from .bench_timing import best_seconds, fastest, sync
+from .bench_timing import best_seconds, fastest, seconds
 
 __all__ = [
     "WAYS",
@@ -193,14 +191,11 @@ def _data_timers(E: int, d: int, T: int, B: int, seed: int, chunk: int = 50):
 def _timer(step, reps: int, dev: torch.device):
     """A function timing ``reps`` calls of ``step`` (seconds), for ``fastest``."""
 
-    def timed() -> float:
-        t0 = time.perf_counter()
+    def many() -> None:
         for _ in range(reps):
             step()
-        sync(dev)
-        return time.perf_counter() - t0
 
-    return timed
+    return lambda: seconds(many, dev)
 
 
 def ways_to_floor(
