@@ -19,6 +19,7 @@ from gated_attention.engine import (
 )
 from gated_attention.models.family_registry import FAMILIES
 from gated_attention.models.fast_path import (
+    _column_sums,
     _small_bmm,
     decay_matrix_from_nu,
     forward_packed,
@@ -164,6 +165,23 @@ def test_small_bmm_equals_bmm_with_either_dimension_tiny():
     out = _small_bmm(wide, X.transpose(1, 2))  # (2, 6, 5)
     assert out.shape == (2, 6, 5)
     torch.testing.assert_close(out, torch.bmm(wide, X.transpose(1, 2)), rtol=1e-12, atol=1e-14)
+
+
+def test_column_sums_are_the_small_products_bit_for_bit():
+    """``_column_sums(a, b)`` (the input gating's gradient, one pass over the columns): each
+    a_i b^T, bit for bit the numbers of ``_small_bmm(a_i, b^T)`` it replaced, close to
+    ``torch.bmm``, at rows i * K + k of its (E, len(a) * K, M) result."""
+    g = torch.Generator().manual_seed(4)
+    for dtype in (torch.float32, torch.float64):
+        a = [torch.randn(2, 6, 300, generator=g, dtype=dtype) for _ in range(2)]
+        b = torch.randn(2, 5, 300, generator=g, dtype=dtype)
+        out = _column_sums(a, b)
+        assert out.shape == (2, 10, 6)
+        tol = 1e-4 if dtype == torch.float32 else 1e-12
+        for i, x in enumerate(a):
+            mine = out[:, 5 * i : 5 * (i + 1)].transpose(1, 2)
+            assert torch.equal(mine, _small_bmm(x, b.transpose(1, 2)))
+            torch.testing.assert_close(mine, torch.bmm(x, b.transpose(1, 2)), rtol=tol, atol=tol)
 
 
 def test_scan_equals_the_decay_matrix():
