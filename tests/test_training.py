@@ -136,11 +136,14 @@ def test_fused_loss_equals_autograd(with_steps):
     assert float(p1["nu"].grad.abs().sum()) > 0
 
 
+@pytest.mark.parametrize("members", [1, 2])
 @pytest.mark.parametrize("with_steps", [False, True])
-def test_loss_and_grads_equal_autograd(with_steps):
+def test_loss_and_grads_equal_autograd(with_steps, members):
     """The compiled mode's function (scan, no autograd) = autograd through forward_packed
-    (float64): the same lam 0, lam 1 and clamped nu as above, the gradients of the summed loss."""
+    (float64): the same lam 0, lam 1 and clamped nu as above, the gradients of the summed loss;
+    one member (the output gating token-major) and two (neuron-major)."""
     params, X, Y, out_steps = edge_case_batch(with_steps, seed=1)
+    params, X, Y = {k: v[:members] for k, v in params.items()}, X[:members], Y[:members]
     p = {k: v.clone().requires_grad_() for k, v in pack_params(params).items()}
     loss2 = 0.7 * (forward_packed(X, p, 9, out_steps) - Y).square().mean(dim=(1, 2))
     loss2.sum().backward()

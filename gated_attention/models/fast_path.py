@@ -342,25 +342,18 @@ def loss_and_grads(
     gradients, of dimension d_out: g_g = D^T g_y (fused with g_ab) and g_D = g_y g^T (a sum
     over the T'*B tokens); on a 2-core CPU at the Sec. 4.1 config that took the compiled loss
     and gradients from 2.59 to 2.24 ms (min of 30 interleaved rounds; the bmm of g_g alone
-    took 0.12 ms for 1.6 MFLOP).
+    took 0.12 ms for 1.6 MFLOP). The output gating and readout: ``_output_by_tokens`` for one
+    member, else ``_output_by_neurons`` (their docstrings say why).
     """
     E, _, TB = X.shape
-    B, n, m = TB // T, W_in.shape[1] // 2, W_out.shape[1] // 2
+    B, n = TB // T, W_in.shape[1] // 2
     u, gating_grad = (gating or input_gating)(W_in, X)  # (E, n, T*B)
     e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
     lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
     h = scan(u.view(E, n, T, B), lam)  # (E, n, T, B)
-    ho = (h if out_steps is None else h[:, :, out_steps]).reshape(E, n, -1)  # (E, n, T'*B)
-    ab = torch.bmm(W_out, ho)
-    g = ab[:, :m] * ab[:, m:]
-    r = torch.baddbmm(Y, D, g, beta=-1.0)  # y - Y
-    loss = r.square().mean(dim=(1, 2)) * scale
-    g_y = r * (2.0 * scale / (r.shape[1] * r.shape[2]))
-    g_D = _small_bmm(g_y, g.transpose(1, 2))  # (E, d_out, m): d_out rows, a sum over T'*B
-    g_g = _small_bmm(D.transpose(1, 2), g_y)  # (E, m, T'*B): a sum over d_out, fused below
-    g_ab = torch.cat([g_g * ab[:, m:], g_g * ab[:, :m]], dim=1)
-    g_W_out = torch.bmm(g_ab, ho.transpose(1, 2))
-    g_h = torch.bmm(W_out.transpose(1, 2), g_ab).view(E, n, -1, B)
+    ho = h if out_steps is None else h[:, :, out_steps]  # (E, n, T', B)
+    output = _output_by_tokens if E == 1 else _output_by_neurons
+    loss, g_W_out, g_D, g_h = output(ho, W_out, D, Y, scale)
     if out_steps is not None:  # the loss reads only these steps: g_h is zero elsewhere
         g_h = torch.zeros_like(h).index_copy(2, out_steps, g_h)
     g_u = scan(g_h, lam, reverse=True)  # (E, n, T, B)
@@ -370,22 +363,58 @@ def loss_and_grads(
     return loss, gating_grad(g_u.reshape(E, n, TB)), g_nu, g_W_out, g_D
 
 
+def _output_by_neurons(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
+    """``loss_and_grads``' output gating, readout, loss and their backward, neuron-major as
+    ``FusedLoss`` has them: h (E, n, T', B), Y (E, d_out, T'*B) -> (loss (E,), g_W_out, g_D,
+    g_h (E, n, T', B))."""
+    E, n, T_out, B = h.shape
+    m, h = W_out.shape[1] // 2, h.reshape(E, n, -1)
+    ab = torch.bmm(W_out, h)
+    g = ab[:, :m] * ab[:, m:]
+    r = torch.baddbmm(Y, D, g, beta=-1.0)  # y - Y
+    loss = r.square().mean(dim=(1, 2)) * scale
+    g_y = r * (2.0 * scale / (r.shape[1] * r.shape[2]))
+    g_D = _small_bmm(g_y, g.transpose(1, 2))  # (E, d_out, m): d_out rows, a sum over T'*B
+    g_g = _small_bmm(D.transpose(1, 2), g_y)  # (E, m, T'*B): a sum over d_out, fused below
+    g_ab = torch.cat([g_g * ab[:, m:], g_g * ab[:, :m]], dim=1)
+    g_h = torch.bmm(W_out.transpose(1, 2), g_ab).view(E, n, T_out, B)
+    return loss, torch.bmm(g_ab, h.transpose(1, 2)), g_D, g_h
+
+
+def _output_by_tokens(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
+    """``_output_by_neurons`` with the T'*B tokens as rows: h^T (E, T'*B, n) copied once, then
+    the three GEMMs write token-major outputs, which MKL makes faster here (one member, 2-core
+    CPU, Sec. 4.1 config: the compiled step 1.98 / 2.01 ms against 2.06 / 2.08, min / q1 of
+    40 interleaved rounds; n = 64 0.98 against 1.09; n = 28 level); for two or more members
+    the batched GEMMs and the loops of this layout were slower (2 x 28 0.64 against 0.59 ms,
+    4 x 100 9.4 against 8.1, 16 x 28 5.5 against 4.7), so ``loss_and_grads`` keeps this one
+    for one member. The same function up to rounding (tested in float64)."""
+    E, n, T_out, B = h.shape
+    m, hT = W_out.shape[1] // 2, h.permute(0, 2, 3, 1).reshape(E, -1, n)
+    ab = torch.bmm(hT, W_out.transpose(1, 2))  # (E, T'*B, 2m)
+    g = ab[..., :m] * ab[..., m:]
+    r = torch.baddbmm(Y.transpose(1, 2), g, D.transpose(1, 2), beta=-1.0)  # (E, T'*B, d_out)
+    loss = r.square().mean(dim=(1, 2)) * scale
+    g_y = r * (2.0 * scale / (r.shape[1] * r.shape[2]))
+    g_D = torch.stack([(g * g_y[:, :, j, None]).sum(1) for j in range(r.shape[2])], dim=1)
+    g_g = _small_bmm(g_y, D)  # (E, T'*B, m): a sum over d_out
+    g_ab = torch.cat([g_g * ab[..., m:], g_g * ab[..., :m]], dim=2)
+    g_h = torch.bmm(g_ab, W_out).view(E, T_out, B, n).permute(0, 3, 1, 2)  # (E, n, T', B)
+    return loss, torch.bmm(g_ab.transpose(1, 2), hT), g_D, g_h
+
+
 def input_gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Callable]:
     """(u, grad): Eq. (2)'s input gating u = p * q, p = W_in1 X, q = W_in2 X (E, n, T*B) of
     W_in (E, 2n, d+1) and X (E, d+1, T*B), and grad(g_u) -> g_W_in, for ``loss_and_grads``:
     g_W_in1 = (g_u * q) X^T, g_W_in2 = (g_u * p) X^T. Every product as a sum over the d + 1
     inputs (``_small_bmm``), fused by ``torch.compile`` with the gating's product and the
-    scan; the backward computes p and q again from X (d + 1 numbers a column) instead of
-    keeping the 2n-wide [p; q] between the two: less memory moved, the same numbers (float32,
-    compiled: bit for bit). On a 2-core CPU, the compiled step with AdamW, min / q1 of 40
-    interleaved rounds: the 16 x n = 28 ensemble 6.15 / 6.61 ms against 6.43 / 6.96 with
-    [p; q] kept; one student of n = 100 2.33 / 2.48 against 2.34 / 2.56.
-
-    The two gradients' sums over the T*B columns are ``_column_sums``: d + 1 sums that share
-    one pass over the columns, so p and q are computed once a column, not once for each of
-    the d + 1 inputs as one sum over (neuron, input) pairs had them (bit for bit the same
-    numbers again; the compiled step 2.12 / 2.15 ms against 2.19 / 2.26 for one student,
-    4.90 / 5.12 against 5.00 / 5.29 for the 16 x 28 ensemble, min / q1 of 40 rounds)."""
+    scan; the backward computes p and q again from X (d + 1 numbers a column) rather than
+    keep the 2n-wide [p; q], once a column for all d + 1 sums of each gradient
+    (``_column_sums``): less memory moved, the same numbers (float32, compiled: bit for bit).
+    On a 2-core CPU, the compiled step with AdamW, min / q1 of 40 interleaved rounds: the
+    16 x 28 ensemble 6.15 / 6.61 ms against 6.43 / 6.96 with [p; q] kept, then 4.90 / 5.12
+    against 5.00 / 5.29 with the sums in one pass (one student: 2.33 / 2.48 against
+    2.34 / 2.56, then 2.12 / 2.15 against 2.19 / 2.26)."""
     n = W_in.shape[1] // 2
     W1, W2 = W_in[:, :n], W_in[:, n:]
 
