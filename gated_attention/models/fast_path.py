@@ -396,7 +396,7 @@ def _output_by_tokens(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
     r = torch.baddbmm(Y.transpose(1, 2), g, D.transpose(1, 2), beta=-1.0)  # (E, T'*B, d_out)
     loss = r.square().mean(dim=(1, 2)) * scale
     g_y = r * (2.0 * scale / (r.shape[1] * r.shape[2]))
-    g_D = torch.stack([(g * g_y[:, :, j, None]).sum(1) for j in range(r.shape[2])], dim=1)
+    g_D = _column_sums([g.transpose(1, 2)], g_y.transpose(1, 2))  # (E, d_out, m): over tokens
     g_g = _small_bmm(g_y, D)  # (E, T'*B, m): a sum over d_out
     g_ab = torch.cat([g_g * ab[..., m:], g_g * ab[..., :m]], dim=2)
     g_h = torch.bmm(g_ab, W_out).view(E, T_out, B, n).permute(0, 3, 1, 2)  # (E, n, T', B)
