@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from gated_attention.engine import TrainCall, TrainConfig, probing, stack_students, train
+from gated_attention.models import family_registry, gru, lstm
 from gated_attention.models.gated_rnn import GatedRNN
 from gated_attention.tasks.teacher_student import TeacherStudentTask
 from gated_attention.tools import device_time
@@ -145,6 +146,18 @@ def test_runs_of_the_same_shapes_share_a_key():
     )
 
 
+def test_two_families_forms_of_one_name_get_keys_of_their_own():
+    """The LSTM's and the GRU's forms for compiled training are both named ``compiled``, and
+    their parameters have the same names: each must still be counted for itself."""
+    a = _run(2)
+    keys = {
+        device_time.kernel_key({**a, "forward": fam.compiled})
+        for fam in (family_registry.family("lstm"), family_registry.family("gru"))
+    }
+    assert len(keys) == 2
+    assert device_time.kernel_key(a) not in keys  # the fused path (forward None) apart
+
+
 def test_the_calibration_shares_a_benchs_time_over_the_kernels_of_the_step_it_timed():
     bench = {"config": {"d": 4, "n": 8, "m": 8, "T": 8, "batch": 4}, "gemm_peak_gflops": 1e3}
     bench["engine_steps_per_s"] = 1e4
@@ -183,6 +196,34 @@ def test_a_recurrence_counts_a_kernel_a_step_as_a_gpu_would_run_it():
     T = 6
     counted = _kernels_of_compiled(lambda h, w: _recurrence(h, w, T), h0, W)
     assert counted >= T  # each step's loop a kernel (the CPU puts them all in one function)
+
+
+def _cell_loop_kernels(name: str, T: int) -> int:
+    """The kernels of the compiled recurrence of the LSTM or the GRU (``LSTMScan``,
+    ``GRUScan``: the loop of their forms for compiled training), forward and backward, T
+    steps."""
+    scan, gates = {"lstm": (lstm.LSTMScan, 4), "gru": (gru.GRUScan, 3)}[name]
+    E, B, N = 2, 8, 5
+    g = torch.Generator().manual_seed(0)
+    args = [torch.randn(E, B, T, gates * N, generator=g), torch.randn(E, gates * N, N, generator=g)]
+    args += [torch.randn(E, gates * N, generator=g)] if name == "gru" else []
+    args = [a.requires_grad_() for a in args]
+    with device_time.kernel_profile() as folder:
+        compiled = torch.compile(lambda *a: scan.apply(*a))
+        compiled(*args).sum().backward()  # compiles, uncounted
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            compiled(*args).sum().backward()
+        return device_time.launched(prof.events(), device_time.generated_nests(folder))
+
+
+@pytest.mark.parametrize("name, per_step", [("lstm", 4), ("gru", 5)])
+def test_a_compiled_cell_loop_costs_a_loop_nest_each_way_a_step_besides_its_products(
+    name, per_step
+):
+    """A step of the LSTM's or GRU's compiled loop: one loop nest forward, one backward, and
+    their products (the GRU's bias copied into its product's output, one more): each value
+    written where it is kept (concatenated gates cost a copy of each step's: 6 and 9 a step)."""
+    assert (_cell_loop_kernels(name, 5) - _cell_loop_kernels(name, 3)) / 2 <= per_step
 
 
 _SERIAL = """extern "C" void kernel(const float* in_ptr0, float* out_ptr0)

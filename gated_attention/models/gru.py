@@ -98,8 +98,12 @@ class GRUScan(torch.autograd.Function):
     Autograd's backward of the loop makes two products a step, one for dh_{t-1} and one for
     W_hh's share; here W_hh's gradient is one product over all t after the loop, sum_t
     drec_t^T h_{t-1} (rec_t = W_hh h_{t-1} + b_hh), and h_0 = 0 skips the first step's
-    product both ways: about a sixth fewer kernels in a compiled step. The same numbers up to
-    rounding (tested).
+    product both ways: about a sixth fewer kernels in a compiled step. The bias goes into the
+    product (``baddbmm``), each saved value is a stack of its own and the backward keeps dh_t,
+    the gradients of all t computed after the loop in one pass (``_gate_grads``): a step of the
+    loop is one generated loop nest each way besides its product, where a bias indexed by the
+    member and concatenated values split it into several and cost a copy of each step's. The
+    same numbers up to rounding (tested).
     """
 
     @staticmethod
@@ -107,45 +111,55 @@ class GRUScan(torch.autograd.Function):
         E, B, T, _ = pre.shape
         N = W_hh.shape[-1]
         h = pre.new_zeros(E, B, N)
-        hs, saved = [], []
+        hs, saved = [], ([], [], [], [])
         for t in range(T):
             if t == 0:
                 rec = b_hh[:, None, :].expand(E, B, 3 * N)
             else:
-                rec = torch.bmm(h, W_hh.transpose(1, 2)) + b_hh[:, None, :]  # (E, B, 3N)
+                rec = torch.baddbmm(b_hh[:, None, :], h, W_hh.transpose(1, 2))  # (E, B, 3N)
             a_r, a_z, a_n = pre[:, :, t].chunk(3, dim=-1)
             h_r, h_z, h_n = rec.chunk(3, dim=-1)
             r, z = torch.sigmoid(a_r + h_r), torch.sigmoid(a_z + h_z)
             n = torch.tanh(a_n + r * h_n)
             h = (1 - z) * n + z * h
             hs.append(h)
-            saved.append(torch.cat([r, z, n, h_n], dim=-1))
+            for stack, a in zip(saved, (r, z, n, h_n), strict=True):
+                stack.append(a)  # each a stack of its own: written where it is computed
         H = torch.stack(hs, dim=2)
-        ctx.save_for_backward(W_hh, H, torch.stack(saved, dim=2))
+        ctx.save_for_backward(W_hh, H, *(torch.stack(a, dim=2) for a in saved))
         return H
 
     @staticmethod
     def backward(ctx, dH: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        W_hh, H, S = ctx.saved_tensors
+        W_hh, H, *S = ctx.saved_tensors  # the stacks of r, z, n and h_n
         E, B, T, N = H.shape
-        zero = dH.new_zeros(E, B, N)
-        dh_next = zero
-        dpres, drecs = [dH] * T, [dH] * T
+        dh_next = dH.new_zeros(E, B, N)
+        dhs = [dH] * T
         for t in reversed(range(T)):
-            r, z, n, h_n = S[:, :, t].chunk(4, dim=-1)
-            h_prev = H[:, :, t - 1] if t > 0 else zero
             dh = dH[:, :, t] + dh_next
-            da_n = dh * (1 - z) * (1 - n * n)  # d loss / d (a_n + r h_n)
-            da_r = da_n * h_n * r * (1 - r)
-            da_z = dh * (h_prev - n) * z * (1 - z)
-            dpres[t] = torch.cat([da_r, da_z, da_n], dim=-1)  # (E, B, 3N)
-            drecs[t] = torch.cat([da_r, da_z, da_n * r], dim=-1)
+            dhs[t] = dh
             if t > 0:
-                dh_next = dh * z + torch.bmm(drecs[t], W_hh)
-        drec = torch.stack(drecs, dim=2).reshape(E, B * T, 3 * N)
-        h_prev = torch.cat([H.new_zeros(E, B, 1, N), H[:, :, :-1]], dim=2).reshape(E, B * T, N)
-        dW_hh = torch.bmm(drec.transpose(1, 2), h_prev)
-        return torch.stack(dpres, dim=2), dW_hh, drec.sum(dim=1)
+                acts = [a[:, :, t] for a in S]
+                _, drec = _gate_grads(dh, acts, H[:, :, t - 1])  # (E, B, 3N)
+                dh_next = dh * acts[1] + torch.bmm(drec, W_hh)
+        # the gradients of all t at once from the stacked dh_t: one loop, where stacking each
+        # step's would copy each
+        h_prev = torch.cat([H.new_zeros(E, B, 1, N), H[:, :, :-1]], dim=2)
+        dpre, drec = _gate_grads(torch.stack(dhs, dim=2), S, h_prev)  # (E, B, T, 3N) each
+        drec = drec.reshape(E, B * T, 3 * N)
+        dW_hh = torch.bmm(drec.transpose(1, 2), h_prev.reshape(E, B * T, N))
+        return dpre, dW_hh, drec.sum(dim=1)
+
+
+def _gate_grads(dh, acts, h_prev) -> tuple[torch.Tensor, torch.Tensor]:
+    """d loss / d (a_r, a_z, a_n), the input parts of the gates, and d loss / d rec (the
+    recurrent parts, rec = W_hh h_{t-1} + b_hh), each (..., 3N), from dh_t, (r, z, n, h_n)
+    and h_{t-1}, each (..., N)."""
+    r, z, n, h_n = acts
+    da_n = dh * (1 - z) * (1 - n * n)  # d loss / d (a_n + r h_n)
+    da_r = da_n * h_n * r * (1 - r)
+    da_z = dh * (h_prev - n) * z * (1 - z)
+    return torch.cat([da_r, da_z, da_n], dim=-1), torch.cat([da_r, da_z, da_n * r], dim=-1)
 
 
 def gru_states_scan(u: torch.Tensor, params: Params) -> torch.Tensor:

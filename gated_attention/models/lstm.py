@@ -98,7 +98,12 @@ class LSTMScan(torch.autograd.Function):
     Autograd's backward of the loop makes two products a step, one for dh_{t-1} and one for
     W_hh's share; here W_hh's gradient is one product over all t after the loop, sum_t
     dgates_t^T h_{t-1}, and h_0 = 0 skips the first step's product both ways: about a sixth
-    fewer kernels in a compiled step. The same numbers up to rounding (tested).
+    fewer kernels in a compiled step. Each step writes its values where they are kept: every
+    gate's activations a stack of its own, and the backward keeps dh_t and dc_t, the gates'
+    gradients of all t computed after the loop in one pass (``_gate_grads``); a step of
+    the loop is one generated loop nest each way besides its product, where concatenated gates
+    cost a copy of each step's. The same numbers up to rounding (tested; float32 bit for bit
+    the same as the concatenated form).
     """
 
     @staticmethod
@@ -106,7 +111,7 @@ class LSTMScan(torch.autograd.Function):
         E, B, T, _ = pre.shape
         N = W_hh.shape[-1]
         h = c = pre.new_zeros(E, B, N)
-        hs, cs, acts = [], [c], []
+        hs, cs, acts = [], [c], ([], [], [], [])
         for t in range(T):  # h_0 = 0: the first step's gates are its inputs'
             gates = pre[:, :, t] if t == 0 else pre[:, :, t] + torch.bmm(h, W_hh.transpose(1, 2))
             i, f, g, o = gates.chunk(4, dim=-1)
@@ -115,38 +120,53 @@ class LSTMScan(torch.autograd.Function):
             h = o * torch.tanh(c)
             hs.append(h)
             cs.append(c)
-            acts.append(torch.cat([i, f, g, o], dim=-1))
+            for saved, a in zip(acts, (i, f, g, o), strict=True):
+                saved.append(a)  # each gate a stack of its own: written where it is computed
         H = torch.stack(hs, dim=2)
-        ctx.save_for_backward(W_hh, H, torch.stack(cs, dim=2), torch.stack(acts, dim=2))
+        gate_stacks = (torch.stack(a, dim=2) for a in acts)
+        ctx.save_for_backward(W_hh, H, torch.stack(cs, dim=2), *gate_stacks)
         return H
 
     @staticmethod
     def backward(ctx, dH: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        W_hh, H, C, A = ctx.saved_tensors  # C[:, :, t + 1] = c_t, C[:, :, 0] = c_0 = 0
+        W_hh, H, C, I, F, G, O = ctx.saved_tensors  # C[:, :, t + 1] = c_t, C[:, :, 0] = c_0 = 0
         E, B, T, N = H.shape
         dh_next, dc_next = dH.new_zeros(E, B, N), dH.new_zeros(E, B, N)
-        dgates = [dH] * T
+        dhs, dcs = [dH] * T, [dH] * T
         for t in reversed(range(T)):
-            i, f, g, o = A[:, :, t].chunk(4, dim=-1)
+            i, f, g, o = I[:, :, t], F[:, :, t], G[:, :, t], O[:, :, t]
             tanh_c = torch.tanh(C[:, :, t + 1])
             dh = dH[:, :, t] + dh_next
             dc = dc_next + dh * o * (1 - tanh_c * tanh_c)
-            dgates[t] = torch.cat(
-                [
-                    dc * g * i * (1 - i),
-                    dc * C[:, :, t] * f * (1 - f),
-                    dc * i * (1 - g * g),
-                    dh * tanh_c * o * (1 - o),
-                ],
-                dim=-1,
-            )  # (E, B, 4N), d loss / d gates_t before the nonlinearities
+            dhs[t], dcs[t] = dh, dc
             dc_next = dc * f
             if t > 0:
-                dh_next = torch.bmm(dgates[t], W_hh)
-        dpre = torch.stack(dgates, dim=2)  # (E, B, T, 4N)
+                dgates = _gate_grads(dh, dc, (i, f, g, o), C[:, :, t], tanh_c)  # (E, B, 4N)
+                dh_next = torch.bmm(dgates, W_hh)
+        # the gates' gradients of all t at once from the stacked dh_t, dc_t: one loop, where
+        # stacking each step's would copy each
+        dpre = _gate_grads(
+            torch.stack(dhs, dim=2), torch.stack(dcs, dim=2), (I, F, G, O), C[:, :, :-1],
+            torch.tanh(C[:, :, 1:]),
+        )  # fmt: skip
         h_prev = torch.cat([H.new_zeros(E, B, 1, N), H[:, :, :-1]], dim=2).reshape(E, B * T, N)
         dW_hh = torch.bmm(dpre.reshape(E, B * T, 4 * N).transpose(1, 2), h_prev)
         return dpre, dW_hh
+
+
+def _gate_grads(dh, dc, acts, c_prev, tanh_c) -> torch.Tensor:
+    """d loss / d gates before the nonlinearities, (..., 4N), from dh_t, dc_t, the gates'
+    activations (i, f, g, o), c_{t-1} and tanh(c_t), each (..., N)."""
+    i, f, g, o = acts
+    return torch.cat(
+        [
+            dc * g * i * (1 - i),
+            dc * c_prev * f * (1 - f),
+            dc * i * (1 - g * g),
+            dh * tanh_c * o * (1 - o),
+        ],
+        dim=-1,
+    )
 
 
 def lstm_states_scan(u: torch.Tensor, params: Params) -> torch.Tensor:

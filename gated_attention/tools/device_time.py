@@ -104,9 +104,18 @@ def kernel_key(run: dict) -> tuple:
     compiled one is compiled once)."""
     c, task = run["config"], run["tasks"][0]
     names = (tuple(sorted(run["params"])), len(run["tasks"]))
-    forward = getattr(run["forward"], "__qualname__", repr(run["forward"]))
+    forward = _forward_name(run["forward"])
     rates = run.get("member_lrs") is not None  # each member's rate: its own kernels a step
     return names, forward, task.T, type(task).__name__, c.batch_size, c.loss, c.dtype, c.mode, rates
+
+
+def _forward_name(forward) -> str:
+    """A family's forward by its module and name: the families' forms share their names (the
+    LSTM's and the GRU's ``compiled``), and a key by name alone counted one for the other."""
+    if forward is None:
+        return "None"
+    name = getattr(forward, "__qualname__", None)
+    return f"{forward.__module__}.{name}" if name else repr(forward)
 
 
 #: aten operations that launch no device work: views, allocations, metadata, and host reads
