@@ -216,13 +216,13 @@ def _cell_loop_kernels(name: str, T: int) -> int:
         return device_time.launched(prof.events(), device_time.generated_nests(folder))
 
 
-@pytest.mark.parametrize("name, per_step", [("lstm", 4), ("gru", 5)])
+@pytest.mark.parametrize("name, per_step", [("lstm", 4), ("gru", 6)])
 def test_a_compiled_cell_loop_costs_a_loop_nest_each_way_a_step_besides_its_products(
     name, per_step
 ):
     """A step of the LSTM's or GRU's compiled loop: one loop nest forward, one backward, and
-    their products (the GRU's bias copied into its product's output, one more): each value
-    written where it is kept (concatenated gates cost a copy of each step's: 6 and 9 a step)."""
+    their products (the GRU's forward three nests, split by how they index the bias): each
+    value written where it is kept (concatenated gates cost a copy of each step's: 6 and 9)."""
     assert (_cell_loop_kernels(name, 5) - _cell_loop_kernels(name, 3)) / 2 <= per_step
 
 
