@@ -100,10 +100,11 @@ class LSTMScan(torch.autograd.Function):
     dgates_t^T h_{t-1}, and h_0 = 0 skips the first step's product both ways: about a sixth
     fewer kernels in a compiled step. Each step writes its values where they are kept: every
     gate's activations a stack of its own, and the backward keeps dh_t and dc_t, the gates'
-    gradients of all t computed after the loop in one pass (``_gate_grads``); a step of
-    the loop is one generated loop nest each way besides its product, where concatenated gates
-    cost a copy of each step's. The same numbers up to rounding (tested; float32 bit for bit
-    the same as the concatenated form).
+    gradients of all t computed after the loop in one pass (``_gate_grads``, which computes
+    again the gradients that the step's product needed: cheaper than a copy of each step's,
+    which concatenated gates cost). A step of the loop is one or two generated loop nests each
+    way besides its product, inside one generated kernel each way, as before. The same numbers
+    up to rounding (tested; bit for bit the same as the concatenated form).
     """
 
     @staticmethod

@@ -115,7 +115,8 @@ def _forward_name(forward) -> str:
     if forward is None:
         return "None"
     name = getattr(forward, "__qualname__", None)
-    return f"{forward.__module__}.{name}" if name else repr(forward)
+    module = getattr(forward, "__module__", None)
+    return f"{module}.{name}" if name else repr(forward)
 
 
 #: aten operations that launch no device work: views, allocations, metadata, and host reads
