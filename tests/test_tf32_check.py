@@ -1,10 +1,18 @@
 """The TF32 emulation: the rounding, the products it cuts (forward and backward), and a run
 compared in both precisions."""
 
+import json
+
 import pytest
 import torch
 
-from gated_attention.tools.tf32_check import TF32Products, compare, format_compare, tf32
+from gated_attention.tools.tf32_check import (
+    TF32Products,
+    compare,
+    format_compare,
+    order_flips,
+    tf32,
+)
 
 
 def test_tf32_keeps_ten_mantissa_bits_rounding_toward_zero():
@@ -63,3 +71,23 @@ def test_compare_trains_a_smoke_run_in_both_precisions_and_reports_the_change():
     assert float(r["change"].max()) < 0.05  # by rounding, not by another run
     text = format_compare(r)
     assert "how-many-neurons-A (smoke)" in text and "largest" in text
+
+
+def test_order_flips_counts_the_pairs_of_rows_ordered_otherwise():
+    a = torch.tensor([[1.0, 1.2], [2.0, 2.2], [3.0, 3.2]])  # row means 1.1, 2.1, 3.1
+    assert order_flips(a, a) == (0, 3)
+    b = torch.tensor([[2.5, 2.5], [2.0, 2.2], [3.0, 3.2]])  # 2.5 > 2.1: one pair turns
+    assert order_flips(a, b) == (1, 3)
+    assert order_flips(torch.tensor([3.0, 2.0, 1.0]), torch.tensor([1.0, 2.0, 3.0])) == (3, 3)
+    with pytest.raises(ValueError, match="shapes"):
+        order_flips(a, a[:2])
+
+
+def test_the_command_writes_each_comparison_as_json(tmp_path, capsys):
+    from gated_attention.tools.tf32_check import main
+
+    out = tmp_path / "tf32.json"
+    assert main(["how-many-neurons-A", "--profile", "smoke", "--out", str(out)]) == 0
+    (r,) = json.loads(out.read_text())
+    assert r["name"] == "how-many-neurons-A" and len(r["change"]) == len(r["float32"]) > 1
+    assert "ordered otherwise" in capsys.readouterr().out

@@ -16,6 +16,7 @@ spread between the run's seeds.
                          its factors through ``tf32`` first; sums added to a product stay float32
     compare(name)        the experiment's quick run trained twice in this process, in float32 and
                          in ``TF32Products``, and each member's held-out loss in both
+    order_flips(a, b)    how many pairs of rows (sizes, families) the two runs order otherwise
 
 Only the eager modes ("fast", "reference") dispatch their products through the mode; a
 compiled step calls its products from generated code, which the mode does not see.
@@ -26,13 +27,15 @@ compiled step calls its products from generated code, which the mode does not se
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ["tf32", "TF32Products", "PRODUCTS", "compare", "format_compare", "main"]
+__all__ = ["tf32", "TF32Products", "PRODUCTS", "order_flips", "compare", "format_compare", "main"]
 
 #: mantissa bits a float32 has beyond TF32's 10
 _DROPPED_BITS = 13
@@ -87,6 +90,17 @@ def _held_out(tensors: dict) -> torch.Tensor:
     return tensors["eval_loss"].double().flatten()
 
 
+def order_flips(loss_a: torch.Tensor, loss_b: torch.Tensor) -> tuple[int, int]:
+    """(pairs ordered otherwise, pairs) of the rows of two (G,) or (G, S) held-out losses: the
+    rows' means over seeds (the last axis, where there is one), compared pair by pair."""
+    if loss_a.shape != loss_b.shape:
+        raise ValueError(f"losses of shapes {tuple(loss_a.shape)} and {tuple(loss_b.shape)}")
+    ma, mb = (x.double().mean(-1) if x.dim() > 1 else x.double() for x in (loss_a, loss_b))
+    i, j = torch.triu_indices(len(ma), len(ma), offset=1)
+    flipped = torch.sign(ma[i] - ma[j]) != torch.sign(mb[i] - mb[j])
+    return int(flipped.sum()), len(i)
+
+
 def compare(name: str, profile: str = "quick") -> dict[str, Any]:
     """Train ``name``'s ``profile`` run in float32 and under ``TF32Products`` (nothing stored) and
     return both held-out losses per member (``float32``, ``tf32``), their relative change
@@ -117,6 +131,7 @@ def compare(name: str, profile: str = "quick") -> dict[str, Any]:
         "tf32": b,
         "change": (b - a).abs() / a.abs(),
         "seed_spread": float(spread),
+        "order_flips": order_flips(ref["eval_loss"], cut["eval_loss"]),
         "products": mode.count,
         "seconds": (t1 - t0, t2 - t1),
     }
@@ -125,16 +140,17 @@ def compare(name: str, profile: str = "quick") -> dict[str, Any]:
 def format_compare(r: dict[str, Any]) -> str:
     """A few lines: the median and largest relative change of a member's held-out loss, and the
     seeds' median relative spread beside them."""
-    ch = r["change"]
+    ch, (flips, pairs) = r["change"], r["order_flips"]
     finite = bool(torch.isfinite(r["tf32"]).all())
     return "\n".join(
         [
             f"{r['name']} ({r['profile']}): {ch.numel()} members, {r['products']:,} products cut",
             f"  held-out loss, TF32 against float32: median change {float(ch.median()):.2e},"
             f" largest {float(ch.max()):.2e}" + ("" if finite else " (a member not finite)"),
-            f"  the seeds' median spread of a size's loss: {r['seed_spread']:.2e}"
+            f"  the seeds' median spread of a row's loss: {r['seed_spread']:.2e}"
             if r["seed_spread"] == r["seed_spread"]
-            else "  the seeds' spread: one seed, none",
+            else "  the seeds' spread: not computed (no seeds axis)",
+            f"  pairs of rows (mean over seeds) ordered otherwise: {flips} of {pairs}",
             f"  {r['seconds'][0]:.0f} s float32, {r['seconds'][1]:.0f} s emulated",
         ]
     )
@@ -146,9 +162,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("names", nargs="+", help="experiments (python -m gated_attention list)")
     parser.add_argument("--profile", default="quick", help="smoke or quick (default quick)")
+    parser.add_argument("--out", help="also write every comparison here (JSON)")
     args = parser.parse_args(argv)
+    done = []
     for name in args.names:
-        print(format_compare(compare(name, args.profile)), flush=True)
+        r = compare(name, args.profile)
+        print(format_compare(r), flush=True)
+        done.append({k: v.tolist() if isinstance(v, torch.Tensor) else v for k, v in r.items()})
+        if args.out:  # after each run: a later failure loses none of them
+            Path(args.out).write_text(json.dumps(done, indent=1))
     return 0
 
 
