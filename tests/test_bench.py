@@ -107,6 +107,12 @@ def test_gemm_peak_is_positive():
     assert bench.gemm_peak_gflops(size=64, repeats=2) > 0
 
 
+def test_a_tf32_peak_is_a_cuda_devices_and_the_mode_is_off_again_after():
+    with pytest.raises(ValueError, match="TF32 products are a CUDA device's mode"):
+        bench.gemm_peak_gflops(size=64, repeats=2, tf32=True)
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "bench.json"

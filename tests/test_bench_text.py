@@ -105,3 +105,11 @@ def test_the_engine_against_the_peak():
         "engine: 20.0 ms per step, of which the matrix products alone would take 3.0 ms at "
         "the measured peak"
     )
+
+
+def test_a_bench_that_measured_a_tf32_peak_shows_it_under_the_float32_peak():
+    _, rec = next(iter(bench.recorded_benches().items()))
+    assert "TF32" not in bench_table.format_table(rec)  # not measured: no row
+    lines = bench_table.format_table({**rec, "gemm_peak_tf32_gflops": 123456.7}).splitlines()
+    (i,) = [k for k, line in enumerate(lines) if "TF32" in line]
+    assert lines[i].endswith("123456.7 GFLOP/s") and "engine / peak" in lines[i - 1]

@@ -198,3 +198,11 @@ def test_a_padded_family_ensemble_on_the_gpu_equals_the_cpu():
     for k in params:
         torch.testing.assert_close(gpu.params[k], cpu.params[k], rtol=1e-10, atol=1e-12)
     assert float(gpu.params["l1_B_re"][:2, 3:].abs().sum()) == 0.0  # the padding stays zero
+
+
+def test_the_tf32_peak_is_measured_with_the_mode_on_and_leaves_it_off():
+    from gated_attention.tools.bench_products import gemm_peak_gflops
+
+    assert torch.backends.cuda.matmul.allow_tf32 is False  # the engine trains in float32
+    peak = gemm_peak_gflops(1024, repeats=3, device="cuda", tf32=True)
+    assert peak > 0 and torch.backends.cuda.matmul.allow_tf32 is False

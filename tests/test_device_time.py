@@ -167,7 +167,11 @@ def test_the_calibration_shares_a_benchs_time_over_the_kernels_of_the_step_it_ti
     timed = device_time.calibrate({**bench, "step_kernels": 2 * counted})  # the bench's own
     assert timed["kernels"] == 2 * counted
     assert timed["t_kernel"] == pytest.approx(now["t_kernel"] / 2)
-    assert timed["peak_flops"] == 1e12
+    assert timed["peak_flops"] == 1e12 and timed["peak_tf32_flops"] is None  # not measured
+    assert device_time.calibrate({**bench, "gemm_peak_tf32_gflops": 4e3}) == {
+        **now,
+        "peak_tf32_flops": 4e12,
+    }
     with pytest.raises(ValueError, match="step_kernels"):
         device_time.calibrate({**bench, "step_kernels": 0})
 

@@ -53,6 +53,7 @@ def test_the_central_claims_at_the_papers_steps_and_in_parts():
         "architectures-teacher": 1_000_000,
         "architectures-regression": 300_000,
     }
+    assert "TF32" in gpu_plan.format_plan(p) and "not known" in gpu_plan.tf32_floor_line(p)
     plan3 = {"runs": [{"name": n, "device_s": s} for n, s in (("a", 300), ("b", 700), ("c", 100))]}
     assert gpu_plan.parts(plan3, 540) == [
         [("a", 300), ("b", 240)],
@@ -104,3 +105,11 @@ def test_a_compiled_run_is_predicted_as_a_range_of_launches():
     assert p["fused_s"] == pytest.approx(r["device_fused_s"])
     assert p["fused_s"] < p["total_s"]
     assert f"{p['fused_s'] / 60:.1f} min" in gpu_plan.format_plan(p)
+
+
+def test_the_floor_with_tf32_products_is_the_floor_at_the_tf32_peak():
+    p = {"floor_s": 600.0, "calibration": {"peak_flops": 40e12, "peak_tf32_flops": 160e12}}
+    line = gpu_plan.tf32_floor_line(p)
+    assert "160.0 TFLOP/s" in line and "2.5 min" in line and "keeps float32" in line
+    assert all(len(part) <= 100 for part in line.splitlines())
+    assert "not known" in gpu_plan.tf32_floor_line({**p, "calibration": {"peak_flops": 1.0}})

@@ -71,6 +71,11 @@ def format_table(r: dict) -> str:
         ("engine achieved", f"{r['engine_gflops']:.1f} GFLOP/s"),
         (f"matmul peak ({r['gemm_size']}^3 float32)", f"{r['gemm_peak_gflops']:.1f} GFLOP/s"),
         ("  engine / peak", f"{100 * r['peak_fraction']:.0f}%"),
+        *(
+            [("  with TF32 products allowed", f"{r['gemm_peak_tf32_gflops']:.1f} GFLOP/s")]
+            if r.get("gemm_peak_tf32_gflops")
+            else []
+        ),
         *_floor_rows(r),
         ("torch, threads", f"{r['torch_version']}, {r['threads']}"),
         *_device_rows(r),

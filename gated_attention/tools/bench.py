@@ -11,7 +11,8 @@ Measures, on this machine (``python -m gated_attention.tools.bench --out _build/
                 member-steps/s (16 x ensemble steps/s)
     sequential  the same 16 runs one after another: member-steps/s
     GFLOP/s     the engine's achieved matrix-multiply FLOP rate (``step_flops``) against
-                ``gemm_peak_gflops``, the best rate of a timed 2048 x 2048 float32 matmul.
+                ``gemm_peak_gflops``, the best rate of a timed 2048 x 2048 float32 matmul
+                (on a GPU also ``gemm_peak_tf32_gflops``: the same with TF32 products allowed).
 
     floor       the matrix products of one engine step (forward + backward), each timed alone
                 (``products_floor``): the time of a step in which everything else were free.
@@ -270,6 +271,9 @@ def _measure(kind: str, seed: int, dev: torch.device, ways: bool = True) -> dict
             "step_gflop": flops["total"] / 1e9,
             "engine_gflops": eng * flops["total"] / 1e9,
             "gemm_peak_gflops": peak,
+            "gemm_peak_tf32_gflops": (
+                None if on_cpu else gemm_peak_gflops(GEMM_SIZE[kind], device=dev, tf32=True)
+            ),
             "gemm_size": GEMM_SIZE[kind],
             "products_floor_ms": floor["ms"],
             "products": floor["products"],

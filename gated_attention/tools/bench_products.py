@@ -4,6 +4,7 @@
     step_products     the products the engine issues (operation, shapes, strides), recorded
     products_floor    each recorded product timed alone on fresh operands, summed: the floor
     gemm_peak_gflops  the best rate of a large float32 matmul: the machine's practical peak
+                      (on a GPU also with TF32 products allowed)
 
 FLOP count (``step_flops``): only matrix products are counted (elementwise work is ignored),
 2 FLOPs per multiply-add, as computed (the decay-matrix GEMM includes its zero upper triangle).
@@ -135,11 +136,22 @@ def products_floor(
     }
 
 
-def gemm_peak_gflops(size: int = 2048, repeats: int = 5, device: str | None = None) -> float:
+def gemm_peak_gflops(
+    size: int = 2048, repeats: int = 5, device: str | None = None, tf32: bool = False
+) -> float:
     """The best GFLOP/s of ``repeats`` timed (size x size) @ (size x size) float32 products on
-    ``device`` (default: the CPU)."""
+    ``device`` (default: the CPU). ``tf32``: with a CUDA device's TF32 products allowed for
+    them (off again after; the engine trains with them off, torch's default); a CPU has no such
+    mode, and asking for it there is an error."""
     dev = torch.device("cpu") if device is None else resolve_device(device)
+    if tf32 and dev.type != "cuda":
+        raise ValueError(f"TF32 products are a CUDA device's mode; {dev} has none")
     g = torch.Generator().manual_seed(0)
     a = torch.randn(size, size, generator=g).to(dev)
     b = torch.randn(size, size, generator=g).to(dev)
-    return 2 * size**3 / best_seconds(lambda: a @ b, repeats, dev) / 1e9
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        return 2 * size**3 / best_seconds(lambda: a @ b, repeats, dev) / 1e9
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before

@@ -405,8 +405,9 @@ def kernels_by_members(
 
 
 def calibrate(bench: dict) -> dict:
-    """{"t_kernel", "peak_flops", "kernels"} from a recorded GPU bench: its one-student step
-    time over the kernels of the step it timed, and its matmul peak. The kernels: the bench's
+    """{"t_kernel", "peak_flops", "peak_tf32_flops", "kernels"} from a recorded GPU bench: its
+    one-student step time over the kernels of the step it timed, and its matmul peak (with TF32
+    products allowed too, where the bench measured it, else None). The kernels: the bench's
     own "step_kernels" (counted from the code it ran, the data drawn on the host there left
     out), else those of that step as the code counts it now (``step_kernels``)."""
     cfg = bench["config"]
@@ -421,6 +422,7 @@ def calibrate(bench: dict) -> dict:
     return {
         "t_kernel": 1.0 / bench["engine_steps_per_s"] / kernels,
         "peak_flops": bench["gemm_peak_gflops"] * 1e9,
+        "peak_tf32_flops": (bench.get("gemm_peak_tf32_gflops") or 0.0) * 1e9 or None,
         "kernels": kernels,
     }
 

@@ -260,6 +260,18 @@ def _counts(run: dict, mode: str | None, counted: dict) -> dict:
     return {**counted[kernels], "flops": _flops(run, mode, counted)}
 
 
+def tf32_floor_line(p: dict) -> str:
+    """The floor at the bench's TF32 peak, where it measured one: the campaign keeps float32,
+    and whether TF32 would change the numbers is ``tools.tf32_check``'s question."""
+    tf32 = p["calibration"].get("peak_tf32_flops")
+    if not tf32:
+        return "the floor with TF32 products: not known (the recorded bench did not measure them)"
+    floor = p["floor_s"] * p["calibration"]["peak_flops"] / tf32
+    return (f"the floor with TF32 products ({tf32 / 1e12:.1f} TFLOP/s measured): "
+            f"{floor / 60:.1f} min;\nthe campaign keeps float32 (tools.tf32_check: the numbers "
+            "TF32 gives)")  # fmt: skip
+
+
 def format_plan(p: dict) -> str:
     """The plan as a table (kernels and GFLOP: of the costliest step of a run), the total and
     what the prediction leaves out."""
@@ -293,6 +305,7 @@ def format_plan(p: dict) -> str:
                  "(no padding, no")  # fmt: skip
     lines.append("masked neurons): the least these runs' products take at that peak, however")
     lines.append("they are grouped, fused or overlapped")
+    lines.append(tf32_floor_line(p))
     lines.append("compile: minutes a first run of each job takes over a second, on this CPU with")
     lines.append(
         "inductor's caches off (a GPU compiles other kernels, on other cores); in the total"
