@@ -9,8 +9,9 @@ inputs cut the same way, and set its held-out losses beside the float32 run's, a
 spread between the run's seeds.
 
     tf32(x)              x (float32) with its 13 lowest mantissa bits cleared (round toward
-                         zero: the coarser of the two roundings a GPU applies, so an upper bound
-                         on the change), non-finite values unchanged
+                         zero, what tensor cores do with the float32 bits they are handed; a
+                         library that first rounds to nearest errs by half as much, unbiased),
+                         non-finite values unchanged
     TF32Products()       a dispatch mode in which every matrix product on float32 tensors
                          (``PRODUCTS``: mm, bmm, addmm, baddbmm, ...; the backward's too) gets
                          its factors through ``tf32`` first; sums added to a product stay float32
