@@ -11,6 +11,7 @@ from gated_attention.tools.tf32_check import (
     compare,
     format_compare,
     order_flips,
+    seed_flips,
     tf32,
 )
 
@@ -91,3 +92,9 @@ def test_the_command_writes_each_comparison_as_json(tmp_path, capsys):
     (r,) = json.loads(out.read_text())
     assert r["name"] == "how-many-neurons-A" and len(r["change"]) == len(r["float32"]) > 1
     assert "ordered otherwise" in capsys.readouterr().out
+
+
+def test_seed_flips_compare_each_pair_of_seeds():
+    loss = torch.tensor([[1.0, 3.0, 1.0], [2.0, 2.0, 2.0], [3.0, 1.0, 3.0]])
+    assert seed_flips(loss) == [(3, 3), (0, 3), (3, 3)]  # seed 1 orders the rows backwards
+    assert seed_flips(torch.tensor([1.0, 2.0])) == []

@@ -18,6 +18,7 @@ spread between the run's seeds.
     compare(name)        the experiment's quick run trained twice in this process, in float32 and
                          in ``TF32Products``, and each member's held-out loss in both
     order_flips(a, b)    how many pairs of rows (sizes, families) the two runs order otherwise
+    seed_flips(loss)     the same between the float32 run's seeds, two at a time: the yardstick
 
 Only the eager modes ("fast", "reference") dispatch their products through the mode; a
 compiled step calls its products from generated code, which the mode does not see.
@@ -36,7 +37,16 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ["tf32", "TF32Products", "PRODUCTS", "order_flips", "compare", "format_compare", "main"]
+__all__ = [
+    "tf32",
+    "TF32Products",
+    "PRODUCTS",
+    "order_flips",
+    "seed_flips",
+    "compare",
+    "format_compare",
+    "main",
+]
 
 #: mantissa bits a float32 has beyond TF32's 10
 _DROPPED_BITS = 13
@@ -102,6 +112,15 @@ def order_flips(loss_a: torch.Tensor, loss_b: torch.Tensor) -> tuple[int, int]:
     return int(flipped.sum()), len(i)
 
 
+def seed_flips(loss: torch.Tensor) -> list[tuple[int, int]]:
+    """The yardstick of ``order_flips``: for each pair of seeds of a (G, S) held-out loss, the
+    pairs of rows that one seed's losses order otherwise than the other's (none for (G,))."""
+    if loss.dim() < 2:
+        return []
+    S = loss.shape[-1]
+    return [order_flips(loss[:, i], loss[:, j]) for i in range(S) for j in range(i + 1, S)]
+
+
 def compare(name: str, profile: str = "quick") -> dict[str, Any]:
     """Train ``name``'s ``profile`` run in float32 and under ``TF32Products`` (nothing stored) and
     return both held-out losses per member (``float32``, ``tf32``), their relative change
@@ -133,6 +152,7 @@ def compare(name: str, profile: str = "quick") -> dict[str, Any]:
         "change": (b - a).abs() / a.abs(),
         "seed_spread": float(spread),
         "order_flips": order_flips(ref["eval_loss"], cut["eval_loss"]),
+        "seed_flips": seed_flips(ref["eval_loss"]),
         "products": mode.count,
         "seconds": (t1 - t0, t2 - t1),
     }
@@ -152,6 +172,8 @@ def format_compare(r: dict[str, Any]) -> str:
             if r["seed_spread"] == r["seed_spread"]
             else "  the seeds' spread: not computed (no seeds axis)",
             f"  pairs of rows (mean over seeds) ordered otherwise: {flips} of {pairs}",
+            "  the same between two seeds in float32: "
+            + (", ".join(f"{f}" for f, _ in r["seed_flips"]) or "no seeds axis"),
             f"  {r['seconds'][0]:.0f} s float32, {r['seconds'][1]:.0f} s emulated",
         ]
     )
