@@ -9,6 +9,7 @@ gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU, w
   device_time     a step's device time from its counted kernels and FLOPs
   own_sizes       every member at its own size: the floor under that time
   step_times      the same steps timed where they run: the check of that prediction
+    busy_time     how much of such a step the device's kernels take, and which
   tf32_check      a run's held-out losses with TF32 products, emulated here: may a GPU use them?
 campaign        train them within a time budget, central claims first, as a resumable pack
 bench           time the training engine (``make bench``), with its parts:

@@ -2,6 +2,7 @@
 
     python -m gated_attention.tools.step_times --device cuda --out FILE [--budget-s 300]
         [--steps 600] [--only LABEL ...]       measure (each entry in a process of its own)
+        [--busy]                             and each step's kernel time (``busy_time``)
     python -m gated_attention.tools.step_times --device cuda --missing h200 --out FILE
                                              only those the recorded h200 file lacks
     python -m gated_attention.tools.step_times --list      the entries, in measuring order
@@ -51,6 +52,7 @@ import torch
 
 from ..atomic import atomic_write_json
 from ..engine import train
+from .busy_time import busy_per_step, format_busy
 from .device_time import bench_run, job_run
 
 __all__ = [
@@ -172,10 +174,14 @@ def seconds_per_step(run: dict, device: str, steps: int, warm: int = 100, mode=N
     }
 
 
-def _child(label: str, device: str, steps: int, out: Path) -> None:
-    """Measure the entry ``label`` and write its result to ``out`` (one JSON object)."""
+def _child(label: str, device: str, steps: int, out: Path, busy: bool = False) -> None:
+    """Measure the entry ``label`` (and, with ``busy``, its kernels: ``busy_time``) and write
+    its result to ``out`` (one JSON object)."""
     entry = {e.label: e for e in entries()}[label]
-    result = seconds_per_step(entry.build(), device, steps, mode=entry.mode)
+    run = entry.build()
+    result = seconds_per_step(run, device, steps, mode=entry.mode)
+    if busy:
+        result.update(busy_per_step(run, device, min(steps, 100), mode=entry.mode))
     about = {"label": label, "about": entry.about, "device": device, "steps": steps}
     atomic_write_json(out, {**about, **result, "torch": torch.__version__})
 
@@ -186,6 +192,7 @@ def measure(
     budget_s: float,
     steps: int = 600,
     only: list[str] | None = None,
+    busy: bool = False,
 ) -> list[dict]:
     """Measure ``entries`` (or those labelled ``only``) one by one, each in a child process
     given what is left of ``budget_s``; the list of results (an entry stopped or failed: its
@@ -204,7 +211,7 @@ def measure(
         one = out.with_name(out.name + ".one")
         one.unlink(missing_ok=True)
         cmd = [sys.executable, "-m", __spec__.name, "--child", label, "--device", device]
-        cmd += ["--steps", str(steps), "--out", str(one)]
+        cmd += ["--steps", str(steps), "--out", str(one)] + (["--busy"] if busy else [])
         t0 = time.monotonic()
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=left)
@@ -406,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--missing", metavar="GPU", help="only the entries the recorded GPU's file lacks"
     )
+    parser.add_argument("--busy", action="store_true", help="also each step's kernel time")
     parser.add_argument("--list", action="store_true", help="print the entries and stop")
     parser.add_argument("--predict", action="store_true", help="write gpu_plan's prediction")
     parser.add_argument("--show", action="store_true", help="print the recorded step times")
@@ -421,15 +429,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nthe central claims at the paper's steps, measured on the {gpu}")
             print(format_measured(measured_runs(times), times["predicted"]["runs"]))
             print(format_parts(measured_parts(times)))
+            print(format_busy(times["entries"]) or "no step's kernel time measured (--busy)")
         return 0
     if args.predict:
         predict(args.out)
         return 0
     if args.child:
-        _child(args.child, args.device, args.steps, args.out)
+        _child(args.child, args.device, args.steps, args.out, args.busy)
         return 0
     only = not_measured(args.missing) if args.missing else args.only
-    results = measure(args.out, args.device, args.budget_s, args.steps, only)
+    results = measure(args.out, args.device, args.budget_s, args.steps, only, args.busy)
     return 0 if all("error" not in r for r in results) else 1
 
 

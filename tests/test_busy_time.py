@@ -1,0 +1,72 @@
+"""A step's kernel time (tools.busy_time): the difference of two profiled runs over the steps,
+None where a GPU's profiler saw nothing, and the table within the book's column."""
+
+import pytest
+import torch
+
+from gated_attention.tools import busy_time as bt
+from gated_attention.tools import step_times as st
+from gated_attention.tools.device_time import bench_run
+
+
+def _fake_profiles(monkeypatch, results):
+    """kernel_times returns ``results`` in turn (each: (count, {name: seconds})); training is
+    not run."""
+    calls = iter(results)
+    monkeypatch.setattr(st, "_train", lambda run, steps, mode, device: None)
+    monkeypatch.setattr(bt, "kernel_times", lambda fn, device: (fn(), next(calls))[1])
+
+
+def test_a_steps_kernels_are_the_difference_of_two_profiles_over_the_steps(monkeypatch):
+    """warm steps: 30 kernels, bmm 0.3 s; warm + 10 steps: 130 kernels, bmm 1.3 s, mul 0.2 s:
+    10 kernels a step, 0.1 s of bmm and 0.02 s of mul, 0.12 s busy."""
+    _fake_profiles(monkeypatch, [(30, {"aten::bmm": 0.3}), (130, {"aten::bmm": 1.3,
+                                                                  "aten::mul": 0.2})])  # fmt: skip
+    r = bt.busy_per_step(bench_run(8), "cpu", steps=10, warm=2)
+    assert r["kernels_per_step"] == pytest.approx(10.0)
+    assert r["busy_s_per_step"] == pytest.approx(0.12)
+    assert [k for k, _ in r["busy_top"]] == ["aten::bmm", "aten::mul"]
+    assert r["busy_top"][0][1] == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="steps and warm"):
+        bt.busy_per_step(bench_run(8), "cpu", steps=0)
+
+
+def test_no_kernel_seen_is_not_a_measurement(monkeypatch):
+    _fake_profiles(monkeypatch, [(0, {}), (0, {})])
+    r = bt.busy_per_step(bench_run(8), "cuda", steps=10, warm=2)
+    assert r["busy_s_per_step"] is None and r["kernels_per_step"] is None
+    assert bt.format_busy([{"label": "x", "s_per_step": 1e-3, **r}]) == ""
+
+
+def test_a_cpu_profile_counts_the_products_it_ran():
+    a = torch.randn(8, 8)
+    n, seconds = bt.kernel_times(lambda: [a @ a for _ in range(3)], "cpu")
+    assert n == 3 and "aten::mm" in seconds and seconds["aten::mm"] > 0
+
+
+def test_a_real_cpu_step_runs_its_products_each_step():
+    """The one-student step of n = 8 runs about the kernels gpu_plan counts for it (49 and
+    the data a chunk at a time): a step's count is a difference, not a whole run's."""
+    r = bt.busy_per_step(bench_run(8), "cpu", steps=20, warm=2)
+    assert 30 < r["kernels_per_step"] < 80
+    assert r["busy_s_per_step"] > 0
+    assert {"aten::bmm", "aten::mm"} & {k for k, _ in r["busy_top"]}
+
+
+def test_the_table_gives_the_share_of_the_step_the_kernels_take():
+    e = {"label": "architectures-teacher/groups-8-11", "s_per_step": 1.344e-3,
+         "busy_s_per_step": 0.336e-3, "kernels_per_step": 212.0,
+         "busy_top": [["void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn" + "x" * 80,
+                       1e-4]]}  # fmt: skip
+    text = bt.format_busy([e, {"label": "bench/fast/E1-n28", "s_per_step": 1e-4}])
+    assert "25%" in text and "212.0" in text and "1.344" in text
+    assert "bench/fast/E1-n28" not in text  # no kernel time measured: no row
+    assert max(len(line) for line in text.splitlines()) <= st.WIDTH
+
+
+def test_step_times_passes_busy_to_its_measurements(monkeypatch, tmp_path):
+    seen = {}
+    monkeypatch.setattr(st, "measure", lambda *a: seen.setdefault("args", a) and [])
+    st.main(["--device", "cpu", "--only", "bench/fast/E1-n28", "--busy", "--out",
+             str(tmp_path / "t.json")])  # fmt: skip
+    assert seen["args"][-1] is True
