@@ -11,6 +11,7 @@ gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU, w
   step_times      the same steps timed where they run: the check of that prediction
     busy_time     how much of such a step the device's kernels take, and which
   tf32_check      a run's held-out losses with TF32 products, emulated here: may a GPU use them?
+gpu_checks      a lent GPU's first call: its CUDA tests, the step times not recorded, its bench
 campaign        train them within a time budget, central claims first, as a resumable pack
 bench           time the training engine (``make bench``), with its parts:
   bench_products  the matrix products of one step, counted and timed alone
