@@ -1,6 +1,10 @@
 """A step's kernel time (tools.busy_time): the difference of two profiled runs over the steps,
 None where a GPU's profiler saw nothing, and the table within the book's column."""
 
+import json
+import subprocess
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -70,3 +74,32 @@ def test_step_times_passes_busy_to_its_measurements(monkeypatch, tmp_path):
     st.main(["--device", "cpu", "--only", "bench/fast/E1-n28", "--busy", "--out",
              str(tmp_path / "t.json")])  # fmt: skip
     assert seen["args"][-1] is True
+
+
+def test_a_failure_while_profiling_keeps_the_step_time(monkeypatch, tmp_path):
+    """The child writes the step before profiling it; the parent keeps a step whose profiling
+    failed, with the error beside it."""
+    monkeypatch.setattr(st, "seconds_per_step", lambda *a, **k: {"s_per_step": 1e-3})
+
+    def broken(*a, **k):
+        raise RuntimeError("CUPTI said no")
+
+    monkeypatch.setattr(st, "busy_per_step", broken)
+    one = tmp_path / "t.json.one"
+    with pytest.raises(RuntimeError, match="CUPTI"):
+        st._child("bench/fast/E1-n28", "cpu", 10, one, busy=True)
+    written = json.loads(one.read_text())
+    assert written["s_per_step"] == 1e-3 and written["label"] == "bench/fast/E1-n28"
+
+    def child(cmd, timed=True, **kw):  # the child process: it timed the step, then failed
+        assert "--busy" in cmd
+        if timed:
+            Path(cmd[cmd.index("--out") + 1]).write_text(json.dumps(written))
+        return subprocess.CompletedProcess(cmd, 1, "", "Traceback\nRuntimeError: CUPTI said no")
+
+    monkeypatch.setattr(st.subprocess, "run", child)
+    [r] = st.measure(tmp_path / "t.json", "cpu", 60, only=["bench/fast/E1-n28"], busy=True)
+    assert r["s_per_step"] == 1e-3 and "CUPTI said no" in r["busy_error"]
+    monkeypatch.setattr(st.subprocess, "run", lambda cmd, **kw: child(cmd, timed=False))
+    [r] = st.measure(tmp_path / "t.json", "cpu", 60, only=["bench/fast/E1-n28"], busy=True)
+    assert "CUPTI said no" in r["error"] and "s_per_step" not in r  # nothing was timed

@@ -175,15 +175,16 @@ def seconds_per_step(run: dict, device: str, steps: int, warm: int = 100, mode=N
 
 
 def _child(label: str, device: str, steps: int, out: Path, busy: bool = False) -> None:
-    """Measure the entry ``label`` (and, with ``busy``, its kernels: ``busy_time``) and write
-    its result to ``out`` (one JSON object)."""
+    """Measure the entry ``label`` and write its result to ``out`` (one JSON object); with
+    ``busy``, then its kernels (``busy_time``), written again: a failure there keeps the step."""
     entry = {e.label: e for e in entries()}[label]
     run = entry.build()
-    result = seconds_per_step(run, device, steps, mode=entry.mode)
+    result = {"label": label, "about": entry.about, "device": device, "steps": steps}
+    result |= seconds_per_step(run, device, steps, mode=entry.mode) | {"torch": torch.__version__}
+    atomic_write_json(out, result)
     if busy:
-        result.update(busy_per_step(run, device, min(steps, 100), mode=entry.mode))
-    about = {"label": label, "about": entry.about, "device": device, "steps": steps}
-    atomic_write_json(out, {**about, **result, "torch": torch.__version__})
+        busy_s = busy_per_step(run, device, min(steps, 100), mode=entry.mode)
+        atomic_write_json(out, result | busy_s)
 
 
 def measure(
@@ -218,7 +219,10 @@ def measure(
             err = None if done.returncode == 0 else "\n".join(done.stderr.splitlines()[-4:])
         except subprocess.TimeoutExpired:
             err = f"stopped at the budget after {time.monotonic() - t0:.0f} s"
-        r = json.loads(one.read_text()) if err is None else {"label": label, "error": err}
+        if err is None or one.exists():  # a step timed, its kernels not: the step kept
+            r = json.loads(one.read_text()) | ({"busy_error": err} if err else {})
+        else:
+            r = {"label": label, "error": err}
         r["wall_s"] = time.monotonic() - t0
         results.append(r)
         atomic_write_json(out, results, indent=1)
