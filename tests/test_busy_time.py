@@ -15,29 +15,30 @@ from gated_attention.tools.device_time import bench_run
 
 def _fake_profiles(monkeypatch, results):
     """kernel_times returns ``results`` in turn (each: (count, {name: seconds})); training is
-    not run."""
-    calls = iter(results)
-    monkeypatch.setattr(st, "_train", lambda run, steps, mode, device: None)
+    not run: the steps each call would train are kept in the list returned."""
+    calls, trained = iter(results), []
     monkeypatch.setattr(bt, "kernel_times", lambda fn, device: (fn(), next(calls))[1])
+    return trained
 
 
 def test_a_steps_kernels_are_the_difference_of_two_profiles_over_the_steps(monkeypatch):
     """warm steps: 30 kernels, bmm 0.3 s; warm + 10 steps: 130 kernels, bmm 1.3 s, mul 0.2 s:
     10 kernels a step, 0.1 s of bmm and 0.02 s of mul, 0.12 s busy."""
-    _fake_profiles(monkeypatch, [(30, {"aten::bmm": 0.3}), (130, {"aten::bmm": 1.3,
-                                                                  "aten::mul": 0.2})])  # fmt: skip
-    r = bt.busy_per_step(bench_run(8), "cpu", steps=10, warm=2)
+    profiles = [(30, {"aten::bmm": 0.3}), (130, {"aten::bmm": 1.3, "aten::mul": 0.2})]
+    trained = _fake_profiles(monkeypatch, profiles)
+    r = bt.busy_per_step(trained.append, "cpu", steps=10, warm=2)
+    assert trained == [2, 2, 12]  # compiling, then the two profiled calls
     assert r["kernels_per_step"] == pytest.approx(10.0)
     assert r["busy_s_per_step"] == pytest.approx(0.12)
     assert [k for k, _ in r["busy_top"]] == ["aten::bmm", "aten::mul"]
     assert r["busy_top"][0][1] == pytest.approx(0.1)
     with pytest.raises(ValueError, match="steps and warm"):
-        bt.busy_per_step(bench_run(8), "cpu", steps=0)
+        bt.busy_per_step(trained.append, "cpu", steps=0)
 
 
 def test_no_kernel_seen_is_not_a_measurement(monkeypatch):
-    _fake_profiles(monkeypatch, [(0, {}), (0, {})])
-    r = bt.busy_per_step(bench_run(8), "cuda", steps=10, warm=2)
+    trained = _fake_profiles(monkeypatch, [(0, {}), (0, {})])
+    r = bt.busy_per_step(trained.append, "cuda", steps=10, warm=2)
     assert r["busy_s_per_step"] is None and r["kernels_per_step"] is None
     assert bt.format_busy([{"label": "x", "s_per_step": 1e-3, **r}]) == ""
 
@@ -51,7 +52,8 @@ def test_a_cpu_profile_counts_the_products_it_ran():
 def test_a_real_cpu_step_runs_its_products_each_step():
     """The one-student step of n = 8 runs about the kernels gpu_plan counts for it (49 and
     the data a chunk at a time): a step's count is a difference, not a whole run's."""
-    r = bt.busy_per_step(bench_run(8), "cpu", steps=20, warm=2)
+    run = bench_run(8)
+    r = bt.busy_per_step(lambda k: st._train(run, k, None, "cpu"), "cpu", steps=20, warm=2)
     assert 30 < r["kernels_per_step"] < 80
     assert r["busy_s_per_step"] > 0
     assert {"aten::bmm", "aten::mm"} & {k for k, _ in r["busy_top"]}

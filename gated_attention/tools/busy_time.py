@@ -5,7 +5,8 @@ arithmetic at the float32 peak. Two causes read alike from the wall clock: the d
 between kernels (the host, a launch, a synchronisation holds it), or the device busy with
 kernels too small to run near the peak. This module tells them apart:
 
-    busy_per_step(run, device)    the run trained ``warm`` and ``warm + steps`` steps under
+    busy_per_step(train_steps, device)
+                                  the run trained ``warm`` and ``warm + steps`` steps under
                                   ``torch.profiler`` (each from its start, after a first call
                                   that compiles); the difference of the two, over ``steps``:
                                   "busy_s_per_step"   the kernels' time a step
@@ -27,6 +28,7 @@ profiler, which slows each: there the fraction can pass 1 and only tells the too
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 
 import torch
 from torch.autograd import DeviceType
@@ -75,19 +77,18 @@ def kernel_times(fn, device: str) -> tuple[int, dict[str, float]]:
 
 
 def busy_per_step(
-    run: dict, device: str, steps: int = 100, warm: int = 20, mode: str | None = None,
+    train_steps: Callable[[int], object], device: str, steps: int = 100, warm: int = 20,
     top: int = 6,
 ) -> dict:  # fmt: skip
-    """{"busy_s_per_step", "kernels_per_step", "busy_top", "busy_steps"} of ``run``
-    (``device_time.job_run``'s dict) on ``device`` (module docstring); ``busy_s_per_step``
-    and ``kernels_per_step`` are None where the profiler saw no kernel on a GPU."""
-    from .step_times import _train
-
+    """{"busy_s_per_step", "kernels_per_step", "busy_top", "busy_steps"} of a run on ``device``
+    (module docstring), ``train_steps(k)`` training it ``k`` steps from its start (as
+    ``step_times`` does); ``busy_s_per_step`` and ``kernels_per_step`` are None where the
+    profiler saw no kernel on a GPU."""
     if steps < 1 or warm < 1:
         raise ValueError(f"steps and warm must be >= 1, got {steps} and {warm}")
-    _train(run, warm, mode, device)  # compiles, outside the profiled calls
-    n0, t0 = kernel_times(lambda: _train(run, warm, mode, device), device)
-    n1, t1 = kernel_times(lambda: _train(run, warm + steps, mode, device), device)
+    train_steps(warm)  # compiles, outside the profiled calls
+    n0, t0 = kernel_times(lambda: train_steps(warm), device)
+    n1, t1 = kernel_times(lambda: train_steps(warm + steps), device)
     if n1 == 0:
         return {"busy_s_per_step": None, "kernels_per_step": None, "busy_top": [],
                 "busy_steps": steps}  # fmt: skip

@@ -183,8 +183,8 @@ def _child(label: str, device: str, steps: int, out: Path, busy: bool = False) -
     result |= seconds_per_step(run, device, steps, mode=entry.mode) | {"torch": torch.__version__}
     atomic_write_json(out, result)
     if busy:
-        busy_s = busy_per_step(run, device, min(steps, 100), mode=entry.mode)
-        atomic_write_json(out, result | busy_s)
+        train_steps = lambda k: _train(run, k, entry.mode, device)  # noqa: E731
+        atomic_write_json(out, result | busy_per_step(train_steps, device, min(steps, 100)))
 
 
 def measure(
