@@ -79,7 +79,8 @@ def test_the_command_trains_and_records_every_run(tmp_path, monkeypatch):
     monkeypatch.delenv("GATED_ATTENTION_DEVICE", raising=False)
     monkeypatch.setattr(recorded_runs, "RECORDED_ROOT", tmp_path / "recorded")
     names = ["capped-memory-T8-lam1", "teacher-identification-chosen"]
-    assert gpu_plan.main(["--profile", "smoke", "--only", *names, "--run"]) == 0
+    counts = ["--counts", str(tmp_path / "counts.json")]
+    assert gpu_plan.main(["--profile", "smoke", "--only", *names, "--run", *counts]) == 0
     recorded = sorted(p.name for p in (tmp_path / "recorded").iterdir())
     assert recorded == sorted(f"{n}-smoke-gpu" for n in names)
     assert gpu_plan.run_plan("smoke", names) == []  # recorded already: nothing trains again

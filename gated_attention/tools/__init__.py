@@ -8,6 +8,7 @@ cpu_plan        the CPU budget's runs not yet recorded, and one command that tra
 gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU, with
   device_time     a step's device time from its counted kernels and FLOPs
   own_sizes       every member at its own size: the floor under that time
+  kept_counts     the counted steps kept between calls: each counted (and compiled) once
   step_times      the same steps timed where they run: the check of that prediction
     busy_time     how much of such a step the device's kernels take, and which
   tf32_check      a run's held-out losses with TF32 products, emulated here: may a GPU use them?

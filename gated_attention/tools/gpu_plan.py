@@ -25,7 +25,9 @@ and 4B train fewer in the paper profile here), and cut into parts of at most ``P
 device time, most central first: what one campaign call gets (``tools.campaign``). Each run's
 step is counted in its own training mode (``--mode``: in that one instead); the recorded bench
 predates the data drawn on the GPU and mode "compiled", so a kernel's time is that of the
-graphed fast step it timed.
+graphed fast step it timed. The counts are kept between calls (``kept_counts``: in
+``--counts``, default _build/step-counts.json, while the code, torch and this CPU stay the
+same; ``--recount`` counts afresh): a step is counted, and compiled, once.
 
 The command trains through ``tools.record`` (the results cache: each job checkpoints and
 resumes; a finished run is loaded, not trained again), so an interrupted ``--run`` continues
@@ -56,6 +58,7 @@ from .device_time import (
     step_kernels,
     step_seconds,
 )
+from .kept_counts import DEFAULT_PATH, kept_counts
 from .own_sizes import own_size_config, own_size_runs
 from .record import record
 
@@ -400,19 +403,27 @@ def main(argv: list[str] | None = None) -> int:
         choices=("fast", "compiled"),
         help="predict every step in this training mode (default: each run's own)",
     )
+    parser.add_argument(
+        "--counts",
+        default=str(DEFAULT_PATH),
+        help="keep the step counts in this file between calls ('': keep none; default: "
+        "%(default)s, kept while the code, torch and this machine stay the same)",
+    )
+    parser.add_argument("--recount", action="store_true", help="count every step afresh")
     args = parser.parse_args(argv)
     names, mode = args.only or None, args.mode
     K = args.side_by_side or side_by_side()
     try:
-        counted: dict = {}
-        if not args.central:
-            p = plan(args.profile, names=names, counted=counted, mode=mode, side_by_side=K)
-            print(format_plan(p))
-        if args.central or not names:
-            central = list(CENTRAL_CLAIMS)  # the paper profile: the paper's steps
-            p = plan("paper", names=central, at_paper_steps=True, counted=counted, mode=mode,
-                     side_by_side=K)  # fmt: skip
-            print(f"\nthe central claims at the paper's steps\n{format_plan(p)}\n{format_parts(p)}")
+        with kept_counts(args.counts or None, fresh=args.recount) as counted:
+            if not args.central:
+                p = plan(args.profile, names=names, counted=counted, mode=mode, side_by_side=K)
+                print(format_plan(p))
+            if args.central or not names:
+                central = list(CENTRAL_CLAIMS)  # the paper profile: the paper's steps
+                p = plan("paper", names=central, at_paper_steps=True, counted=counted,
+                         mode=mode, side_by_side=K)  # fmt: skip
+                print(f"\nthe central claims at the paper's steps\n{format_plan(p)}\n"
+                      f"{format_parts(p)}")  # fmt: skip
     except ValueError as err:  # no recorded GPU bench: nothing to predict from, still runnable
         print(f"no prediction: {err}")
     if args.run:
