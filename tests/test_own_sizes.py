@@ -13,7 +13,13 @@ from gated_attention.engine import stack_students
 from gated_attention.experiments.registry import experiment_config
 from gated_attention.tools import gpu_plan
 from gated_attention.tools.device_time import flops_per_step, job_run
-from gated_attention.tools.own_sizes import member_box, own_size_config, own_size_runs
+from gated_attention.tools.own_sizes import (
+    PER_PARAMETER,
+    member_box,
+    own_size_config,
+    own_size_runs,
+    per_parameter,
+)
 
 
 def _sweep_run():
@@ -96,3 +102,27 @@ def test_the_floor_is_below_the_padded_arithmetic_and_says_if_one_part_can_hold_
     assert "within it at float32" in gpu_plan.format_parts(p)
     assert "over it at float32" in gpu_plan.format_parts(p, limit_s=p["floor_s"] / 2)
     assert f"floor: {p['floor_s'] / 60:.1f} min" in gpu_plan.format_plan(p)
+
+
+def test_per_parameter_counts_six_flops_a_parameter_of_each_member_and_token():
+    """The estimate of any implementation's products, member by member at its own size."""
+    config, run = _sweep_run()
+    for part in own_size_runs(run):
+        E, c, T = len(part["tasks"]), part["config"], part["tasks"][0].T
+        per_member = sum(v[0].numel() for v in part["params"].values())
+        assert per_parameter(part) == PER_PARAMETER * per_member * c.batch_size * T * E
+
+
+def test_the_plan_sets_any_implementations_products_beside_its_floor():
+    p = gpu_plan.plan("smoke", names=["how-many-neurons-A"])
+    config, run = _sweep_run()
+    steps = config.train.steps
+    expected = sum(steps * per_parameter(part) for part in own_size_runs(run))
+    assert p["per_parameter_s"] == pytest.approx(expected / p["calibration"]["peak_flops"])
+    assert "6 FLOPs a parameter and token (2\nforward" in gpu_plan.format_plan(p)
+    limit = p["per_parameter_s"] / 2
+    assert f"(any implementation), {limit * 2 / 60:.1f} min: over it" in gpu_plan.format_parts(
+        p, limit_s=limit
+    )
+    assert "6 FLOPs" not in gpu_plan.format_parts({**p, "per_parameter_s": None})  # a recorded
+    # prediction made before the estimate

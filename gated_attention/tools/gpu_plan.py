@@ -59,7 +59,7 @@ from .device_time import (
     step_seconds,
 )
 from .kept_counts import DEFAULT_PATH, kept_counts
-from .own_sizes import own_size_config, own_size_runs
+from .own_sizes import own_size_config, own_size_runs, per_parameter
 from .record import record
 
 __all__ = [
@@ -181,7 +181,8 @@ def plan(
     arithmetic = sum(r["arithmetic_s"] for r in runs)
     fused = sum(r["device_fused_s"] for r in runs)
     floor = sum(r["floor_s"] for r in runs)
-    out.update(arithmetic_s=arithmetic, fused_s=fused, floor_s=floor)
+    per = sum(r["per_parameter_s"] for r in runs)
+    out.update(arithmetic_s=arithmetic, fused_s=fused, floor_s=floor, per_parameter_s=per)
     return {**out, "side_by_side": side_by_side}
 
 
@@ -193,7 +194,7 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
     jobs = config.jobs("cuda")
     r = dict(name=name, jobs=len(jobs), steps=0, members=0, kernels=0.0, gflop=0.0)
     r.update(launch_s=0.0, arithmetic_s=0.0, compile_s=0.0, device_s=0.0, device_fused_s=0.0)
-    r["floor_s"] = _floor(name, config, calibration, counted, how)
+    r["floor_s"], r["per_parameter_s"] = _floor(name, config, calibration, counted, how)
     for job in jobs:
         run = job_run(config, job)
         if run is None:  # trains nothing through the engine
@@ -231,19 +232,22 @@ def with_side_by_side(r: dict, measured: dict | None, K: int) -> dict:
     return {**r, "speedup": r["device_s"] / device_s, "device_s": device_s}
 
 
-def _floor(name: str, config: Any, calibration: dict, counted: dict, how: tuple) -> float:
-    """Device seconds of run ``name``'s products with every member at its own size
-    (``own_sizes``) at the GPU's matmul peak: what its steps cost at the least."""
+def _floor(name: str, config: Any, calibration: dict, counted: dict, how: tuple) -> tuple:
+    """(floor, per parameter): device seconds of run ``name``'s products with every member at
+    its own size (``own_sizes``) at the GPU's matmul peak, what its steps cost at the least;
+    and of ``PER_PARAMETER`` FLOPs a parameter and token of every member (``per_parameter``)."""
     at_paper, mode = how
     own = own_size_config(config)
-    total = 0.0
+    total = per = 0.0
     for job in own.jobs("cuda"):
         run = job_run(own, job)
         if run is None:
             continue
-        flops = sum(_flops(part, mode, counted) for part in own_size_runs(run))
-        total += _job_steps(own, job, name, at_paper) * flops
-    return total / calibration["peak_flops"]
+        steps = _job_steps(own, job, name, at_paper)
+        for part in own_size_runs(run):
+            total += steps * _flops(part, mode, counted)
+            per += steps * per_parameter(part)
+    return total / calibration["peak_flops"], per / calibration["peak_flops"]
 
 
 def _flops(run: dict, mode: str | None, counted: dict) -> float:
@@ -307,7 +311,9 @@ def format_plan(p: dict) -> str:
     lines.append(f"floor: {p['floor_s'] / 60:.1f} min, the same with every member at its own size "
                  "(no padding, no")  # fmt: skip
     lines.append("masked neurons): the least these runs' products take at that peak, however")
-    lines.append("they are grouped, fused or overlapped")
+    lines.append("they are grouped, fused or overlapped; at 6 FLOPs a parameter and token (2")
+    per = p["per_parameter_s"] / 60
+    lines.append(f"forward, 4 backward: about any implementation's products) {per:.1f} min")
     lines.append(tf32_floor_line(p))
     lines.append("compile: minutes a first run of each job takes over a second, on this CPU with")
     lines.append(
@@ -353,13 +359,21 @@ def format_parts(p: dict, limit_s: float = PART_S, shown: int = 4) -> str:
     reach = "within" if p["floor_s"] <= limit_s else "over"
     lines = [
         f"one part of {limit_s / 60:.0f} min for all: the floor ({p['floor_s'] / 60:.1f} min) "
-        f"is {reach} it at float32",
+        f"is {reach} it at float32{_per_parameter_note(p, limit_s)}",
         f"{len(cut)} parts of at most {limit_s / 60:.0f} min of device time, the first:",
     ]
     for k, part in enumerate(cut[:shown], 1):
         runs = ", ".join(f"{name} {s / 60:.1f}" for name, s in part)
         lines.append(f"  part {k} ({sum(s for _, s in part) / 60:.1f} min): {runs}")
     return "\n".join(lines)
+
+
+def _per_parameter_note(p: dict, limit_s: float) -> str:
+    """The estimate of any implementation's products against ``limit_s``, where the plan made it."""
+    per = p.get("per_parameter_s")
+    reach = "" if per is None else "within" if per <= limit_s else "over"
+    mins = "" if per is None else f"{per / 60:.1f} min"
+    return reach and f";\nat 6 FLOPs a parameter and token (any implementation), {mins}: {reach} it"
 
 
 def run_plan(profile: str = "paper", names: list[str] | None = None, progress: bool = True):

@@ -12,7 +12,10 @@ padding, which a GPU computes. Here each member is counted at its own size inste
 
 and each such run's FLOPs are counted as the plan counts a step's (``flops_per_step``: the
 matrix products, forward and backward). At the GPU's measured float32 matmul peak their sum is
-the least device time of the run's products (``gpu_plan``'s "floor").
+the least device time of the run's products (``gpu_plan``'s "floor"). Those are the products
+this implementation issues; ``per_parameter(run)`` estimates those of any implementation of the
+same models: ``PER_PARAMETER`` FLOPs a parameter of each member and a token (a scan may issue
+more: the dense RNN's doubling scan about five times its recurrence's sequential products).
 
 Glossary (code name -> meaning):
     box     the extents of a member's own block in each parameter: (E, ...) -> (...)
@@ -25,7 +28,11 @@ from typing import Any
 
 import torch
 
-__all__ = ["own_size_config", "member_box", "own_size_runs"]
+__all__ = ["PER_PARAMETER", "own_size_config", "member_box", "own_size_runs", "per_parameter"]
+
+#: FLOPs a parameter and token: 2 forward (a multiply and an add), 4 backward (the input's
+#: gradient and the parameter's)
+PER_PARAMETER = 6
 
 
 def own_size_config(config: Any) -> Any:
@@ -84,3 +91,14 @@ def own_size_runs(run: dict) -> list[dict]:
             "member_lrs": None if rates is None else [rates[e] for e in members],
         })  # fmt: skip
     return out
+
+
+def per_parameter(run: dict) -> float:
+    """``PER_PARAMETER`` FLOPs for each parameter of each member and each token of a step
+    (batch x T): about the products of any implementation of the models, forward and
+    backward, whatever its scan (an estimate: a diagonal recurrence's parameters multiply
+    less, a doubling scan more)."""
+    members = len(run["tasks"])
+    params = sum(v.numel() for v in run["params"].values()) / members
+    tokens = run["config"].batch_size * run["tasks"][0].T
+    return PER_PARAMETER * params * tokens * members
