@@ -10,7 +10,8 @@ steps again. ``kept_counts(path)`` keeps them in one JSON file (`make bench`:
                experiments' registry: configs, engine, models, tasks) and of the counting code
                (``device_time``, ``own_sizes``)
     "torch"    torch's version (another torch dispatches and compiles other kernels)
-    "cpu"      this machine (``compile_s`` is measured here)
+    "cpu"      this processor's model and cores (``engine.hardware``: ``compile_s`` is
+               measured here)
 
 A file under another key is counted afresh and replaced; a file that cannot be read is named in
 a warning and counted afresh; what a call counted is kept even when it stops early.
@@ -21,7 +22,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import platform
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from ..atomic import atomic_write_json
+from ..engine import hardware
 from ..experiments.code_key import closure, source_hash
 
 __all__ = [
@@ -56,7 +57,8 @@ def counted_modules() -> list[str]:
 def counts_key() -> dict:
     """What the counts depend on (module docstring)."""
     modules = counted_modules()
-    cpu = f"{platform.machine()} {platform.processor()} {os.cpu_count()} cores"
+    hw = hardware("cpu")  # the processor's model, as results record it
+    cpu = f"{hw['cpu']} ({hw['machine']}, {hw['cpu_count']} cores)"
     return {"source": source_hash(modules), "torch": torch.__version__, "cpu": cpu}
 
 
