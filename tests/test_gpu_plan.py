@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gated_attention.experiments import recorded_runs
-from gated_attention.tools import gpu_plan
+from gated_attention.tools import gpu_plan, plan_text
 from gated_attention.tools.bench import recorded_benches
 
 
@@ -40,6 +40,10 @@ def test_the_prediction_is_each_jobs_counted_step_at_the_calibrated_gpu():
     assert p["arithmetic_s"] < p["total_s"]
     assert p["fused_s"] == pytest.approx(a["device_fused_s"] + chosen["device_fused_s"])
     assert a["device_fused_s"] <= a["device_s"] and chosen["device_fused_s"] == chosen["device_s"]
+    assert a["launch_s"] == pytest.approx(a["steps"] * launch)  # one job: its kernels
+    for key in ("launch_s", "launch_fused_s", "compile_s"):
+        assert p[key] == pytest.approx(a[key] + chosen[key])
+    assert p["launch_fused_s"] <= p["launch_s"] and p["launch_s"] + p["compile_s"] <= p["total_s"]
     table = gpu_plan.format_plan(p)
     assert "how-many-neurons-A" in table and "total" in table
     assert all(len(line) <= 100 for line in table.splitlines())
@@ -53,7 +57,7 @@ def test_the_central_claims_at_the_papers_steps_and_in_parts():
         "architectures-teacher": 1_000_000,
         "architectures-regression": 300_000,
     }
-    assert "TF32" in gpu_plan.format_plan(p) and "not known" in gpu_plan.tf32_floor_line(p)
+    assert "TF32" in gpu_plan.format_plan(p) and "not known" in plan_text.tf32_floor_line(p)
     plan3 = {"runs": [{"name": n, "device_s": s} for n, s in (("a", 300), ("b", 700), ("c", 100))]}
     assert gpu_plan.parts(plan3, 540) == [
         [("a", 300), ("b", 240)],
@@ -103,6 +107,7 @@ def test_a_compiled_run_is_predicted_as_a_range_of_launches():
     p = gpu_plan.plan("smoke", names=["how-many-neurons-A"], mode="compiled")
     (r,) = p["runs"]
     assert r["device_fused_s"] < r["device_s"]  # each generated kernel one launch: fewer
+    assert r["launch_fused_s"] < r["launch_s"] and p["launch_fused_s"] == r["launch_fused_s"]
     assert p["fused_s"] == pytest.approx(r["device_fused_s"])
     assert p["fused_s"] < p["total_s"]
     assert f"{p['fused_s'] / 60:.1f} min" in gpu_plan.format_plan(p)
@@ -110,7 +115,15 @@ def test_a_compiled_run_is_predicted_as_a_range_of_launches():
 
 def test_the_floor_with_tf32_products_is_the_floor_at_the_tf32_peak():
     p = {"floor_s": 600.0, "calibration": {"peak_flops": 40e12, "peak_tf32_flops": 160e12}}
-    line = gpu_plan.tf32_floor_line(p)
+    line = plan_text.tf32_floor_line(p)
     assert "160.0 TFLOP/s" in line and "2.5 min" in line and "keeps float32" in line
     assert all(len(part) <= 100 for part in line.splitlines())
-    assert "not known" in gpu_plan.tf32_floor_line({**p, "calibration": {"peak_flops": 1.0}})
+    assert "not known" in plan_text.tf32_floor_line({**p, "calibration": {"peak_flops": 1.0}})
+
+
+def test_the_kernels_alone_are_what_the_total_keeps_at_any_matmul_speed():
+    p = {"launch_s": 600.0, "launch_fused_s": 300.0, "compile_s": 60.0}
+    line = plan_text.kernels_line(p)
+    assert "would be 11.0 min\n(6.0 min, each generated kernel one launch)" in line
+    assert all(len(part) <= 100 for part in line.splitlines())
+    assert plan_text.kernels_line({}) == ""  # a plan from before the kernels were summed

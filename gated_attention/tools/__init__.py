@@ -7,6 +7,7 @@ quick_runs      the quick runs that ship recorded: is their training code unchan
 cpu_plan        the CPU budget's runs not yet recorded, and one command that trains them
 gpu_plan        the paper-profile runs not yet recorded, predicted on one GPU, with
   device_time     a step's device time from its counted kernels and FLOPs
+  plan_text       the plan in words: its table and the bounds under its total
   own_sizes       every member at its own size: the floor under that time
   kept_counts     the counted steps kept between calls: each counted (and compiled) once
   step_times      the same steps timed where they run: the check of that prediction

@@ -60,6 +60,7 @@ from .device_time import (
 )
 from .kept_counts import DEFAULT_PATH, kept_counts
 from .own_sizes import own_size_config, own_size_runs, per_parameter
+from .plan_text import format_plan
 from .record import record
 
 __all__ = [
@@ -152,9 +153,10 @@ def plan(
 ) -> dict:
     """{"gpu", "calibration", "runs": [{"name", "jobs", "steps", "members", "kernels", "gflop",
     "launch_s", "arithmetic_s", "floor_s", "compile_s", "device_s", "gated_only", "speedup"}],
-    "total_s", "arithmetic_s", "floor_s", "fused_s", "mode", "side_by_side"} for the missing
-    runs of ``profile`` (or ``names``), each job's step counted (``device_time``) and its
-    compiling measured; ``at_paper_steps``: the runs of ``paper_steps`` at the paper's steps;
+    "total_s", "arithmetic_s", "floor_s", "fused_s", "launch_s", "launch_fused_s", "compile_s",
+    "mode", "side_by_side"} for the missing runs of ``profile`` (or ``names``), each job's
+    step counted (``device_time``) and its compiling measured; ``at_paper_steps``: the runs
+    of ``paper_steps`` at the paper's steps;
     ``mode``: every step counted in that training mode (None: each run's own);
     ``side_by_side``: up to that many jobs of a run at once (``with_side_by_side``).
     ``counted``: the counts of steps already counted (``_counts``, filled in).
@@ -163,7 +165,9 @@ def plan(
     same with every member at its own size (``own_sizes``), what no grouping goes under
     either; "fused_s" (and each run's "device_fused_s"): the total with each kernel that
     ``torch.compile`` generates one launch (``step_kernels``' "kernels_fused", a lower
-    estimate; "total_s" counts its loop nests, an upper one), one job at a time."""
+    estimate; "total_s" counts its loop nests, an upper one), one job at a time; "launch_s",
+    "launch_fused_s" and "compile_s": the runs' kernels alone (in both counts) and their
+    compiling (``plan_text.kernels_line``)."""
     benches = recorded_benches()
     if not benches:
         raise ValueError("no recorded GPU bench (recorded/bench-<gpu>.json) to predict from")
@@ -183,6 +187,7 @@ def plan(
     floor = sum(r["floor_s"] for r in runs)
     per = sum(r["per_parameter_s"] for r in runs)
     out.update(arithmetic_s=arithmetic, fused_s=fused, floor_s=floor, per_parameter_s=per)
+    out.update({k: sum(r[k] for r in runs) for k in ("launch_s", "launch_fused_s", "compile_s")})
     return {**out, "side_by_side": side_by_side}
 
 
@@ -193,7 +198,8 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
     config = _config(name, profile)
     jobs = config.jobs("cuda")
     r = dict(name=name, jobs=len(jobs), steps=0, members=0, kernels=0.0, gflop=0.0)
-    r.update(launch_s=0.0, arithmetic_s=0.0, compile_s=0.0, device_s=0.0, device_fused_s=0.0)
+    r.update(launch_s=0.0, launch_fused_s=0.0, arithmetic_s=0.0, compile_s=0.0, device_s=0.0)
+    r["device_fused_s"] = 0.0
     r["floor_s"], r["per_parameter_s"] = _floor(name, config, calibration, counted, how)
     for job in jobs:
         run = job_run(config, job)
@@ -211,6 +217,7 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
         r["device_s"] += steps * t["step"] + counts["compile_s"]
         fused = step_seconds({**counts, "kernels": counts["kernels_fused"]}, calibration)
         r["device_fused_s"] += steps * fused["step"] + counts["compile_s"]
+        r["launch_fused_s"] += steps * fused["launch"]
     r["gated_only"] = set(getattr(config, "families", ("gated",))) <= {"gated"}
     return r
 
@@ -265,74 +272,6 @@ def _counts(run: dict, mode: str | None, counted: dict) -> dict:
     if kernels not in counted:
         counted[kernels] = step_kernels(run, mode=mode)
     return {**counted[kernels], "flops": _flops(run, mode, counted)}
-
-
-def tf32_floor_line(p: dict) -> str:
-    """The floor at the bench's TF32 peak, where it measured one: the campaign keeps float32,
-    and whether TF32 would change the numbers is ``tools.tf32_check``'s question."""
-    tf32 = p["calibration"].get("peak_tf32_flops")
-    if not tf32:
-        return "the floor with TF32 products: not known (the recorded bench did not measure them)"
-    floor = p["floor_s"] * p["calibration"]["peak_flops"] / tf32
-    return (f"the floor with TF32 products ({tf32 / 1e12:.1f} TFLOP/s measured): "
-            f"{floor / 60:.1f} min;\nthe campaign keeps float32 (tools.tf32_check: the numbers "
-            "TF32 gives)")  # fmt: skip
-
-
-def format_plan(p: dict) -> str:
-    """The plan as a table (kernels and GFLOP: of the costliest step of a run), the total and
-    what the prediction leaves out."""
-    cal = p["calibration"]
-    mode = f"mode {p['mode']}" if p.get("mode") else "each run's own mode"
-    lines = [
-        f"on the recorded {p['gpu']} bench: {cal['t_kernel'] * 1e6:.2f} us a kernel, "
-        f"{cal['peak_flops'] / 1e12:.1f} TFLOP/s; a step costs the larger",
-        f"every step counted on this CPU in {mode}",
-        f"{'run':<32} {'jobs':>4} {'steps':>10} {'memb.':>5} "
-        f"{'kernels':>7} {'GFLOP':>6} {'arith.':>6} {'compile':>7} {'device time':>12}",
-    ]
-    for r in p["runs"]:
-        mark = "" if r["gated_only"] else " *"
-        lines.append(
-            f"{r['name']:<32} {r['jobs']:>4} {r['steps']:>10,} {r['members']:>5} "
-            f"{r['kernels']:>7.0f} {r['gflop']:>6.2f} {r['arithmetic_s'] / 60:>6.1f} "
-            f"{r['compile_s'] / 60:>7.1f} {r['device_s'] / 60:>8.1f} min{mark}"
-        )
-    blank = f"{'':>4} {'':>10} {'':>5} {'':>7} {'':>6}"
-    lines.append(f"{'total':<32} {blank} {p['arithmetic_s'] / 60:>6.1f} {'':>7} "
-                 f"{p['total_s'] / 60:>8.1f} min")  # fmt: skip
-    lines.append(f"the total is {p['fused_s'] / 60:.1f} min if a GPU fused every kernel that "
-                 "torch.compile generates")  # fmt: skip
-    lines.append("into one launch; above, each of their loop nests is counted as one (a GPU")
-    lines.append("kernel runs one), an upper estimate")
-    lines.append("arith.: minutes of the jobs' FLOPs as they train (narrower members zero-padded)")
-    lines.append("at the recorded float32 matmul peak (TF32 off): a floor for these jobs that no")
-    lines.append("fewer kernels and no jobs side by side go under")
-    lines.append(f"floor: {p['floor_s'] / 60:.1f} min, the same with every member at its own size "
-                 "(no padding, no")  # fmt: skip
-    lines.append("masked neurons): the least these runs' products take at that peak, however")
-    lines.append("they are grouped, fused or overlapped; at 6 FLOPs a parameter and token (2")
-    per = p["per_parameter_s"] / 60
-    lines.append(f"forward, 4 backward: about any implementation's products) {per:.1f} min")
-    lines.append(tf32_floor_line(p))
-    lines.append("compile: minutes a first run of each job takes over a second, on this CPU with")
-    lines.append(
-        "inductor's caches off (a GPU compiles other kernels, on other cores); in the total"
-    )
-    lines.append("* other families: their loops over t launch kernels at every t")
-    lines.append(_side_by_side_line(p))
-    return "\n".join(lines)
-
-
-def _side_by_side_line(p: dict) -> str:
-    """What the plan assumed of jobs side by side."""
-    K = p.get("side_by_side", 1)
-    if K <= 1:
-        return "a run's jobs one after another (--side-by-side K: up to K at once)"
-    if not p["calibration"].get("side_by_side"):
-        return f"up to {K} jobs at once asked, but the bench measured no speedup: one after another"
-    gains = ", ".join(f"{r['name']} {r['speedup']:.1f}x" for r in p["runs"] if r["speedup"] > 1)
-    return f"up to {K} jobs at once, at the bench's measured speedup: {gains or 'none'}"
 
 
 def parts(p: dict, limit_s: float = PART_S) -> list[list[tuple[str, float]]]:
