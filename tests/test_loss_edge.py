@@ -1,6 +1,8 @@
 """The loss edge of Fig. 3A-C (analysis.loss_edge) on planted sweeps, and the robustness configs
 of Fig. 3A (experiments.robustness), fixed before their runs."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -76,7 +78,9 @@ def test_bad_input_is_refused(sizes, E, match):
 
 def test_robustness_variants_change_one_setting_of_the_cpu_budget_sweep():
     base = cpu_config("how-many-neurons-A", "cpu")
-    wd, teacher, lr = (cpu_config("how-many-neurons-A", f"cpu-{v}") for v in robustness.VARIANTS)
+    wd, teacher, lr = (
+        cpu_config("how-many-neurons-A", f"cpu-{v}") for v in ("wd", "teacher", "lr")
+    )
     for c in (wd, teacher, lr):
         assert c.sizes == robustness.SIZES == (8, 14, 20, 24, 28)
         assert set(c.sizes) <= set(base.sizes)  # paired with the baseline's members
@@ -86,3 +90,21 @@ def test_robustness_variants_change_one_setting_of_the_cpu_budget_sweep():
     assert teacher.teacher_std is None and teacher.train == base.train  # N(0, 1/d)
     with pytest.raises(ValueError, match="Fig. 3A"):
         cpu_config("how-many-neurons-B", "cpu-wd")
+
+
+def test_later_runs_complete_the_two_by_two_and_resolve_sqrt_2():
+    base = cpu_config("how-many-neurons-A", "cpu")
+    both = cpu_config("how-many-neurons-A", "cpu-lr-wd")
+    assert (both.train.lr, both.train.weight_decay, both.teacher_std) == (1e-3, 0.07, 0.2)
+    assert both.sizes == (8, 14, 16, 18, 19, 20, 22, 24, 28)
+    assert 19 < 2**0.5 * 14 < 20 and {19, 20} <= set(robustness.FINE_SIZES)
+    for v in robustness.FINE:
+        coarse = cpu_config("how-many-neurons-A", f"cpu-{v}")
+        fine = cpu_config("how-many-neurons-A", f"cpu-{v}-fine")
+        assert fine.sizes == robustness.FINE_SIZES and fine.train.mode == "compiled"
+        same = dataclasses.replace(fine.train, mode=coarse.train.mode)
+        assert same == coarse.train and fine.seeds == coarse.seeds == base.seeds
+    with pytest.raises(ValueError, match="unknown budget"):
+        cpu_config("how-many-neurons-A", "cpu-teacher-fine")
+    with pytest.raises(ValueError, match="no fine sweep"):
+        robustness.fine_config("teacher", base)

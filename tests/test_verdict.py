@@ -255,7 +255,7 @@ def test_variant_runs_at_one_budget_are_one_budget_of_their_claim(build):
     assert run == "v-wd, v-teacher" and len(its) == 2
     text = verdict.block([], rows, "quick")
     assert "**Partly holds** at `v-wd`, `v-teacher`: 100,000 steps" in text
-    assert "(1 of 3 central rows pass, 1 not measured here)" in text
+    assert "(1 of 6 central rows pass, 4 not measured here)" in text
     # a run that repeats a row stays apart (two budgets of one claim)
     again = scorecard.record("fig3.robust.wd", 1.0, profile="paper", run="v-wd-2", budget=b)
     assert len(verdict._runs_by_budget(robust, [*rows, again])) == 2

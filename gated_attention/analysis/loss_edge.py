@@ -15,6 +15,17 @@ before the runs they score:
                   two middle seeds (the median of log10 e), so "half the seeds below L" does
                   not decide alone.
     ratio         n*_L / the construction's count: the paper's "about twice" is 2.
+    interval      the 95% bootstrap interval of n*_L over seeds: the seeds drawn with
+                  replacement ``DRAWS`` times (generator seeded with ``BOOT_SEED``), n*_L of each
+                  draw, its 2.5% and 97.5% quantiles (lower and higher of the swept sizes; no
+                  edge in a draw counts as above every size: the interval is then open above).
+                  The grid adds its own uncertainty: an edge at n* lies between the swept size
+                  below n* and n*.
+    still learning  a member whose excess loss at the end is above L and whose training loss
+                  fell by more than ``STILL_FALLING`` times over the last ``LAST_SHARE`` of its
+                  steps (median of the logged losses in the last 5% of the steps against the
+                  median in the 5% of the steps that end ``LAST_SHARE`` before the end): more
+                  steps might bring it below L, so the edge of its sweep may still move down.
 
 Glossary (code name -> paper symbol -> section):
     LEVELS          the levels L at which the edge is given          ours (Fig. 3 plots the loss)
@@ -23,6 +34,8 @@ Glossary (code name -> paper symbol -> section):
     loss_edge       n*_L from excess losses (sizes, seeds)           Sec. 4.2, 5.2, Fig. 3A-C
     edges           n*_L at every level of LEVELS
     median_excess   the median over seeds per size (the curve the edge reads)
+    edge_interval   the 95% bootstrap interval of n*_L over seeds        ours
+    still_learning  which members were still learning at the end       ours
 """
 
 from __future__ import annotations
@@ -31,7 +44,16 @@ import dataclasses
 
 import numpy as np
 
-__all__ = ["CENTRAL_LEVEL", "LEVELS", "Edge", "edges", "loss_edge", "median_excess"]
+__all__ = [
+    "CENTRAL_LEVEL",
+    "LEVELS",
+    "Edge",
+    "edge_interval",
+    "edges",
+    "loss_edge",
+    "median_excess",
+    "still_learning",
+]
 
 #: the levels of "loss ~0" at which the edge is given (excess loss: 1 = predicting 0)
 LEVELS = (1e-2, 1e-4, 1e-6)
@@ -40,6 +62,10 @@ CENTRAL_LEVEL = 1e-4
 #: an excess loss at or below 0 (a network at or below the construction's loss on the held-out
 #: sequences, within their noise) counts as this, so that logs are finite
 FLOOR = 1e-12
+#: the bootstrap of ``edge_interval``: draws and the seed of its generator
+DRAWS, BOOT_SEED = 2000, 0
+#: ``still_learning``: the share of the steps looked back over, and the fall that counts
+LAST_SHARE, STILL_FALLING = 0.2, 1.1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,3 +118,43 @@ def loss_edge(sizes, excess, level: float, construction: int) -> Edge:
 def edges(sizes, excess, construction: int) -> dict[float, Edge]:
     """n*_L at every level of LEVELS."""
     return {L: loss_edge(sizes, excess, L, construction) for L in LEVELS}
+
+
+def edge_interval(
+    sizes, excess, level: float, *, draws: int = DRAWS, seed: int = BOOT_SEED
+) -> tuple[int, int | None]:
+    """The 95% bootstrap interval (lo, hi) of n*_L over seeds: ``excess`` (S, R), its R seeds
+    drawn with replacement ``draws`` times; ``hi`` None: in more than 2.5% of the draws no
+    swept size is an edge (the interval is open above); ``lo`` None never (a draw without an
+    edge sorts above every size, so ``lo`` is None only when all draws lack one)."""
+    sizes, E = _check(sizes, excess)
+    R = E.shape[1]
+    g = np.random.default_rng(seed)
+    picks = g.integers(0, R, size=(draws, R))
+    logE = np.log10(np.maximum(E, FLOOR))  # (S, R)
+    med = 10 ** np.median(logE[:, picks], axis=2).T  # (draws, S)
+    ok = np.flip(np.cumprod(np.flip(med <= level, axis=1), axis=1), axis=1).astype(bool)
+    first = np.where(ok.any(axis=1), ok.argmax(axis=1), len(sizes))  # len: no edge
+    lo_i, hi_i = (
+        int(np.quantile(first, q, method=m)) for q, m in ((0.025, "lower"), (0.975, "higher"))
+    )
+    at = lambda i: None if i >= len(sizes) else int(sizes[i])  # noqa: E731
+    return at(lo_i), at(hi_i)
+
+
+def still_learning(loss_steps, losses, final_excess, level: float, steps: int) -> np.ndarray:
+    """(R,) bool: members above ``level`` at the end whose training loss still fell by more than
+    STILL_FALLING times over the last LAST_SHARE of ``steps``; ``loss_steps`` (K,) the logged
+    steps, ``losses`` (K, R) the logged training losses, ``final_excess`` (R,)."""
+    t = np.asarray(loss_steps, dtype=np.float64)
+    L = np.asarray(losses, dtype=np.float64)
+    e = np.asarray(final_excess, dtype=np.float64)
+    if L.ndim != 2 or L.shape[0] != t.shape[0] or L.shape[1] != e.shape[0]:
+        raise ValueError(f"losses must be (K={t.shape[0]}, R={e.shape[0]}), got {L.shape}")
+    window = 0.05 * steps
+    late = t > steps - window
+    early = (t > steps * (1 - LAST_SHARE) - window) & (t <= steps * (1 - LAST_SHARE))
+    if not late.any() or not early.any():
+        raise ValueError(f"the losses are not logged often enough over {steps} steps to tell")
+    fell = np.median(L[early], axis=0) > STILL_FALLING * np.median(L[late], axis=0)
+    return fell & (e > level)

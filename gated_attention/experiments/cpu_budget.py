@@ -43,7 +43,7 @@ from .architectures import (
 from .associative_recall import associative_recall_config
 from .cache import run
 from .how_many_neurons import how_many_neurons_config
-from .robustness import VARIANTS, robust_config
+from .robustness import FINE, VARIANTS, fine_config, robust_config
 from .teacher_identification import teacher_identification_config
 
 __all__ = ["BUDGETS", "CPU_RUNS", "HELD_OUT", "LADDER", "PREDICTED_MIN", "cpu_config"]
@@ -109,11 +109,13 @@ def _architectures_main(task: str, resolve: Callable[[Any], Any] = run) -> Archi
 #: Fig. 2's budgets: the quick run's steps times these (the last is the "cpu" budget)
 LADDER = (2, 4, 8)
 #: the budget names: "cpu" (every run), "cpu-x<k>" the lower rungs of LADDER (Fig. 2), and
-#: "cpu-<variant>" Fig. 3A's CPU budget with one of our choices changed (``robustness``)
+#: "cpu-<variant>" Fig. 3A's CPU budget with one of our choices changed (``robustness``), and
+#: "cpu-<variant>-fine" its fine sweep between 14 and 28
 BUDGETS = (
     "cpu",
     *(f"cpu-x{k}" for k in LADDER[:-1]),
     *(f"cpu-{v}" for v in VARIANTS),
+    *(f"cpu-{v}-fine" for v in FINE),
 )
 
 
@@ -154,6 +156,10 @@ PREDICTED_MIN = {
     "teacher-identification-cpu-x4": 30,
     # Fig. 3A's variants: 25 members of the 40 (step time about in proportion)
     **{f"how-many-neurons-A-cpu-{v}": 55 for v in VARIANTS},
+    # measured before they ran: 18 ms a step in mode fast for 20 members at n <= 22, about
+    # half that compiled
+    "how-many-neurons-A-cpu-lr-wd": 40,
+    **{f"how-many-neurons-A-cpu-{v}-fine": 20 for v in FINE},
 }
 
 
@@ -163,10 +169,13 @@ def cpu_config(name: str, budget: str = "cpu", *, resolve: Callable[[Any], Any] 
     ``cache.run``)."""
     if budget not in BUDGETS:
         raise ValueError(f"unknown budget {budget!r}; expected one of {', '.join(BUDGETS)}")
-    if budget.removeprefix("cpu-") in VARIANTS:
+    variant = budget.removeprefix("cpu-").removesuffix("-fine")
+    if variant in VARIANTS:
         if name != "how-many-neurons-A":
             raise ValueError(f"budget {budget!r} is a variant of Fig. 3A's sweep only")
-        return robust_config(budget.removeprefix("cpu-"), _how_many_neurons("A"))
+        if budget.endswith("-fine"):
+            return fine_config(variant, _how_many_neurons("A"))
+        return robust_config(variant, _how_many_neurons("A"))
     if budget != "cpu":
         if name != "teacher-identification":
             raise ValueError(f"budget {budget!r} is a rung of Fig. 2's ladder only")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..experiments.cpu_budget import CPU_RUNS, LADDER, PREDICTED_MIN
 from ..experiments.recorded_runs import recorded_names
-from ..experiments.robustness import VARIANTS
+from ..experiments.robustness import FINE, VARIANTS
 
 __all__ = ["all_runs", "missing", "chains", "format_plan", "run_plan", "main"]
 
@@ -36,7 +36,8 @@ def all_runs() -> list[tuple[str, str]]:
     """(experiment, budget) of every run of the CPU budget, in the order they train."""
     runs = [(name, "cpu") for name in CPU_RUNS]
     runs += [("teacher-identification", f"cpu-x{k}") for k in LADDER[:-1]]
-    return runs + [("how-many-neurons-A", f"cpu-{v}") for v in VARIANTS]
+    runs += [("how-many-neurons-A", f"cpu-{v}") for v in VARIANTS]
+    return runs + [("how-many-neurons-A", f"cpu-{v}-fine") for v in FINE]
 
 
 def label(experiment: str, budget: str) -> str:
