@@ -21,6 +21,15 @@ Criteria (``criterion`` in paper_values.json; ``reference`` defaults to ``paper`
 differs from it is ours (a derivation or construction of this companion, which its ``source``
 says), and every table shows it labelled so, beside the paper's value (``paper_cell``).
 
+A row may carry ``interval``: (low, high) of ``ours`` over seeds (a bootstrap or the range the
+seeds allow; the row's ``words`` say which), shown beside the value; a claim that compares
+needs it, and where three seeds cannot decide, the verdict says so.
+
+A row scored on a recorded run whose analysis rule (estimator, exclusion, aggregation) was changed
+after the run (paper_values.json: ``rule_set_after_runs``) reads ``RULE_AFTER`` and does not
+decide its claim's verdict (``verdict.status``): a rule moved after seeing a result is a
+criterion moved.
+
 A row may carry ``budget``: what it was trained with against the paper's budget
 (``verdict.budget``); rows of paper_values.json marked ``"budget": "exact"`` need no training and
 read "exact, no budget". Every record made in this process is also kept in memory
@@ -55,8 +64,10 @@ __all__ = [
     "session_records",
     "EXACT_BUDGET",
     "SET_AFTER",
+    "RULE_AFTER",
     "REF_OURS",
     "paper_cell",
+    "ours_cell",
 ]
 
 STATUSES = ("pass", "miss", "report")
@@ -65,6 +76,9 @@ EXACT_BUDGET = "exact, no budget"
 #: the note of a row scored on a recorded run made before its criterion was committed
 #: (paper_values.json: ``set_after_runs``)
 SET_AFTER = "criterion set after this run"
+#: the note of a row scored on a recorded run whose analysis rule was changed after it ran
+#: (paper_values.json: ``rule_set_after_runs``): it does not decide its claim's verdict
+RULE_AFTER = "rule set after this run"
 #: the label of a reference value that is not the paper's (paper_values.json: ``reference``)
 REF_OURS = "ref. (ours)"
 _SESSION: list = []  # every Record written by this process, in call order
@@ -91,6 +105,8 @@ class Record:
     # what the criterion compares against when it is not the paper's value: always ours (a
     # derivation or a construction of this companion), shown labelled so (``paper_cell``)
     reference: float | int | str | None = None
+    # (low, high) of ours over seeds (None: a single value, or an open end); words say how
+    interval: tuple | list | None = None
 
 
 def paper_values() -> dict[str, dict]:
@@ -188,6 +204,7 @@ def record(
     write: bool = True,
     run: str = "",
     budget: str = "",
+    interval: tuple | None = None,
 ) -> Record:
     """Score ``ours`` against the paper's value for ``id`` and store the record.
 
@@ -202,8 +219,11 @@ def record(
             record is stored apart (``collect_recorded``), beside this build's own rows.
         budget: what the value was trained with (``verdict.budget``); rows marked exact in
             paper_values.json get ``EXACT_BUDGET``.
+        interval: (low, high) of ``ours`` over seeds, shown beside it (None at an open end).
     """
-    rec = score(id, ours, profile=profile, seeds=seeds, note=note, run=run, budget=budget)
+    rec = score(
+        id, ours, profile=profile, seeds=seeds, note=note, run=run, budget=budget, interval=interval
+    )
     if write:
         store(rec)
     return rec
@@ -218,6 +238,7 @@ def score(
     note: str = "",
     run: str = "",
     budget: str = "",
+    interval: tuple | None = None,
 ) -> Record:
     """The record of ``ours`` for ``id`` (the arguments of ``record``), scored, not stored."""
     from ..experiments.profiles import check_profile
@@ -235,6 +256,12 @@ def score(
         budget = EXACT_BUDGET
     if run and run in entry.get("set_after_runs", ()):
         note = f"{SET_AFTER}{'; ' + note if note else ''}"
+    if run and run in entry.get("rule_set_after_runs", ()):
+        note = f"{RULE_AFTER}{'; ' + note if note else ''}"
+    if interval is not None:
+        if len(interval) != 2:
+            raise ValueError(f"interval must be (low, high), got {interval!r}")
+        interval = [None if v is None else _plain(v) for v in interval]
     if isinstance(ours, float) and not math.isfinite(ours):
         # JSON has no NaN: a value that could not be produced is stored as null (and a miss)
         note = f"no finite value ({ours}){'; ' + note if note else ''}"
@@ -255,6 +282,7 @@ def score(
         run=run,
         budget=budget,
         reference=entry.get("reference"),
+        interval=interval,
     )
 
 
@@ -330,6 +358,14 @@ def _fmt(x) -> str:
     return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
 
 
+def ours_cell(r: Record) -> str:
+    """Our value, with its interval over seeds where the row has one ("1.43 [1.29, 2]")."""
+    if r.interval is None:
+        return _fmt(r.ours)
+    lo, hi = (("…" if v is None else _fmt(v)) for v in r.interval)
+    return f"{_fmt(r.ours)} [{lo}, {hi}]"
+
+
 def paper_cell(r: Record) -> str:
     """The paper column of a row: the paper's value, and the reference the criterion compares
     against where that differs from it, labelled as ours ("0.0947; ref. (ours) 7/74")."""
@@ -356,7 +392,7 @@ def to_markdown(records: list[Record], *, source: bool = True) -> str:
     rows = [head, rule]
     for r in records:
         mark = {"pass": "pass", "report": "report"}.get(r.status, "**miss**")
-        cells = [f"`{r.id}`", r.artefact, paper_cell(r), _fmt(r.ours), r.words, mark]
+        cells = [f"`{r.id}`", r.artefact, paper_cell(r), ours_cell(r), r.words, mark]
         if source:
             cells.append(r.source)
         rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")

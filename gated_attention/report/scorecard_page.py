@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import html
 
-from .scorecard import EXACT_BUDGET, Record, _fmt, paper_cell
+from .scorecard import EXACT_BUDGET, Record, ours_cell, paper_cell
 from .verdict import (
     STATUS_WORDS,
     Claim,
@@ -26,6 +26,7 @@ from .verdict import (
     largest,
     spent_on,
     status,
+    undecided,
     with_budget_free,
 )
 
@@ -76,9 +77,11 @@ def _mark(r: Record | None, exact: bool = False) -> str:
     if r is None:
         text = EXACT_BUDGET if exact else "&ndash;"
         return f"<td class='sc-none'>{text}</td>"
-    value = html.escape(_fmt(r.ours))
+    value = html.escape(ours_cell(r))
     if r.criterion == "report":
         sign, cls = "&#9675;", "sc-report"  # a hollow circle: shown, not scored
+    elif undecided(r):
+        sign, cls = "&#9676;", "sc-report"  # a dotted circle: its premise or rule left it open
     elif r.status == "pass":
         sign, cls = "&#10003;", "sc-pass"
     else:
@@ -158,8 +161,19 @@ def summary_html(quick: list[Record], recorded: list[Record], build_profile: str
         "not": "<span class='stw'>&#10007; not</span>",
         "not scored": "<span class='stw'>&#9675; not scored</span>",
         "undecided": "<span class='stw'>&#9676; undecided</span> at this budget",
+        "partly where decidable": "<span class='stw'>&#9680; partly</span> where decidable",
+        "not where decidable": "<span class='stw'>&#10007; not</span> where decidable",
     }
-    assert set(words) == set(STATUS_WORDS)
+    # a claim of ours holds or does not: nothing of the paper's to reproduce
+    ours_words = {
+        **words,
+        "reproduced": "<span class='stw'>&#10003; holds</span>",
+        "partly": "<span class='stw'>&#9680; partly holds</span>",
+        "not": "<span class='stw'>&#10007; does not hold</span>",
+        "partly where decidable": "<span class='stw'>&#9680; partly holds</span> where decidable",
+        "not where decidable": "<span class='stw'>&#10007; does not hold</span> where decidable",
+    }
+    assert set(words) == set(STATUS_WORDS) == set(ours_words)
     rows = [
         _STYLE,
         "<div class='sc'><table><colgroup><col class='what'><col class='st'><col></colgroup>",
@@ -175,14 +189,15 @@ def summary_html(quick: list[Record], recorded: list[Record], build_profile: str
             continue
         exact = all(r.budget == EXACT_BUDGET for r in quick if c.has(r.id))
         ours = f"<br><small>ours: {html.escape(c.ours)}</small>" if c.ours else ""
-        rec_cell = words.get(st_rec, EXACT_BUDGET if exact and st else "&ndash;")
+        said = ours_words if c.beyond else words
+        rec_cell = said.get(st_rec, EXACT_BUDGET if exact and st else "&ndash;")
         if top:
             spent = spent_on(c, [r for r in top[1] if r.run])
             rec_cell += f"<br><small>{html.escape(top[0])}: {html.escape(spent)}</small>"
         label = f"{c.heading}: {c.claim}" if c.beyond else c.claim
         rows.append(
             f"<tr><td><a href='{c.chapter}.html'>{html.escape(label)}</a>{ours}</td>"
-            f"<td>{words.get(st, '&ndash;')}</td><td>{rec_cell}</td></tr>"
+            f"<td>{said.get(st, '&ndash;')}</td><td>{rec_cell}</td></tr>"
         )
     rows.append("</table></div>")
     return "".join(rows)

@@ -6,11 +6,15 @@ cannot drift from the numbers below them. The claims, their central rows and the
 training budget are data in ``paper_values.json`` ("claims"), fixed before the runs they score.
 
     claims      the paper's claims, in the order of the paper (``Claim``)
-    status      per claim and budget: reproduced (every central row measured and passing),
-                partly (at least one central row passing), not (none), not scored (no
-                central row measured at that budget), undecided (a central row's premise
-                fails: its note says "premise fails", e.g. a family it compares did not learn
-                at that budget), or None (no row at that budget)
+    status      per claim and budget, from its central rows. A row is undecided when its
+                premise fails (its note says "premise fails": e.g. a family it compares did not
+                learn, or too few of its seeds did) or its rule was set after its run (note
+                ``scorecard.RULE_AFTER``); the others decide. reproduced: every central row
+                measured, decided and passing; partly: some decided rows pass, some miss or
+                are not measured; not: every decided row misses; "partly where decidable" and
+                "not where decidable": the same with some rows undecided (a decidable miss is
+                never hidden by an undecided row); undecided: no decided row misses and some
+                are undecided; not scored: no central row measured; None: no row at all
     budget      the text a row stores for the budget it was measured at: steps, the fraction of
                 the paper's steps, T against the paper's, seeds
     sentence    one sentence per claim and budget, with the deciding numbers
@@ -27,7 +31,7 @@ import json
 from importlib import resources
 
 from .budget_text import _size, budget
-from .scorecard import Record, _fmt
+from .scorecard import RULE_AFTER, Record, _fmt, ours_cell
 
 __all__ = [
     "Claim",
@@ -41,6 +45,8 @@ __all__ = [
     "block",
     "glue_block",
     "STATUS_WORDS",
+    "OURS_WORDS",
+    "undecided",
 ]
 
 #: how a status reads in a verdict
@@ -50,6 +56,8 @@ STATUS_WORDS = {
     "not": "Not reproduced",
     "not scored": "Not scored",
     "undecided": "Undecided at this budget",
+    "partly where decidable": "Partly reproduced where decidable",
+    "not where decidable": "Not reproduced where decidable",
 }
 #: the same for a claim of ours (nothing to reproduce: it holds or it does not)
 OURS_WORDS = {
@@ -58,6 +66,8 @@ OURS_WORDS = {
     "not": "Does not hold",
     "not scored": "Not scored",
     "undecided": "Undecided at this budget",
+    "partly where decidable": "Partly holds where decidable",
+    "not where decidable": "Does not hold where decidable",
 }
 #: how a row's note says its premise fails (its value is NaN): the claim is undecided there
 PREMISE_FAILS = "premise fails"
@@ -129,6 +139,16 @@ def _premise_fails(r: Record) -> bool:
     return any(part.startswith(PREMISE_FAILS) for part in r.note.split("; "))
 
 
+def _rule_after(r: Record) -> bool:
+    """The row's analysis rule was set after its run (``scorecard.RULE_AFTER``)."""
+    return any(part.startswith(RULE_AFTER) for part in r.note.split("; "))
+
+
+def undecided(r: Record) -> bool:
+    """The row cannot decide its claim: its premise fails or its rule came after its run."""
+    return _premise_fails(r) or _rule_after(r)
+
+
 def status(claim: Claim, records: list[Record]) -> str | None:
     """The claim's status from ``records`` of one budget (see the module docstring)."""
     rows = _rows(claim, records)
@@ -140,12 +160,16 @@ def status(claim: Claim, records: list[Record]) -> str | None:
     central = [by_id[i] for i in claim.central if i in by_id]
     if not central:
         return "not scored"
-    if any(_premise_fails(r) for r in central):
-        return "undecided"
-    passes = sum(r.status == "pass" for r in central)
-    if passes == len(claim.central):
-        return "reproduced"
-    return "partly" if passes else "not"
+    decided = [r for r in central if not undecided(r)]
+    open_rows = len(decided) < len(central)
+    passes = sum(r.status == "pass" for r in decided)
+    misses = len(decided) - passes
+    if not misses:
+        if open_rows:
+            return "undecided"
+        return "reproduced" if passes == len(claim.central) else "partly"
+    where = " where decidable" if open_rows else ""
+    return ("partly" if passes else "not") + where
 
 
 def _want(r: Record) -> str:
@@ -179,6 +203,8 @@ def _label(artefact: str) -> str:
 
 
 def _mark(r: Record) -> str:
+    if undecided(r):
+        return "◌"
     return {"pass": "✓", "miss": "✗"}.get(r.status, "○")
 
 
@@ -211,7 +237,7 @@ def sentence(claim: Claim, records: list[Record], where: str, *, elsewhere: str 
     by_id = {r.id: r for r in rows}
     shown = [by_id[i] for i in claim.central if i in by_id] or rows
     numbers = "; ".join(
-        f"{_label(r.artefact)} {_fmt(r.ours)} ({_want(r)}) {_mark(r)}" for r in shown
+        f"{_label(r.artefact)} {ours_cell(r)} ({_want(r)}) {_mark(r)}" for r in shown
     )
     spent = next((r.budget for r in shown if r.budget), "")
     if elsewhere:
@@ -252,8 +278,8 @@ def moved(claim: Claim, build: list[Record], recorded: list[Record], run: str) -
     def step(i: str) -> str:
         tag = "" if i in claim.central else " (not central)"
         return (
-            f"{_label(small[i].artefact)}{tag} {_fmt(small[i].ours)} {_mark(small[i])} → "
-            f"{_fmt(large[i].ours)} {_mark(large[i])}"
+            f"{_label(small[i].artefact)}{tag} {ours_cell(small[i])} {_mark(small[i])} → "
+            f"{ours_cell(large[i])} {_mark(large[i])}"
         )
 
     flip = f" ({a} → {b})" if a != b else ""
@@ -273,23 +299,34 @@ def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | 
 
 
 def _decisive(claim: Claim, rows: list[Record]) -> str:
-    """The one or two central rows that decide the claim's status at one budget: its misses
-    first (they decide a claim that does not reproduce), with how many of the central rows
-    pass."""
+    """The central rows that decide the claim's status at one budget: every decided miss first
+    (a decidable miss is never hidden), then up to two undecided rows (premise failed, or rule
+    set after the run), with how many central rows pass, how many are undecided and how many
+    are not measured."""
     by_id = {r.id: r for r in _rows(claim, rows)}
     central = [by_id[i] for i in claim.central if i in by_id]
     if not central:
         return "no central row"
-    # a premise that failed explains an undecided claim; then the misses
-    failed = [r for r in central if _premise_fails(r)]
-    shown = (failed + [r for r in central if r.status != "pass" and r not in failed])[:2]
-    shown = shown or central[:2]
-    text = "; ".join(f"{_label(r.artefact)} {_fmt(r.ours)} ({_want(r)}) {_mark(r)}" for r in shown)
-    passed = sum(r.status == "pass" for r in central)
+    misses = [r for r in central if not undecided(r) and r.status != "pass"]
+    opened = [r for r in central if undecided(r)]
+    shown = (misses + opened[:2]) or central[:2]
+
+    def said(r: Record) -> str:
+        why = ""
+        if undecided(r):
+            why = ", rule set after the run" if _rule_after(r) else ", premise fails"
+        return f"{_label(r.artefact)} {ours_cell(r)} ({_want(r)}{why}) {_mark(r)}"
+
+    text = "; ".join(map(said, shown))
+    passed = sum(r.status == "pass" and not undecided(r) for r in central)
     total, unmeasured = len(claim.central), len(claim.central) - len(central)
     if total > len(shown):
-        text += f" ({passed} of {total} central rows pass"
-        text += f", {unmeasured} not measured here)" if unmeasured else ")"
+        counts = [f"{passed} of {total} central rows pass"]
+        if opened:
+            counts.append(f"{len(opened)} undecided")
+        if unmeasured:
+            counts.append(f"{unmeasured} not measured here")
+        text += " (" + ", ".join(counts) + ")"
     return text
 
 
