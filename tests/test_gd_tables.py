@@ -52,6 +52,11 @@ def test_the_gap_lines_pair_each_seed_with_its_share_of_gd(capsys):
     assert lines[0] == "seed 0: RNN 0.10100   RNN - GD = +0.00100 +- 0.00010  (+1.00% of GD)"
     assert lines[1].endswith("(+2.00% of GD)")
     assert "paired gap RNN - GD = +0.00150 +- 0.00010, i.e. +1.50% +- 0.10%" in lines[4]
+    # the sign, against the paper's RNN below GD (0.0945 against 0.0947)
+    assert lines[5] == (
+        "the RNN lies above GD here; the paper's RNN lies below: 0.0945 against 0.0947, "
+        "-0.21% of GD"
+    )
     assert lines[-1].startswith("GD loss, Monte Carlo on 1,000 sequences: 0.09460 +- 0.00020")
 
 

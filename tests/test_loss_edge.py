@@ -108,3 +108,42 @@ def test_later_runs_complete_the_two_by_two_and_resolve_sqrt_2():
         cpu_config("how-many-neurons-A", "cpu-teacher-fine")
     with pytest.raises(ValueError, match="no fine sweep"):
         robustness.fine_config("teacher", base)
+
+
+def test_the_bootstrap_interval_spans_the_edges_the_seeds_allow():
+    import importlib
+
+    le = importlib.import_module("gated_attention.analysis.loss_edge")
+    # every seed alike: no spread, the interval is the edge itself
+    E = np.array([[1e-1] * 5, [1e-5] * 5, [1e-7] * 5, [1e-7] * 5])
+    assert le.edge_interval(SIZES, E, 1e-4) == (14, 14)
+    # at 14 two seeds of five are stuck: some draws have a stuck median there (edge 20)
+    E[1, :2] = 1.0
+    assert loss_edge(SIZES, E, 1e-4, 14).estimate == 14
+    assert le.edge_interval(SIZES, E, 1e-4) == (14, 20)
+    # one seed stuck at the largest size: in some draws no size is an edge (open above)
+    E[-1, 0] = 1.0
+    lo, hi = le.edge_interval(SIZES, E, 1e-4)
+    assert lo == 14 and hi is None
+    # the same seed, the same draws: the interval is reproducible
+    assert le.edge_interval(SIZES, E, 1e-4) == le.edge_interval(SIZES, E, 1e-4, seed=0)
+
+
+def test_still_learning_needs_a_fall_over_the_last_fifth_and_a_loss_above_the_level():
+    import importlib
+
+    le = importlib.import_module("gated_attention.analysis.loss_edge")
+    steps = 1000
+    t = np.arange(10, steps + 1, 10)
+    flat = np.ones_like(t, dtype=float)
+    falling = np.where(t > 800, 0.5, 1.0)  # halves in the last fifth
+    L = np.stack([flat, falling, falling], axis=1)
+    excess = np.array([1e-2, 1e-2, 1e-6])  # the third is already below the level
+    assert le.still_learning(t, L, excess, 1e-4, steps).tolist() == [False, True, False]
+    # a floor no network can pass: the fall of the excess over it counts
+    near = np.where(t > 800, 1.05, 1.1)  # 1.1 -> 1.05: 5% of the loss, half of its excess
+    L = near[:, None]
+    assert not le.still_learning(t, L, [1e-2], 1e-4, steps)[0]
+    assert le.still_learning(t, L, [1e-2], 1e-4, steps, floor=1.0)[0]
+    with pytest.raises(ValueError, match="often enough"):
+        le.still_learning(t[:5], L[:5], [1e-2], 1e-4, steps)

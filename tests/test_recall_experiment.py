@@ -131,10 +131,11 @@ def test_a_compression_row_needs_a_budget_that_prunes(monkeypatch):
             e: SimpleNamespace(pruned=SimpleNamespace(net=n), score_kv=0.0)
             for e, n in zip(members["side"], net, strict=True)
         }
-        io = {
-            e: SimpleNamespace(score_kv=0.5, sd_fit=SimpleNamespace(r2=0.1)) for e in members["io"]
-        }
-        return {**{g: fake for g in config.gatings}, "side": side, "io": io}
+        io, ce = (
+            {e: SimpleNamespace(score_kv=0.5, sd_fit=SimpleNamespace(r2=0.1)) for e in members[g]}
+            for g in ("io", "io-ce")
+        )
+        return {**{g: fake for g in config.gatings}, "side": side, "io": io, "io-ce": ce}
 
     acc = torch.ones(len(config.members()))
     tensors = {g: {"eval_accuracy": acc} for g in config.gatings}

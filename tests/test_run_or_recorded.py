@@ -77,3 +77,39 @@ def test_run_source_names_the_recording_and_a_code_change():
     assert "changed since: retrain" in run_source(stale)
     fresh = dataclasses.replace(result, provenance={}, cached=False)
     assert run_source(fresh).startswith("trained in this build")
+
+
+def test_rows_read_from_a_recorded_run_name_the_code_that_trained_it(tmp_path, monkeypatch):
+    from gated_attention.report import run_source as rs
+    from gated_attention.report import scorecard
+
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
+    monkeypatch.setattr(scorecard, "_SESSION", [])
+    config = experiment_config("teacher-identification", "quick")
+    result = experiments.run_or_recorded(config, retrain=False)
+    commit = result.provenance["commit"][:7]
+    today = dataclasses.replace(result, meta={**result.meta, "code_hash": code_hash(config=config)})
+    stale = dataclasses.replace(result, meta={**result.meta, "code_hash": "0" * 64})
+    assert rs.trained_by(today) == (
+        f"trained by the code at commit {commit} (recorded run {result.path.name}; training "
+        "code unchanged since)"
+    )
+    assert f"commit {commit}, not today's code" in rs.trained_by(stale)
+    rows = [
+        scorecard.record("fig2.lambda_one", 10, profile="quick", note="seed 0"),
+        scorecard.record("fig2.lambda_zero", 4, profile="quick"),
+        scorecard.record("fig2.lambda_one", 11, profile="paper", run="other-run"),
+    ]
+    stamped = rs.with_source(rows, stale)
+    assert stamped[0].note == f"seed 0; {rs.trained_by(stale)}"
+    assert stamped[1].note == rs.trained_by(stale)
+    assert stamped[2] == rows[2]  # a recorded run's own row names its run already
+    # stored again: the build's rows and this process's records carry the commit
+    built = {r.id: r for r in scorecard.collect("quick")}
+    assert all(commit in built[i].note for i in ("fig2.lambda_one", "fig2.lambda_zero"))
+    latest = {(r.id, r.run): r for r in scorecard.session_records()}
+    assert commit in latest[("fig2.lambda_one", "")].note
+    assert rs.with_source(stamped, stale) == stamped  # said once
+    # a run of this build: nothing to say
+    fresh = dataclasses.replace(result, provenance={}, cached=False)
+    assert rs.trained_by(fresh) == "" and rs.with_source(rows[:2], fresh) == rows[:2]

@@ -1,6 +1,7 @@
 """Fig. 3A/B read from a sweep: the loss edge (``report.fig3_edges``) and the per-seed reading,
 ours (``report.size_sweeps``), each the chapter's estimator, with its rows."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -9,7 +10,7 @@ import torch
 
 from gated_attention import analysis
 from gated_attention import experiments as ex
-from gated_attention.report import fig3_edges, scorecard, size_sweeps
+from gated_attention.report import fig3_edges, fig3_map, scorecard, size_sweeps
 from gated_attention.report.size_sweeps import (
     SweepReading,
     all_learn_from,
@@ -78,30 +79,35 @@ def _sweep(panel, edge_at, run):
     return fig3_edges.Sweep(panel, np.array(sizes), E, 1000, 32 if panel != "C" else None, run)
 
 
-def test_the_finding_names_the_multiple_the_runs_give():
+def test_the_finding_table_gives_each_setting_its_edge_interval_and_budget():
     ones = {"A": _sweep("A", 14, "a"), "B": _sweep("B", 42, "b"), "C": _sweep("C", 16, "c")}
-    text = fig3_edges.finding(ones)
-    assert "at the construction's count or just above it, not at about twice it" in text
-    assert "**14 (1.00x)**" in text and "**16 (1.33x)**" in text and "`c`" in text
-    assert "not recorded yet" in text
-    twos = {"A": _sweep("A", 28, "a"), "B": _sweep("B", 84, "b"), "C": _sweep("C", 24, "c")}
-    assert "about twice the construction's count, as the paper finds" in fig3_edges.finding(twos)
-    mixed = {**ones, "B": _sweep("B", 84, "b")}
-    assert "no one multiple" in fig3_edges.finding(mixed)
-    with_variant = {**ones, "A-wd": _sweep("A", 20, "wd-run")}
-    text = fig3_edges.finding(with_variant)
-    assert "it moves up with weight decay 0.07 (Fig. 2's) instead of 1e-4 (n* = 20 (1.43x))" in text
-    assert "may not have converged" not in text  # its median falls with size
-    assert "Not recorded yet: teacher entries" in text
-    held = fig3_edges.finding({**ones, "A-lr": _sweep("A", 14, "lr-run")})
-    assert "the 1x edge holds with learning rate 1e-3 instead of 1e-2 (n* = 14 (1.00x))" in held
-    assert "it moves up" not in held
-    worse = _sweep("A", 20, "lr-run")
-    worse.excess[-1] = 1e-4  # the largest fits worse than the size before it
-    both = fig3_edges.finding({**ones, "A-wd": _sweep("A", 20, "wd"), "A-lr": worse})
-    assert "1e-4 (n* = 20 (1.43x)) and with learning rate 1e-3" in both
-    assert "its median at n = 28 (1.0e-04) is above that at n = 20 (1.0e-05)" in both
-    assert fig3_edges.finding({}).startswith("No sweep of Fig. 3")
+    ones["A-wd"] = dataclasses.replace(_sweep("A", 20, "wd"), setting="lr 1e-2, wd 0.07")
+    rows = fig3_map.edge_rows(ones)
+    assert [r.panel for r in rows] == ["A", "A", "B", "C"]  # the order of SETTINGS
+    assert [r.ratio for r in rows] == pytest.approx([1.0, 20 / 14, 1.0, 16 / 12])
+    assert rows[1].interval == pytest.approx((20 / 14, 20 / 14))  # every seed alike
+    assert rows[0].share == pytest.approx(1000 / 1_000_000)  # steps x T over the paper's
+    assert rows[3].share == pytest.approx(1000 / 300_000)  # C at the task's own T
+    table = fig3_map.edge_table(rows)
+    assert (
+        "| Fig. 3A | lr 1e-2, wd 0.07 | 0% of the paper's | **1.43x** | 1.43x to 1.43x |" in table
+    )
+    assert fig3_map.span(rows, "A") == pytest.approx((1.0, 20 / 14))
+    none = fig3_map.edge_rows({"A": _sweep("A", 99, "a")})
+    assert np.isnan(none[0].ratio) and "no edge" in fig3_map.edge_table(none)
+
+
+def test_a_fine_sweep_merges_with_its_coarse_run_paired_by_seed():
+    coarse = _sweep("A", 20, "coarse")  # sizes 8, 14, 20, 28
+    fine = fig3_edges.Sweep("A", np.array([16, 18, 19, 20]), np.full((4, 3), 1e-5), 1000, 32, "f")
+    fine.excess[-1] = 1.0  # size 20 is read from the coarse run
+    both = fig3_edges.merge(coarse, fine)
+    assert both.sizes.tolist() == [8, 14, 16, 18, 19, 20, 28] and both.run == "coarse + f"
+    assert both.excess[5].tolist() == coarse.excess[2].tolist()
+    assert both.edges()[1e-4].estimate == 16  # the fine grid moves the edge down
+    other = dataclasses.replace(fine, steps=2000)
+    with pytest.raises(ValueError, match="not one setting"):
+        fig3_edges.merge(coarse, other)
 
 
 def test_a_variant_row_scores_the_central_edge(tmp_path, monkeypatch):
@@ -111,8 +117,15 @@ def test_a_variant_row_scores_the_central_edge(tmp_path, monkeypatch):
     assert held.id == "fig3.robust.wd" and held.ours == 1.0 and held.status == "pass"
     (moved,) = fig3_edges.robust_records(_sweep("A", 20, "how-many-neurons-A-cpu-lr"), "lr")
     assert moved.ours == pytest.approx(20 / 14) and moved.status == "miss"
-    with pytest.raises(ValueError, match="not a variant"):
+    with pytest.raises(ValueError, match="not a row"):
         fig3_edges.robust_records(_sweep("B", 42, "b"), "wd")
+    with pytest.raises(ValueError, match="not a row"):
+        fig3_edges.robust_records(_sweep("A", 14, "t"), "teacher-fine")  # no fine sweep
+    (fine,) = fig3_edges.robust_records(
+        _sweep("A", 19, "a + how-many-neurons-A-cpu-wd-fine"), "wd-fine"
+    )
+    assert fine.id == "fig3.robust.wd-fine" and fine.run == "how-many-neurons-A-cpu-wd-fine"
+    assert fine.interval == pytest.approx([20 / 14, 20 / 14])  # every seed alike
 
 
 def test_setup_text_gives_each_panel_two_lines_beside_the_paper_profile():

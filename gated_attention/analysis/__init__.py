@@ -23,7 +23,10 @@ Modules (one step of the analysis each):
     consolidation  a pruned network with surplus neurons as a smaller one, and its cost (ours)
     recall_algorithms  reverse engineering associative-recall networks (App. D.3, Fig. 7)
     family_losses  loss per family and parameter count, the scorecard ratios (Fig. 4A/B)
-(the last three are imported as modules, their names not re-exported here)
+    family_rules   how a Fig. 4A/B row reads a family's seeds (members, premise, bootstrap
+                   interval), and the rules in force before today's (a recorded run's value
+                   under the rule it was made under)
+(the last four are imported as modules, their names not re-exported here)
 """
 
 from .boundary import Network, member, network

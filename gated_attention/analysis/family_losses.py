@@ -10,26 +10,50 @@ Glossary:
               non-finite loss) or not learned (a gate loss above its bar: for Fig. 4A the
               normalised loss above 1, worse than predicting zero; for Fig. 4B the
               in-distribution loss above the setup check's bar, 1.05 x one GD step)
+    majority  a row compares a family only when it kept more than half of its seeds
     rows      the scorecard rows of Fig. 4A/B: ratios of seed MEDIANS over the kept members
               (the ordinary median: the midpoint of the two middle seeds for an even count);
-              NaN, with a note "premise fails: ...", when a family of a row keeps no member
+              NaN, with a note "premise fails: <family> learned on k of n seeds (a majority is
+              needed)", when a family of a row keeps half of its seeds or fewer
+    interval  the 95% bootstrap interval of a row's statistic over the kept seeds, each
+              family's seeds resampled on their own (``bootstrap_interval``)
+    rule      how a row reads the seeds (``family_rules.Rule``): ``TODAY`` by default; the rows
+              under an older rule give a recorded run's values before (``values_before``)
+
+``Members``, ``Row``, ``PREMISE``, the bootstrap and the rules live in ``family_rules`` and are
+importable from here too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import statistics
 
 import torch
 
+from .family_rules import (
+    BOOT_SEED,
+    DRAWS,
+    PREMISE,
+    TODAY,
+    Members,
+    Row,
+    Rule,
+    bootstrap_interval,
+    rule_row,
+    values_before,
+)
+
 __all__ = [
+    "BOOT_SEED",
     "Curve",
+    "DRAWS",
     "FIG4A_RATIOS",
     "Members",
     "PREMISE",
     "Row",
     "SetupRow",
     "WORSE_THAN_ZERO",
+    "bootstrap_interval",
     "curves",
     "fig4a_rows",
     "fig4b_rows",
@@ -39,6 +63,7 @@ __all__ = [
     "loss_at",
     "ratio",
     "setup_rows",
+    "values_before",
     "worst_seed_at",
 ]
 
@@ -101,67 +126,6 @@ def ratio(config, tensors: dict, a: str, b: str, key: str = "eval_loss") -> floa
     return loss_at(config, tensors, a, key) / loss_at(config, tensors, b, key)
 
 
-#: how the note of a row whose premise fails begins (``report.verdict``: undecided)
-PREMISE = "premise fails"
-
-
-@dataclasses.dataclass(frozen=True)
-class Members:
-    """The seeds of one family at the largest parameter target: the scored loss of each
-    (``losses``, a diverged seed +inf) and why a seed is excluded from the rows: ``diverged``
-    (its scored or gate loss is non-finite) or ``not_learned`` (its gate loss is above the bar).
-    The statistics are over the kept seeds only, NaN when none is kept."""
-
-    family: str
-    target: int
-    losses: tuple[float, ...]
-    diverged: tuple[bool, ...]
-    not_learned: tuple[bool, ...]
-
-    @property
-    def kept(self) -> tuple[float, ...]:
-        """The scored losses of the seeds that neither diverged nor failed to learn."""
-        return tuple(
-            v
-            for v, d, n in zip(self.losses, self.diverged, self.not_learned, strict=True)
-            if not (d or n)
-        )
-
-    @property
-    def median(self) -> float:
-        """The median of the kept losses (two middle seeds: their midpoint); NaN if none."""
-        kept = self.kept
-        return statistics.median(kept) if kept else float("nan")
-
-    @property
-    def mean(self) -> float:
-        """The mean of the kept losses; NaN if none."""
-        kept = self.kept
-        return sum(kept) / len(kept) if kept else float("nan")
-
-    @property
-    def worst(self) -> float:
-        """The largest kept loss; NaN if none."""
-        kept = self.kept
-        return max(kept) if kept else float("nan")
-
-    @property
-    def mean_all(self) -> float:
-        """The mean over every seed, excluded ones too (+inf if one diverged): the old measure."""
-        return sum(self.losses) / len(self.losses)
-
-    def excluded(self, why: str = "not learned") -> str:
-        """What was excluded, in words ("" when nothing): "1 of 3 diverged", and ``why`` for
-        the not-learned seeds ("2 of 3 worse than predicting zero")."""
-        n = len(self.losses)
-        parts = []
-        if any(self.diverged):
-            parts.append(f"{sum(self.diverged)} of {n} diverged")
-        if any(self.not_learned):
-            parts.append(f"{sum(self.not_learned)} of {n} {why}")
-        return ", ".join(parts)
-
-
 def members(
     config,
     tensors: dict,
@@ -190,27 +154,6 @@ def members(
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class Row:
-    """One scorecard row of Fig. 4A/B: its value and the note that goes with it (the
-    families it compares and what was excluded, or why its premise fails: then it is NaN)."""
-
-    value: float
-    note: str
-
-
-def _row(value, ms: list[Members], what: str, why: str, where: str) -> Row:
-    """``value()`` over the kept members, or NaN with the premise note when a family of the
-    row keeps none; the note names the row's families (``what``) and what was excluded."""
-    failed = [m for m in ms if not m.kept]
-    if failed:
-        said = [f"{PREMISE}: {m.family} did not learn{where} ({m.excluded(why)})" for m in failed]
-        return Row(float("nan"), "; ".join(said))
-    out = [f"{m.family} {m.excluded(why)}" for m in ms if m.excluded(why)]
-    note = what + (f"; excluded: {', '.join(out)}" if out else "")
-    return Row(float(value()), note)
-
-
 #: Fig. 4A's ratio rows: (numerator, denominator) families of each ratio of seed medians
 FIG4A_RATIOS = {
     "fig4a.dense_vs_diagonal": ("dense", "gated"),
@@ -224,32 +167,39 @@ FIG4A_RATIOS = {
 WORSE_THAN_ZERO = "worse than predicting zero"
 
 
-def fig4a_rows(config, tensors: dict) -> tuple[dict[str, Row], dict[str, Members]]:
+def _ratio(c, a, b) -> float:
+    """The ratio of the centres ``c`` (median or mean) of two families' losses."""
+    return c(a) / c(b)
+
+
+def fig4a_rows(
+    config, tensors: dict, *, rule: Rule = TODAY
+) -> tuple[dict[str, Row], dict[str, Members]]:
     """Fig. 4A's scorecard rows (id -> ``Row``) at the largest target, from the normalised
     held-out loss (``eval_loss``: 1 is the loss of predicting zero), and the members of every
-    family. A seed that diverged or ended above 1 is excluded; each row of ``FIG4A_RATIOS`` is
-    a ratio of seed medians over the seeds kept, and ``fig4a.mlp_fails_like_lstm_gru`` is the
-    MLP variant's median over the lower of the LSTM's and the GRU's medians."""
+    family. A seed that diverged or ended above 1 is excluded, and a row needs a majority of
+    kept seeds in each family it compares; each row of ``FIG4A_RATIOS`` is a ratio of seed
+    medians over the seeds kept, and ``fig4a.mlp_fails_like_lstm_gru`` is the MLP variant's
+    median over the lower of the LSTM's and the GRU's medians. ``rule`` (``family_rules``)
+    reads the seeds otherwise: an older rule's rows (``MEAN_ALL``: seed means, none excluded)."""
     ms = {f: members(config, tensors, f) for f in config.families}
     why = WORSE_THAN_ZERO
     rows = {}
     for id, (a, b) in FIG4A_RATIOS.items():
-        rows[id] = _row(
-            lambda a=a, b=b: ms[a].median / ms[b].median, [ms[a], ms[b]], f"{a} / {b}", why, ""
-        )
-    mlp, lstm, gru = ms["lru_inout_mlp"], ms["lstm"], ms["gru"]
-    rows["fig4a.mlp_fails_like_lstm_gru"] = _row(
-        lambda: mlp.median / min(lstm.median, gru.median),
-        [mlp, lstm, gru],
+        rows[id] = rule_row(_ratio, [ms[a], ms[b]], f"{a} / {b}", why, "", rule)
+    rows["fig4a.mlp_fails_like_lstm_gru"] = rule_row(
+        lambda c, mlp, lstm, gru: c(mlp) / min(c(lstm), c(gru)),
+        [ms["lru_inout_mlp"], ms["lstm"], ms["gru"]],
         "lru_inout_mlp / min(lstm, gru)",
         why,
         "",
+        rule,
     )
     return rows, ms
 
 
 def fig4b_rows(
-    config, tensors: dict, gd_ood: float, *, gd_in: float, bar: float
+    config, tensors: dict, gd_ood: float, *, gd_in: float, bar: float, rule: Rule = TODAY
 ) -> tuple[dict[str, Row], dict[str, Members], str | None]:
     """Fig. 4B's scorecard rows (id -> ``Row``) at the largest target, out of distribution
     (``ood_loss``), the members of every family, and the family the ``fig4b.gru_best`` row
@@ -257,10 +207,13 @@ def fig4b_rows(
 
     A seed whose in-distribution loss (``eval_loss``) over one GD step's ``gd_in`` is above
     ``bar`` (the setup check's, 1.05) did not learn the task and is excluded; a family that
-    keeps no seed did not learn it, and every row that orders it is NaN, its premise failing.
-    The rows: the GRU's and the LSTM's seed-median OOD loss over one GD step's ``gd_ood`` (and
-    their worst kept seed's), the GRU over the best other family that learned, and the LRU
-    orderings (ratios of medians)."""
+    keeps half of its seeds or fewer did not learn it, and every row that reads it is NaN, its
+    premise failing. The rows: the GRU's and the LSTM's seed-median OOD loss over one GD
+    step's ``gd_ood`` (and their worst kept seed's), the GRU over the best other family that
+    learned (its interval resamples every such family: the best is the lowest median of each
+    draw), and the LRU orderings (ratios of medians). ``rule`` (``family_rules``) reads the
+    seeds otherwise: an older rule's rows (``MEAN_ALL``: seed means and the worst of every
+    seed, the GRU over the other family of lowest mean)."""
     if not (gd_in > 0 and gd_ood > 0):
         raise ValueError(f"the GD losses must be positive, got {gd_in!r}, {gd_ood!r}")
     ms = {
@@ -269,41 +222,29 @@ def fig4b_rows(
     }
     why, where = f"above {bar:g} x GD", " in distribution"
 
-    def row(value, fams, what):
-        return _row(value, [ms[f] for f in fams], what, why, where)
+    def row(stat, fams, what):
+        return rule_row(stat, [ms[f] for f in fams], what, why, where, rule)
 
-    learned = [f for f in config.families if f != "gru" and ms[f].kept]
-    best = min(learned, key=lambda f: ms[f].median) if learned else None
-    rows = {
-        "fig4b.gru_below_gd": row(lambda: ms["gru"].median / gd_ood, ["gru"], "gru / GD"),
-        "fig4b.gru_below_gd_significant": row(
-            lambda: ms["gru"].worst / gd_ood, ["gru"], "worst kept gru seed / GD"
-        ),
-        "fig4b.lstm_below_gd": row(lambda: ms["lstm"].median / gd_ood, ["lstm"], "lstm / GD"),
-        "fig4b.lstm_below_gd_significant": row(
-            lambda: ms["lstm"].worst / gd_ood, ["lstm"], "worst kept lstm seed / GD"
-        ),
-    }
-    if best is None:
-        rows["fig4b.gru_best"] = Row(
-            float("nan"), f"{PREMISE}: no family other than gru learned{where}"
+    learned = [f for f in config.families if f != "gru" and rule.holds(ms[f])]
+    best = min(learned, key=lambda f: rule.centre(rule.sample(ms[f]))) if learned else None
+    rows = {}
+    for fam in ("gru", "lstm"):
+        rows[f"fig4b.{fam}_below_gd"] = row(lambda c, x: c(x) / gd_ood, [fam], f"{fam} / GD")
+        rows[f"fig4b.{fam}_below_gd_significant"] = row(
+            lambda c, x: max(x) / gd_ood, [fam], f"worst kept {fam} seed / GD"
         )
+    if best is None:
+        some = "a majority" if rule.majority else "any"
+        note = f"{PREMISE}: no family other than gru learned{where} on {some} of its seeds"
+        rows["fig4b.gru_best"] = Row(float("nan"), note)
     else:
         rows["fig4b.gru_best"] = row(
-            lambda: ms["gru"].median / ms[best].median,
-            ["gru", best],
+            lambda c, g, *others: c(g) / min(c(o) for o in others),
+            ["gru", *learned],
             f"gru / {best}, the best other family that learned",
         )
-    rows["fig4b.lru_inout_below_lru"] = row(
-        lambda: ms["lru_inout"].median / ms["lru"].median,
-        ["lru_inout", "lru"],
-        "lru_inout / lru",
-    )
-    rows["fig4b.lru_below_mlp"] = row(
-        lambda: ms["lru"].median / ms["lru_inout_mlp"].median,
-        ["lru", "lru_inout_mlp"],
-        "lru / lru_inout_mlp",
-    )
+    rows["fig4b.lru_inout_below_lru"] = row(_ratio, ["lru_inout", "lru"], "lru_inout / lru")
+    rows["fig4b.lru_below_mlp"] = row(_ratio, ["lru", "lru_inout_mlp"], "lru / lru_inout_mlp")
     return rows, ms, best
 
 

@@ -142,10 +142,13 @@ def edge_interval(
     return at(lo_i), at(hi_i)
 
 
-def still_learning(loss_steps, losses, final_excess, level: float, steps: int) -> np.ndarray:
+def still_learning(
+    loss_steps, losses, final_excess, level: float, steps: int, *, floor: float = 0.0
+) -> np.ndarray:
     """(R,) bool: members above ``level`` at the end whose training loss still fell by more than
     STILL_FALLING times over the last LAST_SHARE of ``steps``; ``loss_steps`` (K,) the logged
-    steps, ``losses`` (K, R) the logged training losses, ``final_excess`` (R,)."""
+    steps, ``losses`` (K, R) the logged training losses, ``final_excess`` (R,); ``floor`` a
+    loss no network can go below (Fig. 3C: one optimal GD step's), taken off both medians."""
     t = np.asarray(loss_steps, dtype=np.float64)
     L = np.asarray(losses, dtype=np.float64)
     e = np.asarray(final_excess, dtype=np.float64)
@@ -156,5 +159,6 @@ def still_learning(loss_steps, losses, final_excess, level: float, steps: int) -
     early = (t > steps * (1 - LAST_SHARE) - window) & (t <= steps * (1 - LAST_SHARE))
     if not late.any() or not early.any():
         raise ValueError(f"the losses are not logged often enough over {steps} steps to tell")
-    fell = np.median(L[early], axis=0) > STILL_FALLING * np.median(L[late], axis=0)
+    before, after = np.median(L[early], axis=0) - floor, np.median(L[late], axis=0) - floor
+    fell = before > STILL_FALLING * np.maximum(after, 0.0)
     return fell & (e > level)

@@ -16,7 +16,9 @@ Modules:
     members            one row per member of a teacher-identification run: the construction?
     mechanism          why the surplus neurons survive (ours)
     surplus_ladder     Fig. 2's surplus against the training budget
-    fig3_edges         Fig. 3A-C: the loss edge of every sweep, its rows, figure and finding
+    fig3_edges         Fig. 3A-C: the loss edge of every sweep, its rows and the finding's table
+    edge_plots         Fig. 3A-C: every seed's excess loss against the size (the figure)
+    fig3_map           Fig. 3's finding as one table: the edge per panel and setting of ours
     size_sweeps        Fig. 3A/B per seed: did each student learn the construction?
     gd_learned         the Sec. 5.2 analysis of an in-context regression run (Table 2, Fig. 3C)
     gd_tables          its printed tables: the paired gap, Table 2, memory, recorded runs

@@ -110,8 +110,7 @@ def gru_records(error: float, findings: Mapping, eps: Sequence[float], *, profil
     note = (
         f"relative error of y = M_t q_t from TWO stacked GRU layers at eps = {eps[0]:g} "
         f"(delta = eps^2, weights ~ eps^-4), falling as eps^2 (slope {slope:.2f} over eps <= "
-        "1e-2): the paper's 'no GRU in any depth' holds for exact implementations, not in "
-        "the linearised limit"
+        "1e-2): no exact construction; a two-layer small-weight limit exists (ours)"
     )
     return [
         scorecard.record("table3.gru", error, profile=profile, note=note),
@@ -119,7 +118,10 @@ def gru_records(error: float, findings: Mapping, eps: Sequence[float], *, profil
             "table3.gru_two_layer_error_slope",
             slope,
             profile=profile,
-            note="two stacked GRU layers, delta = eps^2, eps <= 1e-2",
+            note=(
+                "two stacked GRU layers, delta = eps^2, eps <= 1e-2: a slope near 2 is a "
+                "two-layer small-weight limit, not an exact construction"
+            ),
         ),
     ]
 

@@ -1,14 +1,17 @@
 """The budget a scorecard row was trained with, as text, against the paper's budget, and back.
 
-    budget   steps, the share of the paper's steps, T against the paper's, seeds (a row's text)
+    budget   steps and T, their share of the paper's steps x T, seeds (a row's text)
     _size    steps x T read back from such a text (0 for a row that needs no training)
 
-``verdict`` re-exports ``budget``: the chapters call ``verdict.budget``.
+The share counts steps x T, the sequence steps trained on: 15,000 steps at T = 8 are 0.38% of
+the paper's 1,000,000 steps at T = 32, not 1.5%. ``verdict`` re-exports ``budget``: the
+chapters call ``verdict.budget``.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 import re
 from importlib import resources
 
@@ -24,28 +27,43 @@ def _claims() -> dict[str, dict]:
 def budget(claim_id: str, *, steps: int, T: int | None = None, seeds: int | None = None) -> str:
     """What a row of ``claim_id`` was trained with, against the paper's budget.
 
+    The share of the paper's budget counts steps x T. ``T``: the sequence length trained at;
+    None where the task fixes it at the paper's own T (the in-context regression of Sec. 5,
+    T = 12): the text then names the paper's T as the row's, and the share of steps is the
+    share of steps x T.
+
     >>> budget("fig2", steps=10_000, T=8, seeds=5)
-    "10,000 steps, 1% of the paper's 1,000,000; T = 8, paper 32; 5 seeds"
+    "10,000 steps at T = 8: 0.25% of the paper's 1,000,000 steps at T = 32 (steps x T); 5 seeds"
+    >>> budget("sec5", steps=1_200)
+    "1,200 steps: 0.4% of the paper's 300,000 steps at the same T = 12 (steps x T)"
     """
     claim = _claims().get(claim_id)
     if claim is None:
         raise KeyError(f"unknown claim {claim_id!r}; the claims are listed in paper_values.json")
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
-    paper = claim.get("paper_budget") or {}
-    parts = [f"{steps:,} steps"]
-    if claim.get("beyond"):
-        pass  # a claim of ours: there is no paper budget to compare with
-    elif paper.get("steps"):
-        parts[0] += f", {_percent(steps / paper['steps'])} of the paper's {paper['steps']:,}"
-    else:
-        parts[0] += " (the paper gives no step count)"
     if T is not None:
-        same = paper.get("T") in (None, T)
-        parts.append(f"T = {T}" + ("" if same else f", paper {paper['T']}"))
+        if isinstance(T, bool) or not hasattr(T, "__index__") or operator.index(T) < 1:
+            raise ValueError(f"T must be a positive integer or None, got {T!r}")
+        T = operator.index(T)
+    paper = {} if claim.get("beyond") else claim.get("paper_budget") or {}
+    P, PT = paper.get("steps"), paper.get("T")
+    head = f"{steps:,} steps" + ("" if T is None else f" at T = {T}")
+    if claim.get("beyond"):
+        text = head  # a claim of ours: there is no paper budget to compare with
+    elif not P:
+        text = head + " (the paper gives no step count)"
+    elif PT is None:  # the paper gives no T: the share counts steps alone
+        text = f"{head}: {_percent(steps / P)} of the paper's {P:,} steps (the paper gives no T)"
+    elif T is None:  # the task's T is the paper's
+        text = f"{head}: {_percent(steps / P)} of the paper's {P:,} steps at the same T = {PT}"
+        text += " (steps x T)"
+    else:
+        share = _percent(steps * T / (P * PT))
+        text = f"{head}: {share} of the paper's {P:,} steps at T = {PT} (steps x T)"
     if seeds is not None:
-        parts.append(f"{seeds} seed{'s' if seeds != 1 else ''}")
-    return "; ".join(parts)
+        text += f"; {seeds} seed{'s' if seeds != 1 else ''}"
+    return text
 
 
 def _percent(x: float) -> str:
@@ -55,8 +73,8 @@ def _percent(x: float) -> str:
 
 
 def _size(budget_text: str) -> int:
-    """Steps x T of a ``budget`` text ("120,000 steps, ...; T = 8, paper 32; 5 seeds"); 0 when
-    it names no steps (an exact row)."""
+    """Steps x T of a ``budget`` text ("120,000 steps at T = 8: ..."; the first T named is the
+    row's own); 0 when it names no steps (an exact row)."""
     m = re.match(r"([\d,]+) steps", budget_text or "")
     if m is None:
         return 0

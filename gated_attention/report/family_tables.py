@@ -3,6 +3,8 @@ family, the learning-rate sweep, and a summary table at the largest parameter co
 
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.ticker import NullFormatter
@@ -11,12 +13,16 @@ from ..analysis.family_losses import PREMISE, curves, late_fall, setup_rows, uns
 from ..models.family_registry import family
 
 __all__ = [
+    "CANNOT_DECIDE",
     "chosen_rates",
+    "cannot_decide_text",
     "fall_table",
     "members_table",
     "premise_text",
+    "record_numbers",
     "score_rows",
     "setup_bar",
+    "straddled",
     "plot_budgets",
     "plot_loss_vs_params",
     "pilot_table",
@@ -227,24 +233,141 @@ def members_table(ms: dict, scale: float = 1.0, *, why: str) -> str:
     return "\n".join(lines)
 
 
-def score_rows(rows: dict, *, profile: str, seeds: int, budget: str, run: str = "") -> list:
-    """``scorecard.record`` of each (id -> ``analysis.family_losses.Row``) with its note."""
+#: how the note of a row whose interval straddles its criterion's threshold says so
+CANNOT_DECIDE = "seeds cannot decide"
+_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten".split()))
+
+
+def straddled(id: str, interval) -> float | None:
+    """The threshold of the criterion of ``id`` (paper_values.json; max or range) that
+    ``interval`` (lo, hi) straddles, so that the row would pass at one end and miss at the
+    other; None when the interval lies on one side of every threshold (or it is None)."""
+    from .scorecard import paper_values
+
+    if interval is None:
+        return None
+    entry, (lo, hi) = paper_values()[id], interval
+    tol, kind = entry.get("tolerance"), entry["criterion"]
+    bounds = [(tol, "upper")] if kind == "max" else []
+    bounds += [(tol[0], "lower"), (tol[1], "upper")] if kind == "range" else []
+    for t, side in bounds:
+        if (lo <= t < hi) if side == "upper" else (lo < t <= hi):
+            return t
+    return None
+
+
+def score_rows(
+    rows: dict,
+    *,
+    profile: str,
+    seeds: int,
+    budget: str,
+    run: str = "",
+    before: dict | None = None,
+) -> list:
+    """``scorecard.record`` of each (id -> ``analysis.family_losses.Row``) with its note and
+    its interval over seeds; a row whose interval straddles its threshold (``straddled``) has
+    the note "three seeds cannot decide" (the count of ``seeds`` in words) added.
+
+    ``before`` (id -> value, ``analysis.family_rules.values_before``): each row's value under
+    the rule in force when ``run`` was made, handed to ``scorecard.record``, where the same
+    status lets a row whose rule came after the run decide. It is left out where the row's
+    premise fails (undecided whatever the rule then gave) or the value before is NaN (that
+    rule's premise failed, or it had no value)."""
     from . import scorecard
 
-    return [
-        scorecard.record(
-            id, r.value, profile=profile, seeds=seeds, note=r.note, run=run, budget=budget
+    out = []
+    for id, r in rows.items():
+        note, t = r.note, straddled(id, r.interval)
+        if t is not None:
+            said = f"{_WORDS.get(seeds, seeds)} {CANNOT_DECIDE}: the interval straddles {t:g}"
+            note = f"{note}; {said}" if note else said
+        then = (before or {}).get(id)
+        if then is not None and (math.isnan(then) or r.note.startswith(PREMISE)):
+            then = None
+        out.append(
+            scorecard.record(
+                id,
+                r.value,
+                profile=profile,
+                seeds=seeds,
+                note=note,
+                run=run,
+                budget=budget,
+                interval=r.interval,
+                before=then,
+            )
         )
-        for id, r in rows.items()
+    return out
+
+
+def cannot_decide_text(records: list) -> str:
+    """Which rows' seeds cannot decide them (their 95% interval over seeds straddles the
+    threshold, ``score_rows``), a row per line with its value and interval; or that none."""
+    from .scorecard import ours_cell
+
+    shown = [r for r in records if CANNOT_DECIDE in r.note]
+    if not shown:
+        return "the 95% interval over seeds of every scored row lies on one side of its threshold"
+    lines = [
+        "rows whose 95% interval over seeds straddles the threshold (the seeds cannot decide):"
     ]
+    for r in shown:
+        said = next(part for part in r.note.split("; ") if CANNOT_DECIDE in part)
+        lines.append(f"  {r.id}: {ours_cell(r)} ({said})")
+    return "\n".join(lines)
 
 
 def premise_text(rows: dict) -> str:
-    """Which rows' premise fails (a family of the row kept no member, so the row is NaN and
-    the claim cannot be decided at this budget), a row per line; or that none does."""
+    """Which rows' premise fails (a family of the row kept half of its seeds or fewer, so the
+    row is NaN and the claim cannot be decided at this budget), a row per line; or that none
+    does."""
     failed = {id: r.note for id, r in rows.items() if r.note.startswith(PREMISE)}
     if not failed:
-        return "the premise of every row holds: each family it compares kept a member"
+        return (
+            "the premise of every row holds: each family it compares kept a majority of its seeds"
+        )
     lines = ["the claim's premise fails at this budget (these rows are NaN, not scored):"]
     lines += [f"  {id}: {note}" for id, note in failed.items()]
     return "\n".join(lines)
+
+
+def _said(r) -> str:
+    """What a scored row says, in words: its value and interval, then a pass, a miss, or why it
+    is undecided (its premise; its rule set after its run, unless the rule in force then gives
+    the same status, then that value), and whether its seeds cannot decide it."""
+    from .scorecard import RULE_AFTER, SAME_BEFORE, ours_cell
+    from .verdict import PREMISE_FAILS
+
+    parts = r.note.split("; ")
+    premise = next((p for p in parts if p.startswith(PREMISE_FAILS)), None)
+    then = SAME_BEFORE.split("; ", 1)[1].split("{", 1)[0]  # "the rule in force then gives "
+    same = next((p for p in parts if p.startswith(then)), None)
+    if premise is not None:
+        said = f"undecided: {premise.split(': ')[1]}"
+    else:
+        said = {"pass": "a pass"}.get(r.status, "a miss")
+        if same is not None:
+            value = same[len(then) :].split(", ", 1)[0]
+            said += f" (the rule in force when the run was made gives {value}, {said} too)"
+        elif RULE_AFTER in parts:
+            said += ", undecided all the same: its rule was set after this run"
+    straddle = next((p for p in parts if CANNOT_DECIDE in p), None)
+    if straddle is not None:
+        said += f" ({straddle})"
+    return f"{ours_cell(r)}, {said}"
+
+
+def record_numbers(records: list, prefix: str, members: dict = (), scale: float = 1.0) -> dict:
+    """The words the prose quotes from scored Fig. 4 rows (name -> text, for ``glue``): for each
+    record ``<prefix>-<row>`` (the id after its figure, "_" as "-"): its value, its interval
+    and what it says ("0.401 [0.304, 4.7], a miss (three seeds cannot decide: ...)"); for each
+    family of ``members`` (``analysis.family_losses.Members``) ``<prefix>-<family>-kept``, the
+    seeds that learned ("2 of 3"), and ``<prefix>-<family>-mean-all``, the mean over every seed
+    over ``scale`` (the rule before the medians)."""
+    out = {f"{prefix}-{r.id.split('.', 1)[1].replace('_', '-')}": _said(r) for r in records}
+    for f, m in dict(members).items():
+        key = f"{prefix}-{f.replace('_', '-')}"
+        out[f"{key}-kept"] = f"{len(m.kept)} of {len(m.losses)}"
+        out[f"{key}-mean-all"] = f"{m.mean_all / scale:.3g}"
+    return out

@@ -1,15 +1,19 @@
 """Fig. 3A-C read one way: the loss edge of every sweep at the levels of ``analysis.loss_edge``,
-its scorecard rows, its figure, and the one finding the book states about it.
+with its interval over seeds and whether its students were still learning; its scorecard rows,
+its figure, and the one table the book's Fig. 3 finding rests on.
 
-    Sweep            one finished sweep as (sizes, excess losses (sizes, seeds)), its budget
+    Sweep            one finished sweep: sizes, excess losses (sizes, seeds), budget, setting
     from_teacher     a Fig. 3A/B sweep (a teacher-student size sweep) -> Sweep
     from_regression  a Fig. 3C sweep (an in-context regression run) -> Sweep
+    merge            a coarse sweep and its fine sweep (same seeds) -> one Sweep
+    mode_check       the size trained in both modes (fast, compiled), seed by seed
     edge_lines       its median excess loss per size and the edge at each level, as lines
     edge_records     its three rows: ``fig3<p>.edge`` (central) and the two other levels
     robust_records   the row ``fig3.robust.<variant>`` of a recorded variant of Fig. 3A
-    plot_edges       every seed's excess loss against n, the median, the levels
-    largest          the largest recorded sweep of each panel (and of each variant)
-    finding          the finding, in one paragraph: the same in every chapter that states it
+    robust_all       every variant's sweep and rows (with its fine sweep where recorded)
+    plot_edges       every seed's excess loss against n, the median, the levels (edge_plots)
+    largest          the largest recorded sweep of each panel and of each setting of Fig. 3A
+    SETTINGS         the keys of ``largest`` in the order of the finding's table (``fig3_map``)
 """
 
 from __future__ import annotations
@@ -18,27 +22,38 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from .. import experiments
-from ..analysis.loss_edge import CENTRAL_LEVEL, FLOOR, LEVELS, Edge, edges, median_excess
-from ..experiments.robustness import VARIANTS
+from ..analysis.loss_edge import (
+    CENTRAL_LEVEL,
+    Edge,
+    edge_interval,
+    edges,
+    median_excess,
+    still_learning,
+)
+from ..experiments.robustness import FINE, VARIANTS
 from ..tasks import regression
 from . import scorecard, verdict
+from .budget_text import _claims
+from .edge_plots import plot_edges
 
 __all__ = [
     "Sweep",
     "from_teacher",
     "from_regression",
+    "merge",
+    "mode_check",
+    "robust_all",
     "edge_lines",
     "edge_records",
     "robust_records",
     "plot_edges",
     "largest",
-    "finding",
     "CONSTRUCTION",
     "ROW_LEVELS",
+    "SETTINGS",
 ]
 
 #: the construction's neuron count per panel (App. A.3, A.4; the previous chapter for C)
@@ -47,19 +62,26 @@ CONSTRUCTION = {"A": 14, "B": 42, "C": 12}
 ROW_LEVELS = {1e-2: "_at_1e-2", CENTRAL_LEVEL: "", 1e-6: "_at_1e-6"}
 #: the recorded runs' name prefix per panel
 PREFIX = {"A": "how-many-neurons-A-", "B": "how-many-neurons-B-", "C": "in-context-regression-"}
+#: the keys of ``largest`` in the order of the finding's table
+SETTINGS = ("A", "A-wd", "A-lr", "A-lr-wd", "A-teacher", "B", "C")
+_CLAIM = {"A": "fig3a", "B": "fig3b", "C": "fig3c"}
 
 
 @dataclasses.dataclass(frozen=True)
 class Sweep:
     """One finished sweep of panel ``panel``: ``excess`` (S, R) at ``sizes`` (S,), trained
-    ``steps`` steps at ``T`` (``T`` None: the task's own length)."""
+    ``steps`` steps at ``T`` (``T`` None: the task's own length); ``still`` (S,) how many seeds
+    of each size were still learning at the end (``analysis.loss_edge.still_learning``; None:
+    not known); ``runs`` the recorded runs read (empty: this build's own)."""
 
     panel: str  # "A", "B" or "C"
     sizes: np.ndarray
     excess: np.ndarray
     steps: int
     T: int | None
-    run: str = ""  # the recorded run's name, or "" for this build's own
+    run: str = ""  # the recorded run's name (several: joined by " + "), or "" for this build's
+    still: np.ndarray | None = None
+    setting: str = ""  # the settings of ours it was trained with, in words (``_setting``)
 
     @property
     def construction(self) -> int:
@@ -74,14 +96,60 @@ class Sweep:
         """Steps x T: which of two sweeps of a panel had the larger budget."""
         return self.steps * (self.T or 1)
 
+    def share(self) -> float:
+        """Steps x T over the paper's steps x T for this panel."""
+        paper = _claims()[_CLAIM[self.panel]]["paper_budget"]
+        return self.steps * (self.T or paper["T"]) / (paper["steps"] * paper["T"])
+
     def edges(self) -> dict[float, Edge]:
         """n*_L at every level of ``analysis.LEVELS``."""
         return edges(self.sizes, self.excess, self.construction)
+
+    def interval(self, level: float = CENTRAL_LEVEL) -> tuple[float | None, float | None]:
+        """The 95% bootstrap interval over seeds of n*_L / the construction's count (None
+        above: no edge among the sizes in more than 2.5% of the draws)."""
+        lo, hi = edge_interval(self.sizes, self.excess, level)
+        return tuple(None if v is None else v / self.construction for v in (lo, hi))
 
     def budget(self) -> str:
         return verdict.budget(
             f"fig3{self.panel.lower()}", steps=self.steps, T=self.T, seeds=self.seeds
         )
+
+
+def _still(run: Any, sizes, members, excess, level: float, floor: float = 0.0):
+    """(S,) seeds of each size still learning at the end (None: its losses are logged too
+    sparsely to tell, as in the smoke profile); ``members`` (E,) each member's size,
+    ``excess`` (E,) its excess loss, in the entry's member order."""
+    T = run.tensors
+    if "loss_steps" not in T or "losses" not in T:
+        return None
+    try:
+        flags = still_learning(
+            T["loss_steps"].numpy(),
+            T["losses"].numpy(),
+            excess,
+            level,
+            run.config.train.steps,
+            floor=floor,
+        )
+    except ValueError:
+        return None
+    return np.array([int(flags[members == n].sum()) for n in sizes])
+
+
+def _num(x: float) -> str:
+    """0.001 -> '1e-3' (a power of ten), 0.07 -> '0.07'."""
+    e = np.log10(x)
+    return f"1e{int(round(e))}" if x > 0 and abs(e - round(e)) < 1e-9 else f"{x:g}"
+
+
+def _setting(config: Any) -> str:
+    """'lr 1e-3, wd 0.07' (and the teacher's scale where it is the task's default 1/d)."""
+    words = f"lr {_num(config.train.lr)}, wd {_num(config.train.weight_decay)}"
+    if getattr(config, "d", None) and getattr(config, "teacher_std", 0) is None:
+        words += ", teacher variance 1/d"
+    return words
 
 
 def from_teacher(run: Any, name: str = "") -> Sweep:
@@ -90,7 +158,9 @@ def from_teacher(run: Any, name: str = "") -> Sweep:
     c = run.config
     sizes, L = experiments.normalised_losses(c, run.tensors["eval_loss"])
     panel = {4: "A", 12: "B"}[c.d]
-    return Sweep(panel, sizes, L, c.train.steps, c.T, name)
+    members = np.repeat(sizes, L.shape[1])  # sizes outer, seeds inner
+    still = _still(run, sizes, members, L.reshape(-1), CENTRAL_LEVEL)
+    return Sweep(panel, sizes, L, c.train.steps, c.T, name, still, _setting(c))
 
 
 def from_regression(run: Any, name: str = "") -> Sweep:
@@ -102,15 +172,50 @@ def from_regression(run: Any, name: str = "") -> Sweep:
     sweep = np.array(sorted(set(sizes.tolist())))
     gap = T["eval_gap"].numpy() / (regression.ZERO_LOSS - regression.GD_MIN_LOSS)
     excess = np.stack([gap[sizes == n] for n in sweep])
-    return Sweep("C", sweep, excess, run.config.train.steps, None, name)
+    still = _still(run, sweep, sizes, gap, CENTRAL_LEVEL, floor=regression.GD_MIN_LOSS)
+    c = run.config
+    return Sweep("C", sweep, excess, c.train.steps, None, name, still, _setting(c))
+
+
+def merge(coarse: Sweep, fine: Sweep) -> Sweep:
+    """One sweep of ``coarse``'s sizes and ``fine``'s (the same panel, seeds, steps and T: the
+    same teachers and data per seed); a size in both is read from ``coarse``."""
+    if (coarse.panel, coarse.seeds, coarse.steps, coarse.T, coarse.setting) != (
+        fine.panel,
+        fine.seeds,
+        fine.steps,
+        fine.T,
+        fine.setting,
+    ):
+        raise ValueError(f"cannot merge {coarse.run!r} and {fine.run!r}: not one setting's runs")
+    extra = ~np.isin(fine.sizes, coarse.sizes)
+    sizes = np.concatenate([coarse.sizes, fine.sizes[extra]])
+    order = np.argsort(sizes)
+    stack = lambda a, b: np.concatenate([a, b[extra]])[order]  # noqa: E731
+    still = None
+    if coarse.still is not None and fine.still is not None:
+        still = stack(coarse.still, fine.still)
+    return Sweep(
+        coarse.panel,
+        sizes[order],
+        stack(coarse.excess, fine.excess),
+        coarse.steps,
+        coarse.T,
+        f"{coarse.run} + {fine.run}",
+        still,
+        coarse.setting,
+    )
 
 
 def edge_lines(s: Sweep) -> str:
-    """Per size: the median excess loss over seeds (min .. max); then n* at each level."""
+    """Per size: the median excess loss over seeds (min .. max) and the seeds still learning;
+    then n* at each level."""
     med = median_excess(s.excess)
     lines = [f"  {s.seeds} seeds; excess loss, median over seeds (min .. max)"]
-    for n, m, row in zip(s.sizes, med, s.excess, strict=True):
-        lines.append(f"  n = m = {n:4d}: {m:9.2e}  ({row.min():.1e} .. {row.max():.1e})")
+    still = s.still if s.still is not None else [None] * len(s.sizes)
+    for n, m, row, k in zip(s.sizes, med, s.excess, still, strict=True):
+        tail = f"; {k} still learning" if k else ""
+        lines.append(f"  n = m = {n:4d}: {m:9.2e}  ({row.min():.1e} .. {row.max():.1e}){tail}")
     for L, e in s.edges().items():
         central = "  (central)" if L == CENTRAL_LEVEL else ""
         at = "none among the swept sizes" if e.estimate is None else f"{e.estimate}"
@@ -119,83 +224,100 @@ def edge_lines(s: Sweep) -> str:
     return "\n".join(lines)
 
 
+def _interval_note(s: Sweep) -> str:
+    still = 0 if s.still is None else int(s.still.sum())
+    return f"; {still} students still learning at the end" if still else ""
+
+
 def edge_records(s: Sweep, *, profile: str) -> list:
-    """The sweep's rows ``fig3<p>.edge`` (central) and ``fig3<p>.edge_at_1e-2``/``_1e-6``:
-    n*_L over the construction's count (NaN: no edge)."""
+    """The sweep's rows ``fig3<p>.edge`` (central, with its bootstrap interval over seeds) and
+    ``fig3<p>.edge_at_1e-2``/``_1e-6``: n*_L over the construction's count (NaN: no edge)."""
     rid = f"fig3{s.panel.lower()}.edge"
     out = []
     for L, e in s.edges().items():
         note = f"n* = {e.estimate}" if e.estimate is not None else "no edge among the sizes"
+        central = L == CENTRAL_LEVEL
         out.append(
             scorecard.record(
                 rid + ROW_LEVELS[L],
                 e.ratio,
                 profile=profile,
                 seeds=s.seeds,
-                note=f"{note} (sizes {s.sizes.min()}-{s.sizes.max()})",
+                note=f"{note} (sizes {s.sizes.min()}-{s.sizes.max()})"
+                + (_interval_note(s) if central else ""),
                 run=s.run,
                 budget=s.budget(),
+                interval=s.interval(L) if central else None,
             )
         )
     return out
 
 
-def robust_records(s: Sweep, variant: str) -> list:
-    """The row ``fig3.robust.<variant>`` of the recorded variant ``s`` of Fig. 3A: n*/14 at
-    the central level."""
-    if variant not in VARIANTS or s.panel != "A":
-        raise ValueError(f"not a variant of Fig. 3A: {variant!r} (panel {s.panel})")
+def robust_records(s: Sweep, row: str) -> list:
+    """The row ``fig3.robust.<row>`` (a variant, or ``<variant>-fine``) of a recorded setting of
+    Fig. 3A: n*/14 at the central level, with its bootstrap interval over seeds."""
+    variant = row.removesuffix("-fine")
+    if variant not in VARIANTS or s.panel != "A" or (row != variant and variant not in FINE):
+        raise ValueError(f"not a row of Fig. 3A's settings: {row!r} (panel {s.panel})")
     e = s.edges()[CENTRAL_LEVEL]
     budget = verdict.budget("fig3.robust", steps=s.steps, T=s.T, seeds=s.seeds)
-    note = f"n* = {e.estimate}; {VARIANTS[variant]}"
+    note = f"n* = {e.estimate}; {VARIANTS[variant]}" + _interval_note(s)
     return [
         scorecard.record(
-            f"fig3.robust.{variant}",
+            f"fig3.robust.{row}",
             e.ratio,
             profile="paper",
             seeds=s.seeds,
             note=note,
-            run=s.run,
+            run=s.run.split(" + ")[-1],
             budget=budget,
+            interval=s.interval(),
         )
     ]
 
 
-def plot_edges(sweeps: Sequence[Sweep], titles: Sequence[str], ncols: int = 3) -> plt.Figure:
-    """Every seed's excess loss against n = m (thin lines), their median (points and line), the
-    levels of the edge (the central one solid), the construction's count and twice it."""
-    ncols = min(ncols, len(sweeps))
-    nrows = -(-len(sweeps) // ncols)
-    fig, grid = plt.subplots(
-        nrows, ncols, figsize=(7.5, 0.8 + 2.9 * nrows), layout="constrained", squeeze=False
-    )
-    for ax in grid.ravel()[len(sweeps) :]:
-        ax.set_visible(False)
-    for ax, s, title in zip(grid.ravel(), sweeps, titles, strict=False):
-        E = np.maximum(s.excess, FLOOR)
-        for r in range(s.seeds):
-            ax.plot(s.sizes, E[:, r], color="0.65", lw=0.8, label="each seed" if r == 0 else None)
-        ax.plot(s.sizes, median_excess(s.excess), "o-", color="C0", label="median over seeds")
-        for L in LEVELS:
-            central = L == CENTRAL_LEVEL
-            ax.axhline(
-                L,
-                color="C3",
-                lw=1.2 if central else 0.7,
-                ls="-" if central else ":",
-                label="central level" if central else ("other levels" if L == LEVELS[0] else None),
+def robust_all(runs: dict[str, Sweep]) -> list[tuple[str, Sweep | None, list]]:
+    """(what it changes, the sweep or None, its rows) for each variant of Fig. 3A in ``runs``
+    (``largest``): a variant read with its fine sweep has two rows, its coarse run's own on
+    that run's sizes (``fig3.robust.<v>``) and the merged one (``fig3.robust.<v>-fine``)."""
+    out = []
+    for v, what in VARIANTS.items():
+        s = runs.get(f"A-{v}")
+        if s is None:
+            out.append((f"{what}: not recorded in this package yet", None, []))
+            continue
+        rows = []
+        if " + " in s.run:  # merged: the coarse run's own row, then the fine one
+            rows = robust_records(_read(s.run.split(" + ")[0]), v)
+            rows += robust_records(s, f"{v}-fine")
+        else:
+            rows = robust_records(s, v)
+        out.append((what, s, rows))
+    return out
+
+
+def mode_check(variants: Sequence[str]) -> str:
+    """Size 20 trained twice, in mode fast (the coarse run) and compiled (the fine sweep), for
+    each variant in ``variants`` recorded both ways: each seed's excess loss in both and how
+    many seeds fall on the same side of the central level."""
+    names = set(experiments.recorded_names())
+    lines = []
+    for v in variants:
+        coarse, fine = f"{PREFIX['A']}cpu-{v}", f"{PREFIX['A']}cpu-{v}-fine"
+        if not {coarse, fine} <= names:
+            lines.append(f"{VARIANTS[v]}: the fine sweep is not recorded in this package yet")
+            continue
+        a, b = _read(coarse), _read(fine)
+        both = sorted(set(a.sizes.tolist()) & set(b.sizes.tolist()))
+        for n in both:
+            ea, eb = a.excess[a.sizes == n][0], b.excess[b.sizes == n][0]
+            same = int(((ea <= CENTRAL_LEVEL) == (eb <= CENTRAL_LEVEL)).sum())
+            pairs = ", ".join(f"{x:.1e}/{y:.1e}" for x, y in zip(ea, eb, strict=True))
+            lines.append(
+                f"{VARIANTS[v]}, n = {n}, fast/compiled per seed: {pairs}; "
+                f"{same} of {len(ea)} seeds on the same side of {CENTRAL_LEVEL:.0e}"
             )
-        k = s.construction
-        ax.axvline(k, color="k", ls=":", lw=1, label="construction's count")
-        ax.axvline(2 * k, color="k", ls="--", lw=1, label="twice it (the paper's edge)")
-        ax.set_yscale("log")
-        ax.set_xlabel("n = m")
-        ax.set_title(title, fontsize=9)
-    for ax in grid[:, 0]:
-        ax.set_ylabel("excess loss")
-    handles, labels = grid.ravel()[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=8)
-    return fig
+    return "\n".join(lines)
 
 
 def _read(name: str) -> Sweep:
@@ -205,119 +327,30 @@ def _read(name: str) -> Sweep:
     return from_teacher(run, name)
 
 
+def _key(name: str) -> str | None:
+    """The key of a recorded run in ``largest``: "A", "B", "C", "A-<variant>" (a fine sweep:
+    "A-<variant>-fine"), or None."""
+    for v in sorted(VARIANTS, key=len, reverse=True):
+        for tail, key in ((f"-{v}-fine", f"A-{v}-fine"), (f"-{v}", f"A-{v}")):
+            if name == f"{PREFIX['A']}cpu{tail}":
+                return key
+    return next((p for p, pre in PREFIX.items() if name.startswith(pre)), None)
+
+
 def largest() -> dict[str, Sweep]:
-    """The largest recorded sweep (steps x T) of each panel, "A", "B", "C", and of each
-    variant of Fig. 3A ("A-wd", ...: the recorded ``how-many-neurons-A-cpu-<variant>``)."""
+    """The largest recorded sweep (steps x T) of each panel, "A", "B", "C", and of each setting
+    of Fig. 3A ("A-wd", ...: the recorded ``how-many-neurons-A-cpu-<variant>``), each read
+    together with its fine sweep where one is recorded (``merge``)."""
     out: dict[str, Sweep] = {}
-    variants = {f"how-many-neurons-A-cpu-{v}": f"A-{v}" for v in VARIANTS}
     for name in experiments.recorded_names():
-        key = variants.get(name)
-        if key is None:
-            key = next((p for p, pre in PREFIX.items() if name.startswith(pre)), None)
+        key = _key(name)
         if key is None:
             continue
         s = _read(name)
         if key not in out or s.spent > out[key].spent:
             out[key] = s
+    for v in FINE:
+        fine = out.pop(f"A-{v}-fine", None)
+        if fine is not None and f"A-{v}" in out:
+            out[f"A-{v}"] = merge(out[f"A-{v}"], fine)
     return out
-
-
-def _level(L: float) -> str:
-    """1e-04 -> '1e-4'."""
-    m, e = f"{L:.0e}".split("e")
-    return f"{m}e{int(e)}"
-
-
-def _edge_text(s: Sweep, level: float = CENTRAL_LEVEL) -> str:
-    e = s.edges()[level]
-    return "none" if e.estimate is None else f"{e.estimate} ({e.ratio:.2f}x)"
-
-
-def _unconverged(s: Sweep) -> str:
-    """A note when the sweep may not have converged: the median excess loss at the largest size
-    above that at the size before it (a larger network that fits worse)."""
-    med = median_excess(s.excess)
-    if len(med) < 2 or med[-1] <= med[-2]:
-        return ""
-    return (
-        f"; its median at n = {int(s.sizes[-1])} ({med[-1]:.1e}) is above that at "
-        f"n = {int(s.sizes[-2])} ({med[-2]:.1e}), so its students may not have converged at "
-        "this budget"
-    )
-
-
-def finding(runs: dict[str, Sweep] | None = None) -> str:
-    """The book's one finding on Fig. 3A-C (markdown), from the largest recorded sweep of each
-    panel and the recorded variants of Fig. 3A (``largest``): the edge at the central level
-    against the paper's ~2x, at the other levels, under our choices changed, and caveats."""
-    runs = largest() if runs is None else runs
-    panels = [p for p in "ABC" if p in runs]
-    if not panels:
-        return "No sweep of Fig. 3 is recorded in this package yet."
-    ratios = [runs[p].edges()[CENTRAL_LEVEL].ratio for p in panels]
-    if all(np.isfinite(r) and r < 2**0.5 for r in ratios):
-        head = "at the construction's count or just above it, not at about twice it"
-    elif all(np.isfinite(r) and 2**0.5 <= r <= 2**1.5 for r in ratios):
-        head = "at about twice the construction's count, as the paper finds"
-    else:
-        head = "at no one multiple of the construction's count across the panels"
-    low, high = (L for L in LEVELS if L != CENTRAL_LEVEL)
-    rows = [
-        f"| panel | neurons | n* at {_level(CENTRAL_LEVEL)} (central) | at {_level(low)} "
-        f"| at {_level(high)} |",
-        "|---|---|---|---|---|",
-    ]
-    for p in panels:
-        s = runs[p]
-        rows.append(
-            f"| Fig. 3{p} | {s.construction} | **{_edge_text(s)}** | {_edge_text(s, low)} | "
-            f"{_edge_text(s, high)} |"
-        )
-    where = "; ".join(f"Fig. 3{p} from `{runs[p].run}` ({runs[p].budget()})" for p in panels)
-    robust = _robustness_text(runs)
-    return (
-        f"**One finding for Fig. 3, one rule for its three panels.** At the largest budget "
-        f"recorded, the loss edge (the smallest size from which the median excess loss over "
-        f"seeds stays at most {_level(CENTRAL_LEVEL)}) lies {head}:\n\n"
-        + "\n".join(rows)
-        + f"\n\nRecorded runs: {where}. {robust} Caveats: each n* is read at its run's "
-        f"budget, a share of the paper's steps; n* is a size of the grid (the edge lies "
-        f"between the size below it and n*); the paper gives neither its learning rate "
-        f"nor its teacher's scale, so ours are choices."
-    )
-
-
-def _robustness_text(runs: dict[str, Sweep]) -> str:
-    """``finding``'s sentence on Fig. 3A with one of our choices changed (the recorded
-    variants ``A-<variant>`` of ``runs``): where the 1x edge holds, where it moves up, and
-    which variants are not recorded."""
-    variants = [v for v in VARIANTS if f"A-{v}" in runs]
-    if not variants:
-        return "Whether it survives our choices changed is not recorded yet."
-    ratio = {v: runs[f"A-{v}"].edges()[CENTRAL_LEVEL].ratio for v in variants}
-    bound = {v: scorecard.paper_values()[f"fig3.robust.{v}"]["tolerance"] for v in variants}
-    holds = [v for v in variants if np.isfinite(ratio[v]) and ratio[v] <= bound[v]]
-    moves = [v for v in variants if v not in holds]
-    said = []
-    if holds:
-        said.append(
-            "the 1x edge holds with "
-            + " and with ".join(f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])})" for v in holds)
-        )
-    if moves:
-        said.append(
-            "it moves up with "
-            + " and with ".join(
-                f"{VARIANTS[v]} (n* = {_edge_text(runs[f'A-{v}'])}{_unconverged(runs[f'A-{v}'])})"
-                for v in moves
-            )
-        )
-    robust = (
-        "Fig. 3A with one of our choices changed, at the same budget (sizes 8-28): "
-        + ", and ".join(said)
-        + "."
-    )
-    absent = [VARIANTS[v] for v in VARIANTS if v not in variants]
-    if absent:
-        robust += " Not recorded yet: " + "; ".join(absent) + "."
-    return robust

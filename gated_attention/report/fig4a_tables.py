@@ -5,14 +5,17 @@ of its tables, and the recorded run at a longer budget, read with the tables of
     profile_text     the profile's d, T, seeds, steps and targets, against the paper profile's
     table1           the rate search at one parameter target, caption first
     table3           each family's seeds at the largest target (struck through: excluded)
-    show_longer_run  a recorded run of Fig. 4A: provenance, Tables 4 to 6, its rows, its falls
+    show_longer_run  a recorded run of Fig. 4A: provenance, Tables 4 to 6, its rows (with their
+                     values under the rule in force when it was made), its falls; returns its
+                     scored rows and members (for ``family_tables.record_numbers``)
     search_minutes   how long a recorded run's rate search trained (the number the prose quotes)
 """
 
 from __future__ import annotations
 
-from ..analysis.family_losses import WORSE_THAN_ZERO, fig4a_rows
+from ..analysis.family_losses import WORSE_THAN_ZERO, fig4a_rows, values_before
 from .family_tables import (
+    cannot_decide_text,
     chosen_rates,
     fall_table,
     members_table,
@@ -69,12 +72,14 @@ def search_minutes(name: str) -> str:
     return f"{experiments.recorded(name).meta['wall_time_s'] / 60:.0f}"
 
 
-def show_longer_run(name: str, run, sweep, paper) -> None:
+def show_longer_run(name: str, run, sweep, paper) -> tuple[list, dict]:
     """Show the recorded Fig. 4A run ``name`` (``run``, a longer budget): its provenance against
     the paper profile ``paper``, its rate search (Table 4, when recorded as ``<config
     name>-lr-cpu``), the rate of each family (those at the top of ``sweep``'s grid marked),
     Table 5 at its largest target, its seeds (Table 6), its rows (paper column, as rows of
-    ``name``), whose premise fails, which seeds diverged, and the late falls."""
+    ``name``, each with its value under the rule in force when the run was made:
+    ``values_before``), whose premise fails, which its seeds cannot decide, which seeds
+    diverged, and the late falls. Returns its scored rows (``scorecard.Record``) and members."""
     from IPython.display import Markdown, display
 
     from .. import experiments
@@ -100,7 +105,11 @@ def show_longer_run(name: str, run, sweep, paper) -> None:
     display(Markdown(table3(members, caption=caption)))
     n = len(rc.seeds)
     budget = verdict.budget("fig4a", steps=rc.train.steps, T=rc.T, seeds=n)
-    scorecard.show(score_rows(rows, profile="paper", seeds=n, budget=budget, run=name))
+    then = values_before(lambda rule: fig4a_rows(rc, RT, rule=rule)[0], run.meta["created_utc"])
+    shown = score_rows(rows, profile="paper", seeds=n, budget=budget, run=name, before=then)
+    scorecard.show(shown)
     print(premise_text(rows))
+    print(cannot_decide_text(shown))
     print(unstable_text(rc, RT))
     print(fall_table(rc, RT))
+    return shown, members

@@ -11,7 +11,9 @@ read out of distribution (the setup check, ours), why not (the pilots), and the 
     table5                the rate search of the Fig. 4B runs
     members_caption       the caption of Table 7 (this build) or Table 9 (a recorded run)
     late_rate_text        where the cosine schedule stands over the last fifth of training
-    show_longer_run       a recorded run of Fig. 4B at a longer budget: Tables 8, 9 and its rows
+    show_longer_run       a recorded run of Fig. 4B at a longer budget: Tables 8, 9 and its rows,
+                          with their values under the rule in force when it was made (returns
+                          its scored rows and members, for ``record_numbers``)
     setup_numbers, pilot_numbers, lru_init_numbers
                           the numbers the prose quotes (name -> text, for myst-nb glue)
 
@@ -24,8 +26,9 @@ Glossary (code name -> meaning):
 
 from __future__ import annotations
 
-from ..analysis.family_losses import fig4b_rows, setup_rows
+from ..analysis.family_losses import fig4b_rows, setup_rows, values_before
 from .family_tables import (
+    cannot_decide_text,
     chosen_rates,
     fall_table,
     members_table,
@@ -225,12 +228,16 @@ def late_rate_text(train) -> str:
     )
 
 
-def show_longer_run(name: str, run, sweep, gd_in: float, gd_ood: float, bar: float) -> None:
+def show_longer_run(
+    name: str, run, sweep, gd_in: float, gd_ood: float, bar: float
+) -> tuple[list, dict]:
     """Show the recorded Fig. 4B run ``name`` (``run``, a longer budget): its provenance, its
     rate search (Table 8, when recorded as ``<config name>-lr-cpu``), the rate of each family
     (those at the top of ``sweep``'s grid marked), its seeds at the largest size (Table 9),
-    its scorecard rows (paper column, as rows of ``name``), whose premise fails, which seeds
-    diverged, and the late fall of each family's training loss."""
+    its scorecard rows (paper column, as rows of ``name``, each with its value under the rule
+    in force when the run was made: ``values_before``), whose premise fails, which its seeds
+    cannot decide, which seeds diverged, and the late fall of each family's training loss.
+    Returns its scored rows (``scorecard.Record``) and members."""
     from IPython.display import Markdown, display
 
     from .. import experiments
@@ -250,12 +257,20 @@ def show_longer_run(name: str, run, sweep, gd_in: float, gd_ood: float, bar: flo
     print(chosen_rates(rc, rc.lrs, at_grid_edge(sweep, rc.lrs)))
     rows, members, _ = fig4b_rows(rc, RT, gd_ood, gd_in=gd_in, bar=bar)
     display(Markdown(members_text(members, gd_ood, bar, config=rc)))
-    budget = verdict.budget("fig4b", steps=rc.train.steps, seeds=len(rc.seeds))
-    shown = score_rows(rows, profile="paper", seeds=len(rc.seeds), budget=budget, run=name)
+
+    def under(rule):
+        return fig4b_rows(rc, RT, gd_ood, gd_in=gd_in, bar=bar, rule=rule)[0]
+
+    then = values_before(under, run.meta["created_utc"])
+    n = len(rc.seeds)
+    budget = verdict.budget("fig4b", steps=rc.train.steps, seeds=n)
+    shown = score_rows(rows, profile="paper", seeds=n, budget=budget, run=name, before=then)
     scorecard.show(shown)
     print(premise_text(rows))
+    print(cannot_decide_text(shown))
     print(unstable_text(rc, RT, "ood_loss", limit=None))
     print(fall_table(rc, RT))
+    return shown, members
 
 
 def _pct(ratio: float) -> str:

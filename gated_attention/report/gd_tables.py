@@ -9,6 +9,8 @@
     print_memory          the memory neurons per network and the coefficient spread over t
     print_recorded_run    one recorded run: gaps, Table 2 coefficients, memory neurons
     print_transition      the per-seed reading of Fig. 3C: seeds at GD per size, and n*
+    quadratic_minimiser   where a loss sampled on a grid of learning rates, a quadratic in
+                          eta, is smallest (the Monte Carlo eta* of App. D.2)
     NO_PAPER_RUN          what the paper-profile cell prints when no such run is recorded
 
 Glossary (code name -> paper symbol -> section):
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gd_learned import RegressionAnalysis
+from .gd_learned import PAPER_GAP, RegressionAnalysis
 
 __all__ = [
     "print_setup",
@@ -30,6 +32,7 @@ __all__ = [
     "print_memory",
     "print_recorded_run",
     "print_transition",
+    "quadratic_minimiser",
     "NO_PAPER_RUN",
 ]
 
@@ -94,6 +97,11 @@ def print_gd_gap(a: RegressionAnalysis, gd_mc: float, gd_mc_se: float, n_mc: int
     print(
         f"paired gap RNN - GD = {a.gap:+.5f} +- {a.gap_se:.5f}, i.e. "
         f"{100 * a.gap / a.gd_mean:+.2f}% +- {100 * a.gap_se / a.gd_mean:.2f}% of the GD loss"
+    )
+    side = "above" if a.gap > 0 else "below" if a.gap < 0 else "at"
+    print(
+        f"the RNN lies {side} GD here; the paper's RNN lies below: 0.0945 against 0.0947, "
+        f"{100 * PAPER_GAP:+.2f}% of GD"
     )
     print(f"RNN loss = 7/74 + gap = {a.rnn_loss:.5f} +- {a.gap_se:.5f}   (paper: 0.0945)")
     print(
@@ -167,3 +175,17 @@ def print_transition(f) -> None:
         + ", ".join(f"{n}: {k}/{f.R}" for n, k in zip(f.sizes, f.k, strict=False))
         + f"; n* = {f.estimate}"
     )
+
+
+def quadratic_minimiser(etas, losses) -> float:
+    """The learning rate at which ``losses`` (one per rate of ``etas``, at least three) are
+    smallest, read off the parabola through them: one GD step's loss on a fixed set of
+    sequences is exactly a quadratic in eta, so a Monte Carlo estimate over shared sequences
+    is one too, and its minimiser estimates eta* independently of the derivation."""
+    x, y = np.asarray(etas, dtype=np.float64), np.asarray(losses, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1 or len(x) < 3:
+        raise ValueError(f"need matching 1-d etas and losses, three or more; got {x.shape}")
+    a2, a1, _ = np.polyfit(x, y, 2)
+    if not a2 > 0:
+        raise ValueError("the losses do not curve upwards: no minimum")
+    return float(-a1 / (2 * a2))

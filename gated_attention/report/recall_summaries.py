@@ -24,7 +24,7 @@ from ..analysis.boundary import network
 from ..analysis.recall_algorithms import analyse_recall
 from ..constructions.recall_networks import compressed_neurons, naive_neurons
 from . import scorecard, verdict
-from .recall_tables import LABELS, format_rows
+from .recall_tables import CE_ROWS, LABELS, format_rows
 
 __all__ = [
     "print_setup",
@@ -137,11 +137,18 @@ def recall_records(
 ) -> list:
     """One ``scorecard.record`` per entry of ``values`` (id -> (ours, note): the output of
     ``recall_tables.scorecard_values`` or of a recorded reading), in their order, with the
-    seeds of ``config`` and its budget (``verdict.budget`` of App. D.3 at its steps and seeds);
-    ``run``: the recorded run they were read from."""
+    seeds of ``config`` and its budget (``verdict.budget`` of App. D.3 at its steps and seeds;
+    the rows of ``recall_tables.CE_ROWS`` at the steps of the cross-entropy networks they
+    read, ``config.ce_train``); ``run``: the recorded run they were read from."""
     seeds = len(config.seeds)
-    budget = verdict.budget("appD3", steps=config.train.steps, seeds=seeds)
+
+    def budget(id_: str) -> str:
+        tc = config.ce_train if id_ in CE_ROWS else config.train
+        return verdict.budget("appD3", steps=tc.steps, seeds=seeds)
+
     return [
-        scorecard.record(id_, ours, profile=profile, seeds=seeds, note=note, run=run, budget=budget)
+        scorecard.record(
+            id_, ours, profile=profile, seeds=seeds, note=note, run=run, budget=budget(id_)
+        )
         for id_, (ours, note) in values.items()
     ]

@@ -28,7 +28,9 @@ needs it, and where three seeds cannot decide, the verdict says so.
 A row scored on a recorded run whose analysis rule (estimator, exclusion, aggregation) was changed
 after the run (paper_values.json: ``rule_set_after_runs``) reads ``RULE_AFTER`` and does not
 decide its claim's verdict (``verdict.status``): a rule moved after seeing a result is a
-criterion moved.
+criterion moved. Unless the rule in force when the run was made gives the same status: a
+caller that passes that value (``before``) gets the note ``SAME_BEFORE`` instead, and the row
+decides, since no choice of rule could have moved it.
 
 A row may carry ``budget``: what it was trained with against the paper's budget
 (``verdict.budget``); rows of paper_values.json marked ``"budget": "exact"`` need no training and
@@ -65,9 +67,11 @@ __all__ = [
     "EXACT_BUDGET",
     "SET_AFTER",
     "RULE_AFTER",
+    "SAME_BEFORE",
     "REF_OURS",
     "paper_cell",
     "ours_cell",
+    "straddles",
 ]
 
 STATUSES = ("pass", "miss", "report")
@@ -79,6 +83,8 @@ SET_AFTER = "criterion set after this run"
 #: the note of a row scored on a recorded run whose analysis rule was changed after it ran
 #: (paper_values.json: ``rule_set_after_runs``): it does not decide its claim's verdict
 RULE_AFTER = "rule set after this run"
+#: the note of such a row when the rule before it gives the same status (the row decides)
+SAME_BEFORE = "rule set after this run; the rule in force then gives {before}, the same status"
 #: the label of a reference value that is not the paper's (paper_values.json: ``reference``)
 REF_OURS = "ref. (ours)"
 _SESSION: list = []  # every Record written by this process, in call order
@@ -205,6 +211,7 @@ def record(
     run: str = "",
     budget: str = "",
     interval: tuple | None = None,
+    before=None,
 ) -> Record:
     """Score ``ours`` against the paper's value for ``id`` and store the record.
 
@@ -220,9 +227,19 @@ def record(
         budget: what the value was trained with (``verdict.budget``); rows marked exact in
             paper_values.json get ``EXACT_BUDGET``.
         interval: (low, high) of ``ours`` over seeds, shown beside it (None at an open end).
+        before: the value under the rule in force when ``run`` was made, where paper_values.json
+            lists the run in ``rule_set_after_runs``: the same status there lets the row decide.
     """
     rec = score(
-        id, ours, profile=profile, seeds=seeds, note=note, run=run, budget=budget, interval=interval
+        id,
+        ours,
+        profile=profile,
+        seeds=seeds,
+        note=note,
+        run=run,
+        budget=budget,
+        interval=interval,
+        before=before,
     )
     if write:
         store(rec)
@@ -239,6 +256,7 @@ def score(
     run: str = "",
     budget: str = "",
     interval: tuple | None = None,
+    before=None,
 ) -> Record:
     """The record of ``ours`` for ``id`` (the arguments of ``record``), scored, not stored."""
     from ..experiments.profiles import check_profile
@@ -257,7 +275,11 @@ def score(
     if run and run in entry.get("set_after_runs", ()):
         note = f"{SET_AFTER}{'; ' + note if note else ''}"
     if run and run in entry.get("rule_set_after_runs", ()):
-        note = f"{RULE_AFTER}{'; ' + note if note else ''}"
+        then = None if before is None else _status(entry, _plain(before))
+        said = RULE_AFTER
+        if then is not None and then == status:
+            said = SAME_BEFORE.format(before=_fmt(_plain(before)))
+        note = f"{said}{'; ' + note if note else ''}"
     if interval is not None:
         if len(interval) != 2:
             raise ValueError(f"interval must be (low, high), got {interval!r}")
@@ -356,6 +378,25 @@ def _fmt(x) -> str:
     if x == 0:
         return "0"
     return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
+
+
+def straddles(r: Record) -> float | None:
+    """The threshold of the row's criterion (max or range) that its interval over seeds
+    straddles, so that it would pass at one end and miss at the other (the seeds cannot decide
+    it); None when the interval lies on one side of every threshold, or there is none. An
+    interval open above (None) reaches every threshold above its low end."""
+    if r.interval is None or r.criterion not in ("max", "range"):
+        return None
+    lo, hi = r.interval
+    lo = -math.inf if lo is None else lo
+    hi = math.inf if hi is None else hi
+    bounds = [r.tolerance] if r.criterion == "max" else list(r.tolerance)
+    upper = [r.tolerance] if r.criterion == "max" else [r.tolerance[1]]
+    for t in bounds:
+        inside = (lo <= t < hi) if t in upper else (lo < t <= hi)
+        if inside:
+            return t
+    return None
 
 
 def ours_cell(r: Record) -> str:

@@ -5,15 +5,20 @@ build's run and for the recorded runs.
     print_setup        the profile's student, sequences and training, against the paper's
     loss_line          the held-out loss, absolute and over the teacher's output variance
     prune_sweep        the pruned network's size and output change at each threshold (Fig. 2A)
-    merge_lines        each held-out seed's output neurons and the groups merged (Fig. 2C)
-    merge_records      ``fig2.merge_found`` and Table 1 over every held-out seed, scored
-    table1_records     Fig. 2A/B's counts and Table 1's four numbers of the first seed, scored
+    budget_text        a config's budget text (``surplus_ladder.seeds_budget``: tuning seeds named)
+    read_from          the recorded run a build read (``experiments.run_or_recorded``), or ""
+    show_fractions     the seeds pruned to 14 = 10 + 4 and that learned it: printed, scored
+    merge_lines        each seed's output neurons and the groups merged (Fig. 2C)
+    merge_records      ``fig2.merge_found``, Table 1 and App. C.2 over every seed, scored
+    table1_records     Fig. 2A/B's counts over every seed (median) and Table 1's four numbers
+                       of the first seed, scored
     paper_counts       the paper's (hidden, lam~1, lam~0, output) after pruning
     show_many_seeds    the recorded run of twenty held-out seeds, read and scored
     spectra_text       each group's state spectrum, the construction's first, then each seed's
     read_paper_runs    the provenance and state spectra of the recorded paper-budget runs
     drops_text         over those spectra: does the drop after the count exceed every ratio?
-    show_paper_run     one recorded paper-budget run: its members, scored
+    drop_numbers       the same, as the numbers the prose quotes
+    show_paper_run     one recorded paper-budget run (tuning seeds): its members, scored
     machines_text      the same seed trained on two machines, side by side
     wilson_numbers     how roughly n seeds pin a fraction down (the numbers the prose quotes)
 """
@@ -23,13 +28,23 @@ from __future__ import annotations
 import dataclasses
 
 from .. import analysis, experiments
-from . import members, scorecard, verdict
-from .surplus_ladder import held_out_records
+from . import members, scorecard
+from .surplus_ladder import (
+    count_records,
+    fraction_records,
+    row_record,
+    seed_records,
+    seeds_budget,
+    tuning_label,
+)
 
 __all__ = [
     "print_setup",
+    "budget_text",
+    "read_from",
     "loss_line",
     "prune_sweep",
+    "show_fractions",
     "merge_lines",
     "merge_records",
     "table1_records",
@@ -38,6 +53,7 @@ __all__ = [
     "spectra_text",
     "read_paper_runs",
     "drops_text",
+    "drop_numbers",
     "show_paper_run",
     "machines_text",
     "wilson_numbers",
@@ -66,6 +82,18 @@ def print_setup(profile: str, config, paper) -> None:
     )
 
 
+def budget_text(config) -> str:
+    """The budget of a teacher-identification ``config``'s rows over all its seeds
+    (``surplus_ladder.seeds_budget``: its tuning seeds named, where it has any)."""
+    return seeds_budget(config.train.steps, config.T, config.seeds)
+
+
+def read_from(result) -> str:
+    """The recorded run ``result`` was read from (``experiments.run_or_recorded``), or "" when
+    it was trained or loaded from the cache: rows whose rule came after that run say so."""
+    return result.path.name if result.provenance else ""
+
+
 def loss_line(eval_loss: float, teacher_var: float) -> str:
     """``final held-out loss L (teacher output variance V, relative L / V)``."""
     return (
@@ -85,6 +113,20 @@ def prune_sweep(net, x, thresholds=THRESHOLDS) -> str:
     return "\n".join(lines)
 
 
+def show_fractions(rows, **where) -> None:
+    """Print how many of ``rows`` (``members.MemberRow``) prune to exactly 14 = 10 + 4 and how
+    many learned the construction, with Wilson 95% intervals, and show their scored rows
+    (``surplus_ladder.fraction_records``; ``where``: its budget, profile, run, read_from)."""
+    f = members.fractions(rows)
+    for label, key in (
+        ("pruned to exactly 14 = 10 + 4", "construction_counts"),
+        ("learned the construction", "learned"),
+    ):
+        k, R, (lo, hi) = f[key]
+        print(f"{label}: {k} of {R} seeds (Wilson 95% interval {lo:.2f} to {hi:.2f})")
+    scorecard.show(fraction_records(rows, **where), source=False)
+
+
 def merge_lines(rows) -> str:
     """One line per member (``members.MemberRow``): its output neurons after pruning, whether
     the merge was searched, and the groups ``analysis.merge`` merged."""
@@ -95,44 +137,67 @@ def merge_lines(rows) -> str:
     )
 
 
-def merge_records(rows, *, profile: str, budget: str, run: str = "", note: bool = False):
+def merge_records(
+    rows, *, profile: str, budget: str, run: str = "", note: bool = False, read_from: str = ""
+):
     """The row ``fig2.merge_found`` (members with a merged output group; ``note``: name their
-    seeds) and Table 1 over every member (``surplus_ladder.held_out_records``), scored."""
+    seeds), Table 1's medians and App. C.2's share of seeds (``surplus_ladder.seed_records``),
+    scored; ``read_from``: the recorded run a build's rows were read from."""
     merged = [str(row.seed) for row in rows if row.merged]
     text = f"seeds with a merged group: {', '.join(merged) or 'none'}" if note else ""
-    where = dict(profile=profile, budget=budget, run=run)
-    found = scorecard.record("fig2.merge_found", len(merged), seeds=len(rows), note=text, **where)
-    return [found, *held_out_records(rows, **where)]
+    where = dict(profile=profile, budget=budget, run=run, read_from=read_from)
+    seeds = [row.seed for row in rows]
+    found = row_record(
+        "fig2.merge_found", len(merged), seeds=len(rows), seeds_of=seeds, note=text, **where
+    )
+    return [found, *seed_records(rows, **where)]
 
 
 def table1_records(
-    rev, config, eval_loss: float, teacher_var: float, *, prune_tol: float, profile: str
+    rows,
+    config,
+    eval_loss: float,
+    teacher_var: float,
+    *,
+    prune_tol: float,
+    profile: str,
+    read_from: str = "",
 ) -> list:
-    """The first seed's rows (``rev``: its ``analysis.reverse_engineer``): Fig. 2A/B's counts
-    after pruning and Table 1's loss, Score KV, Score Q and polynomial distance, scored."""
-    budget = verdict.budget("fig2", steps=config.train.steps, T=config.T, seeds=1)
-    c = rev.groups.counts()
-    first = (
-        f"seed {config.seeds[0]} of {len(config.seeds)} (all: the next section); threshold "
-        f"{prune_tol:g}, output change {rev.prune_change:.2g}"
-    )
-    rows = [
-        ("fig2.hidden_after_pruning", rev.pruned.net.n, first),
-        ("fig2.output_after_pruning", rev.pruned.net.m, ""),
-        ("fig2.lambda_one", c["one"], ""),
-        ("fig2.lambda_zero", c["zero"], ""),
+    """Fig. 2A/B's counts after pruning over every member of ``rows`` (``members.MemberRow``:
+    the median, its range as the interval) and the first seed's Table 1 loss (``eval_loss``),
+    Score KV, Score Q and polynomial distance, scored; ``read_from``: the recorded run the
+    rows were read from, if any."""
+    first = rows[0]
+    seeds = [row.seed for row in rows]
+    kw = dict(profile=profile, read_from=read_from)
+    counts = count_records(rows, budget=budget_text(config), **kw)
+    b1 = seeds_budget(config.train.steps, config.T, seeds[:1])
+    change = max(row.rev.prune_change for row in rows)
+    values = [
         (
             "table1.loss",
             eval_loss,
             f"relative to the teacher's variance: {eval_loss / teacher_var:.2g}",
         ),
-        ("table1.score_kv", rev.score_kv, ""),
-        ("table1.score_q", rev.score_q, ""),
-        ("table1.poly_distance", rev.poly_distance, ""),
+        ("table1.score_kv", first.score_kv, ""),
+        ("table1.score_q", first.score_q, ""),
+        ("table1.poly_distance", first.rev.poly_distance, ""),
     ]
-    return [
-        scorecard.record(id_, ours, profile=profile, seeds=1, budget=budget, note=note)
-        for id_, ours, note in rows
+    own = (
+        f"seed {first.seed}, the first of {len(rows)}; pruned at {prune_tol:g} (largest "
+        f"output change over the seeds {change:.2g})"
+    )
+    return counts + [
+        row_record(
+            id_,
+            v,
+            seeds=1,
+            seeds_of=seeds[:1],
+            budget=b1,
+            note=f"{own}; {note}" if note else own,
+            **kw,
+        )
+        for id_, v, note in values
     ]
 
 
@@ -146,7 +211,8 @@ def paper_counts() -> tuple[int, int, int, int]:
 def show_many_seeds(prune_tol: float, name: str = MANY_SEEDS) -> None:
     """Read the recorded run ``name`` (the quick configuration with twenty held-out seeds):
     print where it trained and its member table, and show its rows as the quick profile's
-    (the fractions, ``fig2.merge_found`` and Table 1 over every seed); or say it is missing."""
+    (the fractions, Fig. 2A/B's counts, ``fig2.merge_found``, Table 1 and App. C.2, each over
+    every seed); or say it is missing."""
     if name not in experiments.recorded_names():
         print(
             f"{name} is not recorded in this copy of the package; the command above trains "
@@ -160,10 +226,10 @@ def show_many_seeds(prune_tol: float, name: str = MANY_SEEDS) -> None:
         f"{run.metrics['train_wall_time_s'] / 60:.0f} min of training"
     )
     print(members.member_table(rows, paper=paper_counts()))
-    c = run.config
-    budget = verdict.budget("fig2", steps=c.train.steps, T=c.T, seeds=len(rows))
+    budget = budget_text(run.config)
     where = dict(profile="quick", run=name, budget=budget)  # the quick configuration's
-    members.show_member_fractions(rows, paper_counts()[:3], **where)
+    show_fractions(rows, **where)
+    scorecard.show(count_records(rows, **where), source=False)
     scorecard.show(merge_records(rows, **where), source=False)
 
 
@@ -244,36 +310,45 @@ def drops_text(drops) -> str:
     )
 
 
+def drop_numbers(drops) -> dict[str, str]:
+    """The numbers the prose quotes (name -> text, for ``glue``) over ``drops`` ((largest ratio
+    within the count, drop after it) per group with a surplus): how many groups, in how many
+    the drop exceeds every ratio within, in how many it exceeds ten."""
+    return {
+        "ti-drops-surplus": str(len(drops)),
+        "ti-drops-above": str(sum(drop > within for within, drop in drops)),
+        "ti-drops-over-ten": str(sum(drop > 10 for _, drop in drops)),
+    }
+
+
 def show_paper_run(run, rows, paper) -> None:
-    """One recorded paper-budget run (``rows``: its ``members.MemberRow``): its member table and
-    its first seed's rows (Fig. 2A/B, Table 1); when the run is the paper profile (``paper``)
-    they fill the recorded column, with the fractions, ``fig2.merge_found`` and Table 1 over
-    every seed; the other runs are shown only."""
+    """One recorded paper-budget run (``rows``: its ``members.MemberRow``), trained on the
+    tuning seeds 0-2: its member table, Fig. 2A/B's counts over its seeds and its first seed's
+    Table 1 rows; when the run is the paper profile (``paper``) they fill the recorded column,
+    with the fractions, ``fig2.merge_found``, Table 1's medians and App. C.2 over its seeds; the
+    other runs are shown only."""
     is_profile = run.config == paper
-    print(f"recorded run {run.path.name} (trained on {run.meta['hardware']['device']}):")
+    name, c, first = run.path.name, run.config, rows[0]
+    print(f"recorded run {name} (trained on {run.meta['hardware']['device']}):")
+    label = tuning_label([row.seed for row in rows])
+    if label:
+        print(f"{label}: not held out")
     print(members.member_table(rows, paper=paper_counts()))
-    c, first = run.config, rows[0]
-    b1 = verdict.budget("fig2", steps=c.train.steps, T=c.T, seeds=1)
-    name = run.path.name if is_profile else ""
-    values = [
-        ("fig2.hidden_after_pruning", first.hidden),
-        ("fig2.output_after_pruning", first.output),
-        ("fig2.lambda_one", first.lam_one),
-        ("fig2.lambda_zero", first.lam_zero),
+    every = seeds_budget(c.train.steps, c.T, [row.seed for row in rows])
+    b1 = seeds_budget(c.train.steps, c.T, [first.seed])
+    where = dict(profile="paper", write=is_profile, run=name)
+    records = count_records(rows, budget=every, **where)
+    for id_, ours in (
         ("table1.loss", run.metrics["eval_loss"][0]),
         ("table1.score_kv", first.score_kv),
         ("table1.score_q", first.score_q),
         ("table1.poly_distance", first.rev.poly_distance),
-    ]
-    records = [
-        scorecard.record(id_, ours, profile="paper", seeds=1, write=is_profile, run=name, budget=b1)
-        for id_, ours in values
-    ]
+    ):
+        records.append(row_record(id_, ours, seeds=1, seeds_of=[first.seed], budget=b1, **where))
     scorecard.show(records, source=False)
     if is_profile:
-        bR = verdict.budget("fig2", steps=c.train.steps, T=c.T, seeds=len(rows))
-        where = dict(profile="paper", run=run.path.name, budget=bR)
-        members.show_member_fractions(rows, paper_counts()[:3], **where)
+        where = dict(profile="paper", run=name, budget=every)
+        show_fractions(rows, **where)
         scorecard.show(merge_records(rows, **where), source=False)
 
 

@@ -8,13 +8,19 @@ training budget are data in ``paper_values.json`` ("claims"), fixed before the r
     claims      the paper's claims, in the order of the paper (``Claim``)
     status      per claim and budget, from its central rows. A row is undecided when its
                 premise fails (its note says "premise fails": e.g. a family it compares did not
-                learn, or too few of its seeds did) or its rule was set after its run (note
-                ``scorecard.RULE_AFTER``); the others decide. reproduced: every central row
+                learn, or too few of its seeds did), its rule was set after its run (note
+                ``scorecard.RULE_AFTER``) or its interval over seeds straddles its criterion's
+                threshold (``scorecard.straddles``: the seeds cannot decide); the others
+                decide. reproduced: every central row
                 measured, decided and passing; partly: some decided rows pass, some miss or
                 are not measured; not: every decided row misses; "partly where decidable" and
                 "not where decidable": the same with some rows undecided (a decidable miss is
-                never hidden by an undecided row); undecided: no decided row misses and some
-                are undecided; not scored: no central row measured; None: no row at all
+                never hidden by an undecided row; where the largest budget is undecided, the
+                headline adds the largest budget whose rows decide); undecided: no decided
+                row misses and some
+                are undecided; not scored: no central row measured; None: no row at all. A
+                claim about every case its rows test (``every`` in paper_values.json) does not
+                hold, not partly, when one decided row misses
     budget      the text a row stores for the budget it was measured at: steps, the fraction of
                 the paper's steps, T against the paper's, seeds
     sentence    one sentence per claim and budget, with the deciding numbers
@@ -31,7 +37,7 @@ import json
 from importlib import resources
 
 from .budget_text import _size, budget
-from .scorecard import RULE_AFTER, Record, _fmt, ours_cell
+from .scorecard import RULE_AFTER, Record, _fmt, ours_cell, straddles
 
 __all__ = [
     "Claim",
@@ -85,6 +91,7 @@ class Claim:
     paper_budget: dict | None = None  # {"steps", "T", "note"}: the paper's training budget
     ours: str = ""  # a finding of ours beyond the paper, never the paper's claim
     beyond: bool = False  # the whole claim is ours (beyond the paper), not the paper's
+    every: bool = False  # a claim about every case its rows test: one decided miss refutes it
 
     @property
     def heading(self) -> str:
@@ -112,6 +119,7 @@ def claims() -> list[Claim]:
                 paper_budget=c.get("paper_budget"),
                 ours=c.get("ours", ""),
                 beyond=bool(c.get("beyond", False)),
+                every=bool(c.get("every", False)),
             )
         )
     return out
@@ -140,13 +148,25 @@ def _premise_fails(r: Record) -> bool:
 
 
 def _rule_after(r: Record) -> bool:
-    """The row's analysis rule was set after its run (``scorecard.RULE_AFTER``)."""
-    return any(part.startswith(RULE_AFTER) for part in r.note.split("; "))
+    """The row's analysis rule was set after its run (``scorecard.RULE_AFTER``), and the rule
+    in force then was not shown to give the same status (``scorecard.SAME_BEFORE``)."""
+    parts = r.note.split("; ")
+    same = len(parts) > 1 and parts[1].startswith("the rule in force then gives")
+    return parts[0] == RULE_AFTER and not same
 
 
 def undecided(r: Record) -> bool:
-    """The row cannot decide its claim: its premise fails or its rule came after its run."""
-    return _premise_fails(r) or _rule_after(r)
+    """The row cannot decide its claim: its premise fails, its rule came after its run, or its
+    interval over seeds straddles its criterion's threshold (the seeds cannot decide it)."""
+    return _premise_fails(r) or _rule_after(r) or straddles(r) is not None
+
+
+def _why_open(r: Record) -> str:
+    if _premise_fails(r):
+        return "premise fails"
+    if _rule_after(r):
+        return "rule set after the run"
+    return f"the seeds cannot decide: its interval straddles {_fmt(straddles(r))}"
 
 
 def status(claim: Claim, records: list[Record]) -> str | None:
@@ -169,7 +189,7 @@ def status(claim: Claim, records: list[Record]) -> str | None:
             return "undecided"
         return "reproduced" if passes == len(claim.central) else "partly"
     where = " where decidable" if open_rows else ""
-    return ("partly" if passes else "not") + where
+    return ("partly" if passes and not claim.every else "not") + where
 
 
 def _want(r: Record) -> str:
@@ -312,9 +332,7 @@ def _decisive(claim: Claim, rows: list[Record]) -> str:
     shown = (misses + opened[:2]) or central[:2]
 
     def said(r: Record) -> str:
-        why = ""
-        if undecided(r):
-            why = ", rule set after the run" if _rule_after(r) else ", premise fails"
+        why = f", {_why_open(r)}" if undecided(r) else ""
         return f"{_label(r.artefact)} {ours_cell(r)} ({_want(r)}{why}) {_mark(r)}"
 
     text = "; ".join(map(said, shown))
@@ -412,6 +430,14 @@ def _claim_part(
     where = "the largest budget measured, " if len(budgets) > 1 else ""
     word = words[st].removesuffix(" at this budget")  # the budget follows
     lines = [f"**{word}** at {where}{top[0]}. Deciding: {_decisive(claim, top[1])}."]
+    if st == "undecided":  # a smaller budget whose rows decide is not hidden behind it
+        decided = [b for b in budgets if status(claim, b[1]) not in ("undecided", "not scored")]
+        if decided:
+            label, rows, _ = max(decided, key=lambda b: b[2])
+            lines.append(
+                f"Where rows decide, at {label}: **{words[status(claim, rows)]}**. "
+                f"Deciding: {_decisive(claim, rows)}."
+            )
     folded = []
     if len(budgets) > 1:  # a list, not a table: it wraps within any column
         folded.append(
