@@ -144,3 +144,18 @@ def test_setup_text_gives_each_panel_two_lines_beside_the_paper_profile():
         f"{len(papers['A'].seeds)} seeds, {papers['A'].train.steps:,}), lr {a.train.lr:g}, "
         f"weight decay {a.train.weight_decay:g}"
     )
+
+
+def test_our_settings_do_not_decide_a_row_when_fig3a_s_settings_disagree():
+    ours = dataclasses.replace(_sweep("A", 14, "a"), setting=fig3_edges.OURS)
+    moved = dataclasses.replace(_sweep("A", 20, "wd"), setting="lr 1e-2, wd 0.07")
+    b = dataclasses.replace(_sweep("B", 42, "b"), setting=fig3_edges.OURS)
+    runs = {"A": ours, "A-wd": moved, "B": b}
+    premise = fig3_edges.settings_premise(ours, runs)
+    assert premise.startswith("premise fails: the edge depends on our settings")
+    assert "1.00x with lr 1e-2, wd 1e-4" in premise and "1.43x with lr 1e-2, wd 0.07" in premise
+    assert fig3_edges.settings_premise(b, runs) == premise  # B's sweep is at our settings too
+    assert fig3_edges.settings_premise(moved, runs) == ""  # a row at another setting
+    agree = dataclasses.replace(_sweep("A", 14, "wd"), setting="lr 1e-2, wd 0.07")
+    assert fig3_edges.settings_premise(ours, {**runs, "A-wd": agree}) == ""  # both below
+    assert fig3_edges.settings_premise(_sweep("C", 16, "c"), runs) == ""  # not Fig. 3A/B

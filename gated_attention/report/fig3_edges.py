@@ -9,6 +9,7 @@ its figure, and the one table the book's Fig. 3 finding rests on.
     mode_check       the size trained in both modes (fast, compiled), seed by seed
     edge_lines       its median excess loss per size and the edge at each level, as lines
     edge_records     its three rows: ``fig3<p>.edge`` (central) and the two other levels
+    settings_premise whether our unstated settings decide a Fig. 3A/B row (its premise)
     robust_records   the row ``fig3.robust.<variant>`` of a recorded variant of Fig. 3A
     robust_all       every variant's sweep and rows (with its fine sweep where recorded)
     plot_edges       every seed's excess loss against n, the median, the levels (edge_plots)
@@ -48,6 +49,7 @@ __all__ = [
     "robust_all",
     "edge_lines",
     "edge_records",
+    "settings_premise",
     "robust_records",
     "plot_edges",
     "largest",
@@ -229,14 +231,43 @@ def _interval_note(s: Sweep) -> str:
     return f"; {still} students still learning at the end" if still else ""
 
 
-def edge_records(s: Sweep, *, profile: str) -> list:
+#: the setting of Fig. 3A/B's main sweeps (ours), whose edge Fig. 3A's variants test
+OURS = "lr 1e-2, wd 1e-4"
+#: the claim's pass band for n*/count (paper_values.json, fig3a.edge: sqrt 2 to 2 sqrt 2)
+BAND = (1.414, 2.828)
+
+
+def settings_premise(s: Sweep, runs: dict[str, Sweep]) -> str:
+    """The premise note of a Fig. 3A/B sweep trained at our settings (``OURS``): "premise
+    fails" when Fig. 3A's recorded settings (``runs``, from ``largest``) place the edge on
+    both sides of the band's lower end, so that our unstated choice of rate and weight decay
+    decides the row; "" when they agree, for Fig. 3C, or for a sweep at another setting."""
+    if s.panel == "C" or s.setting != OURS:
+        return ""
+    ratios = {r.setting: r.edges()[CENTRAL_LEVEL].ratio for k, r in runs.items() if k[0] == "A"}
+    ratios = {k: v for k, v in ratios.items() if np.isfinite(v)}
+    below = [k for k, v in ratios.items() if v < BAND[0]]
+    within = [k for k, v in ratios.items() if v >= BAND[0]]
+    if not below or not within:
+        return ""
+    said = ", ".join(f"{ratios[k]:.2f}x with {k}" for k in below + within)
+    return (
+        "premise fails: the edge depends on our settings, which the paper does not state "
+        f"(Fig. 3A at the CPU budget: {said})"
+    )
+
+
+def edge_records(s: Sweep, *, profile: str, premise: str = "") -> list:
     """The sweep's rows ``fig3<p>.edge`` (central, with its bootstrap interval over seeds) and
-    ``fig3<p>.edge_at_1e-2``/``_1e-6``: n*_L over the construction's count (NaN: no edge)."""
+    ``fig3<p>.edge_at_1e-2``/``_1e-6``: n*_L over the construction's count (NaN: no edge);
+    ``premise`` (``settings_premise``) goes first in the central row's note."""
     rid = f"fig3{s.panel.lower()}.edge"
     out = []
     for L, e in s.edges().items():
         note = f"n* = {e.estimate}" if e.estimate is not None else "no edge among the sizes"
         central = L == CENTRAL_LEVEL
+        if central and premise:
+            note = f"{premise}; {note}"
         out.append(
             scorecard.record(
                 rid + ROW_LEVELS[L],

@@ -162,8 +162,9 @@ def undecided(r: Record) -> bool:
 
 
 def _why_open(r: Record) -> str:
-    if _premise_fails(r):
-        return "premise fails"
+    if _premise_fails(r):  # its first clause: "premise fails: gru learned on 1 of 3 seeds"
+        part = next(p for p in r.note.split("; ") if p.startswith(PREMISE_FAILS))
+        return part.split(" (")[0]
     if _rule_after(r):
         return "rule set after the run"
     return f"the seeds cannot decide: its interval straddles {_fmt(straddles(r))}"
