@@ -6,8 +6,10 @@
 
 ``fit`` trains one student with the engine (``engine.train_ensemble``, an ensemble of one) and
 returns it trained; ``identify`` runs the reverse engineering of Sec. 4.1
-(``analysis.reverse_engineer``) and sets the result beside the construction's counts. Sweeps of
-many students use the engine and ``experiments`` directly.
+(``analysis.reverse_engineer``) and sets the result beside the counts of the construction that
+fits the teacher (``teacher_construction``: the symmetric one of App. A.3, or the low-rank one of
+App. A.4 when W_V or W_K^T W_Q is rank-deficient). Sweeps of many students use the engine and
+``experiments`` directly.
 
 Glossary (code name -> meaning):
     teacher_task   a TeacherStudentTask with a preset's T and teacher scale
@@ -15,6 +17,7 @@ Glossary (code name -> meaning):
     fit            train a student on a task with a preset (and overrides); the trained student
     Identification what ``identify`` found: counts, lam groups, Score KV / Q, distance
     identify       reverse-engineer a trained student against its teacher
+    teacher_construction  the construction a teacher's student is compared with, from its ranks
     recorded_student  a trained student shipped with the package, and its task
 """
 
@@ -22,14 +25,15 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import Any, Literal, overload
 
 import torch
 
 from .analysis import network
-from .analysis.consolidation import construction_counts
 from .analysis.reverse_engineer import ReverseEngineering, reverse_engineer
 from .analysis.thresholds import LAM_TOL, PRUNE_TOL
-from .engine import train_ensemble, unstack_students
+from .constructions.gated_rnn import neuron_count
+from .engine import TrainResult, train_ensemble, unstack_students
 from .experiments.presets import PRESETS, Preset, with_overrides
 from .experiments.presets import preset as get_preset
 from .models import GatedRNN, LinearSelfAttention
@@ -42,11 +46,16 @@ __all__ = [
     "fit",
     "Identification",
     "identify",
+    "teacher_construction",
     "recorded_student",
 ]
 
 #: an identification reads "the construction" when both scores are below this (Table 1: ~1e-3)
 SCORE_TOL = 1e-2
+
+#: a teacher's singular values below this times its largest count as zero (its ranks, for
+#: ``teacher_construction``): far above float64 rounding, far below a random teacher's spread
+RANK_RTOL = 1e-6
 
 
 def teacher_task(
@@ -70,6 +79,32 @@ def student(
     return GatedRNN(task.d, n, n, d_out=task.d_out, seed=seed)
 
 
+@overload
+def fit(
+    student: GatedRNN,
+    task: TeacherStudentTask,
+    *,
+    preset: str | Preset = ...,
+    seed: int = ...,
+    progress: bool = ...,
+    history: Literal[False] = ...,
+    **overrides: Any,
+) -> GatedRNN: ...
+
+
+@overload
+def fit(
+    student: GatedRNN,
+    task: TeacherStudentTask,
+    *,
+    preset: str | Preset = ...,
+    seed: int = ...,
+    progress: bool = ...,
+    history: Literal[True],
+    **overrides: Any,
+) -> tuple[GatedRNN, TrainResult]: ...
+
+
 def fit(
     student: GatedRNN,
     task: TeacherStudentTask,
@@ -78,8 +113,8 @@ def fit(
     seed: int = 0,
     progress: bool = False,
     history: bool = False,
-    **overrides,
-):
+    **overrides: Any,
+) -> GatedRNN | tuple[GatedRNN, TrainResult]:
     """Train ``student`` on ``task`` with the optimiser of ``preset`` (``PRESETS``), any of its
     TrainConfig fields overridden by keyword (``steps=20_000``, ``lr=...``); ``seed`` picks the
     data stream. Returns the trained student (a new GatedRNN, float64; ``student`` is left as
@@ -103,8 +138,9 @@ class Identification:
     ``lam_zero``, ``lam_between``: the pruned hidden neurons by lam (within ``lam_tol`` of 1,
     of 0, neither); ``score_kv``, ``score_q``: 1 - R^2 of the key-value and query neurons
     (0: the construction's); ``poly_distance``: the student's output polynomial against the
-    teacher's (0: the same function); ``construction``: the construction's (hidden, lam ~ 1,
-    lam ~ 0) for this d; ``details``: the whole ``ReverseEngineering``.
+    teacher's (0: the same function); ``construction``: the (hidden, lam ~ 1, lam ~ 0) of the
+    construction that fits the teacher, ``construction_name`` which one
+    (``teacher_construction``); ``details``: the whole ``ReverseEngineering``.
     """
 
     hidden: int
@@ -116,6 +152,7 @@ class Identification:
     score_q: float
     poly_distance: float
     construction: tuple[int, int, int]
+    construction_name: str
     details: ReverseEngineering
 
     @property
@@ -132,15 +169,18 @@ class Identification:
 
     def __str__(self) -> str:
         h, one, zero = self.construction
-        verdict = (
-            "the construction, neuron for neuron"
-            if self.is_construction
-            else "attention, with more neurons than the construction"
-            if self.learned_attention
-            else "not (yet) the construction's states"
-        )
+        if self.is_construction:
+            verdict = "the construction, neuron for neuron"
+        elif not self.learned_attention:
+            verdict = "not (yet) the construction's states"
+        elif self.hidden != h:
+            more = "more" if self.hidden > h else "fewer"
+            verdict = f"attention, with {more} neurons than the construction"
+        else:
+            verdict = "attention, with the construction's count in other lam groups"
         return "\n".join(
             [
+                f"construction compared with    {self.construction_name}",
                 f"hidden neurons after pruning  {self.hidden} (construction: {h})",
                 f"  lam ~ 1 / lam ~ 0 / between  {self.lam_one} / {self.lam_zero} / "
                 f"{self.lam_between} (construction: {one} / {zero} / 0)",
@@ -159,9 +199,17 @@ def identify(
     T: int | None = None,
     prune_tol: float = PRUNE_TOL,
     lam_tol: float = LAM_TOL,
+    rank_rtol: float = RANK_RTOL,
 ) -> Identification:
     """Reverse-engineer ``student`` against ``teacher`` (a task, whose T is used unless ``T``
-    is given, or an attention layer, which needs ``T``)."""
+    is given, or an attention layer, which needs ``T``).
+
+    The counts are compared with the construction that fits the teacher
+    (``teacher_construction``, its ranks read at ``rank_rtol``). ``student`` must have input-
+    output gating: the Sec. 4.1 analysis merges output-gating neurons and reads the queries off
+    lam ~ 0 neurons, and a side-gating student (App. A.2) has neither (a ValueError names the
+    steps of ``analysis`` that do apply to one).
+    """
     if isinstance(teacher, TeacherStudentTask):
         T = teacher.T if T is None else T
         teacher = teacher.teacher
@@ -170,12 +218,20 @@ def identify(
     if T is None:
         raise ValueError("identify against an attention layer needs T (the sequence length)")
     net = network(student)  # reverse_engineer names both sizes when the d's differ
+    if net.side:
+        raise ValueError(
+            "identify needs an input-output gating student (Sec. 4.1); this one has side gating "
+            "(App. A.2): no output-gating neurons to merge and no lam ~ 0 query neurons (its "
+            "queries are the side gate). For it use analysis.prune, analysis.lam_groups, "
+            "analysis.score_kv and analysis.polynomial_distance directly, and compare its "
+            f"lam ~ 1 neurons with neuron_count('side', {teacher.d})['n'] = d^2 = {teacher.d**2}"
+        )
     if teacher.W_V.dtype != torch.float64:  # the analysis runs in float64; the caller's is kept
         teacher = copy.deepcopy(teacher).double()
     with torch.no_grad():
         r = reverse_engineer(net, teacher, T=T, prune_tol=prune_tol, lam_tol=lam_tol)
     c = r.groups.counts()
-    counts = construction_counts(teacher.d)
+    name, construction = teacher_construction(teacher, rank_rtol)
     return Identification(
         hidden=r.pruned.net.n,
         output=r.pruned.net.m,
@@ -185,9 +241,39 @@ def identify(
         score_kv=float(r.score_kv),
         score_q=float(r.score_q),
         poly_distance=float(r.poly_distance),
-        construction=(counts["one"] + counts["zero"], counts["one"], counts["zero"]),
+        construction=construction,
+        construction_name=name,
         details=r,
     )
+
+
+def teacher_construction(
+    teacher: LinearSelfAttention, rtol: float = RANK_RTOL
+) -> tuple[str, tuple[int, int, int]]:
+    """The construction a student of ``teacher`` is compared with: (its name, its (hidden,
+    lam ~ 1, lam ~ 0) counts), from the ranks r_V of W_V and r_KQ of W_K^T W_Q
+    (``torch.linalg.matrix_rank`` at relative tolerance ``rtol``).
+
+    Both of full rank d (and W_V square): the symmetric construction (App. A.3), d(d+1)/2
+    key-value and d query neurons. Either rank-deficient: the low-rank one (App. A.4),
+    ``neuron_count("low_rank", d, r_V, r_KQ)``: r_V r_KQ key-value and r_KQ query neurons.
+    A teacher that is identically zero needs none: (0, 0, 0).
+    """
+    if not isinstance(teacher, LinearSelfAttention):
+        raise TypeError(f"teacher must be a LinearSelfAttention, not {type(teacher).__name__}")
+    with torch.no_grad():
+        W_V, W_K, W_Q = (w.detach().double() for w in (teacher.W_V, teacher.W_K, teacher.W_Q))
+        r_V = int(torch.linalg.matrix_rank(W_V, rtol=rtol))
+        r_KQ = int(torch.linalg.matrix_rank(W_K.T @ W_Q, rtol=rtol))
+    d = teacher.d
+    if r_V == 0 or r_KQ == 0:
+        return "none (the teacher is identically zero)", (0, 0, 0)
+    if teacher.d_v == d and r_V == d and r_KQ == d:
+        n = neuron_count("symmetric", d)["n"]
+        return f"symmetric (App. A.3; W_V and W_K^T W_Q of full rank {d})", (n, n - d, d)
+    n = neuron_count("low_rank", d, r_V, r_KQ)["n"]
+    name = f"low rank (App. A.4; rank W_V = {r_V}, rank W_K^T W_Q = {r_KQ})"
+    return name, (n, n - r_KQ, r_KQ)
 
 
 def recorded_student(run: str, member: int = 0) -> tuple[GatedRNN, TeacherStudentTask]:

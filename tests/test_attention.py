@@ -65,9 +65,9 @@ def test_wrong_input_shape_is_named(shape):
 
 def test_mismatched_weights_are_named():
     with pytest.raises(ValueError, match="same shape"):
-        LinearSelfAttention(torch.eye(3), torch.eye(3), torch.ones(2, 3))
+        LinearSelfAttention(W_V=torch.eye(3), W_K=torch.eye(3), W_Q=torch.ones(2, 3))
     with pytest.raises(ValueError, match="same size d"):
-        LinearSelfAttention(torch.eye(3), torch.ones(3, 4), torch.ones(3, 4))
+        LinearSelfAttention(W_V=torch.eye(3), W_K=torch.ones(3, 4), W_Q=torch.ones(3, 4))
 
 
 def test_unknown_mode():

@@ -82,7 +82,7 @@ def test_neuron_count_validates():
 def test_low_rank_values_with_keys_in_their_row_space():
     d, r = 6, 3
     layer = random_attention(d, seed=2, rank=r)
-    keyed = LinearSelfAttention(layer.W_V, layer.W_V, layer.W_Q)  # W_K = W_V: same rows
+    keyed = LinearSelfAttention(W_V=layer.W_V, W_K=layer.W_V, W_Q=layer.W_Q)  # W_K = W_V: same rows
     rnn = construct_compressed(keyed)
     assert (rnn.n, rnn.m) == (r * (r + 1) // 2 + r, r * (r + 1) // 2)
     x = _inputs(d)
@@ -95,7 +95,7 @@ def test_keys_outside_the_values_row_space_are_refused():
     layer = random_attention(5, seed=3, rank=2)  # W_K of full rank: M is not symmetric
     with pytest.raises(ConstructionError, match="row space of W_V"):
         construct_compressed(layer)
-    zero = LinearSelfAttention(torch.zeros(3, 3), torch.eye(3), torch.eye(3))
+    zero = LinearSelfAttention(W_V=torch.zeros(3, 3), W_K=torch.eye(3), W_Q=torch.eye(3))
     with pytest.raises(ConstructionError, match="W_V is zero"):
         construct_compressed(zero)
     with pytest.raises(TypeError, match="LinearSelfAttention"):

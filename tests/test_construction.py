@@ -92,9 +92,9 @@ def test_symmetric_rejects_singular_W_V():
 def test_symmetric_rejects_non_square_W_V():
     g = torch.Generator().manual_seed(0)
     att = LinearSelfAttention(
-        torch.randn(2, 3, generator=g, dtype=torch.float64),
-        torch.randn(4, 3, generator=g, dtype=torch.float64),
-        torch.randn(4, 3, generator=g, dtype=torch.float64),
+        W_V=torch.randn(2, 3, generator=g, dtype=torch.float64),
+        W_K=torch.randn(4, 3, generator=g, dtype=torch.float64),
+        W_Q=torch.randn(4, 3, generator=g, dtype=torch.float64),
     )
     with pytest.raises(ConstructionError, match="square"):
         construct_rnn(att, "symmetric")
@@ -105,7 +105,7 @@ def test_symmetric_rejects_non_square_W_V():
 def test_zero_attention_is_named():
     z = torch.zeros(3, 3, dtype=torch.float64)
     with pytest.raises(ConstructionError, match="identically zero"):
-        construct_rnn(LinearSelfAttention(z, z, z), "low_rank")
+        construct_rnn(LinearSelfAttention(W_V=z, W_K=z, W_Q=z), "low_rank")
 
 
 def test_unknown_variant_and_type():

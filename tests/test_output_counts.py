@@ -28,7 +28,9 @@ def _planted(build):
     nets = []
     for seed in config.seeds:
         t = config.task(seed).teacher
-        layer = LinearSelfAttention(*(w.detach().double() for w in (t.W_V, t.W_K, t.W_Q)))
+        layer = LinearSelfAttention(
+            **{k: getattr(t, k).detach().double() for k in ("W_V", "W_K", "W_Q")}
+        )
         nets.append(build(layer))
     return _Run(config, nets, {"eval_loss": torch.zeros(len(config.seeds))})
 

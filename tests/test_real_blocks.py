@@ -89,7 +89,7 @@ def rectangular(seed=3):
     W_V, W_K, W_Q = (
         torch.randn(r, 3, generator=g, dtype=torch.float64) / 3**0.5 for r in (4, 2, 2)
     )
-    return LinearSelfAttention(W_V, W_K, W_Q)
+    return LinearSelfAttention(W_V=W_V, W_K=W_K, W_Q=W_Q)
 
 
 @pytest.mark.parametrize("bias", [False, True])

@@ -166,7 +166,7 @@ def compressed_errors(
         for seed in seeds:
             layer = random_attention(d, seed=seed, rank=None if rank is None else rank(d))
             if rank is not None:
-                layer = LinearSelfAttention(layer.W_V, layer.W_V, layer.W_Q)
+                layer = LinearSelfAttention(W_V=layer.W_V, W_K=layer.W_V, W_Q=layer.W_Q)
             rnn = construct_compressed(layer)
             g = torch.Generator().manual_seed(10_000 + seed)
             x = torch.randn(batch, T, d, generator=g, dtype=torch.float64)

@@ -71,7 +71,7 @@ def recall_attention(n_keys: int, n_values: int) -> LinearSelfAttention:
     W_V[:, n_keys:] = torch.eye(n_values, dtype=F64)
     W_K = torch.zeros(n_keys, d, dtype=F64)
     W_K[:, :n_keys] = torch.eye(n_keys, dtype=F64)
-    return LinearSelfAttention(W_V, W_K, W_K.clone())
+    return LinearSelfAttention(W_V=W_V, W_K=W_K, W_Q=W_K.clone())
 
 
 def attention_rnn(n_keys: int, n_values: int, *, side: bool = False) -> GatedRNN:

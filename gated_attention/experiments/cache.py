@@ -20,11 +20,14 @@ tensors.pt (loaded with weights_only=True), meta.json (config, package version, 
 version, hardware, wall time, metrics) and manifest.json (sha256 of both), written last, each
 atomically. An entry whose manifest is missing or does not
 match is recomputed with a warning that names it; an interrupted run resumes in the entry's
-folder: its finished jobs from their outputs, the unfinished one from its checkpoint.
+folder: its finished jobs from their outputs, the unfinished one from its checkpoint. A cache
+folder that cannot be created or written is a ``CacheWriteError`` (an OSError) naming the folder,
+the reason and GATED_ATTENTION_CACHE, the way to point the cache elsewhere.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -33,6 +36,7 @@ import shutil
 import time
 import typing
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +121,30 @@ def cache_root(package: Path | None = None) -> Path:
     if root is not None:
         return root / "results"
     return user_cache_dir()
+
+
+class CacheWriteError(OSError):
+    """The results cache folder cannot be created or written; the message names the folder,
+    the reason and GATED_ATTENTION_CACHE (the original OSError is its ``__cause__``)."""
+
+
+@contextlib.contextmanager
+def writing_cache(root: Path | None = None) -> Iterator[None]:
+    """Turn an OSError raised inside the block (creating or writing a folder or file of the
+    cache) into a ``CacheWriteError`` naming ``root`` (default ``cache_root()``), the reason
+    and the variable that points the cache elsewhere."""
+    try:
+        yield
+    except CacheWriteError:
+        raise
+    except OSError as err:
+        root = cache_root() if root is None else Path(root)
+        reason = err.strerror or str(err) or type(err).__name__
+        where = f" ({err.filename})" if err.filename and Path(err.filename) != root else ""
+        raise CacheWriteError(
+            f"cannot write the results cache at {root}: {reason}{where}; set {CACHE_ENV} to a "
+            "writable folder"
+        ) from err
 
 
 def code_hash(root: str | os.PathLike | None = None, *, config: Any = None) -> str:
@@ -269,14 +297,16 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
 
     code = code_hash(config=config)  # what it runs, taken now: the source may change meanwhile
     path = entry_path(config, code)
-    if recompute and path.exists():
-        shutil.rmtree(path)
+    with writing_cache(path.parent):
+        if recompute and path.exists():
+            shutil.rmtree(path)
     found = _load_entry(path, config)
     if found is not None:
         return found
-    path.mkdir(parents=True, exist_ok=True)
-    for stale in ("manifest.json", "meta.json", "tensors.pt"):
-        (path / stale).unlink(missing_ok=True)
+    with writing_cache(path.parent):
+        path.mkdir(parents=True, exist_ok=True)
+        for stale in ("manifest.json", "meta.json", "tensors.pt"):
+            (path / stale).unlink(missing_ok=True)
     checkpoint = path / "checkpoint.pt"  # train() discards it, with a warning, if unreadable
     t0 = time.perf_counter()
     tensors, metrics = config.compute(checkpoint=checkpoint, progress=progress)
@@ -292,10 +322,11 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "metrics": metrics,
     }
-    atomic_write(path / "tensors.pt", lambda p: torch.save(tensors, p))
     meta_text = json.dumps(meta, indent=1, default=str)
-    atomic_write(path / "meta.json", lambda p: p.write_text(meta_text))
-    sums = {f: _sha256(path / f) for f in ("tensors.pt", "meta.json")}
-    atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(sums, indent=1)))
-    checkpoint.unlink(missing_ok=True)
+    with writing_cache(path.parent):
+        atomic_write(path / "tensors.pt", lambda p: torch.save(tensors, p))
+        atomic_write(path / "meta.json", lambda p: p.write_text(meta_text))
+        sums = {f: _sha256(path / f) for f in ("tensors.pt", "meta.json")}
+        atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(sums, indent=1)))
+        checkpoint.unlink(missing_ok=True)
     return RunResult(config, tensors, metrics, meta, path, cached=False)

@@ -110,8 +110,8 @@ def capped_construction_loss(
     for seed in config.seeds:
         task = config.task(seed)
         t = task.teacher
-        weights = (t.W_V, t.W_K, t.W_Q)
-        layer = LinearSelfAttention(*(w.detach().to(torch.float64) for w in weights))
+        weights = {k: getattr(t, k).detach().to(torch.float64) for k in ("W_V", "W_K", "W_Q")}
+        layer = LinearSelfAttention(**weights)
         built = construct_rnn(layer, "symmetric")
         rnn = cap_memory(built, config.train.lam_max, banks=banks)
         g = torch.Generator().manual_seed(derive_seed(seed, "eval"))

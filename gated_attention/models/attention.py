@@ -45,7 +45,8 @@ def check_sequence(x: torch.Tensor, d: int, name: str = "x") -> None:
 class LinearSelfAttention(nn.Module):
     """Implements Eq. (1): ``y_t = sum_{t'<=t} (W_V x_t')(W_K x_t')^T (W_Q x_t)``.
 
-    Args:
+    Args (keyword-only: the three matrices often share a shape, so a swap by position would
+    run silently; ``LinearSelfAttention(W_V=..., W_K=..., W_Q=...)``):
         W_V: (d_v, d) value matrix.
         W_K: (d_k, d) key matrix.
         W_Q: (d_k, d) query matrix.
@@ -54,7 +55,7 @@ class LinearSelfAttention(nn.Module):
     (no silent cast: a float32 x against float64 weights is a ValueError naming both).
     """
 
-    def __init__(self, W_V: torch.Tensor, W_K: torch.Tensor, W_Q: torch.Tensor):
+    def __init__(self, *, W_V: torch.Tensor, W_K: torch.Tensor, W_Q: torch.Tensor):
         super().__init__()
         W_V, W_K, W_Q = (torch.as_tensor(w) for w in (W_V, W_K, W_Q))
         for name, w in (("W_V", W_V), ("W_K", W_K), ("W_Q", W_Q)):
@@ -177,4 +178,4 @@ def random_attention(
     if rank is not None:
         W = [_truncate_rank(w, rank) for w in W]
     W_V, W_K, W_Q = (w.to(dtype) for w in W)
-    return LinearSelfAttention(W_V, W_K, W_Q)
+    return LinearSelfAttention(W_V=W_V, W_K=W_K, W_Q=W_Q)

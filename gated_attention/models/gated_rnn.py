@@ -148,7 +148,8 @@ class GatedRNN(nn.Module):
     Args:
         d: input dimension d (the network reads x~ = [x; 1], d + 1 entries).
         n: number of recurrent (hidden) neurons.
-        m: number of output-gating neurons (ignored, and 0, with ``side=True``).
+        m: number of output-gating neurons; default n (the paper's students have n = m).
+            Ignored, and 0, with ``side=True``.
         d_out: output dimension (defaults to d).
         side: use the side gating of App. A.2 instead of output gating.
         seed: seed of the random initialisation (weights ~ N(0, 1/fan_in), lam ~ U(lam_range)).
@@ -161,7 +162,7 @@ class GatedRNN(nn.Module):
         self,
         d: int,
         n: int,
-        m: int = 0,
+        m: int | None = None,
         d_out: int | None = None,
         *,
         side: bool = False,
@@ -171,6 +172,7 @@ class GatedRNN(nn.Module):
     ):
         super().__init__()
         d_out = d if d_out is None else d_out
+        m = n if m is None else m
         for name, val in (("d", d), ("n", n), ("d_out", d_out)):
             if not isinstance(val, int) or val < 1:
                 raise ValueError(f"{name} must be a positive integer, got {val!r}")

@@ -192,7 +192,7 @@ def gd_attention(
     W_V[:, d_x:] = eta * torch.eye(d_y, dtype=dtype)
     W_K = torch.zeros(d_x, d, dtype=dtype)
     W_K[:, :d_x] = torch.eye(d_x, dtype=dtype)
-    return LinearSelfAttention(W_V, W_K, W_K.clone())
+    return LinearSelfAttention(W_V=W_V, W_K=W_K, W_Q=W_K.clone())
 
 
 def gd_rnn(
