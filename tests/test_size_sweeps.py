@@ -153,9 +153,16 @@ def test_our_settings_do_not_decide_a_row_when_fig3a_s_settings_disagree():
     runs = {"A": ours, "A-wd": moved, "B": b}
     premise = fig3_edges.settings_premise(ours, runs)
     assert premise.startswith("premise fails: the edge depends on our settings")
-    assert "1.00x with lr 1e-2, wd 1e-4" in premise and "1.43x with lr 1e-2, wd 0.07" in premise
+    assert "1.00x [1.00x, 1.00x] with lr 1e-2, wd 1e-4" in premise
+    assert "1.43x [1.43x, 1.43x] with lr 1e-2, wd 0.07" in premise
     assert fig3_edges.settings_premise(b, runs) == premise  # B's sweep is at our settings too
     assert fig3_edges.settings_premise(moved, runs) == ""  # a row at another setting
     agree = dataclasses.replace(_sweep("A", 14, "wd"), setting="lr 1e-2, wd 0.07")
     assert fig3_edges.settings_premise(ours, {**runs, "A-wd": agree}) == ""  # both below
     assert fig3_edges.settings_premise(_sweep("C", 16, "c"), runs) == ""  # not Fig. 3A/B
+    # below the band by its median, but one stuck seed of three lets the interval reach it
+    spread = dataclasses.replace(_sweep("A", 14, "wd"), setting="lr 1e-2, wd 0.07")
+    spread.excess[1, 0] = 1.0
+    spread.excess[2, 0] = 1.0  # seed 0 reaches the level only from 28 = 2 x 14
+    assert spread.edges()[1e-4].ratio == 1.0 and spread.interval()[1] == 2.0
+    assert fig3_edges.settings_premise(ours, {**runs, "A-wd": spread}).startswith("premise")
