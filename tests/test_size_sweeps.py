@@ -166,3 +166,14 @@ def test_our_settings_do_not_decide_a_row_when_fig3a_s_settings_disagree():
     spread.excess[2, 0] = 1.0  # seed 0 reaches the level only from 28 = 2 x 14
     assert spread.edges()[1e-4].ratio == 1.0 and spread.interval()[1] == 2.0
     assert fig3_edges.settings_premise(ours, {**runs, "A-wd": spread}).startswith("premise")
+
+
+def test_the_finding_s_numbers_are_read_from_the_rows():
+    runs = {"A": _sweep("A", 14, "a"), "B": _sweep("B", 42, "b"), "C": _sweep("C", 16, "c")}
+    runs["A-wd"] = dataclasses.replace(_sweep("A", 20, "wd"), setting="lr 1e-2, wd 0.07")
+    said = fig3_map.numbers(fig3_map.edge_rows(runs))
+    assert said["ab-lo"] == "1.00x" and said["ab-hi"] == "1.43x"
+    assert said["A: lr 1e-2, wd 0.07"] == "1.43x" and said["c-ratio"] == "1.33x"
+    assert said["a-reach"] == "1.43x" and said["ab-share"] == "0-0%"
+    runs["A"].excess[:, 0] = 1.0  # a seed that never learns: some draws have no edge
+    assert fig3_map.numbers(fig3_map.edge_rows(runs))["a-reach"] == "no edge"

@@ -5,7 +5,8 @@ still learning (the sweeps: ``fig3_edges.largest``).
     EdgeRow      one row: a panel at one setting
     edge_rows    the rows, in the order of ``fig3_edges.SETTINGS``
     edge_table   the rows as a markdown table
-    span         the lowest and highest n*/count of a panel (the finding's sentence)
+    span         the lowest and highest n*/count of a panel
+    numbers      the numbers the finding's sentence glues
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from ..analysis.loss_edge import CENTRAL_LEVEL
 from .fig3_edges import SETTINGS, Sweep
 
-__all__ = ["EdgeRow", "edge_rows", "edge_table", "span"]
+__all__ = ["EdgeRow", "edge_rows", "edge_table", "numbers", "span"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,3 +87,25 @@ def span(rows: list[EdgeRow], panel: str) -> tuple[float, float]:
     """The lowest and highest n*/count of ``panel``'s rows (NaN where none has an edge)."""
     r = [x.ratio for x in rows if x.panel == panel and np.isfinite(x.ratio)]
     return (min(r), max(r)) if r else (float("nan"), float("nan"))
+
+
+def numbers(rows: list[EdgeRow]) -> dict[str, str]:
+    """The numbers the finding's sentence glues (name -> text): the shares of the paper's
+    budget of Fig. 3A/B ("ab-share", "4-10%"), the lowest and highest n*/count over their
+    rows ("ab-lo", "ab-hi"), n*/count at each setting of Fig. 3A ("A: <setting>"), the highest
+    upper end of Fig. 3A's intervals ("a-reach"; "no edge" where one is open), and Fig. 3C's
+    n*/count and the upper end of its interval ("c-ratio", "c-hi")."""
+    ab = [r for r in rows if r.panel in "AB"]
+    shares = sorted({round(100 * r.share) for r in ab})
+    highs = [r.interval[1] for r in rows if r.panel == "A"]
+    c = next(r for r in rows if r.panel == "C")
+    out = {
+        "ab-share": "-".join(f"{s}" for s in (shares[0], shares[-1])) + "%",
+        "ab-lo": _x(min(r.ratio for r in ab)),
+        "ab-hi": _x(max(r.ratio for r in ab)),
+        "a-reach": "no edge" if None in highs else _x(max(highs)),
+        "c-ratio": _x(c.ratio),
+        "c-hi": _x(c.interval[1]),
+    }
+    out.update({f"A: {r.setting}": _x(r.ratio) for r in rows if r.panel == "A"})
+    return out
