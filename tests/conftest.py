@@ -1,11 +1,13 @@
 """Test set-up: one torch thread per test process (pytest -n 2 runs two on a 2-core machine),
-the ``interrupt_at_chunk`` fixture of the checkpoint tests, and the options of the built book's
+the ``interrupt_at_chunk`` fixture of the checkpoint tests, ``build`` (a scorecard build
+folder of a test's own), and the options of the built book's
 browser check (tests/browser/test_pages.py, skipped without ``--book``)."""
 
 import pytest
 import torch
 
 from gated_attention.engine import data
+from gated_attention.report import scorecard
 
 torch.set_num_threads(1)
 
@@ -19,6 +21,14 @@ def pytest_addoption(parser):
         help="code and display math that scroll sideways fail a page (else: warnings)",
     )
     group.addoption("--phone", action="store_true", help="also every page 390 px wide (warnings)")
+
+
+@pytest.fixture
+def build(tmp_path, monkeypatch):
+    """A build folder of the test's own for scorecard rows, and no rows of other tests."""
+    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
+    monkeypatch.setattr(scorecard, "_SESSION", [])
+    return tmp_path
 
 
 @pytest.fixture(autouse=True)

@@ -18,13 +18,6 @@ PAPER_GPU = "teacher-identification-paper-gpu"
 QUICK = "teacher-identification-quick"
 
 
-@pytest.fixture
-def build(tmp_path, monkeypatch):
-    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
-    monkeypatch.setattr(scorecard, "_SESSION", [])
-    return tmp_path
-
-
 def _claim(claim_id):
     return next(c for c in verdict.claims() if c.id == claim_id)
 

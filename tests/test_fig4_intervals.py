@@ -27,13 +27,6 @@ GD_IN, GD_OOD = 7 / 74, 14 / 74  # the exact losses of one optimal GD step (App.
 RUNS = ("architectures-teacher-cpu", "architectures-regression-cpu")
 
 
-@pytest.fixture
-def build(tmp_path, monkeypatch):
-    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
-    monkeypatch.setattr(scorecard, "_SESSION", [])
-    return tmp_path
-
-
 def _median_ratio(a, b):
     return statistics.median(a) / statistics.median(b)
 

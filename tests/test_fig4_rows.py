@@ -17,13 +17,6 @@ from gated_attention.report.family_tables import members_table, premise_text, se
 GD_IN, GD_OOD = 0.5, 1.0  # planted GD losses: in distribution and out of it
 
 
-@pytest.fixture
-def build(tmp_path, monkeypatch):
-    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
-    monkeypatch.setattr(scorecard, "_SESSION", [])
-    return tmp_path
-
-
 def planted(top: dict[str, list[float]], key: str = "eval_loss", fill: float = 0.01):
     """Three seeds per group, every loss ``fill`` except the largest target's seeds of the
     families in ``top``."""

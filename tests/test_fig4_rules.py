@@ -30,13 +30,6 @@ BEFORE = "2026-12-02T05:18:17Z"  # a run made before 8fbbb48 (architectures-teac
 AFTER = "2026-12-04T16:16:21Z"  # one made after it, before the majority premise
 
 
-@pytest.fixture
-def build(tmp_path, monkeypatch):
-    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
-    monkeypatch.setattr(scorecard, "_SESSION", [])
-    return tmp_path
-
-
 def planted(eval_top: dict, ood_top: dict | None = None, fill: float = 0.5):
     """Three seeds per group, every loss ``fill`` except the largest target's seeds of the
     families named (``eval_loss``; ``ood_loss`` where ``ood_top`` is given)."""

@@ -9,13 +9,6 @@ from gated_attention.report import gd_learned, gd_tables, scorecard, verdict
 from gated_attention.tasks import regression
 
 
-@pytest.fixture
-def build(tmp_path, monkeypatch):
-    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
-    monkeypatch.setattr(scorecard, "_SESSION", [])
-    return tmp_path
-
-
 def test_the_min_loss_row_compares_our_7_74_with_the_papers_0_0947(build):
     entry = scorecard.paper_values()["appD2.min_loss"]
     assert entry["paper"] == 0.0947 and "reference" not in entry  # compared with the paper's

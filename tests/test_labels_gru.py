@@ -2,18 +2,9 @@
 two-layer small-weight limit exists (ours). The claim is not scored, so the introduction's
 table shows no cross for it (paper_values.json, report.app_b_tables, scorecard_page)."""
 
-import pytest
-
 from gated_attention.report import app_b_tables, scorecard, scorecard_page, verdict
 
 FINDING = "no exact construction; a two-layer small-weight limit exists"
-
-
-@pytest.fixture
-def build(tmp_path, monkeypatch):
-    monkeypatch.setenv("GATED_ATTENTION_BUILD", str(tmp_path))
-    monkeypatch.setattr(scorecard, "_SESSION", [])
-    return tmp_path
 
 
 def gru_claim():
