@@ -56,3 +56,19 @@ def test_the_overall_progress_line_counts_jobs_and_estimates_the_rest():
     assert line.startswith("jobs 2/5 done") and "2.0 min so far" in line
     assert "about 3.0 min left" in line
     assert "about 6.0 min left" in overall_progress(2, 5, 1, 120.0)  # one ran here, one resumed
+
+
+def test_readings_outside_a_checkout_is_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "source_checkout", lambda: None)  # an installed package
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["readings"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert "needs a source checkout of the repository" in err and "recorded" in err
+
+
+def test_readings_leaves_current_shipped_readings_as_they_are(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))  # nothing cached
+    assert cli.main(["readings"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("(already shipped)") == 2 and "derived-recall-scorecard-" in out

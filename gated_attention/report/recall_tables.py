@@ -26,7 +26,7 @@ from ..analysis.recall_algorithms import RecallAnalysis, analyse_recall, squared
 from ..analysis.thresholds import PRUNE_TOL
 from ..constructions.recall_networks import compressed_neurons, naive_neurons
 from ..experiments.associative_recall import associative_recall_config
-from ..experiments.derived import derived, ship
+from ..experiments.derived import derived, derived_key, ship, shipped_path
 from ..experiments.recorded_runs import recorded
 from ..models.gated_rnn import gated_rnn_forward
 
@@ -351,12 +351,17 @@ RECORDED_READINGS = (
 )
 
 
-def ship_readings() -> list:
+def ship_readings() -> list[tuple]:
     """Compute (or load) every reading of RECORDED_READINGS and ship it beside its run
-    (``experiments.derived.ship``); returns the shipped files."""
-    shipped = []
+    (``experiments.derived.ship``); a reading already shipped under today's key is left as it
+    is. Returns (file, shipped now) per reading."""
+    out = []
     for name, values in RECORDED_READINGS:
-        recorded_reading(name, values)
         _, label, args = _reading_key(values)
-        shipped.append(ship(name, label, args, [__name__]))
-    return shipped
+        path = shipped_path(name, label, derived_key(name, label, args, [__name__]))
+        if path.exists():
+            out.append((path, False))
+            continue
+        recorded_reading(name, values)
+        out.append((ship(name, label, args, [__name__]), True))
+    return out
