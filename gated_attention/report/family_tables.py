@@ -241,19 +241,13 @@ _WORDS = dict(enumerate("zero one two three four five six seven eight nine ten".
 def straddled(id: str, interval) -> float | None:
     """The threshold of the criterion of ``id`` (paper_values.json; max or range) that
     ``interval`` (lo, hi) straddles, so that the row would pass at one end and miss at the
-    other; None when the interval lies on one side of every threshold (or it is None)."""
+    other; None when the interval lies on one side of every threshold (or it is None):
+    ``scorecard.straddled`` on the entry's criterion."""
     from .scorecard import paper_values
+    from .scorecard import straddled as on_criterion
 
-    if interval is None:
-        return None
-    entry, (lo, hi) = paper_values()[id], interval
-    tol, kind = entry.get("tolerance"), entry["criterion"]
-    bounds = [(tol, "upper")] if kind == "max" else []
-    bounds += [(tol[0], "lower"), (tol[1], "upper")] if kind == "range" else []
-    for t, side in bounds:
-        if (lo <= t < hi) if side == "upper" else (lo < t <= hi):
-            return t
-    return None
+    entry = paper_values()[id]
+    return on_criterion(entry["criterion"], entry.get("tolerance"), interval)
 
 
 def score_rows(

@@ -72,6 +72,7 @@ __all__ = [
     "paper_cell",
     "ours_cell",
     "straddles",
+    "straddled",
 ]
 
 STATUSES = ("pass", "miss", "report")
@@ -383,18 +384,27 @@ def _fmt(x) -> str:
 def straddles(r: Record) -> float | None:
     """The threshold of the row's criterion (max or range) that its interval over seeds
     straddles, so that it would pass at one end and miss at the other (the seeds cannot decide
-    it); None when the interval lies on one side of every threshold, or there is none. An
-    interval open above (None) reaches every threshold above its low end."""
-    if r.interval is None or r.criterion not in ("max", "range"):
+    it); None when the interval lies on one side of every threshold, or there is none
+    (``straddled``)."""
+    return straddled(r.criterion, r.tolerance, r.interval)
+
+
+def straddled(criterion: str, tolerance, interval) -> float | None:
+    """The threshold of a ``max`` or ``range`` criterion with ``tolerance`` that ``interval``
+    (lo, hi) straddles, or None; an end that is None is open (a bound of ``max`` passes at it,
+    so an interval ending at it does not straddle it). An open end reaches every threshold."""
+    if interval is None or criterion not in ("max", "range"):
         return None
-    lo, hi = r.interval
+    lo, hi = interval
     lo = -math.inf if lo is None else lo
     hi = math.inf if hi is None else hi
-    bounds = [r.tolerance] if r.criterion == "max" else list(r.tolerance)
-    upper = [r.tolerance] if r.criterion == "max" else [r.tolerance[1]]
-    for t in bounds:
-        inside = (lo <= t < hi) if t in upper else (lo < t <= hi)
-        if inside:
+    upper = [tolerance] if criterion == "max" else [tolerance[1]]
+    lower = [] if criterion == "max" else [tolerance[0]]
+    for t in lower:
+        if lo < t <= hi:
+            return t
+    for t in upper:
+        if lo <= t < hi:
             return t
     return None
 
