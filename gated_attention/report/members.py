@@ -12,8 +12,6 @@ construction (``analysis.learned``), and print a row. This module does them once
     member_table   the rows as text, the paper's counts in the first line
     fractions      over the rows: how many prune to exactly 14 = 10 + 4, how many learned the
                    construction, how many have an output-gating group that merges
-    show_member_fractions  the first two fractions printed with their Wilson intervals, and
-                   scored (the rows fig2.construction_counts_fraction, fig2.learned_fraction)
     held_out_values  Table 1 over every held-out seed (medians), and App. C.2's merging: is the
                    neuron a merged group becomes the construction's output neuron?
     spectrum_lines each group's state spectrum (ours: are surplus neurons near-copies?)
@@ -24,14 +22,12 @@ from __future__ import annotations
 import dataclasses
 
 from .. import analysis, experiments
-from . import scorecard
 
 __all__ = [
     "MemberRow",
     "member_rows",
     "member_table",
     "fractions",
-    "show_member_fractions",
     "held_out_values",
     "SELECTOR_SHARE",
     "spectrum_lines",
@@ -144,32 +140,6 @@ def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) 
     ):
         out[key] = (k, R, analysis.wilson_interval(k, R))
     return out
-
-
-def show_member_fractions(rows: list[MemberRow], want: tuple[int, int, int], **where) -> None:
-    """Print how many of ``rows`` prune to exactly ``want`` (hidden, lam ~ 1, lam ~ 0) and how
-    many learned the construction, with Wilson 95% intervals, and show their two scorecard rows
-    (``where``: ``scorecard.record``'s profile, run, budget)."""
-    f = fractions(rows, want=want)
-    for label, key in (
-        ("pruned to exactly 14 = 10 + 4", "construction_counts"),
-        ("learned the construction", "learned"),
-    ):
-        k, R, (lo, hi) = f[key]
-        print(f"{label}: {k} of {R} seeds (Wilson 95% interval {lo:.2f} to {hi:.2f})")
-    R = len(rows)
-    scorecard.show(
-        [
-            scorecard.record(
-                "fig2.construction_counts_fraction",
-                f["construction_counts"][0] / R,
-                seeds=R,
-                **where,
-            ),
-            scorecard.record("fig2.learned_fraction", f["learned"][0] / R, seeds=R, **where),
-        ],
-        source=False,
-    )
 
 
 #: a merged group's neuron is the construction's output neuron when at least this share of its
