@@ -1,9 +1,11 @@
-"""Where training runs: the device choice ($GATED_ATTENTION_DEVICE), flushing subnormal floats,
-keeping freed memory for the next step (``keep_freed_memory``), and the GPU path (the step
-recorded once as a CUDA graph; data drawn in background threads)."""
+"""Where training runs: the device choice ($GATED_ATTENTION_DEVICE), the threads of a CPU run
+($GATED_ATTENTION_THREADS, ``training_threads``), flushing subnormal floats, keeping freed
+memory for the next step (``keep_freed_memory``), and the GPU path (the step recorded once as a
+CUDA graph; data drawn in background threads)."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -36,6 +38,43 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     if dev.type not in ("cpu", "cuda"):
         raise ValueError(f"device {name!r}: only 'cpu' and 'cuda' are supported")
     return dev
+
+
+#: the environment variable that sets the torch threads of training on the CPU
+THREADS_ENV = "GATED_ATTENTION_THREADS"
+#: the torch threads of training on the CPU unless $GATED_ATTENTION_THREADS says otherwise. At
+#: the book's sizes the products are small: a second thread did not speed a step on a quiet
+#: 2-core machine and slowed it severalfold on a loaded one (README, "Threads")
+DEFAULT_THREADS = 1
+
+
+def train_threads() -> int:
+    """$GATED_ATTENTION_THREADS as a positive integer, else ``DEFAULT_THREADS``."""
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if not text:
+        return DEFAULT_THREADS
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{THREADS_ENV} must be a positive integer (threads), got {text!r}")
+    return n
+
+
+@contextlib.contextmanager
+def training_threads(dev: torch.device):
+    """Train on the CPU with ``train_threads()`` torch threads, the caller's count restored
+    after; a GPU run changes nothing."""
+    if dev.type != "cpu":
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(train_threads())
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 #: set to 1 to keep the package from flushing subnormal floats (``flush_denormals``)

@@ -59,6 +59,7 @@ checkpoints (``checkpoints``) and the optimiser (``optimiser`` below).
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -74,7 +75,13 @@ from .checkpoints import read_checkpoint, restore, save_checkpoint
 from .config import TrainConfig, TrainResult, cosine_lr
 from .data import DataFeed, data_streams
 from .data import data_on_device as data_on_device_for
-from .device import draw_in_background, flush_denormals, keep_freed_memory, resolve_device
+from .device import (
+    draw_in_background,
+    flush_denormals,
+    keep_freed_memory,
+    resolve_device,
+    training_threads,
+)
 from .guards import (
     DivergenceGuard,
     check_ensemble,
@@ -91,6 +98,18 @@ from .steps import cross_entropy as cross_entropy  # (re-exported: where it live
 Forward = Callable[[torch.Tensor, dict], torch.Tensor]
 
 
+def _on_training_threads(fn):
+    """Run ``fn`` (``train``) with the torch threads of ``device.training_threads``."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with training_threads(resolve_device(kwargs.get("device"))):
+            return fn(*args, **kwargs)
+
+    return run
+
+
+@_on_training_threads
 def train(
     tasks: Sequence[Task],
     params: dict[str, torch.Tensor],
