@@ -48,18 +48,24 @@ THREADS_ENV = "GATED_ATTENTION_THREADS"
 DEFAULT_THREADS = 1
 
 
-def train_threads() -> int:
-    """$GATED_ATTENTION_THREADS as a positive integer, else ``DEFAULT_THREADS``."""
-    text = os.environ.get(THREADS_ENV, "").strip()
+def positive_env(name: str, default: int) -> int:
+    """$``name`` as a positive integer, else ``default`` when it is unset or empty; anything
+    else is an error that names the variable."""
+    text = os.environ.get(name, "").strip()
     if not text:
-        return DEFAULT_THREADS
+        return default
     try:
         n = int(text)
     except ValueError:
         n = 0
     if n < 1:
-        raise ValueError(f"{THREADS_ENV} must be a positive integer (threads), got {text!r}")
+        raise ValueError(f"{name} must be a positive integer, got {text!r}")
     return n
+
+
+def train_threads() -> int:
+    """$GATED_ATTENTION_THREADS as a positive integer, else ``DEFAULT_THREADS``."""
+    return positive_env(THREADS_ENV, DEFAULT_THREADS)
 
 
 @contextlib.contextmanager

@@ -28,13 +28,14 @@ another, with a warning saying so.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import torch
+
+from ..engine.device import positive_env
 
 __all__ = ["SIDE_BY_SIDE_ENV", "STREAMS_CHECKED", "side_by_side", "run_side_by_side"]
 
@@ -46,14 +47,7 @@ R = TypeVar("R")
 
 def side_by_side() -> int:
     """How many jobs run at once on a GPU: $GATED_ATTENTION_SIDE_BY_SIDE, else 1."""
-    text = os.environ.get(SIDE_BY_SIDE_ENV, "1")
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise ValueError(f"${SIDE_BY_SIDE_ENV} must be a whole number >= 1, got {text!r}")
-    return n
+    return positive_env(SIDE_BY_SIDE_ENV, 1)
 
 
 def run_side_by_side(
