@@ -68,7 +68,14 @@ def test_readings_outside_a_checkout_is_one_line(monkeypatch, capsys):
 
 
 def test_readings_leaves_current_shipped_readings_as_they_are(tmp_path, monkeypatch, capsys):
+    from gated_attention.report import recall_tables
+
     monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))  # nothing cached
+
+    def no_write(*args, **kwargs):  # a test never writes into the package's recorded runs
+        raise AssertionError("readings stale: run `python -m gated_attention readings`")
+
+    monkeypatch.setattr(recall_tables, "ship", no_write)
     assert cli.main(["readings"]) == 0
     out = capsys.readouterr().out
     assert out.count("(already shipped)") == 2 and "derived-recall-scorecard-" in out

@@ -11,6 +11,7 @@ import pytest
 SCRIPT = textwrap.dedent(
     """
     import resource, torch
+    torch.set_num_threads(1)  # the threads training runs on (engine.device.DEFAULT_THREADS)
     from gated_attention.engine import TrainConfig, stack_students, train
     from gated_attention.models.gated_rnn import GatedRNN
     from gated_attention.tasks.teacher_student import TeacherStudentTask

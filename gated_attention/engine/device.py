@@ -75,8 +75,11 @@ def training_threads(dev: torch.device):
     if dev.type != "cpu":
         yield
         return
-    before = torch.get_num_threads()
-    torch.set_num_threads(train_threads())
+    before, want = torch.get_num_threads(), train_threads()
+    if want == before:  # a pool restarted for nothing costs its threads' memory again
+        yield
+        return
+    torch.set_num_threads(want)
     try:
         yield
     finally:
