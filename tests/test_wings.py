@@ -28,6 +28,7 @@ WING_ORDER: tuple[tuple[str, ...], ...] = (
     ("engine",),
     ("analysis",),
     ("experiments",),
+    ("readings",),  # runs turned into typed rows, one module per claim
     ("report",),
     ("tools", "sweep"),
 )

@@ -1,0 +1,74 @@
+"""The one table renderer: rows (dataclasses or dicts) to a Markdown table, shown in a chapter.
+
+    markdown(rows, columns, formats)   the table as Markdown text (a pipe table)
+    show(rows, columns, formats)       the same, displayed (IPython's Markdown)
+
+``columns`` maps each field to its header, in order (default: every field, its name as header);
+``formats`` maps a field to a format spec (``".3g"``) or a callable; other values print with
+``str`` (floats with ``.3g``). Captions and sentences stay in the chapter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["markdown", "show"]
+
+
+def _as_dict(row: Any) -> dict:
+    if dataclasses.is_dataclass(row) and not isinstance(row, type):
+        return {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
+    if isinstance(row, Mapping):
+        return dict(row)
+    raise TypeError(f"a table row must be a dataclass or a mapping, not {type(row).__name__}")
+
+
+def cell(value: Any, fmt: str | Callable[[Any], str] | None = None) -> str:
+    """One cell's text: ``fmt`` applied, else floats ``.3g``, None as a dash; pipes escaped."""
+    if callable(fmt):
+        text = fmt(value)
+    elif value is None:
+        text = "-"
+    elif fmt is not None:
+        text = format(value, fmt)
+    elif isinstance(value, float):
+        text = format(value, ".3g")
+    else:
+        text = str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(
+    rows: Sequence[Any],
+    columns: Mapping[str, str] | None = None,
+    formats: Mapping[str, str | Callable[[Any], str]] | None = None,
+) -> str:
+    """``rows`` as a Markdown pipe table: a header of ``columns``' values, one line per row.
+
+    Raises ValueError for no rows or a column no row has."""
+    dicts = [_as_dict(r) for r in rows]
+    if not dicts:
+        raise ValueError("a table needs at least one row")
+    columns = dict(columns) if columns else {k: k for k in dicts[0]}
+    missing = [k for k in columns if any(k not in d for d in dicts)]
+    if missing:
+        raise ValueError(f"columns not in every row: {missing}")
+    formats = formats or {}
+    lines = [
+        "| " + " | ".join(columns.values()) + " |",
+        "|" + "---|" * len(columns),
+    ]
+    for d in dicts:
+        lines.append("| " + " | ".join(cell(d[k], formats.get(k)) for k in columns) + " |")
+    return "\n".join(lines)
+
+
+def show(rows, columns=None, formats=None):
+    """Display ``markdown(rows, columns, formats)`` in the notebook (returns the display object)."""
+    from IPython.display import Markdown, display
+
+    md = Markdown(markdown(rows, columns, formats))
+    display(md)
+    return md
