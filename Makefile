@@ -78,9 +78,9 @@ format: $(STAMP) ## ruff format the code
 	$(BIN)/ruff check --fix gated_attention tests
 
 bench: $(STAMP) ## time the training engine against the reference loop (writes _build/bench.json), and predict on the recorded GPU, from counted kernels and FLOPs, the unrecorded paper runs and the central claims at the paper's steps, with the step times measured there
-	$(PY) -m gated_attention.tools.bench --out _build/bench.json
-	$(PY) -m gated_attention.tools.gpu_plan
-	$(PY) -m gated_attention.tools.step_times --show
+	$(PY) -m lab.bench --out _build/bench.json
+	$(PY) -m lab.gpu_plan
+	$(PY) -m lab.step_times --show
 
 sweep: $(STAMP) ## train EXPERIMENT in PROFILE as jobs on a Dask cluster (SCHEDULER=tcp://HOST:PORT, WORKERS=N, GPU=1)
 	@test -n "$(EXPERIMENT)" || { echo "make sweep needs EXPERIMENT=<name> (python -m gated_attention.sweep --help lists them)"; exit 2; }

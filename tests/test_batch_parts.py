@@ -9,7 +9,8 @@ import torch
 from test_training import F64, LastStepTask, stacked
 
 from gated_attention.engine import TrainConfig, steps, train
-from gated_attention.engine.steps import LossSpec, batch_parts, whole_batches
+from gated_attention.engine.losses import LossSpec
+from gated_attention.engine.steps import batch_parts, whole_batches
 from gated_attention.models.fast_path import pack_params
 
 

@@ -7,9 +7,8 @@ import pytest
 import torch
 
 from gated_attention.models.family_registry import FAMILIES
-from gated_attention.report import bench_table
-from gated_attention.report.bench_table import format_ways
-from gated_attention.tools import bench, bench_products, bench_timing, device_time, family_bench
+from lab import bench, bench_products, bench_table, bench_timing, device_time, family_bench
+from lab.bench_table import format_ways
 
 REQUIRED = (
     "engine_steps_per_s",
@@ -88,7 +87,7 @@ def test_fastest_takes_turns_and_keeps_the_minimum():
 def test_the_ways_take_turns(monkeypatch):
     """Every (way, config) is built and run once, then the timed runs go round all of them
     (``fastest``), instead of each row's runs one after another."""
-    from gated_attention.tools import bench_ways
+    from lab import bench_ways
 
     calls = []
     monkeypatch.setattr(bench_ways, "_setup", lambda E, n, d, T, B, seed: (E, None, None))
@@ -296,7 +295,7 @@ def test_a_damaged_recorded_bench_is_named(tmp_path, monkeypatch):
 def test_every_product_of_the_step_is_a_part_of_eq2():
     """Each of the step's products is classified as one part of Eq. (2), all four occur, and
     the floor every implementation must pay is output gating + readout."""
-    from gated_attention.tools.step_profile import product_part
+    from lab.step_profile import product_part
 
     d, n, T, B = 4, 20, 6, 8
     parts = [
@@ -317,7 +316,7 @@ def test_the_step_profile_and_size_curve_are_stored(smoke):
     assert [n for n, _ in curve] == [8, 16] and all(r > 0 for _, r in curve)
 
 
-def test_side_by_side_and_run_costs_tables():
+def test_side_by_side_table():
     cpu = {"engine_steps_per_s": 231.0, "engine_speedup": 1.7, "paper_run_hours": 1.2}
     gpu = {"engine_steps_per_s": 2400.0}
     table = bench_table.format_side_by_side({"this CPU": cpu, "H200": gpu})
@@ -326,9 +325,6 @@ def test_side_by_side_and_run_costs_tables():
     engine = next(r for r in rows if r.startswith("engine, Sec. 4.1"))
     assert "231" in engine and "2400" in engine
     assert next(r for r in rows if r.startswith("engine / reference")).rstrip().endswith("-")
-    meta = {"hardware": {"cpu_count": 2}, "wall_time_s": 7200.0}
-    costs = bench_table.format_run_costs([("a", meta, 3, 1000, 0), ("b", meta, 1, 10, 5)])
-    assert "2.00h " in costs and "2.00h*" in costs and "resumed" in costs.splitlines()[-1]
 
 
 def test_the_ways_to_the_floor_are_rows_beside_the_engine(smoke):
@@ -354,7 +350,7 @@ def test_the_ways_time_the_engines_own_step_objects(monkeypatch):
     a step object that records its calls sees the engine's row, the compiled row and the
     autograd row each call it."""
     from gated_attention.engine import steps
-    from gated_attention.tools import bench_ways
+    from lab import bench_ways
 
     calls = []
     for cls in (steps.FusedStep, steps.CompiledStep, steps.ForwardStep):
@@ -381,7 +377,7 @@ def test_a_steps_kernels_are_flat_in_members_in_both_modes_but_for_its_data():
     members, in mode fast (one batched product per factor) and mode compiled (a few generated
     loop nests and the GEMMs; one member's, its size-1 dimensions specialised, one fewer);
     drawing the data does: each member draws its own."""
-    from gated_attention.tools.device_time import kernels_by_members
+    from lab.device_time import kernels_by_members
 
     rows = {(r["members"], r["mode"]): r for r in kernels_by_members((1, 3), n=4)}
     two = kernels_by_members((2,), n=4, modes=("compiled",))[0]
@@ -411,7 +407,7 @@ def test_trained_members_counts_every_part_of_an_entry():
     per gating, and its members are their sum (the performance chapter lists every recorded
     run's cost by it); an entry without parameters is a clear error."""
 
-    from gated_attention.report.bench_table import trained_members
+    from gated_attention.readings.performance import trained as trained_members
 
     flat = {"params": {"W": torch.zeros(7, 3, 3), "lam": torch.zeros(7, 3)}, "eval_loss": 1}
     assert trained_members(flat) == 7
@@ -424,7 +420,7 @@ def test_trained_members_counts_every_part_of_an_entry():
 def test_every_recorded_run_has_a_member_count():
     """The cost table of the performance chapter reads every recorded run that trained."""
     from gated_attention import experiments
-    from gated_attention.report.bench_table import trained_members
+    from gated_attention.readings.performance import trained as trained_members
 
     for name in experiments.recorded_names():
         run = experiments.recorded(name)
@@ -438,7 +434,7 @@ def test_adamw_on_one_flat_vector_is_adamw():
     from gated_attention.engine import TrainConfig
     from gated_attention.engine.loop import optimiser
     from gated_attention.models.fast_path import pack_params
-    from gated_attention.tools import bench_ways
+    from lab import bench_ways
 
     params, _, _ = bench_ways._setup(1, 4, 3, 5, 2, seed=0)
     c = TrainConfig(steps=10, lr=1e-2, weight_decay=0.1, warmup_steps=2)

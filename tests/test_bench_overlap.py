@@ -8,7 +8,7 @@ import time
 import pytest
 import torch
 
-from gated_attention.tools import bench_overlap, gpu_plan
+from lab import bench_overlap, gpu_plan
 
 
 def _sleepers(k: int, seconds: float = 0.2) -> list:
@@ -55,7 +55,7 @@ def test_the_prediction_divides_by_the_measured_speedup_of_the_runs_path():
 
 
 def test_the_bench_prints_the_speedups_and_says_where_it_measures_none():
-    from gated_attention.report.bench_table import format_overlap
+    from lab.bench_table import format_overlap
 
     assert "GPU only" in format_overlap(None)
     table = format_overlap({"gated": {"1": 1.0, "4": 3.5}, "lstm": {"1": 1.0, "4": 1.1}})

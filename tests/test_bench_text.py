@@ -3,9 +3,8 @@ curves (report/bench_plots.py) and the recorded runs' costs (report/runs.py)."""
 
 import pytest
 
-from gated_attention import experiments
-from gated_attention.report import bench_plots, bench_table, runs
-from gated_attention.tools import bench
+from gated_attention.readings import performance
+from lab import bench, bench_plots, bench_table
 
 
 def test_each_profile_says_what_it_benches_without_a_bench_file():
@@ -74,12 +73,14 @@ def test_run_costs_leave_out_runs_that_train_nothing(monkeypatch):
             self.config = type("Config", (), {"train": train} if train else {})()
             self.tensors = {"params": {"W": [0, 0, 0]}}  # 3 members
             self.metrics = {"resumed_from_step": 5}
-            self.meta = {"wall_time_s": 1.0}
+            self.meta = {"wall_time_s": 7200.0, "hardware": {"cpu": "X", "device_name": None}}
 
-    found = {"a": Run(type("Train", (), {"steps": 100})()), "b": Run(None)}
-    monkeypatch.setattr(experiments, "recorded_names", lambda: ["a", "b"])
-    monkeypatch.setattr(experiments, "recorded", found.__getitem__)
-    assert runs.recorded_run_costs() == [("a", {"wall_time_s": 1.0}, 3, 100, 5)]
+    found = {"a": Run(type("Train", (), {"steps": 1000})()), "b": Run(None)}
+    monkeypatch.setattr(performance, "recorded_names", lambda: ["a", "b"])
+    monkeypatch.setattr(performance, "recorded", found.__getitem__)
+    assert performance.cost_rows() == [
+        {"recorded run": "a", "where": "X", "members": 3, "steps": "1,000", "hours": "2.00*"}
+    ]
 
 
 def test_the_ensembles_step_over_its_floor_data_included_and_not():

@@ -1,4 +1,4 @@
-"""A step's kernel time (tools.busy_time): the difference of two profiled runs over the steps,
+"""A step's kernel time (lab.busy_time): the difference of two profiled runs over the steps,
 None where a GPU's profiler saw nothing, and the table within the book's column."""
 
 import json
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from gated_attention.tools import busy_time as bt
-from gated_attention.tools import step_times as st
-from gated_attention.tools.device_time import bench_run
+from lab import busy_time as bt
+from lab import step_times as st
+from lab.device_time import bench_run
 
 
 def _fake_profiles(monkeypatch, results):

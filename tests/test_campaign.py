@@ -7,7 +7,7 @@ import pytest
 
 from gated_attention.experiments.cache import read_entry
 from gated_attention.experiments.registry import config_from_dict, experiment_config
-from gated_attention.tools import campaign as cp
+from lab import campaign as cp
 
 
 def test_central_claims_come_first():

@@ -1,9 +1,9 @@
-"""``python -m gated_attention.tools.cpu_plan``: the missing CPU-budget runs, and training them."""
+"""``python -m lab.cpu_plan``: the missing CPU-budget runs, and training them."""
 
 import pytest
 
 from gated_attention.experiments import cpu_budget
-from gated_attention.tools import cpu_plan
+from lab import cpu_plan
 
 
 def test_every_run_of_the_cpu_budget_is_planned_once():

@@ -201,7 +201,7 @@ def test_a_padded_family_ensemble_on_the_gpu_equals_the_cpu():
 
 
 def test_the_tf32_peak_is_measured_with_the_mode_on_and_leaves_it_off():
-    from gated_attention.tools.bench_products import gemm_peak_gflops
+    from lab.bench_products import gemm_peak_gflops
 
     assert torch.backends.cuda.matmul.allow_tf32 is False  # the engine trains in float32
     peak = gemm_peak_gflops(1024, repeats=3, device="cuda", tf32=True)

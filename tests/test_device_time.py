@@ -1,5 +1,5 @@
-"""The device-time model's counts (gated_attention/tools/device_time.py) and the probe that
-stops a run at its ``train`` call (gated_attention/engine/probe.py)."""
+"""The device-time model's counts (lab/device_time.py) and the probe that
+stops a run at its ``train`` call (lab/probe.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from gated_attention.engine import TrainCall, TrainConfig, probing, stack_students, train
+from gated_attention.engine import TrainConfig, stack_students, train
 from gated_attention.models import family_registry, gru, lstm
 from gated_attention.models.gated_rnn import GatedRNN
 from gated_attention.tasks.teacher_student import TeacherStudentTask
-from gated_attention.tools import device_time
-from gated_attention.tools.bench_products import step_flops
+from lab import device_time
+from lab.bench_products import step_flops
+from lab.probe import TrainCall, probing
 
 
 def _run(E: int, n: int = 12, d: int = 3, T: int = 8, B: int = 16) -> dict:

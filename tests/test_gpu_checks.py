@@ -1,10 +1,10 @@
-"""The first call on a lent GPU (tools.gpu_checks): its steps in order within the budget, a
+"""The first call on a lent GPU (lab.gpu_checks): its steps in order within the budget, a
 failing or stopped step not stopping the next, and what each did written as it goes."""
 
 import json
 import sys
 
-from gated_attention.tools import gpu_checks as gc
+from lab import gpu_checks as gc
 
 
 def _py(code: str) -> tuple[str, ...]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from gated_attention.experiments import recorded_runs
-from gated_attention.tools import gpu_plan, plan_text
-from gated_attention.tools.bench import recorded_benches
+from lab import gpu_plan, plan_text
+from lab.bench import recorded_benches
 
 
 def test_the_missing_runs_are_those_without_a_recorded_paper_run():
@@ -27,7 +27,7 @@ def test_the_prediction_is_each_jobs_counted_step_at_the_calibrated_gpu():
     assert cal["t_kernel"] * cal["kernels"] == pytest.approx(1 / bench["engine_steps_per_s"])
     assert cal["peak_flops"] == pytest.approx(bench["gemm_peak_gflops"] * 1e9)
     a, chosen = p["runs"]
-    config = gpu_plan._config("how-many-neurons-A", "smoke")
+    config = gpu_plan.plan_config("how-many-neurons-A", "smoke")
     assert (a["jobs"], a["members"], a["steps"]) == (1, len(config.members()), config.train.steps)
     launch = a["kernels"] * cal["t_kernel"]
     arithmetic = a["gflop"] * 1e9 / cal["peak_flops"]
@@ -71,10 +71,10 @@ def test_the_central_claims_at_the_papers_steps_and_in_parts():
 def test_the_plan_counts_a_families_search_and_a_recall_ablation():
     p = gpu_plan.plan("smoke", names=["fig4b-setup", "associative-recall"])
     setup, recall = p["runs"]
-    config = gpu_plan._config("fig4b-setup", "smoke")
+    config = gpu_plan.plan_config("fig4b-setup", "smoke")
     assert setup["steps"] == len(config.families) * config.train.steps * (len(config.lr_grid) + 1)
     assert not setup["gated_only"]
-    rc = gpu_plan._config("associative-recall", "smoke")
+    rc = gpu_plan.plan_config("associative-recall", "smoke")
     assert recall["steps"] == 2 * rc.train.steps + rc.ce_train.steps
 
 
@@ -99,7 +99,7 @@ def test_the_plan_covers_every_registered_experiment():
     assert [r["name"] for r in p["runs"]] == list(EXPERIMENTS)
     assert all(r["kernels"] > 0 and r["device_s"] > 0 for r in p["runs"])  # each job counted
     pilots = next(r for r in p["runs"] if r["name"] == "fig4b-setup-pilots")
-    config = gpu_plan._config("fig4b-setup-pilots", "smoke")
+    config = gpu_plan.plan_config("fig4b-setup-pilots", "smoke")
     assert pilots["steps"] == sum(q.train.steps for q in config.pilots)
 
 

@@ -8,8 +8,8 @@ import torch
 from gated_attention.models import fast_path
 from gated_attention.models.fast_path import pack_params
 from gated_attention.models.gated_rnn import NU_MAX
-from gated_attention.tools import bench_ways
-from gated_attention.tools import inplace_scan as ips
+from lab import bench_ways
+from lab import inplace_scan as ips
 
 
 def _packed(E=2, n=6, d=3, T=5, B=4, seed=0):

@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent(
     from gated_attention.engine import TrainConfig, stack_students, train
     from gated_attention.models.gated_rnn import GatedRNN
     from gated_attention.tasks.teacher_student import TeacherStudentTask
-    from gated_attention.tools.bench_ways import _setup, _step
+    from lab.bench_ways import _setup, _step
 
     tasks = [TeacherStudentTask.from_seed(4, seed=0, T=8)]
     params, _ = stack_students([GatedRNN(4, 3, 3, seed=0)])

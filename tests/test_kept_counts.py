@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from gated_attention.tools import gpu_plan
-from gated_attention.tools.kept_counts import (
+from lab import gpu_plan
+from lab.kept_counts import (
     counted_modules,
     counts_key,
     kept_counts,
@@ -43,8 +43,8 @@ def test_counts_kept_under_another_key_are_counted_afresh(tmp_path):
 def test_the_key_covers_the_code_the_counted_steps_run():
     modules = counted_modules()
     for m in ("engine.loop", "engine.steps", "models.fast_path", "models.lstm",
-              "tasks.teacher_student", "experiments.how_many_neurons", "tools.device_time",
-              "tools.own_sizes"):  # fmt: skip
+              "tasks.teacher_student", "experiments.how_many_neurons", "lab.device_time",
+              "lab.own_sizes"):  # fmt: skip
         assert f"gated_attention.{m}" in modules
     assert not any(m.startswith("gated_attention.report") for m in modules)
 

@@ -11,9 +11,9 @@ import torch
 
 from gated_attention.engine import stack_students
 from gated_attention.experiments.registry import experiment_config
-from gated_attention.tools import gpu_plan
-from gated_attention.tools.device_time import flops_per_step, job_run
-from gated_attention.tools.own_sizes import (
+from lab import gpu_plan
+from lab.device_time import flops_per_step, job_run
+from lab.own_sizes import (
     PER_PARAMETER,
     member_box,
     own_size_config,
@@ -91,12 +91,12 @@ def test_the_floor_is_below_the_padded_arithmetic_and_says_if_one_part_can_hold_
         families=("gated", "lstm"),
         lrs=(),
     )
-    monkeypatch.setattr(gpu_plan, "_config", lambda name, profile: together)
+    monkeypatch.setattr(gpu_plan, "plan_config", lambda name, profile: together)
     p = gpu_plan.plan("smoke", names=["architectures-teacher"])
     (r,) = p["runs"]
     assert 0 < r["floor_s"] < r["arithmetic_s"]  # the narrower target no longer padded
     apart = dataclasses.replace(together, groups_together=False)
-    monkeypatch.setattr(gpu_plan, "_config", lambda name, profile: apart)
+    monkeypatch.setattr(gpu_plan, "plan_config", lambda name, profile: apart)
     q = gpu_plan.plan("smoke", names=["architectures-teacher"])
     assert p["floor_s"] == pytest.approx(q["arithmetic_s"]) == pytest.approx(q["floor_s"])
     assert "within it at float32" in gpu_plan.format_parts(p)

@@ -4,10 +4,10 @@ and gradients as the engine's compiled step, and a step of it trains as the engi
 import pytest
 import torch
 
-from gated_attention.models import fast_path
+from gated_attention.models import compiled_loss
 from gated_attention.models.fast_path import pack_params
-from gated_attention.tools import bench_ways
-from gated_attention.tools import quadratic_gating as qg
+from lab import bench_ways
+from lab import quadratic_gating as qg
 
 
 def _packed(E=2, n=6, d=3, T=5, B=4, seed=0):
@@ -33,7 +33,7 @@ def test_loss_and_gradients_equal_the_engines(last_only):
     if last_only:
         Y = Y.view(*Y.shape[:-1], T, -1)[..., -1, :]
     args = (P["W_in"], P["nu"], P["W_out"], P["D"], X, Y, T, out_steps, 0.5)
-    for a, b in zip(fast_path.loss_and_grads(*args), qg.loss_and_grads(*args), strict=True):
+    for a, b in zip(compiled_loss.loss_and_grads(*args), qg.loss_and_grads(*args), strict=True):
         torch.testing.assert_close(b, a, rtol=1e-11, atol=1e-13)
 
 

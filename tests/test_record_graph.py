@@ -77,10 +77,10 @@ def test_a_failed_recording_warns_and_returns_none_and_frees_the_lock(fake_cuda,
 def test_each_step_records_on_its_own_side_stream(monkeypatch, mode):
     """The fast path's GraphedStep and mode compiled's CompiledStep hand ``record_graph`` the
     stream they warmed up on, one per step object (a recording that fails: eager steps on)."""
-    from gated_attention.engine import TrainConfig, steps
+    from gated_attention.engine import TrainConfig, losses, steps
     from gated_attention.engine.loop import optimiser
     from gated_attention.models.fast_path import pack_params
-    from gated_attention.tools import bench_ways
+    from lab import bench_ways
 
     made, got = [], []
 
@@ -101,7 +101,7 @@ def test_each_step_records_on_its_own_side_stream(monkeypatch, mode):
     for _ in range(2):  # two step objects: two streams
         P = {k: v.float().clone().requires_grad_(True) for k, v in pack_params(params).items()}
         opt, _ = optimiser(P, TrainConfig(steps=10, mode=mode), ("nu",))
-        spec = steps.LossSpec(True, None, "mse", 5, None, None, 1.0)
+        spec = losses.LossSpec(True, None, "mse", 5, None, None, 1.0)
         step = steps.make_step(P, None, opt, lambda: None, torch.zeros(1), spec, mode=mode,
                                capture=True)  # fmt: skip
         for _ in range(steps.GraphedStep.WARMUP + 2):

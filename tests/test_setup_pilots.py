@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from gated_attention.experiments import setup_pilots as sp
-from gated_attention.models import lru
-from gated_attention.report.family_tables import pilot_table
+from gated_attention.models import lru, lru_pilots
+from gated_attention.readings.fig4_setup import pilot_lines
 
 GD = 7 / 74
 
@@ -36,15 +36,15 @@ def test_scales_reach_the_parameters_they_name():
 def test_prenorm_is_the_plain_forward_plus_a_normalisation(monkeypatch):
     P = sp.PilotConfig(family="lru_inout").params()
     x = torch.randn(1, 5, 13, 6, dtype=torch.float64)
-    u = lru._normalise(torch.randn(4, 7, dtype=torch.float64) * 3 + 2)
+    u = lru_pilots.normalise(torch.randn(4, 7, dtype=torch.float64) * 3 + 2)
     torch.testing.assert_close(u.mean(-1), torch.zeros(4, dtype=torch.float64))
     ones = torch.ones(4, dtype=torch.float64)
     torch.testing.assert_close(u.var(-1, unbiased=False), ones, rtol=1e-4, atol=0)  # eps 1e-5
-    assert not torch.allclose(lru.forward_prenorm(x, P), lru.forward(x, P))
+    assert not torch.allclose(lru_pilots.forward_prenorm(x, P), lru.forward(x, P))
     # the LRU (no input GLU) feeds each recurrence the normalised u (eps: var within 0.1%)
     seen, layer = [], lru.lru_layer
     monkeypatch.setattr(lru, "lru_layer", lambda v, P, l: seen.append(v) or layer(v, P, l))
-    lru.forward_prenorm(x, sp.PilotConfig(family="lru").params())
+    lru_pilots.forward_prenorm(x, sp.PilotConfig(family="lru").params())
     assert len(seen) == 2
     for v in seen:
         torch.testing.assert_close(v.mean(-1), torch.zeros_like(v[..., 0]))
@@ -52,8 +52,8 @@ def test_prenorm_is_the_plain_forward_plus_a_normalisation(monkeypatch):
             v.var(-1, unbiased=False), torch.ones_like(v[..., 0]), rtol=1e-3, atol=0
         )
     monkeypatch.setattr(lru, "lru_layer", layer)
-    monkeypatch.setattr(lru, "_normalise", lambda u: u)
-    torch.testing.assert_close(lru.forward_prenorm(x, P), lru.forward(x, P))
+    monkeypatch.setattr(lru_pilots, "normalise", lambda u: u)
+    torch.testing.assert_close(lru_pilots.forward_prenorm(x, P), lru.forward(x, P))
 
 
 @pytest.mark.slow
@@ -68,7 +68,7 @@ def test_smoke_pilots_train_end_to_end():
         assert tensors["train_curve"].shape == (config.train.steps // config.train.log_every,)
 
 
-def test_pilot_table_reads_planted_runs():
+def test_pilot_lines_read_planted_runs():
     base = sp.PilotConfig()
     runs = [
         (base, {"eval_loss": torch.tensor([2 * GD]), "train_curve": torch.tensor([5 * GD, GD])}),
@@ -80,12 +80,18 @@ def test_pilot_table_reads_planted_runs():
     long = dataclasses.replace(base, train=dataclasses.replace(base.train, steps=5000))
     curve = torch.arange(1.0, 26.0) * GD  # 25 windows: five are shown, the last one last
     runs.append((long, {"eval_loss": torch.tensor([GD]), "train_curve": curve}))
-    lines = pilot_table(runs, GD).splitlines()
-    assert lines[2] == "| LRU (2 layers) | lr 0.01, warm-up 200 | 1,000 | **2** | 5, 1 |"
-    assert lines[4].endswith("| 5,000 | **1** | 6, 11, 15, 20, 25 |")
-    assert "init_scale 1.73, prenorm" in lines[3] and "**inf**" in lines[3]
+    first, scaled, long = pilot_lines(runs, GD)
+    assert (first.family, first.change, first.steps) == (
+        "LRU (2 layers)",
+        "lr 0.01, warm-up 200",
+        1000,
+    )
+    assert (first.loss, *first.curve) == pytest.approx((2.0, 5.0, 1.0))  # float32 losses
+    assert long.steps == 5000 and long.loss == pytest.approx(1.0)
+    assert long.curve == pytest.approx((6, 11, 15, 20, 25))  # five windows, the last one last
+    assert "init_scale 1.73, prenorm" in scaled.change and scaled.loss == float("inf")
     with pytest.raises(ValueError, match="GD loss must be positive"):
-        pilot_table(runs, 0.0)
+        pilot_lines(runs, 0.0)
 
 
 def test_bad_pilots_are_refused_by_name():

@@ -1,4 +1,4 @@
-"""The measured step times (tools.step_times): what a measurement times, how the recorded ones
+"""The measured step times (lab.step_times): what a measurement times, how the recorded ones
 turn into a run's device time, and that a damaged record is refused."""
 
 import json
@@ -6,9 +6,9 @@ import json
 import pytest
 
 from gated_attention.experiments import recorded_runs
-from gated_attention.tools import step_times as st
-from gated_attention.tools.device_time import bench_run
-from gated_attention.tools.gpu_plan import CENTRAL_CLAIMS
+from lab import step_times as st
+from lab.device_time import bench_run
+from lab.gpu_plan import CENTRAL_CLAIMS
 
 
 def test_a_step_is_the_difference_of_two_runs_over_the_steps(monkeypatch):

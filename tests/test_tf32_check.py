@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from gated_attention.tools.tf32_check import (
+from lab.tf32_check import (
     TF32Products,
     compare,
     format_compare,
@@ -85,7 +85,7 @@ def test_order_flips_counts_the_pairs_of_rows_ordered_otherwise():
 
 
 def test_the_command_writes_each_comparison_as_json(tmp_path, capsys):
-    from gated_attention.tools.tf32_check import main
+    from lab.tf32_check import main
 
     out = tmp_path / "tf32.json"
     assert main(["how-many-neurons-A", "--profile", "smoke", "--out", str(out)]) == 0

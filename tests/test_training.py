@@ -17,18 +17,15 @@ from gated_attention.engine import (
     train,
     unstack_students,
 )
+from gated_attention.models.compiled_loss import column_sums, loss_and_grads, scan, small_bmm
 from gated_attention.models.family_registry import FAMILIES
 from gated_attention.models.fast_path import (
-    _column_sums,
-    _small_bmm,
     decay_matrix_from_nu,
     forward_packed,
     fused_loss,
     gated_rnn_fast,
     inputs_neuron_major,
-    loss_and_grads,
     pack_params,
-    scan,
     targets_neuron_major,
 )
 from gated_attention.models.gated_rnn import (
@@ -156,34 +153,34 @@ def test_loss_and_grads_equal_autograd(with_steps, members):
     assert float(grads[1].abs().sum()) > 0
 
 
-def test_small_bmm_equals_bmm_with_either_dimension_tiny():
-    """``_small_bmm`` (a product written as a sum for ``torch.compile``) = ``torch.bmm`` in
+def testsmall_bmm_equals_bmm_with_either_dimension_tiny():
+    """``small_bmm`` (a product written as a sum for ``torch.compile``) = ``torch.bmm`` in
     float64, with the inner dimension tiny (W_in X) and with an outer one tiny (g_pq X^T)."""
     g = torch.Generator().manual_seed(3)
     a = torch.randn(2, 6, 5, generator=g, dtype=torch.float64)
     inner = torch.randn(2, 5, 40, generator=g, dtype=torch.float64)  # K = 5 <= N = 40
-    torch.testing.assert_close(_small_bmm(a, inner), torch.bmm(a, inner), rtol=1e-12, atol=0)
+    torch.testing.assert_close(small_bmm(a, inner), torch.bmm(a, inner), rtol=1e-12, atol=0)
     wide = torch.randn(2, 6, 40, generator=g, dtype=torch.float64)  # K = 40 > N = 5
     X = torch.randn(2, 5, 40, generator=g, dtype=torch.float64)
-    out = _small_bmm(wide, X.transpose(1, 2))  # (2, 6, 5)
+    out = small_bmm(wide, X.transpose(1, 2))  # (2, 6, 5)
     assert out.shape == (2, 6, 5)
     torch.testing.assert_close(out, torch.bmm(wide, X.transpose(1, 2)), rtol=1e-12, atol=1e-14)
 
 
-def test_column_sums_are_the_small_products_bit_for_bit():
-    """``_column_sums(a, b)`` (the input gating's gradient, one pass over the columns): each
-    a_i b^T, bit for bit the numbers of ``_small_bmm(a_i, b^T)`` it replaced, close to
+def testcolumn_sums_are_the_small_products_bit_for_bit():
+    """``column_sums(a, b)`` (the input gating's gradient, one pass over the columns): each
+    a_i b^T, bit for bit the numbers of ``small_bmm(a_i, b^T)`` it replaced, close to
     ``torch.bmm``, at rows i * K + k of its (E, len(a) * K, M) result."""
     g = torch.Generator().manual_seed(4)
     for dtype in (torch.float32, torch.float64):
         a = [torch.randn(2, 6, 300, generator=g, dtype=dtype) for _ in range(2)]
         b = torch.randn(2, 5, 300, generator=g, dtype=dtype)
-        out = _column_sums(a, b)
+        out = column_sums(a, b)
         assert out.shape == (2, 10, 6)
         tol = 1e-4 if dtype == torch.float32 else 1e-12
         for i, x in enumerate(a):
             mine = out[:, 5 * i : 5 * (i + 1)].transpose(1, 2)
-            assert torch.equal(mine, _small_bmm(x, b.transpose(1, 2)))
+            assert torch.equal(mine, small_bmm(x, b.transpose(1, 2)))
             torch.testing.assert_close(mine, torch.bmm(x, b.transpose(1, 2)), rtol=tol, atol=tol)
 
 

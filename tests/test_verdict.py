@@ -80,7 +80,7 @@ def test_budget_states_the_fraction_of_the_papers_steps_times_T():
     sec5 = verdict.budget("sec5", steps=1_200)
     assert sec5 == "1,200 steps: 0.4% of the paper's 300,000 steps at the same T = 12 (steps x T)"
     # the text reads back as steps x T, the row's own T first
-    assert budget_text._size(text) == 80_000 and budget_text._size(sec5) == 14_400
+    assert budget_text.budget_size(text) == 80_000 and budget_text.budget_size(sec5) == 14_400
     assert "no step count" in verdict.budget("appD3", steps=100)
     with pytest.raises(KeyError, match="unknown claim"):
         verdict.budget("fig9", steps=1)

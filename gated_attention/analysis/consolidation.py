@@ -34,7 +34,7 @@ to d); ``svd_fit_error`` reports how far. So A = V_r V_r[J]^T, where J are r neu
 picked by QR with column pivoting of V_r^T (the neurons best spread over the top directions): new
 neuron k holds the state of neuron J_k projected onto the top r directions, and its form is
 neuron J_k's product form plus what the projection adds. Each F_k is then replaced by its best
-sym(a b^T) (``merging._product_fit``); ``fit_errors`` are the relative Frobenius errors. For
+sym(a b^T) (``merging.product_fit``); ``fit_errors`` are the relative Frobenius errors. For
 exact copies (S_G of rank r) the projection changes nothing: the forms are the products of J and
 the consolidated network computes the same function (tests/test_analysis_consolidation.py).
 
@@ -73,7 +73,8 @@ from ..models.attention import LinearSelfAttention
 from ..models.gated_rnn import gated_rnn_forward, hidden_states, nu_from_lam
 from .boundary import Network, require
 from .lam_groups import LamGroups, lam_groups
-from .merging import _product_fit
+from .merging import product_fit
+from .penalties import balanced_penalty, output_gating, weight_penalty
 from .pruning import prune
 from .scores import gaussian_inputs
 from .thresholds import LAM_TOL, PRUNE_TOL
@@ -88,9 +89,6 @@ __all__ = [
     "balanced_penalty",
     "product_forms",
 ]
-
-#: the parameters that weight decay acts on (all but nu, Sec. 4.1)
-DECAYED = ("W_in1", "W_in2", "W_out1", "W_out2", "D")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,65 +168,6 @@ def construction_counts(d: int) -> dict[str, int]:
     return {"one": d * (d + 1) // 2, "zero": d}
 
 
-def _output_gating(net: Network, where: str) -> Network:
-    if require(net, where).side:
-        raise ValueError("consolidation expects output gating (W_out1, W_out2)")
-    return net
-
-
-def weight_penalty(net: Network) -> float:
-    """|theta|^2: the sum of squares of every decayed weight (W_in1, W_in2, W_out1, W_out2, D)."""
-    p = _output_gating(net, "weight_penalty").params
-    return float(sum(p[k].square().sum() for k in DECAYED))
-
-
-def balanced_penalty(net: Network, max_iter: int = 500) -> float:
-    """The smallest |theta|^2 over the rescalings of the module docstring (same function).
-
-    Minimises the convex function of the log-scales (a, b, c, e) with L-BFGS from 0 (the
-    network as given), so the result is never above ``weight_penalty``.
-    """
-    _output_gating(net, "balanced_penalty")
-    n, m = net.n, net.m
-    i1, i2 = net.W_in1.square().sum(1), net.W_in2.square().sum(1)  # (n,)
-    o1, o2, dd = net.W_out1.square(), net.W_out2.square(), net.D.square().sum(0)
-
-    def penalty(z: torch.Tensor) -> torch.Tensor:
-        a, b, c, e = z[:n], z[n : 2 * n], z[2 * n : 2 * n + m], z[2 * n + m :]
-        s = a + b  # the state of hidden neuron n scales by e^(a_n + b_n)
-        return (
-            (i1 * torch.exp(2 * a)).sum()
-            + (i2 * torch.exp(2 * b)).sum()
-            + (o1 * torch.exp(2 * (c[:, None] - s[None, :]))).sum()
-            + (o2 * torch.exp(2 * (e[:, None] - s[None, :]))).sum()
-            + (dd * torch.exp(-2 * (c + e))).sum()
-        )
-
-    z = torch.zeros(2 * n + 2 * m, dtype=torch.float64, requires_grad=True)
-    with torch.no_grad():
-        start = float(penalty(z))
-    opt = torch.optim.LBFGS(
-        [z],
-        lr=1.0,
-        max_iter=max_iter,
-        tolerance_grad=1e-14,
-        tolerance_change=1e-16,
-        history_size=50,
-        line_search_fn="strong_wolfe",
-    )
-
-    def closure():
-        opt.zero_grad()
-        loss = penalty(z)
-        loss.backward()
-        return loss
-
-    opt.step(closure)
-    with torch.no_grad():
-        best = float(penalty(z))
-    return min(best, start)
-
-
 def product_forms(W_in1: torch.Tensor, W_in2: torch.Tensor) -> torch.Tensor:
     """sym(w1_i w2_i^T) of every row pair: (k, d+1) x2 -> (k, d+1, d+1); u_i = x~^T Q_i x~."""
     Q = W_in1[:, :, None] * W_in2[:, None, :]
@@ -255,7 +194,7 @@ def _fit(forms: torch.Tensor):
 
     The factors are balanced (|a| = |b|), the sign of the form carried by a.
     """
-    err, u, a, b = _product_fit(forms[:, None])  # u (k, 1): the scale of the unit fit
+    err, u, a, b = product_fit(forms[:, None])  # u (k, 1): the scale of the unit fit
     u = u[:, 0]
     scale = u.abs().sqrt()[:, None]
     return err, torch.sign(u)[:, None] * scale * a, scale * b
@@ -342,7 +281,7 @@ def _checked(
     net: Network, groups: LamGroups, x: torch.Tensor, counts: dict[str, int] | None
 ) -> tuple[torch.Tensor, dict[str, int]]:
     """``consolidate``'s inputs checked: x as float64 (B, T, d), counts filled in."""
-    _output_gating(net, "consolidate")
+    output_gating(net, "consolidate")
     n, d = net.n, net.d
     x = torch.as_tensor(x, dtype=torch.float64)
     if x.dim() != 3 or x.shape[-1] != d:

@@ -53,7 +53,7 @@ def output_kernels(net: Network, neurons) -> torch.Tensor:
     return (A + A.transpose(1, 2)) / 2
 
 
-def _product_fit(K: torch.Tensor):
+def product_fit(K: torch.Tensor):
     """Best u (x) sym(a b^T) fit to K (*C, d_out, n, n), batched over *C.
 
     Returns (relative error (*C,), u (*C, d_out), a (*C, n), b (*C, n)).
@@ -82,7 +82,7 @@ def _product_fit(K: torch.Tensor):
 def merge_error(net: Network, neurons) -> float:
     """0 when the output neurons ``neurons`` can be merged into one exactly; else the relative
     Frobenius error of the best single-neuron replacement of their summed kernels."""
-    return float(_product_fit(output_kernels(net, neurons))[0])
+    return float(product_fit(output_kernels(net, neurons))[0])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,7 +117,7 @@ def merge(net: Network, rtol: float = 1e-3, max_group: int = 3) -> Merged:
     for size in range(min(max_group, m), 1, -1):
         while len(pool) >= size:
             combos = torch.tensor(list(itertools.combinations(pool, size)))  # (C, size)
-            err, u, a, b = _product_fit(K[combos].sum(dim=1))
+            err, u, a, b = product_fit(K[combos].sum(dim=1))
             best = int(err.argmin())
             if err[best] > rtol:
                 break

@@ -55,7 +55,7 @@ def reconstruction_score(states: torch.Tensor, targets: torch.Tensor) -> float:
     return float(res / tot)
 
 
-def _states(net: Network, x, neurons, name):
+def neuron_states(net: Network, x, neurons, name):
     """The states of ``neurons`` of ``net`` on x (B, T, d), flattened to (B T, k)."""
     n = net.n
     idx = torch.as_tensor(list(neurons), dtype=torch.long)
@@ -70,7 +70,7 @@ def score_kv(net: Network, attention: LinearSelfAttention, x: torch.Tensor, neur
     """Score KV: 1 - R^2 from the states of ``neurons`` (the lam ~ 1 group) to flattened M_t."""
     require(net, "score_kv")
     M = attention.key_value_states(x.to(attention.W_V.dtype)).detach()  # (B, T, d_v, d_k)
-    H = _states(net, x, neurons, "key-value")  # (B T, k)
+    H = neuron_states(net, x, neurons, "key-value")  # (B T, k)
     return reconstruction_score(H, M.flatten(2).flatten(0, 1))
 
 
@@ -78,4 +78,4 @@ def score_q(net: Network, attention: LinearSelfAttention, x: torch.Tensor, neuro
     """Score Q: 1 - R^2 from the states of ``neurons`` (the lam ~ 0 group) to q_t."""
     require(net, "score_q")
     q = attention.queries(x.to(attention.W_V.dtype)).detach()  # (B, T, d_k)
-    return reconstruction_score(_states(net, x, neurons, "query"), q.flatten(0, 1))
+    return reconstruction_score(neuron_states(net, x, neurons, "query"), q.flatten(0, 1))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import torch
 
 from .boundary import Network, require
-from .scores import _states
+from .scores import neuron_states
 
 __all__ = ["state_spectrum", "drop_after"]
 
@@ -35,7 +35,7 @@ def state_spectrum(net: Network, x: torch.Tensor, neurons) -> torch.Tensor:
 
     An empty group gives an empty tensor; a group whose states are all zero gives zeros.
     """
-    S = _states(require(net, "state_spectrum"), x, neurons, "group")  # (B T, k)
+    S = neuron_states(require(net, "state_spectrum"), x, neurons, "group")  # (B T, k)
     if S.shape[1] == 0:
         return torch.zeros(0, dtype=torch.float64)
     s = torch.linalg.svdvals(S)

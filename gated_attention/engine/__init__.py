@@ -11,7 +11,6 @@ Modules (one job each):
     data          drawing a chunk of training data per call, shared streams; ``DataFeed``
     checkpoints   saving and resuming a run
     device        the device choice, subnormal flushing, the GPU path (CUDA graph), hardware
-    probe         ``probing()``: what an experiment would train, stopped before training
 """
 
 from .checkpoints import read_checkpoint, restore, save_checkpoint
@@ -40,7 +39,6 @@ from .ensembles import (
 )
 from .guards import ON_NONFINITE, NonFiniteLossError
 from .loop import train
-from .probe import TrainCall, probing
 
 __all__ = [
     "DEVICE_ENV",
@@ -52,7 +50,6 @@ __all__ = [
     "ON_NONFINITE",
     "OPTIMISERS",
     "SCHEDULES",
-    "TrainCall",
     "TrainConfig",
     "TrainResult",
     "combine_ensembles",
@@ -62,7 +59,6 @@ __all__ = [
     "forward_macs",
     "hardware",
     "plan_ensembles",
-    "probing",
     "read_checkpoint",
     "resolve_device",
     "restore",

@@ -93,7 +93,7 @@ def unstack_students(
 ENSEMBLE_OVERHEAD_MACS = 20e6
 #: the same on a GPU, where a step is launch-bound until its arithmetic outgrows its launches: a
 #: compiled step of Eq. (2) launches ~20 kernels, ~0.13 ms at the ~7 us a kernel of the recorded
-#: H200 bench (``tools.device_time``), the time ~1e9 forward multiply-adds take there with their
+#: H200 bench (``lab.device_time``), the time ~1e9 forward multiply-adds take there with their
 #: backward (~5.4 FLOP each, counted) at its 45.7 TFLOP/s; the two overlap (``size_groups``'s
 #: ``overlap``)
 GPU_ENSEMBLE_OVERHEAD_MACS = 1e9

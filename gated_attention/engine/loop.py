@@ -23,7 +23,7 @@ Three modes of the same training step (same data, same numbers up to rounding; t
                  per gating pair, decay-matrix scan, output only at the loss's time steps, a
                  hand-written backward), the fused AdamW kernel, the loss read back once per
                  log window; masks applied once (masked entries then stay exactly zero).
-    "compiled"   as "fast", with the loss and its gradients from ``fast_path.loss_and_grads``
+    "compiled"   as "fast", with the loss and its gradients from ``compiled_loss.loss_and_grads``
                  (the recurrence as a scan over t) compiled by ``torch.compile``
                  (``steps.CompiledStep``): the elementwise work fused into a few loops around
                  the GEMMs; any other model's forward and loss compiled likewise (its backward
@@ -90,10 +90,10 @@ from .guards import (
     nonfinite_members,
 )
 from .loss_log import LossLog
+from .losses import LossSpec
+from .losses import cross_entropy as cross_entropy  # (re-exported: where it lived before)
 from .member_rates import MemberRates, check_member_lrs
-from .probe import stop_if_probing
-from .steps import LossSpec, make_step
-from .steps import cross_entropy as cross_entropy  # (re-exported: where it lived before)
+from .steps import make_step
 
 Forward = Callable[[torch.Tensor, dict], torch.Tensor]
 
@@ -176,9 +176,6 @@ def train(
     """
     tasks = _checked(tasks, params, data_seeds, masks, forward, on_nonfinite)
     check_member_lrs(member_lrs, len(tasks), config)
-    stop_if_probing(tasks=tasks, params=params, config=config, data_seeds=data_seeds,
-                    masks=masks, no_decay=no_decay, forward=forward,
-                    member_lrs=member_lrs)  # fmt: skip
     flush_denormals()  # see there: subnormal weights of dead neurons slow a step ~6x
     keep_freed_memory()  # see there: each step's buffers without page faults
     dev, E, c, t0 = resolve_device(device), len(tasks), config, time.perf_counter()

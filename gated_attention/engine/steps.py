@@ -5,7 +5,7 @@ loss window; ``train`` (``loop``) runs it over the data.
     FusedStep      the fast path of Eq. (2) with output gating: ``fast_path.fused_loss`` (one
                    autograd node), the loss, its gradients and the window as one captured CUDA
                    graph on a GPU (``device.GraphedStep``), eagerly elsewhere
-    CompiledStep   the same step in mode "compiled": ``fast_path.loss_and_grads`` (the loss
+    CompiledStep   the same step in mode "compiled": ``compiled_loss.loss_and_grads`` (the loss
                    and its gradients as one plain function) compiled by ``torch.compile``;
                    on a CPU over parts of the batch whose intermediates its caches hold
                    (``batch_parts``); in that mode a ``ForwardStep``'s loss function is
@@ -17,8 +17,8 @@ loss window; ``train`` (``loop``) runs it over the data.
     ReferenceStep  the readable definition (``gated_rnn_forward(mode="reference")``,
                    ``masked_mse``), the loss read back every step as a plain loop would
 
-``make_step`` picks the one a run needs; ``loss_function`` is the loss the two autograd steps
-share. Shapes: x, y one step's data as the path takes them, neuron-major (E, d+1, T*B) and
+``make_step`` picks the one a run needs; ``losses.loss_function`` is the loss the two autograd
+steps share. Shapes: x, y one step's data as the path takes them, neuron-major (E, d+1, T*B) and
 (E, d_out, T'*B) on packed weights, else (E, B, T, d) and (E, B, T or T', d_out); losses (E,).
 """
 
@@ -29,19 +29,16 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch._inductor import config as inductor_config
 
-from ..models.fast_path import forward_packed, fused_loss, loss_and_grads
-from ..models.gated_rnn import gated_rnn_forward
-from ..tasks.protocol import masked_mse
+from ..models.compiled_loss import loss_and_grads
+from ..models.fast_path import fused_loss
 from .device import GraphedStep, on_side_stream, record_graph
+from .losses import LossSpec, loss_function
 
 __all__ = [
-    "LossSpec",
     "FusedStep",
     "CompiledStep",
     "PART_BYTES",
@@ -51,28 +48,10 @@ __all__ = [
     "adamw_update",
     "ForwardStep",
     "ReferenceStep",
-    "cross_entropy",
-    "loss_function",
     "make_step",
 ]
 
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-
-
-@dataclass(frozen=True)
-class LossSpec:
-    """What a step's loss reads: packed (fused Eq. (2) on packed weights) or a model's own
-    ``forward`` (None: Eq. (2)); kind, "mse" or "cross_entropy"; the task's T; out_steps, the
-    time steps the loss reads (None: all), on the device; loss_mask (T,) bool for the
-    reference's ``masked_mse``; scale, the task's loss scale."""
-
-    packed: bool
-    forward: Callable | None
-    kind: str
-    T: int
-    out_steps: torch.Tensor | None
-    loss_mask: torch.Tensor | None
-    scale: float
 
 
 class FusedStep:
@@ -162,7 +141,7 @@ class CompiledStep:
         compiled = functools.partial(torch.compile, dynamic=False, options=_options(window.device))
         self.fn = compiled(_adamw_step if self.adamw else loss_and_grads)
         self.part_fn = compiled(loss_and_grads)
-        self.apply_fn = compiled(_adamw_apply)
+        self.apply_fn = compiled(adamw_apply)
         self.lr = torch.zeros((), dtype=torch.float64, device=window.device)
         self.rates = getattr(opt, "member_rates", None)  # each member's rate: eagerly
         self.capture = capture and self.adamw and self.rates is None
@@ -285,7 +264,7 @@ def _options(device: torch.device) -> dict | None:
     2.00 / 2.06 ms against 2.09 / 2.15, min / q1 of 30 interleaved rounds; the 16 x 28
     ensemble 4.99 / 5.38 against 5.25 / 5.57). On a GPU the default (Python) wrapper, whose
     recording as one CUDA graph ``CompiledStep`` relies on; so too while the kernels are
-    counted (``cpp.enable_kernel_profile``, ``tools.device_time.kernel_profile``), which reads
+    counted (``cpp.enable_kernel_profile``, ``lab.device_time.kernel_profile``), which reads
     them from the Python wrapper's code."""
     python = device.type != "cpu" or inductor_config.cpp.enable_kernel_profile
     return None if python else {"cpp_wrapper": True}
@@ -295,10 +274,10 @@ def _adamw_step(weights, x, y, T, out_steps, scale, state, window, lr, betas, ep
     """Mode "compiled" with AdamW: ``loss_and_grads``, every weight's ``adamw_update``, and
     the losses into ``window``, as one function for ``torch.compile``."""
     loss, *grads = loss_and_grads(*weights, x, y, T, out_steps, scale)
-    _adamw_apply(weights, grads, loss, state, window, lr, betas, eps)
+    adamw_apply(weights, grads, loss, state, window, lr, betas, eps)
 
 
-def _adamw_apply(weights, grads, loss, state, window, lr, betas, eps) -> None:
+def adamw_apply(weights, grads, loss, state, window, lr, betas, eps) -> None:
     """Every weight's ``adamw_update`` and the losses into ``window``: ``_adamw_step``'s
     update, compiled on its own for gradients computed apart (a batch in parts)."""
     for w, g, (m, v, step, wd) in zip(weights, grads, state, strict=True):
@@ -331,37 +310,6 @@ class ReferenceStep(ForwardStep):
     def add(self, loss: torch.Tensor) -> None:
         w = self.window
         self.window += torch.tensor([float(v) for v in loss], dtype=w.dtype, device=w.device)
-
-
-def loss_function(
-    P: dict[str, torch.Tensor], masks: dict[str, torch.Tensor] | None, spec: LossSpec
-) -> Loss:
-    """The (E,) losses of one step for the autograd paths (``ForwardStep``, ``ReferenceStep``).
-
-    P: the trained tensors (packed or not); masks: 0/1 tensors applied to them in every step."""
-    packed, forward, T, out_steps, scale = (
-        spec.packed,
-        spec.forward,
-        spec.T,
-        spec.out_steps,
-        spec.scale,
-    )
-
-    def loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        p = P if masks is None else {k: P[k] * masks[k] for k in P}
-        if packed:  # x (E, d+1, T*B), y (E, d_out, T'*B): neuron-major
-            y_hat = forward_packed(x, p, T, out_steps)
-            return scale * (y_hat - y).square().mean(dim=(1, 2))
-        if forward is not None:  # y already at the loss's steps
-            y_hat = forward(x, p)
-            y_hat = y_hat if out_steps is None else y_hat[:, :, out_steps]
-            if spec.kind == "cross_entropy":
-                return cross_entropy(y_hat, y)
-            return scale * (y_hat - y).square().mean(dim=(-3, -2, -1))
-        y_hat = gated_rnn_forward(x, p, mode="reference")  # the readable definition
-        return masked_mse(y_hat, y, spec.loss_mask, scale)
-
-    return loss
 
 
 def make_step(
@@ -397,11 +345,3 @@ def make_step(
     if capture and mode != "reference":  # on a GPU: the loss and its backward as one graph
         return FusedStep(loss, opt, project, window, capture)
     return cls(loss, opt, project, window)
-
-
-def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """(E,) mean cross-entropy of logits (E, B, T', V) against the classes of the one-hot
-    targets y (E, B, T', V): App. D.3's loss, the outputs at the loss's steps read as logits."""
-    E = logits.shape[0]
-    loss = F.cross_entropy(logits.flatten(0, -2), y.argmax(dim=-1).flatten(), reduction="none")
-    return loss.view(E, -1).mean(dim=1)

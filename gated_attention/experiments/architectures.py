@@ -16,7 +16,7 @@ Glossary (code name -> paper symbol -> section):
                   all); ``best_lrs`` picks each family's rate for the main run
     lrs           the rate of each family in a main run, ((family, lr), ...)
     init_scales   ((family, factor), ...): LRU families whose nn.Linear-drawn matrices are scaled
-                  at init (``models.lru.scale_linear``); none in the runs of Fig. 4A/B
+                  at init (``models.lru_pilots.scale_linear``); none in the runs of Fig. 4A/B
     eval_loss     (G, E) held-out loss; teacher: normalised by the teacher's output power;
                   regression: the query loss (OOD in ``ood_loss``)
     train_curves  (G, K, E) mean training loss of each of K windows of ``train.log_every`` steps
@@ -32,7 +32,7 @@ import torch
 
 from ..engine import TrainConfig, train
 from ..models.family_registry import family, width_for
-from ..models.lru import scale_linear
+from ..models.lru_pilots import scale_linear
 from ..models.padding import pad_members, split_members
 from ..models.shell import parameter_count
 from ..tasks.protocol import masked_mse
@@ -51,7 +51,6 @@ __all__ = [
     "architectures_config",
     "architectures_sweep_config",
     "best_lrs",
-    "largest_common",
 ]
 
 #: the families of Fig. 4A/B, in the order the figures list them
@@ -318,11 +317,6 @@ class ArchitectureConfig(Experiment):
         return loss
 
 
-def largest_common(config: ArchitectureConfig) -> int:
-    """The largest parameter target: every family is trained there (matched counts)."""
-    return max(config.targets)
-
-
 def best_lrs(config: ArchitectureConfig, tensors: dict) -> tuple[tuple[str, float], ...]:
     """Each family's rate from a sweep (``lr_grid``): the lowest seed-mean held-out loss (the
     largest target of the sweep; a diverged member counts as infinitely bad)."""
@@ -331,7 +325,7 @@ def best_lrs(config: ArchitectureConfig, tensors: dict) -> tuple[tuple[str, floa
     loss = tensors["eval_loss"].nan_to_num(nan=float("inf"))
     best = {}
     for k, (fam, target, lr) in enumerate(config.groups()):
-        if target != largest_common(config):
+        if target != max(config.targets):  # the largest: every family trains there
             continue
         score = float(loss[k].mean())
         if fam not in best or score < best[fam][1]:
@@ -374,51 +368,28 @@ def architectures_config(
     """
     check_profile(profile)
     name = "architectures-teacher" if task == "teacher" else "architectures-regression"
+    common = {"name": name, "task": task, "teacher_std": TEACHER_STD, "lrs": lrs}
     if profile == "smoke":
         tc = TrainConfig(steps=4, log_every=2, chunk_steps=2)
         return ArchitectureConfig(
-            name=name,
-            task=task,
-            T=8,
-            teacher_std=TEACHER_STD,
-            targets=(300, 600),
-            seeds=(0, 1),
-            eval_batch=64,
-            lrs=lrs,
-            train=tc,
+            **common, T=8, targets=(300, 600), seeds=(0, 1), eval_batch=64, train=tc
         )
     if profile == "quick":
         steps = 1200 if task == "teacher" else 1000  # what fits each chapter's few minutes
         tc = TrainConfig(steps=steps, log_every=50, chunk_steps=50, checkpoint_every=500)
         return ArchitectureConfig(
-            name=name,
-            task=task,
-            T=8,
-            teacher_std=TEACHER_STD,
-            targets=(500, 1000, 2000, 4000),
-            seeds=(0, 1, 2),
-            eval_batch=2048,
-            lrs=lrs,
+            **common, T=8, targets=(500, 1000, 2000, 4000), seeds=(0, 1, 2), eval_batch=2048,
             train=tc,
-        )
+        )  # fmt: skip
     # data drawn 250 steps at a time (20 members: about 0.5 GB of float32 a chunk): drawing
     # costs a GPU a few kernels per member per chunk
     tc = TrainConfig(
         steps=100_000, log_every=1000, chunk_steps=250, checkpoint_every=10_000, mode="compiled"
     )
     return ArchitectureConfig(
-        name=name,
-        task=task,
-        T=32,
-        teacher_std=TEACHER_STD,
-        targets=(1000, 3000, 10_000, 30_000),
-        seeds=(0, 1, 2, 3, 4),
-        eval_batch=8192,
-        lrs=lrs,
-        train=tc,
-        compile_cells=True,
-        groups_together=True,
-    )
+        **common, T=32, targets=(1000, 3000, 10_000, 30_000), seeds=(0, 1, 2, 3, 4),
+        eval_batch=8192, train=tc, compile_cells=True, groups_together=True,
+    )  # fmt: skip
 
 
 def at_grid_edge(config: ArchitectureConfig, lrs) -> list[str]:

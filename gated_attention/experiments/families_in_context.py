@@ -191,7 +191,7 @@ def setup_check_config(profile: str) -> SetupCheckConfig:
 
 def setup_check_lru_init_config(profile: str) -> SetupCheckConfig:
     """The check of the LRU families only, their nn.Linear-drawn matrices times sqrt 3 at init
-    (variance 1 / fan_in, ``models.lru.scale_linear``): the change the pilots
+    (variance 1 / fan_in, ``models.lru_pilots.scale_linear``): the change the pilots
     (``setup_pilots``) find the largest; everything else as ``setup_check_config(profile)``
     (quick: 15 trainings of 5,000 steps, a recorded run, ``fig4b-setup-lru-init-quick``)."""
     scales = tuple((f, math.sqrt(3.0)) for f in LRU_FAMILIES)

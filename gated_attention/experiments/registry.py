@@ -43,6 +43,7 @@ from .teacher_identification import SENSITIVITY, sensitivity_config, teacher_ide
 from .teacher_student import TeacherStudentConfig
 
 __all__ = [
+    "CENTRAL_CLAIMS",
     "EXPERIMENTS",
     "NEEDS",
     "architectures_main_config",
@@ -106,6 +107,17 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
 
 #: experiment name -> the experiment whose entry its config reads (an input of the config, such
 #: as the rates a learning-rate sweep chose): ``experiment_config`` obtains that entry first
+#: the runs of the central learning claims, most central first: Fig. 3A, Fig. 3B, then Fig. 4A
+#: and 4B, each after its rate search
+CENTRAL_CLAIMS = (
+    "how-many-neurons-A",
+    "how-many-neurons-B",
+    "architectures-teacher-lr",
+    "architectures-teacher",
+    "architectures-regression-lr",
+    "architectures-regression",
+)
+
 NEEDS: dict[str, str] = {
     "architectures-teacher": "architectures-teacher-lr",
     "architectures-regression": "architectures-regression-lr",

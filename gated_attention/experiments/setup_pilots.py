@@ -11,7 +11,7 @@ change at a time to how the family is drawn or trained (the rest as ``models.fam
                      gated RNN of the Sec. 5.2 chapter starts with D x 0.1
     prenorm          LRU families: u normalised over its H coordinates (zero mean, unit
                      variance, no affine map) before each block and before the readout
-                     (``models.lru.forward_prenorm``)
+                     (``models.lru_pilots.forward_prenorm``)
 
 Glossary (code name -> meaning -> shape):
     eval_loss     (1,) in-distribution held-out query loss (``eval_batch`` sequences)
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..engine import TrainConfig, train
-from ..models import lru
+from ..models import lru_pilots
 from ..models.family_registry import family, width_for
 from ..tasks.protocol import masked_mse
 from ..tasks.regression import InContextRegression
@@ -97,14 +97,14 @@ class PilotConfig(Experiment):
         readout = "D" if self.family in ("gated", "dense") else "W_out"
         readout = readout if readout in P else "W_o"  # LSTM, GRU
         if self.family in LRU_FAMILIES:
-            P = lru.scale_linear(P, self.init_scale) if self.init_scale != 1.0 else P
+            P = lru_pilots.scale_linear(P, self.init_scale) if self.init_scale != 1.0 else P
             P = {k: v * self.skip_scale if k.endswith("_D") else v for k, v in P.items()}
         P[readout] = P[readout] * self.readout_scale
         return P
 
     def forward(self):
         """The family's forward, or the normalised LRU forward (``prenorm``)."""
-        return lru.forward_prenorm if self.prenorm else family(self.family).forward
+        return lru_pilots.forward_prenorm if self.prenorm else family(self.family).forward
 
     def jobs(self, device: str = "cpu") -> list[Job]:
         """One job: the pilot's one member."""

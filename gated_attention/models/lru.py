@@ -46,7 +46,7 @@ Three forms of the same map:
                of L and of gamma B v go through one product ([B_re; B_im], [L_re; L_im],
                [C_re, -C_im]), a GLU's two branches through one ([W_a; W_g]). Equal to
                ``forward`` up to rounding (tested); a compiled step of the 2-layer LRU launches
-               about half the kernels (``tools.device_time``).
+               about half the kernels (``lab.device_time``).
     reference  a plain loop over t: the whole network stepped one time step at a time.
 Parameters are real (float32 or float64); the complex numbers are formed on the fly in the
 matching complex dtype (complex64 or complex128).
@@ -91,9 +91,8 @@ __all__ = [
     "forward",
     "forward_real",
     "compiled_form",
-    "forward_prenorm",
-    "LINEAR_ENDINGS",
-    "scale_linear",
+    "gate",
+    "layers_of",
     "reference",
     "init_lru",
     "init_lru_in_out",
@@ -231,7 +230,7 @@ def glu_joint(z: torch.Tensor, W_a, b_a, W_g, b_g) -> torch.Tensor:
     return a * torch.sigmoid(g)
 
 
-def _gate(z: torch.Tensor, P: Params, l: int, where: str, joint: bool = False) -> torch.Tensor:
+def gate(z: torch.Tensor, P: Params, l: int, where: str, joint: bool = False) -> torch.Tensor:
     """The block's input ("in") or output ("out") map of z: GLU (``joint``: ``glu_joint``), MLP,
     or identity (no input GLU)."""
     W = _GLU_NAMES[where]
@@ -244,7 +243,7 @@ def _gate(z: torch.Tensor, P: Params, l: int, where: str, joint: bool = False) -
     raise KeyError(f"layer {l} has neither an output GLU nor an output MLP")
 
 
-def _layers(P: Params) -> list[int]:
+def layers_of(P: Params) -> list[int]:
     """The block indices present in the parameters (1, or 1 and 2)."""
     layers = []
     while f"l{len(layers) + 1}_nu" in P:
@@ -259,9 +258,9 @@ def forward(x: torch.Tensor, P: Params) -> torch.Tensor:
     l1_mlp_* -> the MLP ablation.
     """
     u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
-    for l in _layers(P):
-        v = _gate(u, P, l, "in")  # (E, B, T, H)
-        u = u + _gate(lru_layer(v, P, l), P, l, "out")
+    for l in layers_of(P):
+        v = gate(u, P, l, "in")  # (E, B, T, H)
+        u = u + gate(lru_layer(v, P, l), P, l, "out")
     return linear(u, P["W_out"], P["b_out"])  # (E, B, T, d_out)
 
 
@@ -269,9 +268,9 @@ def forward_real(x: torch.Tensor, P: Params) -> torch.Tensor:
     """``forward`` in real arithmetic (``lru_layer_real``, ``glu_joint``), for a compiled step:
     x (E, B, T, d_in) -> y (E, B, T, d_out)."""
     u = linear(x, P["W_emb"], P["b_emb"])
-    for l in _layers(P):
-        v = _gate(u, P, l, "in", joint=True)
-        u = u + _gate(lru_layer_real(v, P, l), P, l, "out", joint=True)
+    for l in layers_of(P):
+        v = gate(u, P, l, "in", joint=True)
+        u = u + gate(lru_layer_real(v, P, l), P, l, "out", joint=True)
     return linear(u, P["W_out"], P["b_out"])
 
 
@@ -281,49 +280,19 @@ def compiled_form() -> Callable[[torch.Tensor, Params], torch.Tensor]:
     return compile_loop(forward_real)
 
 
-#: the endings of the names of every matrix drawn by nn.Linear's rule: embedding, readout,
-#: GLU value and gate matrices, MLP matrices (not B, C, Dskip or the recurrence)
-LINEAR_ENDINGS = ("W_emb", "W_out", "_W_1", "_W_2", "_W_3", "_W_4", "_W1", "_W2")
-
-
-def scale_linear(P: Params, factor: float) -> Params:
-    """A copy of P with every nn.Linear-drawn matrix (``LINEAR_ENDINGS``) times ``factor``:
-    sqrt 3 turns their U(-1/sqrt(fan_in), 1/sqrt(fan_in)) draw into variance 1 / fan_in."""
-    if not (math.isfinite(factor) and factor > 0):
-        raise ValueError(f"the scale of the linear maps must be positive, got {factor!r}")
-    return {k: v * factor if k.endswith(LINEAR_ENDINGS) else v for k, v in P.items()}
-
-
-def _normalise(u: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    """u over its last axis to zero mean and unit variance, no affine map: (..., H) -> (..., H)."""
-    mean = u.mean(-1, keepdim=True)
-    return (u - mean) / (u.var(-1, keepdim=True, unbiased=False) + eps).sqrt()
-
-
-def forward_prenorm(x: torch.Tensor, P: Params) -> torch.Tensor:
-    """``forward`` with u normalised (``_normalise``) before each block and before the readout,
-    as the LRU paper's blocks normalise their input (ours, a pilot of the Fig. 4B setup check;
-    the families of Fig. 4 use ``forward``): x (E, B, T, d_in) -> y (E, B, T, d_out)."""
-    u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
-    for l in _layers(P):
-        v = _gate(_normalise(u), P, l, "in")
-        u = u + _gate(lru_layer(v, P, l), P, l, "out")
-    return linear(_normalise(u), P["W_out"], P["b_out"])
-
-
 def reference(x: torch.Tensor, P: Params) -> torch.Tensor:
     """The definition, stepped one t at a time through every block: x (E, B, T, d_in) -> y."""
     E, B, T, _ = x.shape
-    layers = _layers(P)
+    layers = layers_of(P)
     lam = {l: lam_from(P[f"l{l}_nu"], P[f"l{l}_theta"])[:, None, :] for l in layers}  # (E, 1, N)
     h = {l: torch.zeros_like(lam[l]).expand(E, B, -1) for l in layers}  # (E, B, N) complex
     ys = []
     for t in range(T):
         u = linear(x[:, :, t], P["W_emb"], P["b_emb"])  # (E, B, H)
         for l in layers:
-            v = _gate(u, P, l, "in")
+            v = gate(u, P, l, "in")
             h[l] = lam[l] * h[l] + _drive(v, P, l)
-            u = u + _gate(_observe(h[l], v, P, l), P, l, "out")
+            u = u + gate(_observe(h[l], v, P, l), P, l, "out")
         ys.append(linear(u, P["W_out"], P["b_out"]))  # (E, B, d_out)
     return torch.stack(ys, dim=2)
 

@@ -1,7 +1,7 @@
 """The budget a scorecard row was trained with, as text, against the paper's budget, and back.
 
     budget   steps and T, their share of the paper's steps x T, seeds (a row's text)
-    _size    steps x T read back from such a text (0 for a row that needs no training)
+    budget_size    steps x T read back from such a text (0 for a row that needs no training)
 
 The share counts steps x T, the sequence steps trained on: 15,000 steps at T = 8 are 0.38% of
 the paper's 1,000,000 steps at T = 32, not 1.5%. ``verdict`` re-exports ``budget``: the
@@ -15,7 +15,7 @@ import operator
 import re
 from importlib import resources
 
-__all__ = ["budget"]
+__all__ = ["budget", "budget_size"]
 
 
 def _claims() -> dict[str, dict]:
@@ -72,7 +72,7 @@ def _percent(x: float) -> str:
     return f"{p:.0f}%" if p >= 10 else f"{p:.2g}%"
 
 
-def _size(budget_text: str) -> int:
+def budget_size(budget_text: str) -> int:
     """Steps x T of a ``budget`` text ("120,000 steps at T = 8: ..."; the first T named is the
     row's own); 0 when it names no steps (an exact row)."""
     m = re.match(r"([\d,]+) steps", budget_text or "")

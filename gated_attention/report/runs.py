@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["where", "provenance_line", "recorded_run_costs"]
+__all__ = ["where", "provenance_line"]
 
 
 def where(meta: dict) -> str:
@@ -24,21 +24,3 @@ def provenance_line(name: str, run, paper_config=None) -> str:
         f"recorded run {name}: {same}{len(c.seeds)} seeds, {c.train.steps:,} steps, trained on "
         f"{where(meta)} in {meta['wall_time_s'] / 60:.0f} min, commit {commit}"
     )
-
-
-def recorded_run_costs() -> list[tuple[str, dict, int, int, int]]:
-    """(name, meta, members, steps, resumed from step) of every recorded run that trained
-    networks of its own (one that continues recorded networks has no ``train`` config and is
-    left out), for ``bench_table.format_run_costs``."""
-    from ..experiments import recorded, recorded_names
-    from .bench_table import trained_members
-
-    costs = []
-    for name in recorded_names():
-        run = recorded(name)
-        if not hasattr(run.config, "train"):
-            continue  # continues recorded networks, trains none of its own
-        members = trained_members(run.tensors)
-        resumed = int(run.metrics.get("resumed_from_step", 0) or 0)
-        costs.append((name, run.meta, members, run.config.train.steps, resumed))
-    return costs

@@ -44,12 +44,27 @@ import dataclasses
 import json
 import math
 import os
-from importlib import resources
 from pathlib import Path
 
 from ..atomic import atomic_write_json
+from . import table
+from .rows import (
+    EXACT_BUDGET,
+    REF_OURS,
+    RULE_AFTER,
+    SAME_BEFORE,
+    SET_AFTER,
+    Record,
+    fmt,
+    ours_cell,
+    paper_cell,
+    paper_values,
+    straddled,
+    straddles,
+)
 
 __all__ = [
+    "fmt",
     "Record",
     "paper_values",
     "record",
@@ -75,51 +90,7 @@ __all__ = [
     "straddled",
 ]
 
-STATUSES = ("pass", "miss", "report")
-#: the budget text of a row that needs no training
-EXACT_BUDGET = "exact, no budget"
-#: the note of a row scored on a recorded run made before its criterion was committed
-#: (paper_values.json: ``set_after_runs``)
-SET_AFTER = "criterion set after this run"
-#: the note of a row scored on a recorded run whose analysis rule was changed after it ran
-#: (paper_values.json: ``rule_set_after_runs``): it does not decide its claim's verdict
-RULE_AFTER = "rule set after this run"
-#: the note of such a row when the rule before it gives the same status (the row decides)
-SAME_BEFORE = "rule set after this run; the rule in force then gives {before}, the same status"
-#: the label of a reference value that is not the paper's (paper_values.json: ``reference``)
-REF_OURS = "ref. (ours)"
 _SESSION: list = []  # every Record written by this process, in call order
-
-
-@dataclasses.dataclass(frozen=True)
-class Record:
-    """One row of the scorecard."""
-
-    id: str
-    artefact: str
-    paper: float | int | str | None
-    ours: float | int | str | None  # None: no finite value was produced (always a miss)
-    tolerance: float | list | None
-    criterion: str
-    words: str
-    status: str
-    profile: str
-    source: str
-    seeds: int | None = None
-    note: str = ""
-    run: str = ""  # the recorded run scored (a paper-budget run shipped with the package), if any
-    budget: str = ""  # what it was trained with, against the paper's budget (verdict.budget)
-    # what the criterion compares against when it is not the paper's value: always ours (a
-    # derivation or a construction of this companion), shown labelled so (``paper_cell``)
-    reference: float | int | str | None = None
-    # (low, high) of ours over seeds (None: a single value, or an open end); words say how
-    interval: tuple | list | None = None
-
-
-def paper_values() -> dict[str, dict]:
-    """The entries of paper_values.json, keyed by id, in file order."""
-    text = resources.files("gated_attention.report").joinpath("paper_values.json").read_text()
-    return {entry["id"]: entry for entry in json.loads(text)["records"]}
 
 
 def expected_ids(chapters: list[str] | None = None) -> list[str]:
@@ -279,7 +250,7 @@ def score(
         then = None if before is None else _status(entry, _plain(before))
         said = RULE_AFTER
         if then is not None and then == status:
-            said = SAME_BEFORE.format(before=_fmt(_plain(before)))
+            said = SAME_BEFORE.format(before=fmt(_plain(before)))
         note = f"{said}{'; ' + note if note else ''}"
     if interval is not None:
         if len(interval) != 2:
@@ -367,87 +338,19 @@ def _collect(folder: Path, pattern: str = "*.json") -> list[Record]:
     return sorted(records, key=lambda r: order.get(r.id, len(order)))
 
 
-def _fmt(x) -> str:
-    if x is None:
-        return "n/a"
-    if isinstance(x, str):
-        return x
-    if isinstance(x, list):
-        return "[" + ", ".join(_fmt(v) for v in x) + "]"
-    if isinstance(x, int):
-        return str(x)
-    if x == 0:
-        return "0"
-    return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
-
-
-def straddles(r: Record) -> float | None:
-    """The threshold of the row's criterion (max or range) that its interval over seeds
-    straddles, so that it would pass at one end and miss at the other (the seeds cannot decide
-    it); None when the interval lies on one side of every threshold, or there is none
-    (``straddled``)."""
-    return straddled(r.criterion, r.tolerance, r.interval)
-
-
-def straddled(criterion: str, tolerance, interval) -> float | None:
-    """The threshold of a ``max`` or ``range`` criterion with ``tolerance`` that ``interval``
-    (lo, hi) straddles, or None; an end that is None is open (a bound of ``max`` passes at it,
-    so an interval ending at it does not straddle it). An open end reaches every threshold."""
-    if interval is None or criterion not in ("max", "range"):
-        return None
-    lo, hi = interval
-    lo = -math.inf if lo is None else lo
-    hi = math.inf if hi is None else hi
-    upper = [tolerance] if criterion == "max" else [tolerance[1]]
-    lower = [] if criterion == "max" else [tolerance[0]]
-    for t in lower:
-        if lo < t <= hi:
-            return t
-    for t in upper:
-        if lo <= t < hi:
-            return t
-    return None
-
-
-def ours_cell(r: Record) -> str:
-    """Our value, with its interval over seeds where the row has one ("1.43 [1.29, 2]")."""
-    if r.interval is None:
-        return _fmt(r.ours)
-    lo, hi = (("…" if v is None else _fmt(v)) for v in r.interval)
-    return f"{_fmt(r.ours)} [{lo}, {hi}]"
-
-
-def paper_cell(r: Record) -> str:
-    """The paper column of a row: the paper's value, and the reference the criterion compares
-    against where that differs from it, labelled as ours ("0.0947; ref. (ours) 7/74")."""
-    text = _fmt(r.paper)
-    if r.reference is not None and r.reference != r.paper:
-        text += f"; {REF_OURS} {_fmt(r.reference)}"
-    return text
-
-
-def _cell(text: str) -> str:
-    """Escape the table separator inside a cell ("max |RNN - attention|")."""
-    return text.replace("|", "\\|")
-
-
 def to_markdown(records: list[Record], *, source: bool = True) -> str:
-    """A markdown table of records: artefact, paper, ours, criterion, status (and source).
+    """A markdown table of records: id, artefact, paper, ours, criterion, status (and source),
+    through ``report.table``.
 
     The paper column also shows a row's reference, labelled ours, where it differs from the
     paper's value (``paper_cell``)."""
-    head = "| id | artefact | paper | ours | criterion | status |"
-    rule = "|---|---|---|---|---|---|"
-    if source:
-        head, rule = head + " source |", rule + "---|"
-    rows = [head, rule]
+    rows = []
     for r in records:
         mark = {"pass": "pass", "report": "report"}.get(r.status, "**miss**")
-        cells = [f"`{r.id}`", r.artefact, paper_cell(r), ours_cell(r), r.words, mark]
-        if source:
-            cells.append(r.source)
-        rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    return "\n".join(rows)
+        row = {"id": f"`{r.id}`", "artefact": r.artefact, "paper": paper_cell(r)}
+        row |= {"ours": ours_cell(r), "criterion": r.words, "status": mark}
+        rows.append(row | ({"source": r.source} if source else {}))
+    return table.markdown(rows)
 
 
 def show(records: list[Record], *, source: bool = True):

@@ -32,12 +32,21 @@ training budget are data in ``paper_values.json`` ("claims"), fixed before the r
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from importlib import resources
-
-from .budget_text import _size, budget
-from .scorecard import RULE_AFTER, Record, _fmt, ours_cell, straddles
+from .budget_text import budget, budget_size
+from .claims import (
+    PREMISE_FAILS,
+    Claim,
+    budget_free,
+    claim_of,
+    claims,
+    premise_fails,
+    rows_of,
+    rule_after,
+    status,
+    undecided,
+    with_budget_free,
+)
+from .scorecard import Record, fmt, ours_cell, straddles
 
 __all__ = [
     "Claim",
@@ -53,6 +62,8 @@ __all__ = [
     "STATUS_WORDS",
     "OURS_WORDS",
     "undecided",
+    "with_budget_free",
+    "PREMISE_FAILS",
 ]
 
 #: how a status reads in a verdict
@@ -75,122 +86,15 @@ OURS_WORDS = {
     "partly where decidable": "Partly holds where decidable",
     "not where decidable": "Does not hold where decidable",
 }
-#: how a row's note says its premise fails (its value is NaN): the claim is undecided there
-PREMISE_FAILS = "premise fails"
-
-
-@dataclasses.dataclass(frozen=True)
-class Claim:
-    """One claim of the paper (paper_values.json, "claims")."""
-
-    id: str
-    claim: str  # as the paper states it
-    chapter: str
-    central: tuple[str, ...]
-    rows: tuple[str, ...] = ()  # empty: the ids that start with "<id>."
-    paper_budget: dict | None = None  # {"steps", "T", "note"}: the paper's training budget
-    ours: str = ""  # a finding of ours beyond the paper, never the paper's claim
-    beyond: bool = False  # the whole claim is ours (beyond the paper), not the paper's
-    every: bool = False  # a claim about every case its rows test: one decided miss refutes it
-
-    @property
-    def heading(self) -> str:
-        """How the claim is introduced: the paper's, or ours."""
-        return "Ours, beyond the paper" if self.beyond else "The paper"
-
-    def has(self, record_id: str) -> bool:
-        if self.rows:
-            return record_id in self.rows
-        return record_id.startswith(self.id + ".")
-
-
-def claims() -> list[Claim]:
-    """The claims of paper_values.json, in file order."""
-    text = resources.files("gated_attention.report").joinpath("paper_values.json").read_text()
-    out = []
-    for c in json.loads(text)["claims"]:
-        out.append(
-            Claim(
-                id=c["id"],
-                claim=c["claim"],
-                chapter=c["chapter"],
-                central=tuple(c["central"]),
-                rows=tuple(c.get("rows", ())),
-                paper_budget=c.get("paper_budget"),
-                ours=c.get("ours", ""),
-                beyond=bool(c.get("beyond", False)),
-                every=bool(c.get("every", False)),
-            )
-        )
-    return out
-
-
-def claim_of(record_id: str, all_claims: list[Claim] | None = None) -> Claim | None:
-    """The claim a row belongs to (explicit rows first, then the id prefix)."""
-    all_claims = claims() if all_claims is None else all_claims
-    for c in all_claims:
-        if c.rows and record_id in c.rows:
-            return c
-    for c in all_claims:
-        if not c.rows and c.has(record_id):
-            return c
-    return None
-
-
-def _rows(claim: Claim, records: list[Record]) -> list[Record]:
-    return [r for r in records if claim.has(r.id)]
-
-
-def _premise_fails(r: Record) -> bool:
-    """A part of the row's note ("; "-separated, after what ``scorecard.record`` puts first)
-    starts with ``PREMISE_FAILS``."""
-    return any(part.startswith(PREMISE_FAILS) for part in r.note.split("; "))
-
-
-def _rule_after(r: Record) -> bool:
-    """The row's analysis rule was set after its run (``scorecard.RULE_AFTER``), and the rule
-    in force then was not shown to give the same status (``scorecard.SAME_BEFORE``)."""
-    parts = r.note.split("; ")
-    same = len(parts) > 1 and parts[1].startswith("the rule in force then gives")
-    return parts[0] == RULE_AFTER and not same
-
-
-def undecided(r: Record) -> bool:
-    """The row cannot decide its claim: its premise fails, its rule came after its run, or its
-    interval over seeds straddles its criterion's threshold (the seeds cannot decide it)."""
-    return _premise_fails(r) or _rule_after(r) or straddles(r) is not None
 
 
 def _why_open(r: Record) -> str:
-    if _premise_fails(r):  # its first clause: "premise fails: gru learned on 1 of 3 seeds"
+    if premise_fails(r):  # its first clause: "premise fails: gru learned on 1 of 3 seeds"
         part = next(p for p in r.note.split("; ") if p.startswith(PREMISE_FAILS))
         return part.split(" (")[0]
-    if _rule_after(r):
+    if rule_after(r):
         return "rule set after the run"
-    return f"the seeds cannot decide: its interval straddles {_fmt(straddles(r))}"
-
-
-def status(claim: Claim, records: list[Record]) -> str | None:
-    """The claim's status from ``records`` of one budget (see the module docstring)."""
-    rows = _rows(claim, records)
-    if not rows:
-        return None
-    if not claim.central:
-        return "not scored"
-    by_id = {r.id: r for r in rows}
-    central = [by_id[i] for i in claim.central if i in by_id]
-    if not central:
-        return "not scored"
-    decided = [r for r in central if not undecided(r)]
-    open_rows = len(decided) < len(central)
-    passes = sum(r.status == "pass" for r in decided)
-    misses = len(decided) - passes
-    if not misses:
-        if open_rows:
-            return "undecided"
-        return "reproduced" if passes == len(claim.central) else "partly"
-    where = " where decidable" if open_rows else ""
-    return ("partly" if passes and not claim.every else "not") + where
+    return f"the seeds cannot decide: its interval straddles {fmt(straddles(r))}"
 
 
 def _want(r: Record) -> str:
@@ -198,22 +102,22 @@ def _want(r: Record) -> str:
     tol = r.tolerance
     ref = getattr(r, "reference", None)
     # what the criterion compares against: the paper's value, or a reference of ours (labelled)
-    target = _fmt(r.paper) if ref is None or ref == r.paper else f"{_fmt(ref)} (ours)"
+    target = fmt(r.paper) if ref is None or ref == r.paper else f"{fmt(ref)} (ours)"
     if r.criterion == "exact":
         if ref is not None and ref != r.paper:
             return f"want {target}"
-        return f"paper {_fmt(r.paper)}" if r.paper is not None else "exact"
+        return f"paper {fmt(r.paper)}" if r.paper is not None else "exact"
     if r.criterion == "max":
-        return f"want ≤ {_fmt(tol)}"
+        return f"want ≤ {fmt(tol)}"
     if r.criterion == "range":
         lo, hi = tol
         if lo == hi:
-            return f"want {_fmt(lo)}"
-        return f"want ≥ {_fmt(lo)}" if hi >= 1000 else f"want {_fmt(lo)} to {_fmt(hi)}"
+            return f"want {fmt(lo)}"
+        return f"want ≥ {fmt(lo)}" if hi >= 1000 else f"want {fmt(lo)} to {fmt(hi)}"
     if r.criterion == "rel":
-        return f"want within {_fmt(100 * tol)}% of {target}"
+        return f"want within {fmt(100 * tol)}% of {target}"
     if r.criterion == "abs":
-        return f"want within {_fmt(tol)} of {target}"
+        return f"want within {fmt(tol)} of {target}"
     return "reported"
 
 
@@ -229,20 +133,6 @@ def _mark(r: Record) -> str:
     return {"pass": "✓", "miss": "✗"}.get(r.status, "○")
 
 
-def _budget_free(r: Record) -> bool:
-    """A row that needs no training (paper_values.json: budget "exact"): it counts at every
-    budget, a recorded run's included."""
-    from .scorecard import paper_values
-
-    return paper_values().get(r.id, {}).get("budget") == "exact"
-
-
-def with_budget_free(run_rows: list[Record], build: list[Record]) -> list[Record]:
-    """A recorded run's rows, with this build's budget-free rows of ids the run lacks."""
-    have = {r.id for r in run_rows}
-    return run_rows + [r for r in build if _budget_free(r) and r.id not in have]
-
-
 def sentence(claim: Claim, records: list[Record], where: str, *, elsewhere: str = "") -> str | None:
     """One sentence: the claim's status at one budget, its central rows' numbers, the budget.
 
@@ -254,7 +144,7 @@ def sentence(claim: Claim, records: list[Record], where: str, *, elsewhere: str 
     st = status(claim, records)
     if st is None:
         return None
-    rows = _rows(claim, records)
+    rows = rows_of(claim, records)
     by_id = {r.id: r for r in rows}
     shown = [by_id[i] for i in claim.central if i in by_id] or rows
     numbers = "; ".join(
@@ -283,16 +173,16 @@ def moved(claim: Claim, build: list[Record], recorded: list[Record], run: str) -
     >>> moved(claim, build, recorded, "fig3a-cpu")  # doctest: +SKIP
     'From this build to `fig3a-cpu`: loss edge 2.57 ✓ → 1 ✗ (reproduced → not).'
     """
-    mine = {r.id: r for r in _rows(claim, build) if not _budget_free(r)}
-    theirs = {r.id: r for r in _rows(claim, recorded) if not _budget_free(r)}
+    mine = {r.id: r for r in rows_of(claim, build) if not budget_free(r)}
+    theirs = {r.id: r for r in rows_of(claim, recorded) if not budget_free(r)}
     central = [i for i in claim.central if i in mine and i in theirs]
     other = [i for i in mine if i in theirs and i not in claim.central]
     if not central and not other:
         return None
     small, large, names = mine, theirs, ("this build", f"`{run}`")
     a, b = status(claim, build), status(claim, recorded)
-    if max(map(_size, (r.budget for r in theirs.values()))) < max(
-        map(_size, (r.budget for r in mine.values()))
+    if max(map(budget_size, (r.budget for r in theirs.values()))) < max(
+        map(budget_size, (r.budget for r in mine.values()))
     ):
         small, large, names, (a, b) = theirs, mine, names[::-1], (b, a)
 
@@ -315,7 +205,7 @@ def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | 
     groups = _runs_by_budget(claim, recorded)
     if not groups:
         return None
-    names, rows = max(groups, key=lambda g: max(_size(r.budget) for r in g[1]))
+    names, rows = max(groups, key=lambda g: max(budget_size(r.budget) for r in g[1]))
     return ", ".join(names), rows
 
 
@@ -324,7 +214,7 @@ def _decisive(claim: Claim, rows: list[Record]) -> str:
     (a decidable miss is never hidden), then up to two undecided rows (premise failed, or rule
     set after the run), with how many central rows pass, how many are undecided and how many
     are not measured."""
-    by_id = {r.id: r for r in _rows(claim, rows)}
+    by_id = {r.id: r for r in rows_of(claim, rows)}
     central = [by_id[i] for i in claim.central if i in by_id]
     if not central:
         return "no central row"
@@ -373,12 +263,12 @@ def block(
     have = {r.id for r in build}
     # the chapter's own claims first, then those it scores some rows of (paper order in each)
     for claim in sorted(claims(), key=lambda c: chapter is not None and c.chapter != chapter):
-        if not _rows(claim, build) and not _rows(claim, recorded):
+        if not rows_of(claim, build) and not rows_of(claim, recorded):
             continue
         elsewhere = claim.chapter if chapter not in (None, claim.chapter) else ""
         own = build
         if chapter == claim.chapter:
-            own = build + [r for r in _rows(claim, list(others)) if r.id not in have]
+            own = build + [r for r in rows_of(claim, list(others)) if r.id not in have]
         if elsewhere:
             parts.append(_elsewhere_part(claim, own, recorded, profile, elsewhere))
         else:
@@ -407,7 +297,7 @@ def _budgets(
 ) -> list[tuple[str, list[Record], float]]:
     """(label, rows, size) of every budget of the claim: this build, then each recorded run."""
     budgets = []
-    if _rows(claim, own):
+    if rows_of(claim, own):
         spent = spent_on(claim, own)
         label = f"this build ({profile})" + (f": {spent}" if spent else "")
         budgets.append((label, own, _claim_size(claim, own)))
@@ -448,7 +338,7 @@ def _claim_part(
             )
         )
     biggest = largest(claim, recorded)
-    if biggest and _rows(claim, build):
+    if biggest and rows_of(claim, build):
         change = moved(claim, build, with_budget_free(biggest[1], own), biggest[0])
         if change:
             folded.append(change)
@@ -466,7 +356,7 @@ def _runs_by_budget(claim: Claim, recorded: list[Record]) -> list[tuple[list[str
     each run scoring its own row); a run that repeats a row of another stays apart."""
     groups: list[tuple[list[str], list]] = []
     for run in dict.fromkeys(r.run for r in recorded if claim.has(r.id)):
-        rows = [r for r in _rows(claim, recorded) if r.run == run]
+        rows = [r for r in rows_of(claim, recorded) if r.run == run]
         spent, ids = spent_on(claim, rows), {r.id for r in rows}
         for names, have in groups:
             if spent and spent_on(claim, have) == spent and not ids & {r.id for r in have}:
@@ -481,14 +371,14 @@ def _runs_by_budget(claim: Claim, recorded: list[Record]) -> list[tuple[list[str
 def spent_on(claim: Claim, rows: list[Record]) -> str:
     """The budget text of the claim's rows: its central rows' first (they decide it), else any
     row's."""
-    mine = _rows(claim, rows)
+    mine = rows_of(claim, rows)
     central = [r for r in mine if r.id in claim.central and r.budget]
     return next((r.budget for r in central + mine if r.budget), "")
 
 
 def _claim_size(claim: Claim, rows: list[Record]) -> int:
     """Steps x T of the trained rows of the claim (0: only rows that need no training)."""
-    return max((_size(r.budget) for r in _rows(claim, rows)), default=0)
+    return max((budget_size(r.budget) for r in rows_of(claim, rows)), default=0)
 
 
 def glue_block(profile: str, key: str = "verdict", *, chapter: str | None = None):

@@ -28,8 +28,7 @@ import torch
 
 from .. import experiments
 from ..experiments.cache import code_hash
-from ..experiments.registry import experiment_config
-from .gpu_plan import CENTRAL_CLAIMS
+from ..experiments.registry import CENTRAL_CLAIMS, experiment_config
 from .record import record
 
 __all__ = ["QUICK_RECORDED", "label", "status", "tensor_difference", "rerecord", "main"]

@@ -7,7 +7,7 @@ A training step on a GPU costs at least the larger of two times:
     arithmetic-bound  FLOPs / the GPU's measured matrix-multiply peak (``gemm_peak_gflops``).
 
 Both counts are measured here, on the CPU, on the run's own step: ``job_run`` runs an
-experiment's job inside ``engine.probing()``, which stops it at its first ``train`` call with
+experiment's job inside ``lab.probe.probing()``, which stops it at its first ``train`` call with
 that call's arguments (tasks, parameters, config, seeds, forward); ``step_counts`` then trains
 that run for k and for 2k steps, in the run's own mode or the one asked for, and takes the
 difference, over k:
@@ -53,11 +53,12 @@ import torch
 from torch._inductor import config as inductor_config
 from torch.utils.flop_counter import FlopCounterMode
 
-from ..engine import TrainCall, TrainConfig, probing, stack_students, train
-from ..engine.steps import whole_batches
-from ..experiments.profiles import derive_seed
-from ..models.gated_rnn import GatedRNN
-from ..tasks.teacher_student import TeacherStudentTask
+from gated_attention.engine import TrainConfig, stack_students, train
+from gated_attention.engine.steps import whole_batches
+from gated_attention.experiments.profiles import derive_seed
+from gated_attention.models.gated_rnn import GatedRNN
+from gated_attention.tasks.teacher_student import TeacherStudentTask
+from lab.probe import TrainCall, probing
 
 __all__ = [
     "KERNEL_FREE",
@@ -82,7 +83,7 @@ __all__ = [
 
 def job_run(config: Any, job: Any) -> dict | None:
     """The arguments of the first ``train`` call of ``config``'s ``job``, stopped there
-    (``engine.probing``); None for a job that trains nothing through the engine."""
+    (``probe.probing``); None for a job that trains nothing through the engine."""
     with probing():
         try:
             config.train_job(job, checkpoint=None, progress=False)
@@ -205,19 +206,19 @@ def _kernels(run: dict, steps: int, chunk: int, mode: str | None, folder: str) -
     prof = torch.profiler.profile(
         activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True
     )  # the shapes tell a scalar promotion
-    with _native_stderr_closed():
+    with native_stderr_closed():
         prof.start()
     try:
         _train(run, steps, chunk, mode)
     finally:
-        with _native_stderr_closed():
+        with native_stderr_closed():
             prof.stop()
     events = prof.events()
     return launched(events, generated_nests(folder)), launched(events)
 
 
 @contextmanager
-def _native_stderr_closed():
+def native_stderr_closed():
     """File descriptor 2 sent to the null device: the profiler's native library prints a line
     at each start and stop, whatever its log level."""
     sys.stderr.flush()

@@ -1,12 +1,12 @@
 """Measured step times on a device: the check of ``gpu_plan``'s prediction.
 
-    python -m gated_attention.tools.step_times --device cuda --out FILE [--budget-s 300]
+    python -m lab.step_times --device cuda --out FILE [--budget-s 300]
         [--steps 600] [--only LABEL ...]       measure (each entry in a process of its own)
         [--busy]                             and each step's kernel time (``busy_time``)
-    python -m gated_attention.tools.step_times --device cuda --missing h200 --out FILE
+    python -m lab.step_times --device cuda --missing h200 --out FILE
                                              only those the recorded h200 file lacks
-    python -m gated_attention.tools.step_times --list      the entries, in measuring order
-    python -m gated_attention.tools.step_times --show      the recorded ones, beside their
+    python -m lab.step_times --list      the entries, in measuring order
+    python -m lab.step_times --show      the recorded ones, beside their
                                                            prediction (``make bench``)
 
 ``gpu_plan`` predicts a step's device time from kernels and FLOPs counted on a CPU
@@ -50,10 +50,11 @@ from pathlib import Path
 
 import torch
 
-from ..atomic import atomic_write_json
-from ..engine import train
-from .busy_time import busy_per_step, format_busy
-from .device_time import bench_run, job_run
+from gated_attention.atomic import atomic_write_json
+from gated_attention.engine import train
+from lab.bench_timing import seconds
+from lab.busy_time import busy_per_step, format_busy
+from lab.device_time import bench_run, job_run
 
 __all__ = [
     "Entry",
@@ -96,9 +97,9 @@ class Entry:
 
 
 def _job_entries(name: str) -> list[Entry]:
-    from .gpu_plan import _config
+    from lab.gpu_plan import plan_config
 
-    config = _config(name, "paper")
+    config = plan_config(name, "paper")
     out = []
     for job in config.jobs("cuda"):
         build = lambda c=config, j=job: job_run(c, j)  # noqa: E731
@@ -125,7 +126,7 @@ def predict(out: str | os.PathLike) -> dict:
     """``gpu_plan``'s prediction of the central claims at the paper's steps, run by run
     ({name: {"device_s", "compile_s", "arithmetic_s", "floor_s", "jobs", "steps"}}), written
     to ``out`` as JSON: what the measured step times are set against."""
-    from .gpu_plan import CENTRAL_CLAIMS, plan
+    from lab.gpu_plan import CENTRAL_CLAIMS, plan
 
     p = plan("paper", names=list(CENTRAL_CLAIMS), at_paper_steps=True)
     keys = ("device_s", "device_fused_s", "compile_s", "arithmetic_s", "floor_s", "jobs", "steps")
@@ -143,16 +144,13 @@ def _train(run: dict, steps: int, mode: str | None, device: str) -> float:
         c, steps=steps, log_every=steps, chunk_steps=chunk, checkpoint_every=0, warmup_steps=0,
         mode=mode or c.mode,
     )  # fmt: skip
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    sync()
-    t0 = time.perf_counter()
-    train(
-        run["tasks"], run["params"], tc, data_seeds=run["data_seeds"], masks=run["masks"],
-        no_decay=run["no_decay"], forward=run["forward"], progress=False, device=device,
-        member_lrs=run.get("member_lrs"),
+    return seconds(
+        lambda: train(
+            run["tasks"], run["params"], tc, data_seeds=run["data_seeds"], masks=run["masks"],
+            no_decay=run["no_decay"], forward=run["forward"], progress=False, device=device,
+            member_lrs=run.get("member_lrs"),
+        )
     )  # fmt: skip
-    sync()
-    return time.perf_counter() - t0
 
 
 def seconds_per_step(run: dict, device: str, steps: int, warm: int = 100, mode=None) -> dict:
@@ -234,7 +232,7 @@ def recorded_step_times() -> dict[str, dict]:
     """The step times measured on GPUs and shipped with the package, by GPU name
     (``recorded/step-times-<gpu>.json``); a file without "entries" and "provenance", or an
     entry without a label and either "s_per_step" or "error", is an error naming it."""
-    from ..experiments.recorded_runs import RECORDED_ROOT
+    from gated_attention.experiments.recorded_runs import RECORDED_ROOT
 
     out = {}
     for path in sorted(RECORDED_ROOT.glob("step-times-*.json")):
@@ -268,12 +266,12 @@ def measured_runs(times: dict, names: tuple[str, ...] | None = None) -> list[dic
     "stepping_s", "compile_s", "missing"}: its measured jobs' steps x their seconds a step,
     their compiling there (the first call's seconds over the second's), the labels of the
     jobs not measured."""
-    from .gpu_plan import _config, _job_steps
+    from lab.gpu_plan import job_steps, plan_config
 
     by_label = {e["label"]: e for e in times["entries"] if "s_per_step" in e}
     out = []
     for name in names or ORDER:
-        config = _config(name, "paper")
+        config = plan_config(name, "paper")
         r = dict(name=name, jobs=0, measured=0, steps=0, stepping_s=0.0, compile_s=0.0)
         r["missing"] = []
         for job in config.jobs("cuda"):
@@ -282,7 +280,7 @@ def measured_runs(times: dict, names: tuple[str, ...] | None = None) -> list[dic
             if e is None:
                 r["missing"].append(job.label)
                 continue
-            steps = _job_steps(config, job, name, True)
+            steps = job_steps(config, job, name, True)
             r["measured"] += 1
             r["steps"] += steps
             r["stepping_s"] += steps * e["s_per_step"]
@@ -349,7 +347,7 @@ def measured_parts(times: dict) -> dict:
     measured over predicted stepping of the runs measured whole: {"runs": [{"name",
     "device_s", "measured", "jobs"}], "ratio", "total_s", "floor_s"}, as ``gpu_plan.parts``
     cuts a plan into the parts of one campaign call each."""
-    from .gpu_plan import CENTRAL_CLAIMS
+    from lab.gpu_plan import CENTRAL_CLAIMS
 
     pred = times["predicted"]["runs"]
     done = {r["name"]: r for r in measured_runs(times)}
@@ -373,7 +371,7 @@ def measured_parts(times: dict) -> dict:
 def format_parts(mp: dict) -> str:
     """``measured_parts`` cut into campaign calls (``gpu_plan.format_parts``), under a line
     saying how much of it was measured."""
-    from .gpu_plan import format_parts as cut
+    from lab.gpu_plan import format_parts as cut
 
     timed = sum(r["measured"] for r in mp["runs"])
     jobs = sum(r["jobs"] for r in mp["runs"])
@@ -407,7 +405,7 @@ def format_provenance(prov: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.step_times", description=__doc__.splitlines()[0]
+        prog="python -m lab.step_times", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--out", type=Path, default=Path("step-times.json"))

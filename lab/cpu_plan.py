@@ -1,10 +1,10 @@
 """The CPU budget's runs not yet recorded, and one command that trains them, a few at a time.
 
-    python -m gated_attention.tools.cpu_plan                  each run of ``experiments.cpu_budget``
+    python -m lab.cpu_plan                  each run of ``experiments.cpu_budget``
                                                               not recorded: its name, its minutes
                                                               on one core, predicted from the
                                                               step times measured there
-    python -m gated_attention.tools.cpu_plan --run [--workers 2] [--only NAME ...]
+    python -m lab.cpu_plan --run [--workers 2] [--only NAME ...]
                                                               train and record them, ``workers``
                                                               at a time (one core each)
 
@@ -25,9 +25,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..experiments.cpu_budget import CPU_RUNS, LADDER, PREDICTED_MIN
-from ..experiments.recorded_runs import recorded_names
-from ..experiments.robustness import FINE, VARIANTS
+from gated_attention.experiments.cpu_budget import CPU_RUNS, LADDER, PREDICTED_MIN
+from gated_attention.experiments.recorded_runs import recorded_names
+from gated_attention.experiments.robustness import FINE, VARIANTS
 
 __all__ = ["all_runs", "missing", "chains", "format_plan", "run_plan", "main"]
 
@@ -130,7 +130,7 @@ def run_plan(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.cpu_plan", description=__doc__.splitlines()[0]
+        prog="python -m lab.cpu_plan", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--only", nargs="*", help="these runs (default: every one missing)")
     parser.add_argument("--run", action="store_true", help="train and record them here")

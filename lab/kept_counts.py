@@ -29,9 +29,9 @@ from pathlib import Path
 
 import torch
 
-from ..atomic import atomic_write_json
-from ..engine import hardware
-from ..experiments.code_key import closure, source_hash
+from gated_attention.atomic import atomic_write_json
+from gated_attention.engine import hardware
+from gated_attention.experiments.code_key import closure, source_hash
 
 __all__ = [
     "DEFAULT_PATH",
@@ -45,7 +45,7 @@ __all__ = [
 DEFAULT_PATH = Path("_build") / "step-counts.json"
 #: the counting code, beside the closure of what the counted runs execute (``tools`` modules
 #: never enter a closure: ``code_key.PRESENTATION_ONLY``)
-COUNTING = ("gated_attention.tools.device_time", "gated_attention.tools.own_sizes")
+COUNTING = ("lab.device_time", "lab.own_sizes")
 
 
 def counted_modules() -> list[str]:

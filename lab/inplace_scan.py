@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import torch
 
-from ..models.fast_path import output_backward, output_forward
-from ..models.gated_rnn import NU_MAX
+from gated_attention.models.fast_path import output_backward, output_forward
+from gated_attention.models.gated_rnn import NU_MAX
 
 __all__ = ["scan_", "InPlaceScanLoss", "inplace_loss"]
 

@@ -33,7 +33,7 @@ from collections.abc import Callable
 import torch
 from torch.autograd import DeviceType
 
-from .device_time import _native_stderr_closed, launched
+from lab.device_time import launched, native_stderr_closed
 
 __all__ = ["kernel_times", "busy_per_step", "format_busy"]
 
@@ -54,14 +54,14 @@ def kernel_times(fn, device: str) -> tuple[int, dict[str, float]]:
     if _on_device(device):
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     prof = torch.profiler.profile(activities=activities, record_shapes=not _on_device(device))
-    with _native_stderr_closed():
+    with native_stderr_closed():
         prof.start()
     try:
         fn()
         if _on_device(device):
             torch.cuda.synchronize()
     finally:
-        with _native_stderr_closed():
+        with native_stderr_closed():
             prof.stop()
     events = prof.events()
     seconds: dict[str, float] = collections.defaultdict(float)

@@ -1,13 +1,13 @@
 """The paper-profile runs not yet recorded, their predicted time on one GPU, and one command
 that trains them all there.
 
-    python -m gated_attention.tools.gpu_plan              the plan: each run, its jobs on a GPU,
+    python -m lab.gpu_plan              the plan: each run, its jobs on a GPU,
                                                           steps, members, predicted device time;
                                                           then the central claims at the
                                                           paper's steps, in parts
-    python -m gated_attention.tools.gpu_plan --central    only the latter
+    python -m lab.gpu_plan --central    only the latter
         [--mode compiled]                                 every step counted in that mode
-    python -m gated_attention.tools.gpu_plan --run        train every run of the plan, one after
+    python -m lab.gpu_plan --run        train every run of the plan, one after
         [--profile paper] [--only NAME ...]               another, each recorded as
                                                           ``<name>-<profile>-gpu``
 
@@ -22,7 +22,7 @@ GPU's matmul peak, both counted on this CPU and calibrated on the recorded GPU b
 at that peak (``own_sizes``). The runs of the central
 claims (``CENTRAL_CLAIMS``) are also predicted at the paper's steps (``paper_steps``: Fig. 4A
 and 4B train fewer in the paper profile here), and cut into parts of at most ``PART_S`` of
-device time, most central first: what one campaign call gets (``tools.campaign``). Each run's
+device time, most central first: what one campaign call gets (``lab.campaign``). Each run's
 step is counted in its own training mode (``--mode``: in that one instead); the recorded bench
 predates the data drawn on the GPU and mode "compiled", so a kernel's time is that of the
 graphed fast step it timed. The counts are kept between calls (``kept_counts``: in
@@ -43,13 +43,19 @@ from typing import Any
 
 import torch
 
-from ..experiments.in_context_regression import RegressionConfig
-from ..experiments.recorded_runs import recorded_names
-from ..experiments.registry import EXPERIMENTS, NEEDS, experiment_config
-from ..experiments.side_by_side import SIDE_BY_SIDE_ENV, side_by_side
-from ..experiments.teacher_student import TeacherStudentConfig
-from .bench import recorded_benches
-from .device_time import (
+from gated_attention.experiments.in_context_regression import RegressionConfig
+from gated_attention.experiments.recorded_runs import recorded_names
+from gated_attention.experiments.registry import (
+    CENTRAL_CLAIMS,
+    EXPERIMENTS,
+    NEEDS,
+    experiment_config,
+)
+from gated_attention.experiments.side_by_side import SIDE_BY_SIDE_ENV, side_by_side
+from gated_attention.experiments.teacher_student import TeacherStudentConfig
+from gated_attention.tools.record import record
+from lab.bench import recorded_benches
+from lab.device_time import (
     calibrate,
     flops_per_step,
     job_run,
@@ -58,10 +64,9 @@ from .device_time import (
     step_kernels,
     step_seconds,
 )
-from .kept_counts import DEFAULT_PATH, kept_counts
-from .own_sizes import own_size_config, own_size_runs, per_parameter
-from .plan_text import format_plan
-from .record import record
+from lab.kept_counts import DEFAULT_PATH, kept_counts
+from lab.own_sizes import own_size_config, own_size_runs, per_parameter
+from lab.plan_text import format_plan
 
 __all__ = [
     "CENTRAL_CLAIMS",
@@ -75,16 +80,6 @@ __all__ = [
     "main",
 ]
 
-#: the runs of the central learning claims, most central first: Fig. 3A, Fig. 3B, then Fig. 4A
-#: and 4B, each after its rate search
-CENTRAL_CLAIMS = (
-    "how-many-neurons-A",
-    "how-many-neurons-B",
-    "architectures-teacher-lr",
-    "architectures-teacher",
-    "architectures-regression-lr",
-    "architectures-regression",
-)
 #: the most device time one call of the campaign gets (a part of the plan)
 PART_S = 540.0
 
@@ -105,7 +100,7 @@ def _stand_in(config: Any) -> Any:
     return SimpleNamespace(tensors={"eval_loss": loss.expand(-1, len(config.seeds))})
 
 
-def _config(name: str, profile: str) -> Any:
+def plan_config(name: str, profile: str) -> Any:
     if name in NEEDS:
         return experiment_config(name, profile, resolve=_stand_in)
     return experiment_config(name, profile)
@@ -133,7 +128,7 @@ def paper_steps() -> dict[str, int]:
     }
 
 
-def _job_steps(config: Any, job: Any, name: str, at_paper_steps: bool) -> int:
+def job_steps(config: Any, job: Any, name: str, at_paper_steps: bool) -> int:
     """``_steps``, or with ``at_paper_steps`` the paper's steps for a run of ``paper_steps``."""
     steps = _steps(config, job)
     if at_paper_steps and name in paper_steps():
@@ -195,7 +190,7 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
     """One run of ``plan``: its jobs' steps, each job's step counted once per shape; ``how``:
     (at the paper's steps, mode)."""
     at_paper, mode = how
-    config = _config(name, profile)
+    config = plan_config(name, profile)
     jobs = config.jobs("cuda")
     r = dict(name=name, jobs=len(jobs), steps=0, members=0, kernels=0.0, gflop=0.0)
     r.update(launch_s=0.0, launch_fused_s=0.0, arithmetic_s=0.0, compile_s=0.0, device_s=0.0)
@@ -205,7 +200,7 @@ def _plan_run(name: str, profile: str, calibration: dict, counted: dict, how: tu
         run = job_run(config, job)
         if run is None:  # trains nothing through the engine
             continue
-        counts, steps = _counts(run, mode, counted), _job_steps(config, job, name, at_paper)
+        counts, steps = _counts(run, mode, counted), job_steps(config, job, name, at_paper)
         t = step_seconds(counts, calibration)
         r["steps"] += steps
         r["members"] = max(r["members"], len(run["tasks"]))
@@ -250,7 +245,7 @@ def _floor(name: str, config: Any, calibration: dict, counted: dict, how: tuple)
         run = job_run(own, job)
         if run is None:
             continue
-        steps = _job_steps(own, job, name, at_paper)
+        steps = job_steps(own, job, name, at_paper)
         for part in own_size_runs(run):
             total += steps * _flops(part, mode, counted)
             per += steps * per_parameter(part)
@@ -331,7 +326,7 @@ def run_plan(profile: str = "paper", names: list[str] | None = None, progress: b
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.gpu_plan", description=__doc__.splitlines()[0]
+        prog="python -m lab.gpu_plan", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--profile", default="paper", help="smoke, quick or paper")
     parser.add_argument("--only", nargs="*", help="these experiments (default: the missing runs)")

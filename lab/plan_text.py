@@ -20,13 +20,13 @@ __all__ = ["format_plan", "tf32_floor_line", "kernels_line"]
 
 def tf32_floor_line(p: dict) -> str:
     """The floor at the bench's TF32 peak, where it measured one: the campaign keeps float32,
-    and whether TF32 would change the numbers is ``tools.tf32_check``'s question."""
+    and whether TF32 would change the numbers is ``lab.tf32_check``'s question."""
     tf32 = p["calibration"].get("peak_tf32_flops")
     if not tf32:
         return "the floor with TF32 products: not known (the recorded bench did not measure them)"
     floor = p["floor_s"] * p["calibration"]["peak_flops"] / tf32
     return (f"the floor with TF32 products ({tf32 / 1e12:.1f} TFLOP/s measured): "
-            f"{floor / 60:.1f} min;\nthe campaign keeps float32 (tools.tf32_check: the numbers "
+            f"{floor / 60:.1f} min;\nthe campaign keeps float32 (lab.tf32_check: the numbers "
             "TF32 gives)")  # fmt: skip
 
 

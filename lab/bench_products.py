@@ -22,9 +22,9 @@ from __future__ import annotations
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..engine import resolve_device, stack_students
-from ..models.gated_rnn import GatedRNN
-from .bench_timing import best_seconds
+from gated_attention.engine import resolve_device, stack_students
+from gated_attention.models.gated_rnn import GatedRNN
+from lab.bench_timing import best_seconds
 
 __all__ = ["step_flops", "step_products", "products_floor", "gemm_peak_gflops"]
 
@@ -74,7 +74,7 @@ def step_products(
     """The matrix products of one engine step (``fast_path.fused_loss``, forward and backward)
     of a random student: a list of (operation, operand specs, keyword arguments), an operand
     spec being (shape, stride) as the engine passes it (transposed views included)."""
-    from ..models.fast_path import fused_loss, inputs_neuron_major, pack_params
+    from gated_attention.models.fast_path import fused_loss, inputs_neuron_major, pack_params
 
     d_out = d if d_out is None else d_out
     g = torch.Generator().manual_seed(seed)

@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import torch
 
-from ..engine import TrainConfig, stack_students, train
-from ..engine.data import sample_chunk_neuron_major
-from ..engine.loop import optimiser
-from ..experiments.profiles import derive_seed
-from ..models.fast_path import fused_loss, inputs_neuron_major, pack_params
-from ..models.gated_rnn import GatedRNN
-from ..tasks.teacher_student import TeacherStudentTask
-from .bench_products import products_floor
-from .bench_timing import best_seconds
+from gated_attention.engine import TrainConfig, stack_students, train
+from gated_attention.engine.data import sample_chunk_neuron_major
+from gated_attention.engine.loop import optimiser
+from gated_attention.experiments.profiles import derive_seed
+from gated_attention.models.fast_path import fused_loss, inputs_neuron_major, pack_params
+from gated_attention.models.gated_rnn import GatedRNN
+from gated_attention.tasks.teacher_student import TeacherStudentTask
+from lab.bench_products import products_floor
+from lab.bench_timing import best_seconds
 
 __all__ = ["product_part", "step_profile", "size_curve"]
 

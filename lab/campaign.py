@@ -1,9 +1,9 @@
 """The campaign: every run of a profile not yet recorded, central claims first, within a time
 budget, in a pack that a later call (or another machine) resumes from.
 
-    python -m gated_attention.tools.campaign --budget-s 540 --out OUT [--from-pack DIR]
+    python -m lab.campaign --budget-s 540 --out OUT [--from-pack DIR]
         [--profile paper] [--only NAME ...]
-    python -m gated_attention.tools.campaign --import-pack DIR     (into this checkout)
+    python -m lab.campaign --import-pack DIR     (into this checkout)
 
 Order (``order``): the runs that decide the paper's learning claims first (``CENTRAL``: Fig. 3A,
 Fig. 3B, Fig. 4A and 4B each after its rate search, Sec. 4.1, App. D.3, Sec. 5.2), then every
@@ -48,11 +48,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..experiments.cache import RECORDED_ROOT, read_entry
-from ..experiments.recorded_runs import recorded_names
-from ..experiments.registry import EXPERIMENTS
-from .gpu_plan import CENTRAL_CLAIMS, missing_runs
-from .record import git_state
+from gated_attention.experiments.cache import RECORDED_ROOT, read_entry
+from gated_attention.experiments.recorded_runs import recorded_names
+from gated_attention.experiments.registry import EXPERIMENTS
+from gated_attention.tools.record import git_state
+from lab.gpu_plan import CENTRAL_CLAIMS, missing_runs
 
 __all__ = ["CENTRAL", "Outcome", "order", "label", "campaign", "pack", "unpack", "main"]
 
@@ -183,7 +183,7 @@ def _write_recorded(name: str, profile: str, cache: Path, dest: Path, device: st
     provenance = {
         **git_state(),
         "code": "the package at that commit",
-        "command": f"python -m gated_attention.tools.campaign --profile {profile} (run {name})",
+        "command": f"python -m lab.campaign --profile {profile} (run {name})",
         "run": f"device {device}; trained by a campaign, possibly over several calls resumed "
         "from their checkpoints",
     }
@@ -251,7 +251,7 @@ def unpack(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.campaign", description=__doc__.splitlines()[0]
+        prog="python -m lab.campaign", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--profile", default="paper", help="smoke, quick or paper")
     parser.add_argument("--only", nargs="*", help="these experiments (default: the missing runs)")

@@ -1,6 +1,6 @@
 """``make bench``: how fast the training engine is, against its reference and the machine's peak.
 
-Measures, on this machine (``python -m gated_attention.tools.bench --out _build/bench.json``):
+Measures, on this machine (``python -m lab.bench --out _build/bench.json``):
     engine      steps/s of ``engine.train`` (mode "fast") at the Sec. 4.1 config: d 4, n = m =
                 100, T 32, batch 64 (the paper's network, one run), and its "step_kernels"
     compiled    the same in mode "compiled" (the step through ``torch.compile``), for the one
@@ -46,7 +46,7 @@ the machine does not decide the number; the runs of all measurements take turns
 reference alike.
 
 Modules: this one measures and runs the command line; ``bench_products`` the step's products,
-``family_bench`` the families, ``bench_timing`` the timing, ``report.bench_table`` the tables.
+``family_bench`` the families, ``bench_timing`` the timing, ``lab.bench_table`` the tables.
 
 Device: the bench runs where ``engine.train`` runs (``--device``, else
 $GATED_ATTENTION_DEVICE, else the CPU). On a device other than the CPU it first checks that the
@@ -67,11 +67,14 @@ from pathlib import Path
 
 import torch
 
-from ..atomic import atomic_write_json
-from ..engine import TrainConfig, hardware, resolve_device, stack_students, train
-from ..experiments.profiles import check_profile, derive_seed
-from ..models.gated_rnn import GatedRNN
-from ..report.bench_table import (
+from gated_attention.atomic import atomic_write_json
+from gated_attention.engine import TrainConfig, hardware, resolve_device, stack_students, train
+from gated_attention.experiments.profiles import check_profile, derive_seed
+from gated_attention.models.gated_rnn import GatedRNN
+from gated_attention.tasks.teacher_student import TeacherStudentTask
+from lab.bench_overlap import overlap
+from lab.bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
+from lab.bench_table import (
     PAPER_STEPS,
     format_families,
     format_overlap,
@@ -79,14 +82,11 @@ from ..report.bench_table import (
     format_table,
     format_ways,
 )
-from ..tasks.teacher_student import TeacherStudentTask
-from .bench_overlap import overlap
-from .bench_products import gemm_peak_gflops, products_floor, step_flops, step_products
-from .bench_timing import fastest, seconds
-from .bench_ways import ways_to_floor
-from .device_time import bench_run, kernels_by_members, step_kernels
-from .family_bench import family_costs
-from .step_profile import size_curve, step_profile
+from lab.bench_timing import fastest, seconds
+from lab.bench_ways import ways_to_floor
+from lab.device_time import bench_run, kernels_by_members, step_kernels
+from lab.family_bench import family_costs
+from lab.step_profile import size_curve, step_profile
 
 __all__ = [
     "TARGETS",
@@ -159,7 +159,7 @@ def subnormal_cost(repeats: int = 30) -> dict | None:
     the smallest normal float32 (1.2e-38), where many x86 processors take a slow path. One thread,
     so that switching flush-to-zero on the calling thread covers all the work.
     """
-    from ..engine import flush_denormals
+    from gated_attention.engine import flush_denormals
 
     trained = _trained_step()
     if trained is None:
@@ -195,10 +195,10 @@ def subnormal_cost(repeats: int = 30) -> dict | None:
 def _trained_step():
     """(step, config, entry name): the fused loss's forward + backward on the trained students
     of the cached quick teacher-identification run, on one batch; None when it is not cached."""
-    from ..engine import sample_chunk
-    from ..experiments import teacher_identification_config
-    from ..experiments.cache import _load_entry, entry_path
-    from ..models.fast_path import (
+    from gated_attention.engine import sample_chunk
+    from gated_attention.experiments import teacher_identification_config
+    from gated_attention.experiments.cache import _load_entry, entry_path
+    from gated_attention.models.fast_path import (
         fused_loss,
         inputs_neuron_major,
         pack_params,
@@ -370,7 +370,7 @@ def recorded_benches() -> dict[str, dict]:
     package as ``recorded/bench-<name>.json``: what ``run_bench`` returned there, plus a
     "provenance" entry (commit, command, how it ran). By name; a file that is not such a
     result is an error naming it."""
-    from ..experiments.recorded_runs import RECORDED_ROOT
+    from gated_attention.experiments.recorded_runs import RECORDED_ROOT
 
     out = {}
     for path in sorted(RECORDED_ROOT.glob("bench-*.json")):
@@ -387,7 +387,7 @@ def recorded_benches() -> dict[str, dict]:
 
 def default_out() -> Path:
     """Where ``make bench`` writes: ``<build>/bench.json`` (the scorecard's build folder)."""
-    from ..report.scorecard import build_dir
+    from gated_attention.report.scorecard import build_dir
 
     return build_dir() / "bench.json"
 
@@ -421,7 +421,7 @@ def load_or_run(profile: str, path: str | os.PathLike | None = None) -> tuple[di
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """Command line: ``python -m gated_attention.tools.bench [--out FILE] [--profile quick|smoke]
+    """Command line: ``python -m lab.bench [--out FILE] [--profile quick|smoke]
     [--threads N] [--device DEVICE]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")

@@ -23,7 +23,7 @@ spread between the run's seeds.
 Only the eager modes ("fast", "reference") dispatch their products through the mode; a
 compiled step calls its products from generated code, which the mode does not see.
 
-    python -m gated_attention.tools.tf32_check architectures-teacher how-many-neurons-A
+    python -m lab.tf32_check architectures-teacher how-many-neurons-A
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def compare(name: str, profile: str = "quick") -> dict[str, Any]:
     (``change``), the seeds' spread (the relative standard deviation of each size's members
     over seeds, ``seed_spread``, where the losses have a seeds axis last), the products cut and
     both wall times."""
-    from ..experiments.registry import experiment_config
+    from gated_attention.experiments.registry import experiment_config
 
     config = experiment_config(name, profile)
     if getattr(getattr(config, "train", None), "mode", "fast") == "compiled":
@@ -181,7 +181,7 @@ def format_compare(r: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.tf32_check", description=__doc__.splitlines()[0]
+        prog="python -m lab.tf32_check", description=__doc__.splitlines()[0]
     )
     parser.add_argument("names", nargs="+", help="experiments (python -m gated_attention list)")
     parser.add_argument("--profile", default="quick", help="smoke or quick (default quick)")

@@ -22,12 +22,12 @@ import time
 
 import torch
 
-from ..engine import TrainConfig, resolve_device, train
-from ..experiments.profiles import derive_seed
-from ..models.family_registry import FAMILIES, width_for
-from ..models.shell import parameter_count
-from ..tasks.teacher_student import TeacherStudentTask
-from .bench_timing import fastest
+from gated_attention.engine import TrainConfig, resolve_device, train
+from gated_attention.experiments.profiles import derive_seed
+from gated_attention.models.family_registry import FAMILIES, width_for
+from gated_attention.models.shell import parameter_count
+from gated_attention.tasks.teacher_student import TeacherStudentTask
+from lab.bench_timing import fastest
 
 __all__ = ["FAMILY_SETUP", "FAMILY_STEPS", "family_costs"]
 
@@ -44,7 +44,7 @@ FAMILY_SETUP = {
 FAMILY_STEPS = {"quick": (60, 5, 3), "smoke": (2, 1, 1)}
 
 
-def _family_timer(
+def family_timer(
     task, name: str, width: int, steps: int, warmup: int, seed: int, dev, compiled=False
 ):
     """(parameter count, a function timing ``steps`` training steps of family ``name`` in seconds);
@@ -99,11 +99,11 @@ def family_costs(
     widths = {n: width_for(FAMILIES[n], s["d"], s["d"], s["target_params"]) for n in names}
     counts, timers, labels = {}, {}, {}
     for n in names:
-        counts[n], timers[n] = _family_timer(task, n, widths[n], steps, warmup, seed, dev)
+        counts[n], timers[n] = family_timer(task, n, widths[n], steps, warmup, seed, dev)
         labels[n] = (n, FAMILIES[n].label)
         if compiled and FAMILIES[n].compiled is not None:
             k = f"{n}-compiled"
-            counts[k], timers[k] = _family_timer(
+            counts[k], timers[k] = family_timer(
                 task, n, widths[n], steps, warmup, seed, dev, compiled=True
             )
             labels[k] = (n, f"{FAMILIES[n].label}, compiled form")

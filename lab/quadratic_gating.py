@@ -11,7 +11,7 @@ one product of inner dimension P (15 for d = 4) instead of two of d + 1 and thei
 product, and no (2n)-wide intermediate to keep for the backward. The backward is
 g_M = g_u Z^T, then g_O_i = g_M_i at (min(j,k), max(j,k)) (a symmetric (d+1) x (d+1) matrix per
 neuron) and g_w1_i = g_O_i w2_i, g_w2_i = g_O_i w1_i. ``gating`` is that piece; everything
-else is ``fast_path.loss_and_grads`` itself (its ``gating`` argument), so the two agree up to
+else is ``compiled_loss.loss_and_grads`` itself (its ``gating`` argument), so the two agree up to
 rounding
 (``tests/test_quadratic_gating.py``, float64).
 
@@ -32,8 +32,8 @@ from collections.abc import Callable
 
 import torch
 
-from ..engine.steps import _adamw_apply
-from ..models import fast_path
+from gated_attention.engine.steps import adamw_apply
+from gated_attention.models import compiled_loss
 
 __all__ = ["pairs", "features", "forms", "form_grads", "gating", "loss_and_grads", "adamw_step"]
 
@@ -71,7 +71,7 @@ def form_grads(g_M: torch.Tensor, W_in: torch.Tensor) -> torch.Tensor:
 
 
 def gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Callable]:
-    """``fast_path.input_gating`` on quadratic features: (u = M Z, grad(g_u) -> g_W_in)."""
+    """``compiled_loss.input_gating`` on quadratic features: (u = M Z, grad(g_u) -> g_W_in)."""
     Z = features(X)
     u = torch.bmm(forms(W_in), Z)  # a GEMM: as sums over the P pairs it ran 3-10x slower
 
@@ -82,11 +82,11 @@ def gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Callable]
 
 
 def loss_and_grads(*args, **kwargs):
-    """``fast_path.loss_and_grads`` with the input gating u = M Z (module docstring)."""
-    return fast_path.loss_and_grads(*args, **kwargs, gating=gating)
+    """``compiled_loss.loss_and_grads`` with the input gating u = M Z (module docstring)."""
+    return compiled_loss.loss_and_grads(*args, **kwargs, gating=gating)
 
 
 def adamw_step(weights, x, y, T, out_steps, scale, state, window, lr, betas, eps) -> None:
     """The engine's compiled AdamW step (``steps._adamw_step``) over this ``loss_and_grads``."""
     loss, *grads = loss_and_grads(*weights, x, y, T, out_steps, scale)
-    _adamw_apply(weights, grads, loss, state, window, lr, betas, eps)
+    adamw_apply(weights, grads, loss, state, window, lr, betas, eps)

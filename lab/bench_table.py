@@ -1,16 +1,15 @@
-"""The results of ``make bench`` (``tools.bench.run_bench``) as plain-text tables.
+"""The results of ``make bench`` (``lab.bench.run_bench``) as plain-text tables.
 
     format_table     the engine against the reference, ensembles, FLOP rates, the floor, the
                      device and subnormals; works on bench files of older versions too
-    format_families  the training cost per step of every model family (``tools.family_bench``)
+    format_families  the training cost per step of every model family (``lab.family_bench``)
     format_profile   where a step's time goes, part by part, and Eq. (2)'s floor
-                     (``tools.step_profile``)
+                     (``lab.step_profile``)
     format_ways      each way to the floor, a row beside the engine's step, and the operations
-                     a step launches against the ensemble's size (``tools.device_time``)
+                     a step launches against the ensemble's size (``lab.device_time``)
     format_overlap   jobs side by side on a GPU: K at once against one alone
-                     (``tools.bench_overlap``)
+                     (``lab.bench_overlap``)
     format_side_by_side  this machine's bench beside recorded ones (a GPU), one column each
-    format_run_costs     what each recorded run cost: device, members, steps, wall time
     profile_note     what a profile's build does without a bench file
     bench_origin     where a bench's numbers come from, when and with which bench profile
     format_products_floor  the eleven products of an engine step, each timed, against the step
@@ -33,8 +32,6 @@ __all__ = [
     "format_overlap",
     "format_ways",
     "format_side_by_side",
-    "trained_members",
-    "format_run_costs",
     "profile_note",
     "bench_origin",
     "format_products_floor",
@@ -192,7 +189,7 @@ def format_families(fam: dict | None) -> str:
 
 
 def format_profile(p: dict | None) -> str:
-    """The step profile (``tools.step_profile.step_profile``) as a plain-text table."""
+    """The step profile (``lab.step_profile.step_profile``) as a plain-text table."""
     if not p:
         return "step profile: not measured (a bench file from before it)"
     c = p["config"]
@@ -244,37 +241,6 @@ def format_side_by_side(columns: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def trained_members(tensors: dict) -> int:
-    """The networks a results entry trained: the leading size of its parameters (``params``:
-    name -> (members, ...)), summed over the parts of an entry that keeps one set per part
-    (App. D.3: one per gating). A ValueError names an entry that has neither."""
-    if "params" in tensors:
-        return len(next(iter(tensors["params"].values())))
-    parts = [v for v in tensors.values() if isinstance(v, dict) and "params" in v]
-    if not parts:
-        raise ValueError(
-            f"no trained parameters in this entry (keys: {', '.join(map(str, tensors))})"
-        )
-    return sum(trained_members(part) for part in parts)
-
-
-def format_run_costs(runs: list[tuple[str, dict, int, int, int]]) -> str:
-    """One line per recorded run: (name, meta, members, steps, resumed from step) -> where it
-    trained and how long (the wall time its entry records: for a run resumed from a checkpoint,
-    that of the steps after it, marked *)."""
-    lines = [f"{'recorded run':<40} {'device':<22} {'members':>7} {'steps':>10} {'wall':>9}"]
-    for name, meta, members, steps, resumed in runs:
-        hw = meta["hardware"]
-        dev = hw.get("device_name") or f"CPU ({hw['cpu_count']} cores)"
-        lines.append(
-            f"{name:<40} {dev[:22]:<22} {members:>7} {steps:>10,} "
-            f"{meta['wall_time_s'] / 3600:>7.2f}h{'*' if resumed else ' '}"
-        )
-    if any(r[4] for r in runs):
-        lines.append("* resumed from a checkpoint: the wall time of the steps after it")
-    return "\n".join(lines)
-
-
 def format_ways(ways: list[dict] | None, kernels: list[dict] | None = None) -> str:
     """The ways to the floor (``bench_ways.ways_to_floor``): ms per step of one student and of
     the 16-member ensemble, each against the engine's; then the kernels a step launches, by
@@ -312,7 +278,7 @@ def format_ways(ways: list[dict] | None, kernels: list[dict] | None = None) -> s
 
 
 def format_overlap(speedups: dict | None) -> str:
-    """Jobs side by side (``tools.bench_overlap``): per path, K jobs at once against one alone."""
+    """Jobs side by side (``lab.bench_overlap``): per path, K jobs at once against one alone."""
     if not speedups:
         return "jobs side by side: measured on a GPU only (on a CPU they run one after another)"
     lines = ["jobs side by side, K at once: jobs per second against one alone"]

@@ -28,10 +28,10 @@ from collections.abc import Callable
 
 import torch
 
-from ..experiments.side_by_side import run_side_by_side
-from ..models.family_registry import FAMILIES, width_for
-from ..tasks.teacher_student import TeacherStudentTask
-from .family_bench import FAMILY_SETUP, _family_timer
+from gated_attention.experiments.side_by_side import run_side_by_side
+from gated_attention.models.family_registry import FAMILIES, width_for
+from gated_attention.tasks.teacher_student import TeacherStudentTask
+from lab.family_bench import FAMILY_SETUP, family_timer
 
 __all__ = ["OVERLAP_FAMILIES", "speedup", "side_by_side_speedup", "overlap"]
 
@@ -46,7 +46,7 @@ def _jobs(name: str, K: int, steps: int, seed: int, dev: torch.device) -> list[C
     s = FAMILY_SETUP
     task = TeacherStudentTask.from_seed(s["d"], seed=seed, T=s["T"])
     width = width_for(FAMILIES[name], s["d"], s["d"], s["target_params"])
-    return [_family_timer(task, name, width, steps, 2, seed + k, dev)[1] for k in range(K)]
+    return [family_timer(task, name, width, steps, 2, seed + k, dev)[1] for k in range(K)]
 
 
 def speedup(

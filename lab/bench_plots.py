@@ -1,4 +1,4 @@
-"""The results of the bench (``tools.bench.run_bench``) as a figure, for the chapter
+"""The results of the bench (``lab.bench.run_bench``) as a figure, for the chapter
 "Performance".
 
     plot_bench   three bar panels: the engine against the reference loop, an ensemble against

@@ -1,6 +1,6 @@
 """The first call on a lent GPU, prepared: its checks and measurements, within a budget.
 
-    python -m gated_attention.tools.gpu_checks --out OUT [--budget-s 420] [--device cuda]
+    python -m lab.gpu_checks --out OUT [--budget-s 420] [--device cuda]
 
 In order, each in a process of its own, given at most its share (``Step.cap_s``) of what is
 left of the budget, its output in ``OUT/<step>.log``:
@@ -18,7 +18,7 @@ left of the budget, its output in ``OUT/<step>.log``:
 was spent before it), rewritten after each: a step that fails or is stopped does not stop the
 next, and a stop of the whole call keeps what the steps before it wrote. What comes back from
 such a call is at most 8 files (7 here). The training itself is the campaign's
-(``python -m gated_attention.tools.campaign --budget-s 480 --pack-to OUT``), in calls of its own.
+(``python -m lab.campaign --budget-s 480 --pack-to OUT``), in calls of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..atomic import atomic_write_json
+from gated_attention.atomic import atomic_write_json
 
 __all__ = ["Step", "steps", "run_steps", "main"]
 
@@ -56,9 +56,9 @@ def steps(out: Path, device: str = "cuda") -> list[Step]:
     py = (sys.executable,)
     tests = ("-m", "pytest", "-c", "/dev/null", "--rootdir", ".", "-q", "-rxXs")
     tests += ("-p", "no:cacheprovider", "tests/test_cuda.py")
-    times = ("-m", "gated_attention.tools.step_times", "--device", device, "--missing", "h200")
+    times = ("-m", "lab.step_times", "--device", device, "--missing", "h200")
     times += ("--busy", "--budget-s", "{budget}", "--out", str(out / "step-times.json"))
-    bench = ("-m", "gated_attention.tools.bench", "--device", device)
+    bench = ("-m", "lab.bench", "--device", device)
     bench += ("--out", str(out / "bench-gpu.json"))
     return [
         Step("cuda-tests", py + tests, 150.0),
@@ -104,7 +104,7 @@ def run_steps(todo: list[Step], out: Path, budget_s: float, min_s: float = MIN_S
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.gpu_checks", description=__doc__.splitlines()[0]
+        prog="python -m lab.gpu_checks", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--out", type=Path, required=True, help="where the results go")
     parser.add_argument("--budget-s", type=float, default=420.0, help="seconds, all steps")

@@ -1,45 +1,38 @@
-"""How the bench times: the fastest of several runs, taken in turns, on a device that may queue.
+"""How the bench times: the fastest of several runs, taken in turns, on torch's benchmark clock.
 
-    sync          wait for the device's queued work (CUDA runs asynchronously)
-    seconds       one timed call, the device's queued work included
+    seconds       one timed call on ``torch.utils.benchmark.timer`` (it waits for an
+                  accelerator's queued work: CUDA runs asynchronously)
     best_seconds  one untimed warm-up call, then the fastest of ``repeats`` timed calls
     fastest       the fastest of ``repeats`` timings of each of several timers, in turns
 
 The fastest run is the least disturbed one: a moment of other work on the machine does not
 decide the number. Taking turns (one round runs every timer once) makes a slow stretch of the
-machine fall on every measurement alike.
+machine fall on every measurement alike. ``torch.utils.benchmark.Timer`` itself is not used:
+it warms up before each measurement and takes no turns between rows.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.utils import benchmark
 
-__all__ = ["sync", "seconds", "best_seconds", "fastest"]
-
-
-def sync(dev: torch.device) -> None:
-    """Wait for the device's queued work (CUDA runs asynchronously; a CPU has nothing queued)."""
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
+__all__ = ["seconds", "best_seconds", "fastest"]
 
 
 def seconds(fn: Callable[[], object], dev: torch.device | None = None) -> float:
-    """Seconds of one call of ``fn``, until ``dev``'s queued work is done (None: the CPU)."""
-    t0 = time.perf_counter()
+    """Seconds of one call of ``fn``, until an accelerator's queued work is done (``dev`` is
+    kept for the callers' sake: torch's clock waits for whichever accelerator there is)."""
+    t0 = benchmark.timer()
     fn()
-    if dev is not None:
-        sync(dev)
-    return time.perf_counter() - t0
+    return benchmark.timer() - t0
 
 
 def best_seconds(fn: Callable[[], object], repeats: int, dev: torch.device) -> float:
     """Seconds of the fastest of ``repeats`` calls of ``fn`` on ``dev``, after one untimed call."""
-    fn()  # warm-up
-    sync(dev)
+    seconds(fn, dev)  # warm-up
     return min((seconds(fn, dev) for _ in range(repeats)), default=float("inf"))
 
 

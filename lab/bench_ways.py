@@ -38,25 +38,19 @@ from __future__ import annotations
 
 import torch
 
-from ..engine import TrainConfig, stack_students
-from ..engine.config import cosine_lr
-from ..engine.data import sample_chunk_neuron_major
-from ..engine.device import keep_freed_memory
-from ..engine.loop import optimiser
-from ..engine.steps import (
-    ForwardStep,
-    FusedStep,
-    LossSpec,
-    loss_function,
-    make_step,
-    whole_batches,
-)
-from ..experiments.profiles import derive_seed
-from ..models.fast_path import inputs_neuron_major, pack_params
-from ..models.gated_rnn import GatedRNN
-from ..tasks.teacher_student import TeacherStudentTask
-from . import inplace_scan, quadratic_gating
-from .bench_timing import best_seconds, fastest, seconds
+from gated_attention.engine import TrainConfig, stack_students
+from gated_attention.engine.config import cosine_lr
+from gated_attention.engine.data import sample_chunk_neuron_major
+from gated_attention.engine.device import keep_freed_memory
+from gated_attention.engine.loop import optimiser
+from gated_attention.engine.losses import LossSpec, loss_function
+from gated_attention.engine.steps import ForwardStep, FusedStep, make_step, whole_batches
+from gated_attention.experiments.profiles import derive_seed
+from gated_attention.models.fast_path import inputs_neuron_major, pack_params
+from gated_attention.models.gated_rnn import GatedRNN
+from gated_attention.tasks.teacher_student import TeacherStudentTask
+from lab import inplace_scan, quadratic_gating
+from lab.bench_timing import best_seconds, fastest, seconds
 
 __all__ = [
     "WAYS",

@@ -1,0 +1,175 @@
+"""The loss of Eq. (2) and its gradients as one plain function, for the engine's "compiled" mode.
+
+``loss_and_grads`` computes what ``fast_path.FusedLoss`` computes (the squared error of the fused
+Eq. (2) on packed weights, and the gradients of its sum) without autograd, the recurrence as a
+scan over t, written for ``torch.compile`` to fuse the elementwise work around the GEMMs into a
+few loops (tests/test_training.py checks it against autograd in float64).
+
+    scan            h_t = lam h_(t-1) + u_t (and its adjoint), unrolled over t
+    loss_and_grads  (loss, g_W_in, g_nu, g_W_out, g_D) of packed weights (``fast_path``'s glossary)
+    input_gating    u = (W_in1 x~) * (W_in2 x~) and the function giving its weight gradient
+    small_bmm       a batched product with a tiny dimension, written as a sum
+    column_sums     the input gating's gradient, one pass over the columns
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from .gated_rnn import NU_MAX
+
+__all__ = ["scan", "loss_and_grads", "input_gating", "small_bmm", "column_sums"]
+
+
+def scan(u: torch.Tensor, lam: torch.Tensor, reverse: bool = False) -> torch.Tensor:
+    """h_t = lam * h_(t-1) + u_t along dim 2 of u (E, n, T, B), lam (E, n): the recurrence of
+    Eq. (2) (``reverse``: h_t = lam * h_(t+1) + u_t, the adjoint that carries gradients back).
+    Out of place and unrolled over t, so that ``torch.compile`` fuses it into one loop."""
+    steps = u.unbind(2)
+    lam = lam[..., None]
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    h: list[torch.Tensor | None] = [None] * len(steps)
+    prev = None
+    for t in order:
+        prev = steps[t] if prev is None else torch.addcmul(steps[t], prev, lam)
+        h[t] = prev
+    return torch.stack(h, 2)
+
+
+def loss_and_grads(
+    W_in: torch.Tensor,
+    nu: torch.Tensor,
+    W_out: torch.Tensor,
+    D: torch.Tensor,
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    T: int,
+    out_steps: torch.Tensor | None,
+    scale: float = 1.0,
+    gating: Callable | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(loss (E,), g_W_in, g_nu, g_W_out, g_D): ``FusedLoss``'s loss and the gradients of its
+    sum, as one function of plain tensors (the engine's "compiled" mode compiles it).
+    ``gating``: how u and g_W_in are computed (``input_gating``'s signature; None: that one),
+    the one piece a way to the floor may change (``lab.quadratic_gating``).
+
+    The same arithmetic as ``FusedLoss`` (see its docstring for the backward), except the
+    recurrence: h = ``scan(u, lam)`` instead of the decay matrix, and its adjoint
+    g_u = ``scan(g_h, lam, reverse=True)`` (g_h zero at steps the loss does not read), so
+    g_lam = sum_t g_u_t h_(t-1) and g_nu = -g_lam lam exp(nu). Exact at lam = 0 and lam = 1 as
+    the scan is. ``tests/test_training.py`` checks it against ``FusedLoss`` in float64.
+
+    The input gating's products, W_in X and its gradient g_[p; q] X^T, have inner or outer
+    dimension d + 1 (5 in the paper): written as sums over the d + 1 inputs (``small_bmm``),
+    they are elementwise work that ``torch.compile`` fuses with the gating's product and the
+    scan, where a GEMM of that shape runs far below the machine's peak (and p, q are
+    recomputed in the backward rather than kept: ``input_gating``). So are the readout's
+    gradients, of dimension d_out: g_g = D^T g_y (fused with g_ab) and g_D = g_y g^T (a sum
+    over the T'*B tokens); on a 2-core CPU at the Sec. 4.1 config that took the compiled loss
+    and gradients from 2.59 to 2.24 ms (min of 30 interleaved rounds; the bmm of g_g alone
+    took 0.12 ms for 1.6 MFLOP). The output gating and readout: ``_output_by_tokens`` for one
+    member, else ``_output_by_neurons`` (their docstrings say why).
+    """
+    E, _, TB = X.shape
+    B, n = TB // T, W_in.shape[1] // 2
+    u, gating_grad = (gating or input_gating)(W_in, X)  # (E, n, T*B)
+    e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
+    lam = torch.exp(-e_nu)  # = lam_from_nu(nu)
+    h = scan(u.view(E, n, T, B), lam)  # (E, n, T, B)
+    ho = h if out_steps is None else h[:, :, out_steps]  # (E, n, T', B)
+    output = _output_by_tokens if E == 1 else _output_by_neurons
+    loss, g_W_out, g_D, g_h = output(ho, W_out, D, Y, scale)
+    if out_steps is not None:  # the loss reads only these steps: g_h is zero elsewhere
+        g_h = torch.zeros_like(h).index_copy(2, out_steps, g_h)
+    g_u = scan(g_h, lam, reverse=True)  # (E, n, T, B)
+    g_lam = (g_u[:, :, 1:] * h[:, :, :-1]).sum(dim=(2, 3))
+    inside = (nu >= -NU_MAX) & (nu <= NU_MAX)
+    g_nu = torch.where(inside, -g_lam * lam * e_nu, torch.zeros_like(nu))
+    return loss, gating_grad(g_u.reshape(E, n, TB)), g_nu, g_W_out, g_D
+
+
+def _output_by_neurons(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
+    """``loss_and_grads``' output gating, readout, loss and their backward, neuron-major as
+    ``FusedLoss`` has them: h (E, n, T', B), Y (E, d_out, T'*B) -> (loss (E,), g_W_out, g_D,
+    g_h (E, n, T', B))."""
+    E, n, T_out, B = h.shape
+    m, h = W_out.shape[1] // 2, h.reshape(E, n, -1)
+    ab = torch.bmm(W_out, h)
+    g = ab[:, :m] * ab[:, m:]
+    r = torch.baddbmm(Y, D, g, beta=-1.0)  # y - Y
+    loss = r.square().mean(dim=(1, 2)) * scale
+    g_y = r * (2.0 * scale / (r.shape[1] * r.shape[2]))
+    g_D = small_bmm(g_y, g.transpose(1, 2))  # (E, d_out, m): d_out rows, a sum over T'*B
+    g_g = small_bmm(D.transpose(1, 2), g_y)  # (E, m, T'*B): a sum over d_out, fused below
+    g_ab = torch.cat([g_g * ab[:, m:], g_g * ab[:, :m]], dim=1)
+    g_h = torch.bmm(W_out.transpose(1, 2), g_ab).view(E, n, T_out, B)
+    return loss, torch.bmm(g_ab, h.transpose(1, 2)), g_D, g_h
+
+
+def _output_by_tokens(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
+    """``_output_by_neurons`` with the T'*B tokens as rows: h^T (E, T'*B, n) copied once, then
+    the three GEMMs write token-major outputs, which MKL makes faster here (one member, 2-core
+    CPU, Sec. 4.1 config: the compiled step 1.98 / 2.01 ms against 2.06 / 2.08, min / q1 of
+    40 interleaved rounds; n = 64 0.98 against 1.09; n = 28 level); for two or more members
+    the batched GEMMs and the loops of this layout were slower (2 x 28 0.64 against 0.59 ms,
+    4 x 100 9.4 against 8.1, 16 x 28 5.5 against 4.7), so ``loss_and_grads`` keeps this one
+    for one member. The same function up to rounding (tested in float64)."""
+    E, n, T_out, B = h.shape
+    m, hT = W_out.shape[1] // 2, h.permute(0, 2, 3, 1).reshape(E, -1, n)
+    ab = torch.bmm(hT, W_out.transpose(1, 2))  # (E, T'*B, 2m)
+    g = ab[..., :m] * ab[..., m:]
+    r = torch.baddbmm(Y.transpose(1, 2), g, D.transpose(1, 2), beta=-1.0)  # (E, T'*B, d_out)
+    loss = r.square().mean(dim=(1, 2)) * scale
+    g_y = r * (2.0 * scale / (r.shape[1] * r.shape[2]))
+    g_D = column_sums([g.transpose(1, 2)], g_y.transpose(1, 2))  # (E, d_out, m): over tokens
+    g_g = small_bmm(g_y, D)  # (E, T'*B, m): a sum over d_out
+    g_ab = torch.cat([g_g * ab[..., m:], g_g * ab[..., :m]], dim=2)
+    g_h = torch.bmm(g_ab, W_out).view(E, T_out, B, n).permute(0, 3, 1, 2)  # (E, n, T', B)
+    return loss, torch.bmm(g_ab.transpose(1, 2), hT), g_D, g_h
+
+
+def input_gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Callable]:
+    """(u, grad): Eq. (2)'s input gating u = p * q, p = W_in1 X, q = W_in2 X (E, n, T*B) of
+    W_in (E, 2n, d+1) and X (E, d+1, T*B), and grad(g_u) -> g_W_in, for ``loss_and_grads``:
+    g_W_in1 = (g_u * q) X^T, g_W_in2 = (g_u * p) X^T. Every product as a sum over the d + 1
+    inputs (``small_bmm``), fused by ``torch.compile`` with the gating's product and the
+    scan; the backward computes p and q again from X (d + 1 numbers a column) rather than
+    keep the 2n-wide [p; q], once a column for all d + 1 sums of each gradient
+    (``column_sums``): less memory moved, the same numbers (float32, compiled: bit for bit).
+    On a 2-core CPU, the compiled step with AdamW, min / q1 of 40 interleaved rounds: the
+    16 x 28 ensemble 6.15 / 6.61 ms against 6.43 / 6.96 with [p; q] kept, then 4.90 / 5.12
+    against 5.00 / 5.29 with the sums in one pass (one student: 2.33 / 2.48 against
+    2.34 / 2.56, then 2.12 / 2.15 against 2.19 / 2.26)."""
+    n = W_in.shape[1] // 2
+    W1, W2 = W_in[:, :n], W_in[:, n:]
+
+    def grad(g_u: torch.Tensor) -> torch.Tensor:
+        E, K = X.shape[0], X.shape[1]  # (g_u * q) X^T and (g_u * p) X^T, (E, 2 * K, n)
+        sums = column_sums([g_u * small_bmm(W2, X), g_u * small_bmm(W1, X)], X)
+        return sums.view(E, 2, K, n).transpose(2, 3).reshape(E, 2 * n, K)  # (E, 2n, d+1)
+
+    return small_bmm(W1, X) * small_bmm(W2, X), grad
+
+
+def small_bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b (a (E, M, K), b (E, K, N)) as a broadcast product summed over K, for
+    ``torch.compile`` to fuse with its neighbours where K or N is tiny (d + 1): the sum runs
+    over dim 2 of (E, M, K, N) when K <= N, else over the last dim of (E, M, N, K), along
+    memory contiguous in both operands as ``loss_and_grads`` passes them. The same numbers as
+    ``torch.bmm`` up to the order of the sum; eagerly it builds all M K N products."""
+    if a.shape[2] <= b.shape[2]:  # K the smaller: sum over dim 2 of (E, M, K, N)
+        return (a[:, :, :, None] * b[:, None, :, :]).sum(2)
+    return (a[:, :, None, :] * b.transpose(1, 2)[:, None, :, :]).sum(3)  # (E, M, N, K)
+
+
+def column_sums(a: list[torch.Tensor], b: torch.Tensor) -> torch.Tensor:
+    """Each a_i b^T (a_i (E, M, N), b (E, K, N)) as K sums over the N columns, one per row of
+    b, for ``torch.compile`` to run in one pass over the columns where K is tiny (d + 1):
+    whatever the a_i are computed from is computed once a column, not once for each of the K
+    sums. Returns (E, len(a) * K, M), row i * K + k the sums of a_i times row k of b (stacked
+    on a dimension of whole (E, M) blocks: the sums are written where they go, no copies).
+    The same numbers as ``small_bmm(a_i, b.transpose(1, 2))``, bit for bit (the same sums in
+    the same order); eagerly it builds K products of each a_i's size."""
+    return torch.stack([(x * b[:, None, k]).sum(-1) for x in a for k in range(b.shape[1])], dim=1)

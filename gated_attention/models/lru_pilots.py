@@ -1,0 +1,50 @@
+"""The LRU variants of the Fig. 4B setup check's pilots (ours, beyond the paper): the LRU
+family of ``lru`` with its blocks' inputs normalised, and with its nn.Linear-drawn matrices
+rescaled at init. The families of Fig. 4 use neither.
+
+    LINEAR_ENDINGS   the names' endings of every matrix drawn by nn.Linear's rule
+    scale_linear     those matrices times a factor (sqrt 3: variance 1 / fan_in)
+    normalise        zero mean, unit variance over the last axis, no affine map
+    forward_prenorm  ``lru.forward`` with u normalised before each block and the readout
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .lru import Params, gate, layers_of, lru_layer
+from .shell import linear
+
+__all__ = ["LINEAR_ENDINGS", "scale_linear", "normalise", "forward_prenorm"]
+
+
+#: the endings of the names of every matrix drawn by nn.Linear's rule: embedding, readout,
+#: GLU value and gate matrices, MLP matrices (not B, C, Dskip or the recurrence)
+LINEAR_ENDINGS = ("W_emb", "W_out", "_W_1", "_W_2", "_W_3", "_W_4", "_W1", "_W2")
+
+
+def scale_linear(P: Params, factor: float) -> Params:
+    """A copy of P with every nn.Linear-drawn matrix (``LINEAR_ENDINGS``) times ``factor``:
+    sqrt 3 turns their U(-1/sqrt(fan_in), 1/sqrt(fan_in)) draw into variance 1 / fan_in."""
+    if not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f"the scale of the linear maps must be positive, got {factor!r}")
+    return {k: v * factor if k.endswith(LINEAR_ENDINGS) else v for k, v in P.items()}
+
+
+def normalise(u: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """u over its last axis to zero mean and unit variance, no affine map: (..., H) -> (..., H)."""
+    mean = u.mean(-1, keepdim=True)
+    return (u - mean) / (u.var(-1, keepdim=True, unbiased=False) + eps).sqrt()
+
+
+def forward_prenorm(x: torch.Tensor, P: Params) -> torch.Tensor:
+    """``forward`` with u normalised (``normalise``) before each block and before the readout,
+    as the LRU paper's blocks normalise their input (ours, a pilot of the Fig. 4B setup check;
+    the families of Fig. 4 use ``forward``): x (E, B, T, d_in) -> y (E, B, T, d_out)."""
+    u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
+    for l in layers_of(P):
+        v = gate(normalise(u), P, l, "in")
+        u = u + gate(lru_layer(v, P, l), P, l, "out")
+    return linear(normalise(u), P["W_out"], P["b_out"])
