@@ -77,14 +77,17 @@ def test_fig4b_rows_read_the_planted_ood_losses():
 
 def test_unstable_names_diverged_and_worse_than_zero_seeds():
     from gated_attention.analysis.family_losses import unstable
-    from gated_attention.report.family_tables import unstable_text
+    from gated_attention.readings.fig4_families import UnstableRow, unstable_rows
 
     config, tensors = planted()
     assert unstable(config, tensors) == [("gated", 300, 2, 2), ("gated", 600, 1, 2)]  # 2, 6; 3
     tensors["eval_loss"][2, 0] = float("nan")  # dense at 300: one seed diverged
     assert ("dense", 300, 1, 2) in unstable(config, tensors)
     assert unstable(config, tensors, limit=None) == [("dense", 300, 1, 2)]  # non-finite only
-    text = unstable_text(config, tensors)
-    assert "gated RNN (diagonal): at 300 (2 of 2), 600 (1 of 2) parameters" in text
+    rows = unstable_rows(config, tensors)
+    assert rows[:2] == [
+        UnstableRow("gated RNN (diagonal)", 300, 2, 2),
+        UnstableRow("gated RNN (diagonal)", 600, 1, 2),
+    ]
     tensors["eval_loss"][:] = 0.5
-    assert unstable_text(config, tensors) == "no seed ended with a non-finite or above 1 loss"
+    assert unstable_rows(config, tensors) == []

@@ -141,7 +141,7 @@ def test_one_threshold_for_every_analysis():
 
     from gated_attention import analysis
     from gated_attention.analysis import pruning
-    from gated_attention.report import gd_learned
+    from gated_attention.readings import gd_learned
 
     assert analysis.PRUNE_TOL == 1e-3 and analysis.LAM_TOL == 0.01
     assert inspect.signature(pruning.prune).parameters["tol"].default == analysis.PRUNE_TOL

@@ -76,7 +76,7 @@ def test_at_grid_edge_names_families_at_the_top_rate():
 
 
 def test_two_budgets_side_by_side(tmp_path):
-    from gated_attention.report.family_tables import plot_budgets
+    from gated_attention.report.family_plots import plot_budgets
 
     config = arch.architectures_config("smoke", "regression")
     tensors, _ = config.compute(checkpoint=tmp_path / "checkpoint.pt", progress=False)

@@ -10,7 +10,7 @@ from gated_attention.analysis.family_losses import setup_rows
 from gated_attention.engine import TrainConfig
 from gated_attention.experiments import families_in_context as fic
 from gated_attention.experiments.registry import config_from_dict, experiment_config
-from gated_attention.report.family_tables import setup_table
+from gated_attention.readings.fig4_setup import setup_lines
 
 GD, GD_OOD = 7 / 74, 14 / 74
 
@@ -68,15 +68,16 @@ def test_setup_rows_divide_by_the_gd_losses_and_read_the_late_fall():
         setup_rows(dataclasses.replace(config, families=("gru", "lstm")), tensors, GD, GD_OOD)
 
 
-def test_setup_table_prints_one_line_per_family_with_its_ratios():
+def test_setup_lines_give_one_row_per_family_with_its_ratios():
     config, tensors = planted()
-    lines = setup_table(config, tensors, GD, GD_OOD).splitlines()
-    assert len(lines) == 2 + 3
-    assert lines[2].startswith("| GRU | 25 | 4153 | 0.01 (edge of the grid) |")
-    assert "**1** (1, 1)" in lines[2] and "0.0%" in lines[2]
-    assert "0.03 (edge of the grid)" in lines[3] and "**2** (1, 3)" in lines[3]
-    assert "10.0%" in lines[3]
-    assert "**inf** (5.29, inf)" in lines[4]  # a diverged seed is not hidden
+    gru, second, third = setup_lines(config, tensors, GD, GD_OOD)
+    assert (gru.family, gru.width, gru.count, gru.lr, gru.edge) == ("GRU", 25, 4153, 0.01, True)
+    assert gru.in_dist == pytest.approx(1) and gru.in_seeds == pytest.approx((1, 1))
+    assert gru.fall == pytest.approx(0.0)
+    assert second.lr == 0.03 and second.edge and second.in_dist == pytest.approx(2)
+    assert second.in_seeds == pytest.approx((1, 3)) and second.fall == pytest.approx(0.1)
+    assert third.in_dist == float("inf")  # a diverged seed is not hidden
+    assert third.in_seeds[0] == pytest.approx(5.29, abs=5e-3) and third.in_seeds[1] == float("inf")
 
 
 def test_bad_configs_are_refused_by_name():

@@ -14,17 +14,33 @@ import torch
 from gated_attention import experiments
 from gated_attention.analysis.family_losses import bootstrap_interval, fig4a_rows, fig4b_rows
 from gated_attention.experiments import architectures_config
+from gated_attention.readings.fig4_families import cannot_decide, member_rows, scored_rows
 from gated_attention.report import scorecard, verdict
-from gated_attention.report.family_tables import (
-    cannot_decide_text,
-    record_numbers,
-    score_rows,
-    setup_bar,
-    straddled,
-)
 
 GD_IN, GD_OOD = 7 / 74, 14 / 74  # the exact losses of one optimal GD step (App. D.2)
 RUNS = ("architectures-teacher-cpu", "architectures-regression-cpu")
+
+
+def setup_bar() -> float:
+    """The one bar of the rows fig4b.setup.* (paper_values.json)."""
+    (bar,) = {v["tolerance"] for k, v in scorecard.paper_values().items() if "fig4b.setup." in k}
+    return bar
+
+
+def straddled(id, interval):
+    """The threshold of the criterion of ``id`` that ``interval`` straddles, as the chapters
+    look it up for ``scored_rows``."""
+    entry = scorecard.paper_values()[id]
+    return scorecard.straddled(entry["criterion"], entry.get("tolerance"), interval)
+
+
+def score_rows(rows, *, profile, seeds, budget, run="", before=None):
+    """As the chapters score them: ``scored_rows``, each row through ``scorecard.record``."""
+    entries = scorecard.paper_values()
+    todo = scored_rows(
+        rows, seeds=seeds, entries=entries, straddled=scorecard.straddled, run=run, before=before
+    )
+    return [scorecard.record(**vars(s), profile=profile, budget=budget) for s in todo]
 
 
 def _median_ratio(a, b):
@@ -87,13 +103,11 @@ def test_three_seeds_that_straddle_the_threshold_cannot_decide(build):
     assert rec.note == "gated / lstm; three seeds cannot decide: the interval straddles 0.1"
     assert scorecard.ours_cell(rec) == "0.05 [0.04, 0.2]"
     assert "cannot decide" not in recs["fig4a.gated_below_gru"].note
-    text = cannot_decide_text(list(recs.values()))
-    assert "fig4a.gated_below_lstm: 0.05 [0.04, 0.2] (three seeds cannot decide" in text
-    assert "fig4a.gated_below_gru" not in text
-    said = record_numbers([rec], "x")["x-gated-below-lstm"]
-    assert said == (
-        "0.05 [0.04, 0.2], a pass (three seeds cannot decide: the interval straddles 0.1)"
+    split = cannot_decide(list(recs.values()))
+    assert split["fig4a.gated_below_lstm"] == (
+        "three seeds cannot decide: the interval straddles 0.1"
     )
+    assert "fig4a.gated_below_gru" not in split
 
 
 def test_every_fig4_comparison_row_states_its_rules_and_the_runs_they_came_after():
@@ -134,12 +148,13 @@ def test_the_recorded_fig4b_run_reads_as_the_audit_found_it(build):
     assert all(scorecard.RULE_AFTER in r.note.split("; ") for r in recs)
     claim = next(c for c in verdict.claims() if c.id == "fig4b")
     assert verdict.status(claim, recs) == "undecided"
-    said = record_numbers(recs, "cpu", members, GD_OOD)
-    assert said["cpu-lstm-below-gd"].startswith("1.15 [1.11, 1.2], a miss, undecided all the same")
-    assert said["cpu-gru-kept"] == "1 of 3" and said["cpu-lstm-mean-all"] == "1.16"
-    assert said["cpu-gru-best"] == (
-        "n/a, undecided: gru learned on 1 of 3 seeds (a majority is needed)"
-    )
+    said = {r.id: r for r in recs}
+    lstm = said["fig4b.lstm_below_gd"]
+    assert scorecard.ours_cell(lstm) == "1.15 [1.11, 1.2]" and lstm.status == "miss"
+    assert verdict.undecided(lstm) and scorecard.ours_cell(said["fig4b.gru_best"]) == "n/a"
+    shown = {m.key: m for m in member_rows(members, GD_OOD, why="not learned")}
+    assert (shown["gru"].kept, shown["gru"].n) == (1, 3)
+    assert f"{shown['lstm'].mean_all:.3g}" == "1.16"
 
 
 def test_the_recorded_fig4a_run_keeps_its_mlp_miss_outside_the_seeds_doubt(build):

@@ -22,12 +22,27 @@ from gated_attention.analysis.family_rules import (
     values_before,
 )
 from gated_attention.experiments import architectures_config
+from gated_attention.readings.fig4_families import scored_rows
 from gated_attention.report import scorecard, verdict
-from gated_attention.report.family_tables import record_numbers, score_rows, setup_bar
 
 GD_IN, GD_OOD = 0.5, 1.0  # planted GD losses: in distribution and out of it
 BEFORE = "2026-12-02T05:18:17Z"  # a run made before 8fbbb48 (architectures-teacher-cpu's time)
 AFTER = "2026-12-04T16:16:21Z"  # one made after it, before the majority premise
+
+
+def setup_bar() -> float:
+    """The one bar of the rows fig4b.setup.* (paper_values.json)."""
+    (bar,) = {v["tolerance"] for k, v in scorecard.paper_values().items() if "fig4b.setup." in k}
+    return bar
+
+
+def score_rows(rows, *, profile, seeds, budget, run="", before=None):
+    """As the chapters score them: ``scored_rows``, each row through ``scorecard.record``."""
+    entries, straddled = scorecard.paper_values(), scorecard.straddled
+    todo = scored_rows(
+        rows, seeds=seeds, entries=entries, straddled=straddled, run=run, before=before
+    )
+    return [scorecard.record(**vars(s), profile=profile, budget=budget) for s in todo]
 
 
 def planted(eval_top: dict, ood_top: dict | None = None, fill: float = 0.5):
@@ -88,9 +103,7 @@ def test_a_row_decides_where_the_rule_before_gives_the_same_status(build):
     (rec,) = score_rows(rows, profile="paper", seeds=3, budget="", run=run, before=before)
     assert rec.status == "miss" and not verdict.undecided(rec)
     assert rec.note.startswith("rule set after this run; the rule in force then gives 1.3, the ")
-    said = record_numbers([rec], "x")["x-lstm-below-gd"]
-    assert said.startswith("1.2 [")
-    assert said.endswith("a miss (the rule in force when the run was made gives 1.3, a miss too)")
+    assert scorecard.ours_cell(rec).startswith("1.2 [")
 
 
 def test_a_row_stays_undecided_where_the_rule_before_gives_another_status(build):
@@ -106,8 +119,6 @@ def test_a_row_stays_undecided_where_the_rule_before_gives_another_status(build)
     (rec,) = score_rows(rows, profile="paper", seeds=3, budget="", run=run, before=before)
     assert rec.status == "pass" and verdict.undecided(rec)  # a late rule could have moved it
     assert rec.note.split("; ")[:2] == [scorecard.RULE_AFTER, "criterion set after this run"]
-    said = record_numbers([rec], "x")["x-lstm-below-gd"]
-    assert said.endswith("a pass, undecided all the same: its rule was set after this run")
     # made after 8fbbb48, the rule then is the median over the kept seeds with no majority
     # needed: the same 0.85, so the row decides
     _, after = _fig4b(config, tensors, AFTER)

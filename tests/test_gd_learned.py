@@ -1,4 +1,4 @@
-"""The Sec. 5.2 analysis (report/gd_learned.py) on planted truth: the GD network, known gaps."""
+"""The Sec. 5.2 analysis (readings/gd_learned.py) on planted truth: the GD network, known gaps."""
 
 import types
 
@@ -9,7 +9,7 @@ import torch
 from gated_attention.engine import stack_students
 from gated_attention.experiments import in_context_regression as icr
 from gated_attention.models.gated_rnn import GatedRNN
-from gated_attention.report.gd_learned import analyse_regression
+from gated_attention.readings.gd_learned import analyse_regression
 from gated_attention.tasks import regression
 
 
@@ -60,8 +60,32 @@ def test_the_planted_gd_network_and_gaps_are_read_back():
     assert a.ood_gap == pytest.approx(a.ood_gd) and a.ood_rnn == pytest.approx(a.ood_gd * 1.002)
 
 
+def test_the_score_rows_carry_the_planted_values_in_the_chapters_order():
+    from gated_attention.readings.gd_learned import score_rows
+
+    a = analyse_regression(planted_run())
+    rows = score_rows(a, 2, run="planted")
+    assert [r.id for r in rows] == [
+        "sec5.rnn_loss",
+        "sec5.loss_gap_rel",
+        "sec5.loss_gap_se",
+        "table2.coef_rel_error_max",
+        "table2.coef_rel_error_worst_t",
+        "table2.residual_ratio",
+        "fig3c.transition_learned",
+        "sec5.ood_rnn_loss",
+        "sec5.ood_gd_loss",
+    ]
+    values = {r.id: r for r in rows}
+    assert values["sec5.rnn_loss"].ours == pytest.approx(a.rnn_loss)
+    assert values["sec5.loss_gap_rel"].ours == pytest.approx(0.01 / a.gd_mean)
+    assert values["fig3c.transition_learned"].ours == 24
+    assert values["fig3c.transition_learned"].seeds == 2 and values["sec5.rnn_loss"].seeds == 2
+    assert values["sec5.ood_gd_loss"].seeds is None and all(r.run == "planted" for r in rows)
+
+
 def test_the_fig3c_edge_reads_the_planted_gaps_over_zero_minus_gd():
-    from gated_attention.report import fig3_edges
+    from gated_attention.readings import fig3_edges
 
     gaps = (0.01, 0.005, 0.001, 0.003)  # relative to the GD loss, per member
     s = fig3_edges.from_regression(planted_run(sweep_gaps=gaps))
@@ -89,7 +113,7 @@ def test_worst_t_is_the_worst_step_not_the_mean_over_steps():
 
     import numpy as np
 
-    from gated_attention.report.gd_learned import RegressionAnalysis
+    from gated_attention.readings.gd_learned import RegressionAnalysis
     from gated_attention.tasks import regression
 
     eta = regression.ETA_STAR

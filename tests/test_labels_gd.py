@@ -1,11 +1,12 @@
 """The rows of App. D.2 and Sec. 5 hold only the paper's numbers in the paper column, compare
 nothing with itself, and say the sign and size their criteria accept (paper_values.json,
-report.gd_learned, report.gd_tables)."""
+readings.gd_learned, readings.gd_step)."""
 
 import numpy as np
 import pytest
 
-from gated_attention.report import gd_learned, gd_tables, scorecard, verdict
+from gated_attention.readings import gd_learned, gd_step
+from gated_attention.report import scorecard, verdict
 from gated_attention.tasks import regression
 
 
@@ -30,13 +31,13 @@ def test_eta_star_is_shown_beside_our_5_74_not_scored(build):
 
 def test_the_monte_carlo_minimiser_reads_the_parabola():
     etas = np.linspace(0.02, 0.12, 11)
-    assert gd_tables.quadratic_minimiser(etas, 3 * (etas - 5 / 74) ** 2 + 0.1) == pytest.approx(
+    assert gd_step.quadratic_minimiser(etas, 3 * (etas - 5 / 74) ** 2 + 0.1) == pytest.approx(
         5 / 74, rel=1e-9
     )
     with pytest.raises(ValueError, match="no minimum"):
-        gd_tables.quadratic_minimiser(etas, -(etas**2))
+        gd_step.quadratic_minimiser(etas, -(etas**2))
     with pytest.raises(ValueError, match="three or more"):
-        gd_tables.quadratic_minimiser(etas[:2], etas[:2])
+        gd_step.quadratic_minimiser(etas[:2], etas[:2])
 
 
 def test_the_gap_row_holds_no_derived_paper_value_and_says_it_accepts_either_sign():

@@ -21,6 +21,7 @@ Modules (one step of the analysis each):
     success      per-seed "learned the construction", Wilson intervals, n* from fractions
     thresholds   PRUNE_TOL, LAM_TOL and the memory cuts: one name and one value per idea
     consolidation  a pruned network with surplus neurons as a smaller one, and its cost (ours)
+    penalties      the weight penalty |theta|^2, as given and at its best rescaling
     recall_algorithms  reverse engineering associative-recall networks (App. D.3, Fig. 7)
     family_losses  loss per family and parameter count, the scorecard ratios (Fig. 4A/B)
     family_rules   how a Fig. 4A/B row reads a family's seeds (members, premise, bootstrap

@@ -2,6 +2,7 @@
 
 gated_rnn    App. A: the gated RNN of Eq. (2), exactly (full, symmetric, low-rank, side)
 symbolic     the sympy proofs and float64 checks of the App. A constructions
+polynomial_ring  Eq. (1) and Eq. (2) evaluated exactly in a sparse polynomial ring
 compressed_output  beyond the paper: d(d+1)/2 output-gating neurons for a symmetric M,
              and the column-rank lower bound
 capped_memory      beyond the paper: lam <= lam_max < 1, its error law, banks of

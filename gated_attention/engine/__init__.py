@@ -4,6 +4,7 @@ Modules (one job each):
     config        TrainConfig (the optimiser and engine settings), TrainResult, the schedule
     loop          ``train``: the training loop of one ensemble, fast and reference modes
     steps         one step object per path: fused Eq. (2), a model's forward, the reference
+    losses        a step's loss: what it reads (LossSpec), the autograd paths' loss function
     loss_log      the loss curve, one window of steps at a time
     guards        what ``train`` refuses before a step, the watch for divergence and its error
     ensembles     stacking students of different sizes; ``train_by_size`` for size sweeps

@@ -1,5 +1,5 @@
 """The normalised losses of a teacher-student sweep (Fig. 3A/B): what the loss edge
-(``analysis.loss_edge``) and the per-seed reading (``report.size_sweeps``) read. They depend on
+(``readings.fig3_edges``) and the per-seed reading (``readings.fig3_learned``) read. They depend on
 the experiment's config (its held-out sequences), so they live here, not in ``analysis``.
 
     normalised loss   l(n, seed) = final held-out MSE / Var(teacher output)   (1 = predicting 0,

@@ -3,11 +3,13 @@
 attention   Eq. (1): causal linear self-attention (the teacher)
 gated_rnn   Eq. (2): the gated diagonal linear RNN (the student), reference and parallel forms
 fast_path   the training engine's fused form of Eq. (2) (hand-written backward)
+compiled_loss  the same loss and its gradients as one plain function (mode "compiled")
 shell       embedding -> recurrent layer(s) -> readout, for an ensemble; the ``Family`` record
 dense_rnn   Eq. (2) with a dense linear recurrence ("dense" in Fig. 4A)
 lstm        a 1-layer LSTM in the shell of Sec. 4.3
 gru         a 1-layer GRU in the shell of Sec. 4.3
 lru         the LRU family of Sec. 4.3 / 5.3 (LRU, LRU In+Out, with an MLP), simplified
+lru_pilots  the Fig. 4B setup pilots' LRU variants: normalised blocks, rescaled init (ours)
 mamba       a Mamba-style selective layer (simplified, no convolution) in the shell
 family_registry  every family above by name, in the shape the engine trains (Fig. 4A/4B)
 padding     networks of one family at several widths as one ensemble (zero-padded, masks)

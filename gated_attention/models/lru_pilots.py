@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from .lru import Params, gate, layers_of, lru_layer
+from . import lru
 from .shell import linear
 
 __all__ = ["LINEAR_ENDINGS", "scale_linear", "normalise", "forward_prenorm"]
@@ -25,7 +25,7 @@ __all__ = ["LINEAR_ENDINGS", "scale_linear", "normalise", "forward_prenorm"]
 LINEAR_ENDINGS = ("W_emb", "W_out", "_W_1", "_W_2", "_W_3", "_W_4", "_W1", "_W2")
 
 
-def scale_linear(P: Params, factor: float) -> Params:
+def scale_linear(P: lru.Params, factor: float) -> lru.Params:
     """A copy of P with every nn.Linear-drawn matrix (``LINEAR_ENDINGS``) times ``factor``:
     sqrt 3 turns their U(-1/sqrt(fan_in), 1/sqrt(fan_in)) draw into variance 1 / fan_in."""
     if not (math.isfinite(factor) and factor > 0):
@@ -39,12 +39,12 @@ def normalise(u: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
     return (u - mean) / (u.var(-1, keepdim=True, unbiased=False) + eps).sqrt()
 
 
-def forward_prenorm(x: torch.Tensor, P: Params) -> torch.Tensor:
+def forward_prenorm(x: torch.Tensor, P: lru.Params) -> torch.Tensor:
     """``forward`` with u normalised (``normalise``) before each block and before the readout,
     as the LRU paper's blocks normalise their input (ours, a pilot of the Fig. 4B setup check;
     the families of Fig. 4 use ``forward``): x (E, B, T, d_in) -> y (E, B, T, d_out)."""
     u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
-    for l in layers_of(P):
-        v = gate(normalise(u), P, l, "in")
-        u = u + gate(lru_layer(v, P, l), P, l, "out")
+    for l in lru.layers_of(P):
+        v = lru.gate(normalise(u), P, l, "in")
+        u = u + lru.gate(lru.lru_layer(v, P, l), P, l, "out")
     return linear(normalise(u), P["W_out"], P["b_out"])

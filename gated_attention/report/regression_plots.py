@@ -29,7 +29,6 @@ __all__ = [
     "gd_monomials",
     "plot_coefficient_histogram",
     "plot_memory",
-    "print_monte_carlo_check",
     "plot_gd_loss_eta",
 ]
 
@@ -141,29 +140,6 @@ def plot_memory(
     ax1.set_ylabel("neurons")
     fig.tight_layout()
     return fig
-
-
-def print_monte_carlo_check(
-    mc_mean: torch.Tensor,
-    mc_se: torch.Tensor,
-    exact: torch.Tensor,
-    min_loss: float,
-    n: int,
-) -> float:
-    """Print the Monte Carlo loss of one GD step against the exact one: at eta* (the last of
-    the learning rates; ``mc_mean``, ``mc_se`` and ``exact`` have one entry per learning rate)
-    with its standard error over ``n`` sequences, the exact minimum ``min_loss``, their
-    difference in standard errors, and the largest |difference| over all learning rates.
-    Returns the difference at eta*, in standard errors."""
-    z_score = float((mc_mean[-1] - exact[-1]) / mc_se[-1])
-    worst = ((mc_mean - exact) / mc_se).abs().max()
-    print(f"Monte Carlo at eta*: {mc_mean[-1]:.5f} +- {mc_se[-1]:.5f} (n = {n:,})")
-    print(f"exact:               {float(min_loss):.5f}")
-    print(f"difference: {z_score:+.2f} standard errors")
-    print(
-        f"largest |difference| over all {len(mc_mean)} learning rates: {worst:.2f} standard errors"
-    )
-    return z_score
 
 
 def plot_gd_loss_eta(

@@ -4,10 +4,12 @@ loss edge, is ``fig3_edges``.
 
     sweep_success    a finished sweep -> normalised losses, Score KV, per-seed fractions and n*
     read_sweep       a finished sweep -> SweepReading (the per-seed fractions and Score KV)
-    reading_lines    its learned counts per size, as printed lines
-    reading_records  its row ``fig3<p>.transition_learned``, with the budget
+    LearnedRow       one size: seeds that learned (Wilson 95%), the range of Score KV
+    learned_rows     a reading's LearnedRows
+    score_rows       its row ``fig3<p>.transition_learned`` (values for the scorecard)
     all_learn_from   the smallest size from which every seed of every larger size learned
-    setup_text       each panel's teacher, sizes, seeds and training, against the paper profile's
+    SetupRow         a panel's teacher, sizes, seeds and training, beside the paper profile's
+    setup_rows       the SetupRow of each panel
 """
 
 from __future__ import annotations
@@ -20,16 +22,18 @@ import torch
 
 from .. import analysis, experiments
 from ..analysis.success import LEARNED_LOSS, LEARNED_SCORE
-from . import scorecard, verdict
+from .fig3_rows import ScoreRow
 
 __all__ = [
     "SweepReading",
     "sweep_success",
     "read_sweep",
-    "reading_lines",
-    "reading_records",
+    "LearnedRow",
+    "learned_rows",
+    "score_rows",
     "all_learn_from",
-    "setup_text",
+    "SetupRow",
+    "setup_rows",
 ]
 
 #: the Score KV inputs (sequences, seed): the same for every sweep the chapter reads
@@ -45,6 +49,11 @@ class SweepReading:
     config: Any
     learned: Any  # analysis.Fractions
     kv: np.ndarray
+
+    @property
+    def claim(self) -> str:
+        """Its claim in paper_values.json: "fig3a" or "fig3b"."""
+        return f"fig3{self.panel.lower()}"
 
     @property
     def spent(self) -> int:
@@ -80,35 +89,43 @@ def read_sweep(run) -> SweepReading:
     return SweepReading(c.name.removeprefix("how-many-neurons-"), c, learned, kv)
 
 
-def reading_lines(r: SweepReading) -> str:
+@dataclasses.dataclass(frozen=True)
+class LearnedRow:
+    """One size: ``k`` of ``R`` seeds learned the construction (Wilson 95% ``lo`` to ``hi``),
+    and the lowest and highest Score KV over its seeds."""
+
+    n: int
+    k: int
+    R: int
+    lo: float
+    hi: float
+    kv_min: float
+    kv_max: float
+
+
+def learned_rows(r: SweepReading) -> list[LearnedRow]:
     """Per size: how many seeds learned the construction (Wilson 95%) and the range of Score
-    KV; then n*."""
+    KV; the reading's n* is ``r.learned.estimate``."""
     f = r.learned
-    lines = [f"  seeds that learned the construction, of {f.R}"]
-    for n, k, lo, hi, kv in zip(f.sizes, f.k, f.lo, f.hi, r.kv, strict=True):
-        lines.append(
-            f"  n = m = {n:4d}: {k} of {f.R} (Wilson 95% {lo:.2f}-{hi:.2f}); "
-            f"Score KV {kv.min():.1e} .. {kv.max():.1e}"
-        )
-    lines.append(f"  n* (at least half of the seeds learned, there and above) = {f.estimate}")
-    return "\n".join(lines)
-
-
-def reading_records(r: SweepReading, *, profile: str, run: str = "") -> list:
-    """The row ``fig3<p>.transition_learned`` (``run``: the recorded run's name, if one)."""
-    rid = f"fig3{r.panel.lower()}"
-    c, f = r.config, r.learned
-    budget = verdict.budget(rid, steps=c.train.steps, T=c.T, seeds=f.R)
     return [
-        scorecard.record(
-            f"{rid}.transition_learned",
+        LearnedRow(int(n), int(k), f.R, float(lo), float(hi), float(kv.min()), float(kv.max()))
+        for n, k, lo, hi, kv in zip(f.sizes, f.k, f.lo, f.hi, r.kv, strict=True)
+    ]
+
+
+def score_rows(r: SweepReading, run: str = "") -> list[ScoreRow]:
+    """The row ``fig3<p>.transition_learned`` (``run``: the recorded run's name, if one); its
+    budget is the claim's (``r.claim``) at ``r.config.train.steps``, ``r.config.T`` and
+    ``r.learned.R`` seeds."""
+    f = r.learned
+    return [
+        ScoreRow(
+            f"{r.claim}.transition_learned",
             float("nan") if f.estimate is None else f.estimate,
             seeds=f.R,
             note="learned per size: "
             + ", ".join(f"{n}: {k}/{f.R}" for n, k in zip(f.sizes, f.k, strict=True)),
-            profile=profile,
             run=run,
-            budget=budget,
         )
     ]
 
@@ -124,17 +141,40 @@ def all_learn_from(r: SweepReading) -> int | None:
     return from_n
 
 
-def setup_text(configs: dict, papers: dict) -> str:
-    """Two lines per panel p of ``configs`` (p -> ``experiments.how_many_neurons_config``): its
-    d, teacher rank, T and sizes n = m; its seeds and steps beside the paper profile's
-    (``papers``, p -> config), learning rate and weight decay."""
-    lines = []
-    for p, c in configs.items():
-        paper = papers[p]
-        lines.append(
-            f"Fig. 3{p}: d = {c.d}, teacher rank {c.teacher_rank or c.d}, T = {c.T}, "
-            f"n = m in {list(c.sizes)},\n  {len(c.seeds)} seeds, {c.train.steps:,} steps "
-            f"(paper profile: {len(paper.seeds)} seeds, {paper.train.steps:,}), lr "
-            f"{c.train.lr:g}, weight decay {c.train.weight_decay:g}"
+@dataclasses.dataclass(frozen=True)
+class SetupRow:
+    """A panel's sweep: d, the teacher's rank, T, the sizes n = m, seeds and steps (and the
+    paper profile's), learning rate and weight decay."""
+
+    panel: str
+    d: int
+    rank: int
+    T: int
+    sizes: tuple[int, ...]
+    seeds: int
+    steps: int
+    paper_seeds: int
+    paper_steps: int
+    lr: float
+    weight_decay: float
+
+
+def setup_rows(configs: dict, papers: dict) -> list[SetupRow]:
+    """One row per panel p of ``configs`` (p -> ``experiments.how_many_neurons_config``),
+    beside the paper profile's seeds and steps (``papers``, p -> config)."""
+    return [
+        SetupRow(
+            p,
+            c.d,
+            c.teacher_rank or c.d,
+            c.T,
+            tuple(c.sizes),
+            len(c.seeds),
+            c.train.steps,
+            len(papers[p].seeds),
+            papers[p].train.steps,
+            c.train.lr,
+            c.train.weight_decay,
         )
-    return "\n".join(lines)
+        for p, c in configs.items()
+    ]

@@ -3,7 +3,7 @@
 One function, ``analyse_regression``, turns a run of ``RegressionConfig`` (from the
 results cache or a recorded run) into every number the chapter "RNNs learn gradient descent"
 reports and scores, so the profile's own run and a recorded paper-profile run are read the
-same way. It reads an experiment's results entry, so it sits in ``report``, above
+same way. It reads an experiment's results entry, so it sits in ``readings``, above
 ``experiments``; the steps it calls (polynomials, pruning, success) are ``analysis``'s:
 
     loss         Table 2's networks (every seed of the largest size): each one's paired gap to the
@@ -19,8 +19,10 @@ same way. It reads an experiment's results entry, so it sits in ``report``, abov
                  |W_in2 row| > PRUNE_TOL, the first pruning rule); one GD step needs lam = 1
                  for its memory neurons
 
-``regression_records`` turns the analysis into the chapter's scorecard rows (the GD loss's Monte
-Carlo row aside), for the profile's run and for a recorded run alike.
+``score_rows`` turns the analysis into the values of the chapter's scorecard rows (the GD loss's
+Monte Carlo row aside), for the profile's run and for a recorded run alike; the chapter scores
+them (``report.scorecard.record``) with the budget of the claim "sec5" over ``len(a.top)``
+seeds.
 
 Glossary (code name -> paper symbol -> section):
     eta_star     eta* = 5/74, the optimal GD step size        Sec. 5.1 / App. D.2
@@ -43,13 +45,12 @@ from ..analysis.thresholds import MEMORY_LAM_ICL, PRUNE_TOL
 from ..experiments import in_context_regression
 from ..models.gated_rnn import lam_from_nu
 from ..tasks import gd_theory, regression
-from . import scorecard
-from .budget_text import budget
+from .fig3_rows import ScoreRow
 
 __all__ = [
     "RegressionAnalysis",
     "analyse_regression",
-    "regression_records",
+    "score_rows",
     "PAPER_GAP",
     "gap_note",
 ]
@@ -172,16 +173,13 @@ def analyse_regression(result) -> RegressionAnalysis:
     )
 
 
-def regression_records(
-    a: RegressionAnalysis, n_seeds: int, profile: str, steps: int, run: str = ""
-) -> list[scorecard.Record]:
-    """The scorecard rows of a run's analysis ``a`` (the GD loss's Monte Carlo row is
-    separate): Sec. 5.2's loss and gap, Table 2's coefficients and residual, Fig. 3C's
-    per-seed transition over ``n_seeds`` seeds per size, and the OOD losses. ``steps``: the
-    run's training steps (for the row's budget); ``run``: the name of a recorded run (its rows
-    fill the scorecard's recorded column), "" for the profile's own run."""
+def score_rows(a: RegressionAnalysis, n_seeds: int, run: str = "") -> list[ScoreRow]:
+    """The values of the scorecard rows of a run's analysis ``a`` (the GD loss's Monte Carlo
+    row is separate): Sec. 5.2's loss and gap, Table 2's coefficients and residual, Fig. 3C's
+    per-seed transition over ``n_seeds`` seeds per size, and the OOD losses. ``run``: the name
+    of a recorded run (its rows fill the scorecard's recorded column), "" for the profile's own
+    run."""
     k = len(a.top)
-    kw = dict(profile=profile, run=run, budget=budget("sec5", steps=steps, seeds=k))
     by_seed = a.transition_learned(in_context_regression.TRANSITION_THRESHOLD)
     per_size = ", ".join(
         f"{n}: {k_}/{by_seed.R}" for n, k_ in zip(by_seed.sizes, by_seed.k, strict=True)
@@ -218,7 +216,7 @@ def regression_records(
         ("sec5.ood_rnn_loss", a.ood_rnn, k, ""),
         ("sec5.ood_gd_loss", a.ood_gd, None, "exact: 7/37 = 0.189"),
     ]
-    return [scorecard.record(i, v, seeds=s, note=n, **kw) for i, v, s, n in rows]
+    return [ScoreRow(i, v, seeds=s, note=n, run=run) for i, v, s, n in rows]
 
 
 def gap_note(gap: float, gap_se: float, gd: float) -> str:

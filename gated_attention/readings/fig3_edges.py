@@ -1,0 +1,277 @@
+"""Fig. 3A-C read one way: the loss edge of every sweep at the levels of ``analysis.loss_edge``,
+with its interval over seeds and whether its students were still learning.
+
+    Sweep            one finished sweep: sizes, excess losses (sizes, seeds), budget, setting
+    from_teacher     a Fig. 3A/B sweep (a teacher-student size sweep) -> Sweep
+    from_regression  a Fig. 3C sweep (an in-context regression run) -> Sweep
+    merge            a coarse sweep and its fine sweep (same seeds) -> one Sweep
+    read             a recorded run, by name -> Sweep
+    largest          the largest recorded sweep of each panel and of each setting of Fig. 3A
+    SizeRow          one size of a sweep: its median excess loss over seeds, min, max, still
+    size_rows        a sweep's SizeRows
+    LevelRow         the edge at one level: n*, n*/count, whether it is the central level
+    level_rows       a sweep's LevelRows
+    SETTINGS         the keys of ``largest`` in the order of the finding's table (``fig3_map``)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from .. import experiments
+from ..analysis.loss_edge import (
+    CENTRAL_LEVEL,
+    Edge,
+    edge_interval,
+    edges,
+    median_excess,
+    still_learning,
+)
+from ..experiments.robustness import FINE, VARIANTS
+from ..tasks import regression
+
+__all__ = [
+    "Sweep",
+    "from_teacher",
+    "from_regression",
+    "merge",
+    "read",
+    "largest",
+    "SizeRow",
+    "size_rows",
+    "LevelRow",
+    "level_rows",
+    "CONSTRUCTION",
+    "PREFIX",
+    "SETTINGS",
+]
+
+#: the construction's neuron count per panel (App. A.3, A.4; the previous chapter for C)
+CONSTRUCTION = {"A": 14, "B": 42, "C": 12}
+#: the recorded runs' name prefix per panel
+PREFIX = {"A": "how-many-neurons-A-", "B": "how-many-neurons-B-", "C": "in-context-regression-"}
+#: the keys of ``largest`` in the order of the finding's table
+SETTINGS = ("A", "A-wd", "A-lr", "A-lr-wd", "A-teacher", "B", "C")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """One finished sweep of panel ``panel``: ``excess`` (S, R) at ``sizes`` (S,), trained
+    ``steps`` steps at ``T`` (``T`` None: the task's own length); ``still`` (S,) how many seeds
+    of each size were still learning at the end (``analysis.loss_edge.still_learning``; None:
+    not known); ``runs`` the recorded runs read (empty: this build's own)."""
+
+    panel: str  # "A", "B" or "C"
+    sizes: np.ndarray
+    excess: np.ndarray
+    steps: int
+    T: int | None
+    run: str = ""  # the recorded run's name (several: joined by " + "), or "" for this build's
+    still: np.ndarray | None = None
+    setting: str = ""  # the settings of ours it was trained with, in words (``_setting``)
+
+    @property
+    def construction(self) -> int:
+        return CONSTRUCTION[self.panel]
+
+    @property
+    def claim(self) -> str:
+        """The claim of its panel in paper_values.json: "fig3a", "fig3b" or "fig3c"."""
+        return f"fig3{self.panel.lower()}"
+
+    @property
+    def seeds(self) -> int:
+        return self.excess.shape[1]
+
+    @property
+    def spent(self) -> int:
+        """Steps x T: which of two sweeps of a panel had the larger budget."""
+        return self.steps * (self.T or 1)
+
+    def share(self, paper: dict) -> float:
+        """Steps x T over the paper's steps x T for this panel (``paper``: the claim's paper
+        budget, {"steps", "T"}, of paper_values.json)."""
+        return self.steps * (self.T or paper["T"]) / (paper["steps"] * paper["T"])
+
+    def edges(self) -> dict[float, Edge]:
+        """n*_L at every level of ``analysis.LEVELS``."""
+        return edges(self.sizes, self.excess, self.construction)
+
+    def interval(self, level: float = CENTRAL_LEVEL) -> tuple[float | None, float | None]:
+        """The 95% bootstrap interval over seeds of n*_L / the construction's count (None
+        above: no edge among the sizes in more than 2.5% of the draws)."""
+        lo, hi = edge_interval(self.sizes, self.excess, level)
+        return tuple(None if v is None else v / self.construction for v in (lo, hi))
+
+    def still_total(self) -> int:
+        """Students still learning at the end, over every size and seed (0: not known)."""
+        return 0 if self.still is None else int(self.still.sum())
+
+
+def _still(run: Any, sizes, members, excess, level: float, floor: float = 0.0):
+    """(S,) seeds of each size still learning at the end (None: its losses are logged too
+    sparsely to tell, as in the smoke profile); ``members`` (E,) each member's size,
+    ``excess`` (E,) its excess loss, in the entry's member order."""
+    T = run.tensors
+    if "loss_steps" not in T or "losses" not in T:
+        return None
+    try:
+        flags = still_learning(
+            T["loss_steps"].numpy(),
+            T["losses"].numpy(),
+            excess,
+            level,
+            run.config.train.steps,
+            floor=floor,
+        )
+    except ValueError:
+        return None
+    return np.array([int(flags[members == n].sum()) for n in sizes])
+
+
+def _num(x: float) -> str:
+    """0.001 -> '1e-3' (a power of ten), 0.07 -> '0.07'."""
+    e = np.log10(x)
+    return f"1e{int(round(e))}" if x > 0 and abs(e - round(e)) < 1e-9 else f"{x:g}"
+
+
+def _setting(config: Any) -> str:
+    """'lr 1e-3, wd 0.07' (and the teacher's scale where it is the task's default 1/d): the
+    label of a setting, the key the chapters look its row up by."""
+    words = f"lr {_num(config.train.lr)}, wd {_num(config.train.weight_decay)}"
+    if getattr(config, "d", None) and getattr(config, "teacher_std", 0) is None:
+        words += ", teacher variance 1/d"
+    return words
+
+
+def from_teacher(run: Any, name: str = "") -> Sweep:
+    """Fig. 3A/B: the normalised held-out losses of a teacher-student size sweep (a results
+    entry), MSE / Var(teacher output): the construction's loss is 0, predicting 0 is 1."""
+    c = run.config
+    sizes, L = experiments.normalised_losses(c, run.tensors["eval_loss"])
+    panel = {4: "A", 12: "B"}[c.d]
+    members = np.repeat(sizes, L.shape[1])  # sizes outer, seeds inner
+    still = _still(run, sizes, members, L.reshape(-1), CENTRAL_LEVEL)
+    return Sweep(panel, sizes, L, c.train.steps, c.T, name, still, _setting(c))
+
+
+def from_regression(run: Any, name: str = "") -> Sweep:
+    """Fig. 3C: each network's paired gap to one optimal GD step over the gap between
+    predicting 0 and that step, ``regression.ZERO_LOSS - regression.GD_MIN_LOSS``: the
+    construction's (GD's) loss is 0, predicting 0 is 1."""
+    T = run.tensors
+    sizes = T["sizes"].numpy()
+    sweep = np.array(sorted(set(sizes.tolist())))
+    gap = T["eval_gap"].numpy() / (regression.ZERO_LOSS - regression.GD_MIN_LOSS)
+    excess = np.stack([gap[sizes == n] for n in sweep])
+    still = _still(run, sweep, sizes, gap, CENTRAL_LEVEL, floor=regression.GD_MIN_LOSS)
+    c = run.config
+    return Sweep("C", sweep, excess, c.train.steps, None, name, still, _setting(c))
+
+
+def merge(coarse: Sweep, fine: Sweep) -> Sweep:
+    """One sweep of ``coarse``'s sizes and ``fine``'s (the same panel, seeds, steps and T: the
+    same teachers and data per seed); a size in both is read from ``coarse``."""
+    if (coarse.panel, coarse.seeds, coarse.steps, coarse.T, coarse.setting) != (
+        fine.panel,
+        fine.seeds,
+        fine.steps,
+        fine.T,
+        fine.setting,
+    ):
+        raise ValueError(f"cannot merge {coarse.run!r} and {fine.run!r}: not one setting's runs")
+    extra = ~np.isin(fine.sizes, coarse.sizes)
+    sizes = np.concatenate([coarse.sizes, fine.sizes[extra]])
+    order = np.argsort(sizes)
+    stack = lambda a, b: np.concatenate([a, b[extra]])[order]  # noqa: E731
+    still = None
+    if coarse.still is not None and fine.still is not None:
+        still = stack(coarse.still, fine.still)
+    return Sweep(
+        coarse.panel,
+        sizes[order],
+        stack(coarse.excess, fine.excess),
+        coarse.steps,
+        coarse.T,
+        f"{coarse.run} + {fine.run}",
+        still,
+        coarse.setting,
+    )
+
+
+def read(name: str) -> Sweep:
+    """The recorded run ``name`` (of Fig. 3A, 3B or 3C) as a Sweep."""
+    run = experiments.recorded(name)
+    if name.startswith(PREFIX["C"]):
+        return from_regression(run, name)
+    return from_teacher(run, name)
+
+
+def _key(name: str) -> str | None:
+    """The key of a recorded run in ``largest``: "A", "B", "C", "A-<variant>" (a fine sweep:
+    "A-<variant>-fine"), or None."""
+    for v in sorted(VARIANTS, key=len, reverse=True):
+        for tail, key in ((f"-{v}-fine", f"A-{v}-fine"), (f"-{v}", f"A-{v}")):
+            if name == f"{PREFIX['A']}cpu{tail}":
+                return key
+    return next((p for p, pre in PREFIX.items() if name.startswith(pre)), None)
+
+
+def largest() -> dict[str, Sweep]:
+    """The largest recorded sweep (steps x T) of each panel, "A", "B", "C", and of each setting
+    of Fig. 3A ("A-wd", ...: the recorded ``how-many-neurons-A-cpu-<variant>``), each read
+    together with its fine sweep where one is recorded (``merge``)."""
+    out: dict[str, Sweep] = {}
+    for name in experiments.recorded_names():
+        key = _key(name)
+        if key is None:
+            continue
+        s = read(name)
+        if key not in out or s.spent > out[key].spent:
+            out[key] = s
+    for v in FINE:
+        fine = out.pop(f"A-{v}-fine", None)
+        if fine is not None and f"A-{v}" in out:
+            out[f"A-{v}"] = merge(out[f"A-{v}"], fine)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class SizeRow:
+    """One size of a sweep: the median excess loss over seeds, its min and max over seeds, and
+    how many seeds were still learning at the end (None: not known)."""
+
+    n: int
+    median: float
+    min: float
+    max: float
+    still: int | None
+
+
+def size_rows(s: Sweep) -> list[SizeRow]:
+    """Per size of ``s``: the median excess loss over seeds (min .. max), seeds still learning."""
+    med = median_excess(s.excess)
+    still = s.still if s.still is not None else [None] * len(s.sizes)
+    return [
+        SizeRow(int(n), float(m), float(row.min()), float(row.max()), None if k is None else int(k))
+        for n, m, row, k in zip(s.sizes, med, s.excess, still, strict=True)
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class LevelRow:
+    """The edge of a sweep at one level: n* (None: no edge among the swept sizes), n* over the
+    construction's count (NaN: none) and whether the level is the central one."""
+
+    level: float
+    edge: int | None
+    ratio: float
+    central: bool
+
+
+def level_rows(s: Sweep) -> list[LevelRow]:
+    """n* at each level of ``analysis.LEVELS`` of ``s``, and n*/count."""
+    return [LevelRow(L, e.estimate, e.ratio, L == CENTRAL_LEVEL) for L, e in s.edges().items()]

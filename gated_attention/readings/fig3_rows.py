@@ -1,0 +1,194 @@
+"""Fig. 3A-C's scorecard values: what a chapter hands to ``report.scorecard.record`` for each
+row of a sweep (``fig3_edges.Sweep``), the premise of a row at our settings, Fig. 3A's
+recorded settings and the size trained in both modes.
+
+    ScoreRow         one row's values: id, ours, seeds, note, run, interval (the chapter adds
+                     the profile and the budget: ``scorecard.record(**vars(row), ...)``)
+    edge_rows        a sweep's rows ``fig3<p>.edge`` (central) and the two other levels
+    settings_premise whether our unstated settings decide a Fig. 3A/B row (its premise)
+    robust_rows      the row ``fig3.robust.<variant>`` of a recorded variant of Fig. 3A
+    robust_all       every variant's sweep and rows (with its fine sweep where recorded)
+    ModeRow          the size trained in both modes (fast, compiled), its seeds' excess losses
+    mode_rows        those rows, per variant with a fine sweep
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import experiments
+from ..analysis.loss_edge import CENTRAL_LEVEL
+from ..experiments.robustness import FINE, VARIANTS
+from .fig3_edges import PREFIX, Sweep, read
+
+__all__ = [
+    "ScoreRow",
+    "edge_rows",
+    "settings_premise",
+    "robust_rows",
+    "robust_all",
+    "ModeRow",
+    "mode_rows",
+    "ROW_LEVELS",
+    "OURS",
+    "BAND",
+]
+
+#: the row of each level ("" is the central row)
+ROW_LEVELS = {1e-2: "_at_1e-2", CENTRAL_LEVEL: "", 1e-6: "_at_1e-6"}
+#: the setting of Fig. 3A/B's main sweeps (ours), whose edge Fig. 3A's variants test
+OURS = "lr 1e-2, wd 1e-4"
+#: the claim's pass band for n*/count (paper_values.json, fig3a.edge: sqrt 2 to 2 sqrt 2)
+BAND = (1.414, 2.828)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreRow:
+    """The values of one scorecard row, as ``report.scorecard.record`` takes them (its keyword
+    names): ``note`` the row's stored note, ``run`` the recorded run ("" for this build's)."""
+
+    id: str
+    ours: float
+    seeds: int | None = None
+    note: str = ""
+    run: str = ""
+    interval: tuple | None = None
+
+
+def _interval_note(s: Sweep) -> str:
+    still = s.still_total()
+    return f"; {still} students still learning at the end" if still else ""
+
+
+def _x(v: float) -> str:
+    return "none" if not np.isfinite(v) else f"{v:.2f}x"
+
+
+def settings_premise(s: Sweep, runs: dict[str, Sweep]) -> str:
+    """The premise note of a Fig. 3A/B sweep trained at our settings (``OURS``): "premise
+    fails" when Fig. 3A's recorded settings (``runs``, from ``largest``) allow the edge both
+    inside the band and outside it, each setting as far as its 95% interval over seeds reaches
+    (an open interval reaches every size above), so that our unstated choice of rate and
+    weight decay, or the seeds, decide the row; "" when they agree, for Fig. 3C, or for a
+    sweep at another setting. The note is the row's, read by ``report.verdict``."""
+    if s.panel == "C" or s.setting != OURS:
+        return ""
+    inside, outside, said = [], [], []
+    for k, r in runs.items():
+        if k[0] != "A":
+            continue
+        lo, hi = r.interval()
+        lo = BAND[1] * 2 if lo is None else lo  # no edge in any draw: above every size
+        hi = np.inf if hi is None else hi
+        if hi >= BAND[0] and lo <= BAND[1]:
+            inside.append(r.setting)
+        if lo < BAND[0] or hi > BAND[1]:
+            outside.append(r.setting)
+        said.append(f"{_x(r.edges()[CENTRAL_LEVEL].ratio)} [{_x(lo)}, {_x(hi)}] with {r.setting}")
+    if not inside or not outside:
+        return ""
+    return (
+        "premise fails: the edge depends on our settings, which the paper does not state, "
+        f"within the seeds' intervals (Fig. 3A at the CPU budget: {'; '.join(said)})"
+    )
+
+
+def edge_rows(s: Sweep, premise: str = "") -> list[ScoreRow]:
+    """The sweep's rows ``fig3<p>.edge`` (central, with its bootstrap interval over seeds) and
+    ``fig3<p>.edge_at_1e-2``/``_1e-6``: n*_L over the construction's count (NaN: no edge);
+    ``premise`` (``settings_premise``) goes first in the central row's note."""
+    rid = f"{s.claim}.edge"
+    out = []
+    for L, e in s.edges().items():
+        note = f"n* = {e.estimate}" if e.estimate is not None else "no edge among the sizes"
+        central = L == CENTRAL_LEVEL
+        if central and premise:
+            note = f"{premise}; {note}"
+        out.append(
+            ScoreRow(
+                rid + ROW_LEVELS[L],
+                e.ratio,
+                seeds=s.seeds,
+                note=f"{note} (sizes {s.sizes.min()}-{s.sizes.max()})"
+                + (_interval_note(s) if central else ""),
+                run=s.run,
+                interval=s.interval(L) if central else None,
+            )
+        )
+    return out
+
+
+def robust_rows(s: Sweep, row: str) -> list[ScoreRow]:
+    """The row ``fig3.robust.<row>`` (a variant, or ``<variant>-fine``) of a recorded setting of
+    Fig. 3A: n*/14 at the central level, with its bootstrap interval over seeds (scored at the
+    paper profile, with the budget of the claim "fig3.robust")."""
+    variant = row.removesuffix("-fine")
+    if variant not in VARIANTS or s.panel != "A" or (row != variant and variant not in FINE):
+        raise ValueError(f"not a row of Fig. 3A's settings: {row!r} (panel {s.panel})")
+    e = s.edges()[CENTRAL_LEVEL]
+    note = f"n* = {e.estimate}; {VARIANTS[variant]}" + _interval_note(s)
+    return [
+        ScoreRow(
+            f"fig3.robust.{row}",
+            e.ratio,
+            seeds=s.seeds,
+            note=note,
+            run=s.run.split(" + ")[-1],
+            interval=s.interval(),
+        )
+    ]
+
+
+def robust_all(runs: dict[str, Sweep]) -> list[tuple[str, Sweep | None, list[ScoreRow]]]:
+    """(variant, the sweep or None, its rows) for each variant of Fig. 3A in ``runs``
+    (``largest``): a variant read with its fine sweep has two rows, its coarse run's own on
+    that run's sizes (``fig3.robust.<v>``) and the merged one (``fig3.robust.<v>-fine``)."""
+    out = []
+    for v in VARIANTS:
+        s = runs.get(f"A-{v}")
+        if s is None:
+            out.append((v, None, []))
+            continue
+        if " + " in s.run:  # merged: the coarse run's own row, then the fine one
+            rows = robust_rows(read(s.run.split(" + ")[0]), v)
+            rows += robust_rows(s, f"{v}-fine")
+        else:
+            rows = robust_rows(s, v)
+        out.append((v, s, rows))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class ModeRow:
+    """Size ``n`` of a variant trained twice, in mode fast (the coarse run) and compiled (the
+    fine sweep): each seed's excess loss in both, and how many seeds fall on the same side of
+    the central level."""
+
+    variant: str
+    n: int
+    fast: tuple[float, ...]
+    compiled: tuple[float, ...]
+    same: int
+    seeds: int
+
+
+def mode_rows(variants: Sequence[str] = FINE) -> list[ModeRow]:
+    """The sizes of each variant in ``variants`` recorded both ways (fast and compiled); a
+    variant whose fine sweep is not recorded has no row."""
+    names = set(experiments.recorded_names())
+    out = []
+    for v in variants:
+        coarse, fine = f"{PREFIX['A']}cpu-{v}", f"{PREFIX['A']}cpu-{v}-fine"
+        if not {coarse, fine} <= names:
+            continue
+        a, b = read(coarse), read(fine)
+        for n in sorted(set(a.sizes.tolist()) & set(b.sizes.tolist())):
+            ea, eb = a.excess[a.sizes == n][0], b.excess[b.sizes == n][0]
+            same = int(((ea <= CENTRAL_LEVEL) == (eb <= CENTRAL_LEVEL)).sum())
+            out.append(
+                ModeRow(v, int(n), tuple(map(float, ea)), tuple(map(float, eb)), same, len(ea))
+            )
+    return out

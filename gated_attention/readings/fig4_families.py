@@ -1,0 +1,238 @@
+"""Readings of the Fig. 4A/B runs (the families at matched parameter counts), shared by the
+chapters "Which RNNs learn attention" and "Other RNNs in context": typed rows, no prose.
+
+    sweep_rows       the rate search: per family its seed-mean loss at each rate of the grid
+    summary_rows     per family at the largest target: width, parameters, rate, loss, step cost
+    rate_rows        the rate each family trains at, and whether it is the top of the grid
+    fall_rows        how much each family's training loss still fell over the last fifth
+    unstable_rows    the groups with a seed that diverged or ran unstable at its rate
+    member_rows      each family's seeds at the largest target, the excluded ones flagged
+    premise_fails    the rows whose premise fails (id -> note)
+    cannot_decide    the scored rows whose seeds cannot decide them (id -> that part of the note)
+    scored_rows      each row's value, note (straddled: "three seeds cannot decide"), interval
+                     and value before, ready for ``report.scorecard.record(**vars(row), ...)``
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from ..analysis.family_losses import PREMISE, late_fall, unstable
+from ..experiments.architectures import at_grid_edge
+from ..models.family_registry import family
+
+__all__ = [
+    "CANNOT_DECIDE",
+    "cannot_decide",
+    "FallRow",
+    "MemberRow",
+    "RateRow",
+    "Scored",
+    "SummaryRow",
+    "UnstableRow",
+    "fall_rows",
+    "member_rows",
+    "premise_fails",
+    "rate_rows",
+    "scored_rows",
+    "summary_rows",
+    "sweep_rows",
+    "unstable_rows",
+]
+
+
+def sweep_rows(config, tensors, key: str = "eval_loss") -> list[dict]:
+    """Per family ``{"family": label, rate: seed-mean loss, ...}`` over the sweep's grid
+    (``config.lr_grid``, a diverged seed as +inf): one row of the rate search each."""
+    rates = list(config.lr_grid)
+    rows = []
+    for fam in config.families:
+        row: dict = {"family": family(fam).label}
+        for r in rates:
+            k = [i for i, g in enumerate(config.groups()) if g[0] == fam and g[2] == r][0]
+            row[r] = float(tensors[key][k].nan_to_num(nan=float("inf")).mean())
+        rows.append(row)
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class SummaryRow:
+    """One family at the largest parameter target: its width, parameters, rate, the seed mean
+    and range of its loss (a diverged seed +inf), and the milliseconds of a training step."""
+
+    family: str
+    width: int
+    count: int
+    lr: float
+    mean: float
+    range: tuple[float, float]
+    ms_per_step: float
+
+
+def summary_rows(config, tensors, key: str = "eval_loss") -> list[SummaryRow]:
+    """A ``SummaryRow`` per family of the run (groups order) at its largest target."""
+    rows = []
+    top = max(config.targets)
+    for k, (fam, target, lr) in enumerate(config.groups()):
+        if target != top:
+            continue
+        v = tensors[key][k].nan_to_num(nan=float("inf"))
+        rows.append(
+            SummaryRow(
+                family=family(fam).label,
+                width=int(tensors["widths"][k]),
+                count=int(tensors["counts"][k]),
+                lr=lr,
+                mean=float(v.mean()),
+                range=(float(v.min()), float(v.max())),
+                ms_per_step=1000 * float(tensors["step_time"][k]),
+            )
+        )
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class RateRow:
+    """The rate a family trains at; ``at_top``: the largest of the sweep's grid."""
+
+    family: str
+    lr: float
+    at_top: bool
+
+
+def rate_rows(sweep, lrs) -> list[RateRow]:
+    """A ``RateRow`` per (family, rate) of ``lrs``, the top of ``sweep``'s grid flagged
+    (``experiments.architectures.at_grid_edge``)."""
+    edge = at_grid_edge(sweep, lrs)
+    return [RateRow(family(f).label, lr, f in edge) for f, lr in lrs]
+
+
+@dataclasses.dataclass(frozen=True)
+class FallRow:
+    """How much a family's training loss (largest target, seed mean) fell over the last fifth
+    of training, as a fraction (``analysis.family_losses.late_fall``)."""
+
+    family: str
+    fall: float
+
+
+def fall_rows(config, tensors) -> list[FallRow]:
+    """A ``FallRow`` per family of the run."""
+    return [FallRow(family(f).label, late_fall(config, tensors, f)) for f in config.families]
+
+
+@dataclasses.dataclass(frozen=True)
+class UnstableRow:
+    """A group with ``bad`` of its ``seeds`` seeds non-finite or above the limit."""
+
+    family: str
+    target: int
+    bad: int
+    seeds: int
+
+
+def unstable_rows(config, tensors, key="eval_loss", limit: float | None = 1.0) -> list:
+    """An ``UnstableRow`` per group of ``analysis.family_losses.unstable`` (groups order)."""
+    return [
+        UnstableRow(family(f).label, t, k, n)
+        for f, t, k, n in unstable(config, tensors, key, limit)
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class MemberRow:
+    """A family's seeds at the largest target (``key``: its name in the registry, ``family``: its
+    label): each seed's loss over the scale with whether it
+    is excluded, what was excluded (``Members.excluded``), the median and mean of the kept
+    seeds, the mean over every seed, and how many seeds were kept of how many."""
+
+    key: str
+    family: str
+    seeds: tuple[tuple[float, bool], ...]
+    excluded: str
+    median: float
+    mean: float
+    mean_all: float
+    kept: int
+    n: int
+
+
+def member_rows(ms: dict, scale: float = 1.0, *, why: str) -> list[MemberRow]:
+    """A ``MemberRow`` per family of ``ms`` (``analysis.family_losses.Members``), each loss over
+    ``scale``; ``why``: what a not-learned seed is, in ``excluded``."""
+    return [
+        MemberRow(
+            key=m.family,
+            family=family(m.family).label,
+            seeds=tuple(
+                (v / scale, bool(d or n))
+                for v, d, n in zip(m.losses, m.diverged, m.not_learned, strict=True)
+            ),
+            excluded=m.excluded(why),
+            median=m.median / scale,
+            mean=m.mean / scale,
+            mean_all=m.mean_all / scale,
+            kept=len(m.kept),
+            n=len(m.losses),
+        )
+        for m in ms.values()
+    ]
+
+
+def premise_fails(rows: dict) -> dict[str, str]:
+    """id -> note of each row (``analysis.family_losses.Row``) whose premise fails."""
+    return {id: r.note for id, r in rows.items() if r.note.startswith(PREMISE)}
+
+
+#: how the note of a row whose interval straddles its criterion's threshold says so
+CANNOT_DECIDE = "seeds cannot decide"
+_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten".split()))
+
+
+@dataclasses.dataclass(frozen=True)
+class Scored:
+    """One Fig. 4 row as ``report.scorecard.record`` takes it (its keyword names)."""
+
+    id: str
+    ours: float
+    seeds: int
+    note: str
+    run: str
+    interval: tuple[float, float] | None
+    before: float | None
+
+
+def scored_rows(
+    rows: dict, *, seeds: int, entries: dict, straddled, run: str = "", before=None
+) -> list[Scored]:
+    """A ``Scored`` per (id -> ``analysis.family_losses.Row``) of ``rows``: its note, with "three
+    seeds cannot decide" (``seeds`` in words) added where its interval straddles the threshold
+    of its criterion (``straddled(criterion, tolerance, interval)`` of its entry in
+    ``entries``, paper_values.json), and its value under the rule in force when ``run`` was
+    made (``before``: id -> value, ``analysis.family_rules.values_before``), left out where the
+    row's premise fails or that value is NaN."""
+    out = []
+    for id, r in rows.items():
+        entry = entries[id]
+        note, t = r.note, straddled(entry["criterion"], entry.get("tolerance"), r.interval)
+        if t is not None:
+            said = f"{_WORDS.get(seeds, seeds)} {CANNOT_DECIDE}: the interval straddles {t:g}"
+            note = f"{note}; {said}" if note else said
+        then = (before or {}).get(id)
+        if then is not None and (math.isnan(then) or r.note.startswith(PREMISE)):
+            then = None
+        out.append(Scored(id, r.value, seeds, note, run, r.interval, then))
+    return out
+
+
+def cannot_decide(records) -> dict[str, str]:
+    """id -> the part of its note that says its seeds cannot decide it, for each scored row of
+    ``records`` (anything with ``id`` and ``note``: ``scorecard.Record``) whose note says so
+    (``scored_rows``: its interval straddles its threshold)."""
+    out = {}
+    for r in records:
+        said = [part for part in r.note.split("; ") if CANNOT_DECIDE in part]
+        if said:
+            out[r.id] = said[0]
+    return out

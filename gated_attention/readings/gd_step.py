@@ -1,0 +1,57 @@
+"""One GD step checked by Monte Carlo (App. D.2): the Monte Carlo loss against the exact one,
+and the learning rate where the Monte Carlo loss is smallest.
+
+    MonteCarloCheck      the Monte Carlo loss at eta* against the exact one, in standard errors
+    monte_carlo_check    that check, over every learning rate sampled
+    quadratic_minimiser  where a loss sampled on a grid of learning rates, a quadratic in eta,
+                         is smallest (the Monte Carlo eta* of App. D.2)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import torch
+
+__all__ = ["MonteCarloCheck", "monte_carlo_check", "quadratic_minimiser"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MonteCarloCheck:
+    """At eta* (the last learning rate): the Monte Carlo loss ``mean`` +- ``se``, the exact
+    ``exact``, their difference in standard errors ``z``; ``worst`` the largest |difference|
+    in standard errors over all ``rates`` learning rates."""
+
+    mean: float
+    se: float
+    exact: float
+    z: float
+    worst: float
+    rates: int
+
+
+def monte_carlo_check(
+    mc_mean: torch.Tensor, mc_se: torch.Tensor, exact: torch.Tensor
+) -> MonteCarloCheck:
+    """The Monte Carlo loss of one GD step against the exact one (``mc_mean``, ``mc_se`` and
+    ``exact`` have one entry per learning rate, eta* the last)."""
+    z_score = float((mc_mean[-1] - exact[-1]) / mc_se[-1])
+    worst = ((mc_mean - exact) / mc_se).abs().max()
+    return MonteCarloCheck(
+        float(mc_mean[-1]), float(mc_se[-1]), float(exact[-1]), z_score, float(worst), len(mc_mean)
+    )
+
+
+def quadratic_minimiser(etas, losses) -> float:
+    """The learning rate at which ``losses`` (one per rate of ``etas``, at least three) are
+    smallest, read off the parabola through them: one GD step's loss on a fixed set of
+    sequences is exactly a quadratic in eta, so a Monte Carlo estimate over shared sequences
+    is one too, and its minimiser estimates eta* independently of the derivation."""
+    x, y = np.asarray(etas, dtype=np.float64), np.asarray(losses, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1 or len(x) < 3:
+        raise ValueError(f"need matching 1-d etas and losses, three or more; got {x.shape}")
+    a2, a1, _ = np.polyfit(x, y, 2)
+    if not a2 > 0:
+        raise ValueError("the losses do not curve upwards: no minimum")
+    return float(-a1 / (2 * a2))
