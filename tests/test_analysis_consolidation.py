@@ -11,7 +11,7 @@ from gated_attention.analysis.consolidation import (
     construction_counts,
     weight_penalty,
 )
-from gated_attention.report.mechanism import consolidation_table
+from gated_attention.readings.surplus_consolidation import consolidation_rows
 
 X = gaussian_inputs(4, 6, 64, seed=1)
 
@@ -69,8 +69,9 @@ def test_copies_fold_back_into_the_construction():
     assert c.balanced_penalty_after == pytest.approx(balanced_penalty(built), rel=1e-8)
     assert c.penalty_before == pytest.approx(weight_penalty(rnn))
     assert c.break_even_weight_decay < 1e-20  # any weight decay prefers the consolidated net
-    table = consolidation_table([("planted", c)])
-    assert "17 (12 + 5) -> 14" in table and table.splitlines()[2].startswith("planted")
+    (row,) = consolidation_rows([("planted", c)])
+    assert (row.member, row.n_before, row.kv, row.q, row.n_after) == ("planted", 17, 12, 5, 14)
+    assert row.break_even == c.break_even_weight_decay and row.penalty == c.penalty_before
 
 
 def test_the_construction_is_its_own_consolidation():
@@ -161,10 +162,10 @@ def test_errors_name_the_problem():
         consolidate(side, lam_groups(side), X, teacher=att)
 
 
-def test_folded_text_counts_the_members_weight_decay_prefers_folded():
+def test_folded_counts_the_members_weight_decay_prefers_folded():
     from types import SimpleNamespace
 
-    from gated_attention.report.mechanism import folded_text
+    from gated_attention.readings.surplus_consolidation import folded
 
     def cons(n_before, n_after, change, break_even):
         return SimpleNamespace(
@@ -180,8 +181,6 @@ def test_folded_text_counts_the_members_weight_decay_prefers_folded():
         ("quick seed 3", cons(20, 14, 1e-4, 0.1)),  # break-even above its decay
         ("quick seed 4", cons(14, 14, 0.0, 0.0)),  # nothing to fold
     ]
-    text = folded_text(rows, [0.07] * 4)
-    assert text.startswith("\nfolded into fewer neurons, output change below 1%")
-    assert text.endswith(": 1 of 4 (paper-gpu seed 0)")
-    assert folded_text(rows[2:3], [0.07]).endswith(": 0 of 1 (none)")
-    assert folded_text(rows[2:3], [0.2]).endswith(": 1 of 1 (quick seed 3)")
+    assert folded(rows, [0.07] * 4) == ["paper-gpu seed 0"]
+    assert folded(rows[2:3], [0.07]) == []
+    assert folded(rows[2:3], [0.2]) == ["quick seed 3"]

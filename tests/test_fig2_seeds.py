@@ -1,21 +1,43 @@
-"""Fig. 2, Fig. 2C and Table 1 scored over seeds (report.surplus_ladder, report.teacher_tables):
-the counts are the median over every seed with their range, App. C.2 is the share of seeds with
-a merged group that is the construction's output neuron, rows of the tuning seeds say so, and a
-row scored on a run recorded before its rule does not decide its claim."""
+"""Fig. 2, Fig. 2C and Table 1 scored over seeds (readings.teacher_scores, scored as the
+chapters score them: ``scorecard.record(**vars(row), ...)``): the counts are the median over
+every seed with their range, App. C.2 is the share of seeds with a merged group that is the
+construction's output neuron, rows of the tuning seeds say so, and a row scored on a run
+recorded before its rule does not decide its claim."""
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from gated_attention import analysis, experiments, random_attention
 from gated_attention.experiments.teacher_identification import HELD_OUT_SEEDS, TUNING_SEEDS
-from gated_attention.report import scorecard, surplus_ladder, teacher_tables, verdict
-from gated_attention.report.members import MemberRow
-from gated_attention.report.teacher_plots import planted_merge_group
+from gated_attention.readings import teacher_scores as ts
+from gated_attention.readings.teacher_members import MemberRow
+from gated_attention.readings.teacher_merge import planted_merge_group
+from gated_attention.report import scorecard, verdict
 
 PAPER_GPU = "teacher-identification-paper-gpu"
 QUICK = "teacher-identification-quick"
+
+
+def paper():
+    return ts.paper_counts(scorecard.paper_values())
+
+
+def late(read_from):
+    """The notes of the rows whose rule came after the recorded run ``read_from``, as the
+    chapter builds them."""
+    return {
+        i: scorecard.RULE_AFTER
+        for i, e in scorecard.paper_values().items()
+        if read_from in e.get("rule_set_after_runs", ())
+    }
+
+
+def score(rows, *, budget, profile, run="", **kw):
+    """The rows scored as the chapters score them."""
+    return [
+        scorecard.record(**vars(r), budget=budget, profile=profile, run=run, **kw) for r in rows
+    ]
 
 
 def _claim(claim_id):
@@ -65,18 +87,18 @@ def first_seed_fits():
 
 def test_the_counts_are_the_median_over_seeds_not_the_first_seeds():
     values = {
-        i: (v, span, note) for i, v, span, note in surplus_ladder.count_values(first_seed_fits())
+        i: (v, span, note) for i, v, span, note in ts.count_values(first_seed_fits(), paper())
     }
     assert values["fig2.hidden_after_pruning"] == (20, (14, 22), "1 of 3 seeds at the paper's 14")
     assert values["fig2.lambda_one"] == (10, (10, 11), "2 of 3 seeds at the paper's 10")
     assert values["fig2.lambda_zero"] == (9, (4, 12), "1 of 3 seeds at the paper's 4")
     assert values["fig2.output_after_pruning"] == (13, (12, 18), "1 of 3 seeds at the paper's 13")
     with pytest.raises(ValueError, match="no members"):
-        surplus_ladder.count_values([])
+        ts.count_values([], paper())
 
 
 def test_count_rows_are_scored_on_every_seed_with_their_range(build):
-    rows = surplus_ladder.count_records(first_seed_fits(), budget="b", profile="quick")
+    rows = score(ts.count_rows(first_seed_fits(), paper()), budget="b", profile="quick")
     by_id = {r.id: r for r in rows}
     hidden = by_id["fig2.hidden_after_pruning"]
     # the first seed alone (14 = 10 + 4) would pass; two of three seeds keep a surplus
@@ -103,7 +125,7 @@ def planted_seeds():
 
 
 def test_app_c2_is_the_share_of_seeds_with_an_output_neuron_merge():
-    value, interval, note = surplus_ladder.merged_output_value(planted_seeds())
+    value, interval, note = ts.merged_output_value(planted_seeds())
     # two groups merged, one of them an output neuron: 1 of 2 groups, but 1 of 4 seeds
     assert value == 0.25
     assert interval == pytest.approx(analysis.wilson_interval(1, 4))
@@ -114,16 +136,12 @@ def test_app_c2_is_the_share_of_seeds_with_an_output_neuron_merge():
 
 
 def test_the_app_c2_row_misses_where_few_seeds_merge_and_no_longer_needs_a_premise(build):
-    rows = {
-        r.id: r for r in surplus_ladder.seed_records(planted_seeds(), budget="b", profile="quick")
-    }
+    rows = {r.id: r for r in score(ts.seed_rows(planted_seeds()), budget="b", profile="quick")}
     output = rows["fig2.merged_is_output_neuron"]
     assert (output.ours, output.status, output.seeds) == (0.25, "miss", 4)
     assert output.interval == pytest.approx(list(analysis.wilson_interval(1, 4)))
     # no seed of six merges: a miss, no premise to fail, and the seeds decide it
-    none = surplus_ladder.seed_records(
-        [member(s) for s in range(3, 9)], budget="b", profile="quick"
-    )
+    none = score(ts.seed_rows([member(s) for s in range(3, 9)]), budget="b", profile="quick")
     empty = {r.id: r for r in none}["fig2.merged_is_output_neuron"]
     assert (empty.ours, empty.status) == (0.0, "miss") and "premise" not in empty.note
     assert empty.interval[1] < 0.5
@@ -140,37 +158,37 @@ def test_the_app_c2_row_misses_where_few_seeds_merge_and_no_longer_needs_a_premi
 def test_the_tuning_seeds_are_named_and_never_the_held_out_ones():
     assert set(TUNING_SEEDS).isdisjoint(HELD_OUT_SEEDS)
     assert experiments.teacher_identification_config("paper").seeds == TUNING_SEEDS
-    label = surplus_ladder.tuning_label
+    label = ts.tuning_label
     assert label((0, 1, 2)) == "tuning seeds 0-2 (they chose lr and weight decay)"
     assert label((1,)) == "tuning seed 1 (seeds 0-2 chose lr and weight decay)"
     assert label((0, 1)) == "tuning seeds 0, 1 (they chose lr and weight decay)"
     assert label(range(3, 23)) == ""
-    text = surplus_ladder.seeds_budget(1_000_000, 32, (0, 1, 2))
+    text = ts.seeds_budget(verdict.budget, 1_000_000, 32, (0, 1, 2))
     assert text.endswith("; 3 seeds; tuning seeds 0-2 (they chose lr and weight decay)")
-    assert "tuning" not in surplus_ladder.seeds_budget(60_000, 8, HELD_OUT_SEEDS)
+    assert "tuning" not in ts.seeds_budget(verdict.budget, 60_000, 8, HELD_OUT_SEEDS)
 
 
 def test_rows_of_the_tuning_seeds_say_so_in_their_note_and_budget(build):
     tuned = [member(0), member(1, hidden=20), member(2, hidden=22)]
-    budget = surplus_ladder.seeds_budget(1_000_000, 32, (0, 1, 2))
-    rows = surplus_ladder.count_records(tuned, budget=budget, profile="paper")
-    rows += surplus_ladder.seed_records(tuned, budget=budget, profile="paper")
+    budget = ts.seeds_budget(verdict.budget, 1_000_000, 32, (0, 1, 2))
+    rows = score(ts.count_rows(tuned, paper()), budget=budget, profile="paper")
+    rows += score(ts.seed_rows(tuned), budget=budget, profile="paper")
     for r in rows:
         assert "tuning seeds 0-2 (they chose lr and weight decay)" in r.note, r.id
         assert "tuning seeds 0-2" in r.budget, r.id
-    held = surplus_ladder.count_records(first_seed_fits(), budget="b", profile="quick")
+    held = score(ts.count_rows(first_seed_fits(), paper()), budget="b", profile="quick")
     assert not any("tuning" in r.note for r in held)
 
 
 def test_a_row_read_from_a_run_older_than_its_rule_does_not_decide(build):
     rows = first_seed_fits()
     # this build's rows, read from the recorded quick run: the counts' rule came after it
-    read = surplus_ladder.count_records(rows, budget="b", profile="quick", read_from=QUICK)
+    read = score(ts.count_rows(rows, paper(), late=late(QUICK)), budget="b", profile="quick")
     assert all(r.note.startswith(scorecard.RULE_AFTER) and verdict.undecided(r) for r in read)
-    fresh = surplus_ladder.count_records(rows, budget="b", profile="quick")
+    fresh = score(ts.count_rows(rows, paper()), budget="b", profile="quick")
     assert not any(verdict.undecided(r) for r in fresh)
     # a recorded run's own rows: scorecard says it, once
-    theirs = surplus_ladder.seed_records(rows, budget="b", profile="paper", run=PAPER_GPU)
+    theirs = score(ts.seed_rows(rows), budget="b", profile="paper", run=PAPER_GPU)
     output = {r.id: r for r in theirs}["fig2.merged_is_output_neuron"]
     assert output.note.count(scorecard.RULE_AFTER) == 1 and verdict.undecided(output)
     assert verdict.status(_claim("fig2c"), theirs) == "undecided"
@@ -178,14 +196,18 @@ def test_a_row_read_from_a_run_older_than_its_rule_does_not_decide(build):
     assert not any(verdict.undecided(r) for r in theirs if r.id.startswith("table1."))
 
 
-def test_table1_records_score_the_counts_over_seeds_and_table1_on_the_first(build):
+def test_table1_rows_score_the_counts_over_seeds_and_table1_on_the_first(build):
     config = experiments.teacher_identification_config("quick")
     rows = [member(s, hidden=14 + 2 * (s - 3)) for s in config.seeds]
+    steps, seeds = config.train.steps, config.seeds
+    every = ts.seeds_budget(verdict.budget, steps, config.T, seeds)
+    b1 = ts.seeds_budget(verdict.budget, steps, config.T, seeds[:1])
+    counts = ts.count_rows(rows, paper(), late=late(QUICK))
+    first = ts.first_seed_rows(rows, 1e-9, teacher_var=0.1, prune_tol=1e-3, late=late(QUICK))
     out = {
         r.id: r
-        for r in teacher_tables.table1_records(
-            rows, config, 1e-9, 0.1, prune_tol=1e-3, profile="quick", read_from=QUICK
-        )
+        for r in score(counts, budget=every, profile="quick")
+        + score(first, budget=b1, profile="quick")
     }
     hidden = out["fig2.hidden_after_pruning"]
     assert (hidden.ours, hidden.interval, hidden.seeds) == (18, [14, 22], 5)
@@ -195,20 +217,17 @@ def test_table1_records_score_the_counts_over_seeds_and_table1_on_the_first(buil
     assert not verdict.undecided(loss) and loss.budget.endswith("; 1 seed")
 
 
-def test_the_paper_run_is_shown_as_tuning_seeds(build, capsys):
-    paper = experiments.teacher_identification_config("paper")
-    run = SimpleNamespace(
-        config=paper,
-        path=Path(PAPER_GPU),
-        meta={"hardware": {"device": "cuda"}},
-        metrics={"eval_loss": [1e-9, 1e-9, 1e-9]},
-    )
+def test_the_paper_runs_rows_are_scored_as_tuning_seeds(build):
     rows = [member(0, hidden=27), member(1, hidden=37), member(2, hidden=25)]
-    teacher_tables.show_paper_run(run, rows, paper)
-    out = capsys.readouterr().out
-    assert "tuning seeds 0-2 (they chose lr and weight decay): not held out" in out
+    every = ts.seeds_budget(verdict.budget, 1_000_000, 32, (0, 1, 2))
+    one = ts.seeds_budget(verdict.budget, 1_000_000, 32, (0,))
+    assert ts.tuning_label([0, 1, 2]) == "tuning seeds 0-2 (they chose lr and weight decay)"
+    where = dict(profile="paper", run=PAPER_GPU)
+    score(ts.count_rows(rows, paper()), budget=every, **where)
+    score(ts.first_seed_rows(rows, 1e-9), budget=one, **where)
     stored = {r.id: r for r in scorecard.collect_recorded() if r.run == PAPER_GPU}
     assert stored["fig2.hidden_after_pruning"].ours == 27
+    assert stored["table1.loss"].ours == 1e-9 and stored["table1.loss"].seeds == 1
     assert all("tuning seed" in r.note and "tuning seed" in r.budget for r in stored.values())
 
 
@@ -229,7 +248,7 @@ def test_paper_values_keep_the_criteria_and_label_the_late_rules():
     scored |= {f"teacher-identification-cpu{s}" for s in ("", "-x2", "-x4")}
     scored |= {"teacher-identification-paper-seed0", "teacher-identification-paper-seed1"}
     names = set(experiments.recorded_names())
-    for id_ in ("fig2.merged_is_output_neuron", *(i for i, _ in surplus_ladder.COUNTS)):
+    for id_ in ("fig2.merged_is_output_neuron", *(i for i, _ in ts.COUNTS)):
         late = set(pv[id_]["rule_set_after_runs"])
         assert scored <= late <= names, id_
     assert set(pv["fig2.merge_found"]["set_after_runs"]) >= {PAPER_GPU}
@@ -242,16 +261,8 @@ def test_paper_values_keep_the_criteria_and_label_the_late_rules():
 
 
 def test_the_numbers_the_prose_quotes_come_from_the_rows():
-    drops = [(2.0, 40.0), (2.6, 4.85), (1.5, 1e6), (5.0, 4.0)]
-    assert teacher_tables.drop_numbers(drops) == {
-        "ti-drops-surplus": "4",
-        "ti-drops-above": "3",
-        "ti-drops-over-ten": "2",
-    }
+    from gated_attention.readings.surplus_ladder import Surplus, surplus
+
     rows = first_seed_fits() + [member(6, hidden=16)]
     rows[1] = member(4, hidden=20, one=11, zero=9)
-    assert surplus_ladder.surplus_numbers(rows) == {
-        "surplus-seeds": "4",
-        "surplus-learned": "4",
-        "surplus-kept": "3",
-    }
+    assert surplus(rows) == Surplus(seeds=4, learned=4, kept=3)

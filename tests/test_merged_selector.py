@@ -14,7 +14,7 @@ from gated_attention.analysis import (
     selector_share,
 )
 from gated_attention.constructions.gated_rnn import construct_rnn
-from gated_attention.report.teacher_plots import planted_merge_group
+from gated_attention.readings.teacher_merge import planted_merge_group
 
 
 def test_the_constructions_output_neurons_have_share_one():

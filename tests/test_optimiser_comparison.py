@@ -9,7 +9,8 @@ import torch
 
 from gated_attention import experiments as ex
 from gated_attention.experiments.optimiser_comparison import COUNT_NAMES, OPTIMISERS
-from gated_attention.report import mechanism
+from gated_attention.readings.optimiser_comparison import optimiser_rows
+from gated_attention.report.teacher_plots import plot_optimiser_counts
 
 matplotlib.use("Agg")  # tests only; chapters draw inline
 
@@ -52,10 +53,11 @@ def test_smoke_runs_through_the_cache(cache):
     n, one, zero, m = t["adamw"]["counts"][0].tolist()
     assert n == start_n == one + zero and m == t["start"]["W_out1"].shape[0]
     assert ex.config_from_dict(again.meta["config"]) == config
-    table = mechanism.optimiser_table(again).splitlines()
-    assert table[0].startswith(f"start (step 0): {n} hidden = {one} + {zero}, {m} output")
-    assert len(table) == 2 + len(OPTIMISERS)
-    fig = mechanism.plot_optimiser_counts(again)
+    start, target, rows = optimiser_rows(again)
+    assert start == (n, one, zero, m) and target == (14, 10, 4)
+    assert [r.optimiser for r in rows] == list(OPTIMISERS)
+    assert all(r.end == tuple(again.tensors[r.optimiser]["counts"][-1].tolist()) for r in rows)
+    fig = plot_optimiser_counts(again)
     assert len(fig.axes) == 4 and len(fig.axes[0].lines) == len(OPTIMISERS) + 1
     plt.close(fig)
 

@@ -1,5 +1,5 @@
-"""The optimiser comparison over the recorded members (experiments/optimiser_members.py) and its
-table, scores and figure (report/optimiser_members.py)."""
+"""The optimiser comparison over the recorded members (experiments/optimiser_members.py), its
+rows and scores (readings/optimiser_members.py) and its figure (report/teacher_plots.py)."""
 
 import dataclasses
 from types import SimpleNamespace
@@ -11,7 +11,8 @@ import torch
 
 from gated_attention import experiments as ex
 from gated_attention.experiments.optimiser_members import HELD_OUT, MEMBERS
-from gated_attention.report import optimiser_members as om
+from gated_attention.readings import optimiser_members as om
+from gated_attention.report.teacher_plots import plot_members_counts
 
 matplotlib.use("Agg")  # tests only; chapters draw inline
 
@@ -81,13 +82,16 @@ def test_member_rows_on_a_hand_made_result():
 
 def test_members_table_and_scores_on_a_hand_made_result():
     result = hand_made()
-    table = om.members_table(result).splitlines()
-    assert "lr x wd x steps = 0.0007" in table[1]  # adamw: 1e-3 x 0.07 x 10
-    assert "lr x wd x steps = 3e-07" in table[2]
-    (seed0,) = [line for line in table if line.startswith("seed0 ")]
-    assert seed0.split()[1] == "no" and "14 = 10 + 4, 11" in seed0 and " 5 " in seed0
-    (gpu,) = [line for line in table if line.startswith("gpu seed 1")]
-    assert "yes" in gpu and "13 = 9 + 4, 12" in gpu and " - " in gpu
+    adamw, l2 = om.arms(result.config)
+    assert (adamw.label, adamw.optimiser, adamw.lr, adamw.wd) == ("adamw", "adamw", 1e-3, 0.07)
+    assert adamw.decay_budget == pytest.approx(0.0007)  # 1e-3 x 0.07 x 10
+    assert l2.decay_budget == pytest.approx(3e-7)
+    seed0, gpu = om.table_rows(result)
+    assert (seed0["member"], seed0["held out"], seed0["reach step"]) == ("seed0", "no", 5)
+    assert seed0["adam_l2 end"] == (14, 10, 4, 11) and seed0["start"] == (27, 11, 16, 11)
+    assert (gpu["member"], gpu["held out"], gpu["reach step"]) == ("gpu seed 1", "yes", None)
+    assert gpu["adam_l2 end"] == (13, 9, 4, 12) and gpu["cost at"] is None
+    assert gpu["adam_l2 held-out"] == pytest.approx(9e-6)
     scores = om.members_scores(result)
     assert scores == {
         "optim.adam_l2_reaches_construction": 1,
@@ -96,7 +100,7 @@ def test_members_table_and_scores_on_a_hand_made_result():
         "optim.adamw_keeps_surplus": 2,
         "optim.adam_l2_loss_cost": pytest.approx((200 + 300) / 2),
     }
-    fig = om.plot_members_counts(result)
+    fig = plot_members_counts(result)
     assert len(fig.axes) == 4 * 2 and len(fig.axes[0].lines) == 2 + 1
     plt.close(fig)
 
@@ -184,8 +188,8 @@ def test_a_held_out_member_of_a_tuning_members_seed_is_a_twin_not_independent():
     scores = om.members_scores(twin_result)
     assert scores["optim.adam_l2_held_out_reaches"] == 1
     assert scores["optim.adam_l2_independent_reaches"] == 0  # a twin is not counted
-    table = om.members_table(twin_result)
-    assert "twin" in [line for line in table.splitlines() if line.startswith("gpu seed 0")][0]
+    table = om.table_rows(twin_result)
+    assert [row["held out"] for row in table] == ["no", "twin"]
 
 
 def test_the_new_seed_comparison_holds_out_every_member_and_shares_no_seed():
@@ -197,8 +201,8 @@ def test_the_new_seed_comparison_holds_out_every_member_and_shares_no_seed():
         assert om.twins(config) == []
         base = ex.optimiser_members_config(profile)
         assert (config.arms, config.steps, config.T) == (base.arms, base.steps, base.T)
-    seeds = {om._seed(*m) for m in NEW_SEED_MEMBERS}
-    tuning = {om._seed(*m) for m in MEMBERS}
+    seeds = {om.member_seed(*m) for m in NEW_SEED_MEMBERS}
+    tuning = {om.member_seed(*m) for m in MEMBERS}
     assert len(seeds) == 5 and not seeds & tuning
 
 
@@ -216,7 +220,7 @@ def test_new_seed_scores_refuse_a_member_that_chose_the_values():
         om.new_seeds_scores(one)  # held out here, but seed 1 chose the coefficient
 
 
-def test_new_seeds_finding_counts_and_says_when_the_finding_fails():
+def test_new_seeds_scores_and_the_members_that_miss():
     from gated_attention.experiments.optimiser_members import NEW_SEED_MEMBERS
 
     made = hand_made()
@@ -226,19 +230,18 @@ def test_new_seeds_finding_counts_and_says_when_the_finding_fails():
     scores = om.new_seeds_scores(result)
     assert scores["optim.new_seeds_adam_l2_reaches"] == 1  # the second ends at 13 = 9 + 4
     assert scores["optim.new_seeds_adamw_keeps_surplus"] == 2
-    text = om.new_seeds_finding(result)
-    assert "on 1 of 2 members" in text and "does not hold" in text
-    assert "started with fewer" not in text  # the miss started with 12 at lam ~ 1
+    (miss,) = om.missed(result)
+    assert miss.label == "cpu seed 4" and miss.start[1] == 12  # not short of lam ~ 1 neurons
+    assert om.construction_target(config) == (14, 10, 4)
     starved = made.tensors["counts"].clone()
     starved[1, :, 0] = torch.tensor([30, 9, 21, 12])
-    text = om.new_seeds_finding(
-        SimpleNamespace(config=config, tensors={**made.tensors, "counts": starved})
-    )
-    assert "1 started with fewer than the construction's 10 neurons at lam ~ 1" in text
+    (miss,) = om.missed(SimpleNamespace(config=config, tensors={**made.tensors, "counts": starved}))
+    assert miss.start[1] == 9  # fewer than the construction's 10 at lam ~ 1
     counts = made.tensors["counts"].clone()
     counts[1, 1, -1] = torch.tensor([14, 10, 4, 12])
     fixed = SimpleNamespace(config=config, tensors={**made.tensors, "counts": counts})
-    assert "holds on every independent member" in om.new_seeds_finding(fixed)
+    assert om.missed(fixed) == []
+    assert om.new_seeds_scores(fixed)["optim.new_seeds_adam_l2_reaches"] == 2
 
 
 def test_cost_numbers_quote_the_ranges_and_medians_of_the_rows():
@@ -259,10 +262,17 @@ def build(tmp_path, monkeypatch):
     monkeypatch.setattr(scorecard, "_SESSION", [])
 
 
-def test_members_records_score_the_rows_of_the_run(build):
+def test_members_scores_are_scored_as_the_chapter_scores_them(build):
+    from gated_attention.report import scorecard, verdict
+
     result = hand_made()
-    result.path = SimpleNamespace(name="optimiser-comparison-members-paper")
-    records = om.members_records(result)
+    c = result.config
+    budget = verdict.budget("optim", steps=c.steps, T=c.T, seeds=len(c.members))
+    where = dict(profile="paper", run="optimiser-comparison-members-paper", budget=budget)
+    records = [
+        scorecard.record(i, v, seeds=len(c.held_out if "held_out" in i else c.members), **where)
+        for i, v in om.members_scores(result).items()
+    ]
     by_id = {r.id: r for r in records}
     assert set(by_id) == set(om.members_scores(result))
     assert by_id["optim.adam_l2_reaches_construction"].ours == 1

@@ -1,11 +1,14 @@
-"""The per-member table of the teacher-identification chapter: rows, table and fractions."""
+"""The members of a teacher-identification run (readings/teacher_members): rows, the table the
+chapter renders of them, and fractions."""
 
 import dataclasses
 
 import pytest
 
 from gated_attention import analysis, construct_rnn, experiments
-from gated_attention.report import members
+from gated_attention.readings import teacher_members as members
+from gated_attention.readings import teacher_scores
+from gated_attention.report import scorecard, table
 
 
 @pytest.fixture
@@ -32,10 +35,19 @@ def test_fractions_count_exact_construction_learned_and_merges():
 
 
 def test_table_shows_the_paper_first_and_one_line_a_member():
-    text = members.member_table([_row(3, (14, 10, 4))], paper=(14, 10, 4, 13))
-    lines = text.splitlines()
-    assert lines[1].split() == ["paper", "14", "10", "4", "13"]
-    assert lines[2].split()[:6] == ["3", "14", "10", "4", "0", "12"]
+    paper = teacher_scores.paper_row(teacher_scores.paper_counts(scorecard.paper_values()))
+    cols = {k: k for k in ("seed", "hidden", "lam_one", "lam_zero", "between", "output")}
+    lines = table.markdown([paper, _row(3, (14, 10, 4))], cols).splitlines()
+    assert lines[2] == "| paper | 14 | 10 | 4 | - | 13 |"
+    assert lines[3] == "| 3 | 14 | 10 | 4 | 0 | 12 |"
+
+
+def test_shares_are_the_fractions_with_their_wilson_intervals():
+    rows = [_row(3, (14, 10, 4), True), _row(4, (14, 9, 5), True), _row(5, (20, 10, 9))]
+    at14, learned = members.shares(rows)
+    assert (at14.key, at14.seeds, at14.of) == ("construction_counts", 1, 3)
+    assert (learned.key, learned.seeds, learned.of) == ("learned", 2, 3)
+    assert (learned.low, learned.high) == members.fractions(rows)["learned"][2]
 
 
 def test_rows_of_a_run_match_reverse_engineering_each_member(cache):
@@ -74,7 +86,7 @@ def test_held_out_values_are_medians_over_seeds_and_merged_neurons_scored():
     from types import SimpleNamespace
 
     from gated_attention import random_attention
-    from gated_attention.report.teacher_plots import planted_merge_group
+    from gated_attention.readings.teacher_merge import planted_merge_group
 
     net, group = planted_merge_group(random_attention(4, seed=0))
     g = analysis.lam_groups(net)

@@ -11,7 +11,7 @@ from gated_attention import random_attention
 from gated_attention.analysis import contributions, gaussian_inputs, merge, network, output_change
 from gated_attention.analysis.polynomial import rnn_polynomial
 from gated_attention.constructions.gated_rnn import construct_rnn
-from gated_attention.report.bench_plots import plot_bench
+from gated_attention.readings.teacher_merge import planted_merge_group
 from gated_attention.report.regression_plots import (
     gd_monomials,
     plot_coefficient_histogram,
@@ -19,14 +19,10 @@ from gated_attention.report.regression_plots import (
     plot_gd_rnn_weights,
     plot_memory,
     plot_training_losses,
-    print_monte_carlo_check,
 )
-from gated_attention.report.teacher_plots import (
-    planted_merge_group,
-    plot_contributions,
-    plot_merge_kernels,
-)
+from gated_attention.report.teacher_plots import plot_contributions, plot_merge_kernels
 from gated_attention.tasks import regression
+from lab.bench_plots import plot_bench
 
 matplotlib.use("Agg")  # tests only; chapters draw inline
 
@@ -55,7 +51,8 @@ def test_contributions():
 
 
 def test_edge_figure_draws_every_seed_the_median_and_the_levels():
-    from gated_attention.report.fig3_edges import Sweep, plot_edges
+    from gated_attention.readings.fig3_edges import Sweep
+    from gated_attention.report.edge_plots import plot_edges
 
     sizes = np.array([4, 8, 16])
     E = np.array([[1.0, 0.5], [1e-2, 1e-3], [1e-4, 0.0]])  # 0: drawn at the floor
@@ -127,16 +124,16 @@ def test_provenance_line_says_whether_a_run_is_the_paper_profile():
     assert provenance_line("x", run).endswith("in 10 min, commit abcdef0")
 
 
-def test_the_monte_carlo_check_measures_in_standard_errors(capsys):
+def test_the_monte_carlo_check_measures_in_standard_errors():
+    from gated_attention.readings.gd_step import monte_carlo_check
+
     mean = torch.tensor([0.30, 0.20, 0.11], dtype=torch.float64)
     se = torch.tensor([0.01, 0.02, 0.005], dtype=torch.float64)
     exact = torch.tensor([0.25, 0.20, 0.10], dtype=torch.float64)
-    z = print_monte_carlo_check(mean, se, exact, 0.1, 1000)
-    assert z == pytest.approx(2.0)  # (0.11 - 0.10) / 0.005, at eta* (the last)
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "Monte Carlo at eta*: 0.11000 +- 0.00500 (n = 1,000)"
-    assert lines[2] == "difference: +2.00 standard errors"
-    assert lines[3] == "largest |difference| over all 3 learning rates: 5.00 standard errors"
+    check = monte_carlo_check(mean, se, exact)
+    assert check.z == pytest.approx(2.0)  # (0.11 - 0.10) / 0.005, at eta* (the last)
+    assert (check.mean, check.se) == pytest.approx((0.11, 0.005))
+    assert check.worst == pytest.approx(5.0) and check.rates == 3
 
 
 def test_the_gd_loss_curve_draws_the_exact_loss_and_the_estimates():

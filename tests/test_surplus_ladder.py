@@ -1,18 +1,15 @@
-"""Fig. 2's surplus against the budget (``report.surplus_ladder``), on planted member rows."""
+"""Fig. 2's surplus against the budget (``readings.surplus_ladder``, its figure in
+``report.teacher_plots``), on planted member rows."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from gated_attention.report import scorecard
-from gated_attention.report.members import MemberRow
-from gated_attention.report.surplus_ladder import (
-    Rung,
-    fig2_records,
-    ladder_table,
-    plot_surplus,
-    read_ladder,
-)
+from gated_attention.readings import teacher_scores as ts
+from gated_attention.readings.surplus_ladder import Rung, ladder_rows, read_rungs
+from gated_attention.readings.teacher_members import MemberRow
+from gated_attention.report import scorecard, verdict
+from gated_attention.report.teacher_plots import plot_surplus
 
 
 def member(seed, hidden, lam_one=10, lam_zero=4, learned=True, merged=0):
@@ -40,10 +37,10 @@ def rungs():
 
 
 def test_the_table_orders_rungs_by_steps_and_counts_the_surplus():
-    lines = ladder_table(rungs()).splitlines()
-    assert lines[1].startswith("    1,000") and lines[1].endswith("this build")
-    assert "  20  16 " in lines[1] and " 4.0  0/2  2/2" in lines[1]
-    assert lines[2].startswith("    8,000") and " 0.5  1/2  1/2" in lines[2]
+    first, second = ladder_rows(rungs())
+    assert (first.steps, first.hidden, first.name) == (1000, (20, 16), "this build")
+    assert (first.surplus, first.at14, first.learned, first.seeds) == (4.0, 0, 2, 2)
+    assert (second.steps, second.surplus, second.at14, second.learned) == (8000, 0.5, 1, 1)
     assert list(rungs()[0].surplus) == [0, 1]
 
 
@@ -55,7 +52,13 @@ def test_the_figure_has_a_dot_per_seed_and_the_mean(build):
 
 
 def test_a_rung_is_scored_with_fig2_criteria_and_its_budget(build):
-    rows = {r.id: r for r in fig2_records(rungs()[0], profile="quick", run="ti-cpu")}
+    rung = rungs()[0]
+    paper = ts.paper_counts(scorecard.paper_values())
+    budget = ts.seeds_budget(verdict.budget, rung.steps, rung.T, [r.seed for r in rung.rows])
+    rows = {
+        r.id: scorecard.record(**vars(r), profile="quick", run="ti-cpu", budget=budget)
+        for r in ts.rung_rows(list(rung.rows), paper)
+    }
     # the counts over both seeds (14 and 15): the median, not the first seed's 14
     hidden = rows["fig2.hidden_after_pruning"]
     assert (hidden.ours, hidden.interval, hidden.status) == (14.5, [14, 15], "miss")
@@ -76,8 +79,5 @@ def test_a_rung_is_scored_with_fig2_criteria_and_its_budget(build):
     assert merged.note.startswith("0 of 2 seeds (none)")
 
 
-def test_read_ladder_keeps_this_build_first_and_names_a_missing_rung(build, capsys):
-    here = rungs()[1]
-    out = read_ladder(here, prune_tol=1e-3, profile="quick", names=("no-such-run",))
-    assert out == [here]
-    assert capsys.readouterr().out == "no-such-run is not recorded in this package yet.\n"
+def test_read_rungs_names_a_missing_rung():
+    assert read_rungs(prune_tol=1e-3, names=("no-such-run",)) == ([], ["no-such-run"])

@@ -7,8 +7,8 @@ Every analysis, experiment and chapter reads these; none keeps a literal of its 
     LAM_TOL            0.01  the lam groups of Fig. 2B (``lam_groups``): key-value neurons
                              ("lam ~ 1") have lam > 1 - LAM_TOL, query neurons ("lam ~ 0")
                              lam < LAM_TOL, the rest are "between"
-    MEMORY_LAM_ICL     0.9   in-context regression (Sec. 5.2, ``readings.gd_learned``): a used hidden
-                             neuron with lam above this is a memory neuron; trained memories
+    MEMORY_LAM_ICL     0.9   in-context regression (Sec. 5.2, ``readings.gd_learned``): a used
+                             hidden neuron with lam above this is a memory neuron; trained memories
                              sit below 1 - LAM_TOL there, so the key-value cut would miss them
     MEMORY_LAM_RECALL  0.5   associative recall (App. D.3, ``recall_algorithms``): memory
                              neurons (lam >= this) against current-input ones; the App. D.3

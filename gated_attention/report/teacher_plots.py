@@ -1,11 +1,11 @@
-"""Figures of the teacher-student chapters ("Teacher identification", "How many neurons"):
-the neurons' contributions (Fig. 2A), the kernels of merged output-gating neurons (Fig. 2C) and
-the loss against the student's size (Fig. 3A/B).
+"""Figures of the teacher-student chapters ("Teacher identification", "The surplus neurons"):
+the neurons' contributions (Fig. 2A), the kernels of merged output-gating neurons (Fig. 2C),
+the surplus against the budget and the optimiser comparisons (ours).
 
 Glossary (code name -> paper symbol -> section):
     contributions  products of weight norms that pruning compares with a threshold   Fig. 2A
     kernel         K_o = sum_m D[o, m] sym(W_out1[m] W_out2[m]^T) of a group       Fig. 2C
-    Transition     n*: the smallest size from which the loss stays below a threshold Fig. 3A/B
+    surplus        hidden neurons after pruning beyond the construction's 14        ours
 
 Every function draws what it is given (or reads off the network it is given) and returns the
 figure; the chapters show it.
@@ -13,23 +13,24 @@ figure; the chapters show it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from ..analysis.boundary import Network, network
-from ..analysis.merging import merge, output_kernels
-from ..constructions.gated_rnn import construct_rnn
-from ..models.attention import LinearSelfAttention
+from ..analysis.boundary import Network
+from ..analysis.consolidation import construction_counts
+from ..analysis.merging import output_kernels
+from ..readings.optimiser_members import construction_target, member_rows
 
 __all__ = [
     "plot_contributions",
-    "planted_merge_group",
-    "merge_figure_group",
     "plot_merge_kernels",
+    "plot_surplus",
+    "plot_optimiser_counts",
+    "plot_members_counts",
+    "OPTIMISER_LABELS",
 ]
 
 #: the three contributions of ``analysis.contributions``, with the panel titles of Fig. 2A
@@ -56,54 +57,6 @@ def plot_contributions(contributions: Mapping[str, torch.Tensor], prune_tol: flo
     return fig
 
 
-def planted_merge_group(teacher: LinearSelfAttention) -> tuple[Network, list[int]]:
-    """The symmetric construction of ``teacher`` with output-gating neuron 0 split into three
-    neurons that together are one neuron in disguise; returns (the network, the three indices).
-
-    (a.h)(b.h) = ((a+b).h)^2/4 - ((a-b).h)^2/4: two neurons with rank-1 kernels, the second split
-    once more into 0.7 and 0.3 of its readout (the planted group of
-    tests/test_analysis_merging.py). The network computes the same function as the construction;
-    none of the three alone has the construction's pattern, their sum does.
-    """
-    p = network(construct_rnn(teacher, "symmetric"))
-    a, b, d0 = p.W_out1[0], p.W_out2[0], p.D[:, 0]
-    w1 = torch.stack([(a + b) / 2, (a - b) / 2, (a - b) / 2])
-    w2 = torch.stack([(a + b) / 2, -(a - b) / 2, -(a - b) / 2])
-    q = dataclasses.replace(
-        p,
-        W_out1=torch.cat([p.W_out1[1:], w1]),
-        W_out2=torch.cat([p.W_out2[1:], w2]),
-        D=torch.cat([p.D[:, 1:], torch.stack([d0, 0.7 * d0, 0.3 * d0], dim=1)], dim=1),
-    )
-    return q, [q.m - 3, q.m - 2, q.m - 1]
-
-
-def merge_figure_group(rows, teacher: LinearSelfAttention) -> tuple[Network, list[int], str]:
-    """The group of output-gating neurons Fig. 2C draws: the first group merged in any member
-    of ``rows`` (``members.MemberRow``, in order) with its pruned network, or, when none
-    merged, the planted group of ``planted_merge_group(teacher)``. Returns (the network, the
-    group's indices, the sentence that says which it is)."""
-    merged = [row for row in rows if row.merged]
-    if merged:
-        r = merged[0].rev
-        group = r.merged.groups[0]
-        return (
-            r.pruned.net,
-            group,
-            f"the figure shows a trained network's merged group: seed {merged[0].seed}, output "
-            f"neurons {group} of its pruned network (relative error {r.merged.errors[0]:.2g})",
-        )
-    net, group = planted_merge_group(teacher)
-    return (
-        net,
-        group,
-        "Fig. 2C is NOT reproduced in this build: no output-gating group of any trained "
-        "network merges. The figure shows a PLANTED group instead (the symmetric "
-        "construction with its output neuron 0 split into three), to show what a merge "
-        f"looks like; analysis.merge finds it: {merge(net, rtol=1e-8).groups}",
-    )
-
-
 def plot_merge_kernels(net: Network, group: Sequence[int], output: int = 0) -> plt.Figure:
     """Fig. 2C: the kernel of output ``output`` of each output-gating neuron of ``group`` and of
     their sum, as n x n heat maps over the hidden neurons (each with its own symmetric colour
@@ -126,4 +79,116 @@ def plot_merge_kernels(net: Network, group: Sequence[int], output: int = 0) -> p
     fig.suptitle(
         f"Fig. 2C: kernels (output y{output + 1}) of the merged neurons and their sum", fontsize=11
     )
+    return fig
+
+
+def plot_surplus(rungs) -> plt.Figure:
+    """Each seed's surplus (grey) and the mean over seeds (line) against the steps, log 2;
+    ``rungs``: ``readings.surplus_ladder.Rung``."""
+    rungs = sorted(rungs, key=lambda g: g.steps)
+    fig, ax = plt.subplots(figsize=(6.0, 3.9), layout="constrained")
+    for g in rungs:
+        ax.plot([g.steps] * len(g.rows), g.surplus, ".", color="0.6")
+    ax.plot([g.steps for g in rungs], [g.surplus.mean() for g in rungs], "o-", label="mean")
+    ax.axhline(0, color="k", ls=":", label="the construction (no surplus)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([g.steps for g in rungs], [f"{g.steps:,}" for g in rungs])
+    ax.minorticks_off()
+    ax.set(xlabel="training steps", ylabel="hidden neurons beyond 14")
+    fig.legend(loc="outside lower center", ncols=2, fontsize=9, frameon=False)  # off the data
+    return fig
+
+
+#: how the optimiser figures name the optimisers
+OPTIMISER_LABELS = {
+    "adamw": "AdamW (decoupled decay)",
+    "adam_l2": "Adam + L2 in the gradient",
+    "sgd_l2": "SGD + L2",
+}
+#: colour, line style, width (AdamW's wide and pale, so that a line on top of it stays visible)
+_STYLE = {
+    "adamw": ("C0", "-", 3.5),
+    "adamw_strong": ("C1", "-.", 1.8),
+    "adam_l2": ("C3", "--", 1.6),
+    "sgd_l2": ("C2", ":", 2.0),
+}
+#: how the members' figure names the optimisers
+_SHORT = {"adamw": "AdamW", "adam_l2": "Adam + L2", "sgd_l2": "SGD + L2"}
+
+
+def plot_optimiser_counts(result, title: str | None = None):
+    """Pruned counts (hidden, lam ~ 1, lam ~ 0) and the training loss against the steps, one line
+    per optimiser of a single-member ``OptimiserComparisonConfig`` result; dashed grey: the
+    construction's counts. Returns the figure."""
+    config, t = result.config, result.tensors
+    steps = t["steps"].numpy()
+    d = t["start"]["W_in1"].shape[1] - 1
+    c = construction_counts(d)
+    refs = [c["one"] + c["zero"], c["one"], c["zero"]]
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.2), layout="constrained")
+    panels = ["hidden (after pruning)", "lam ~ 1 (key-value)", "lam ~ 0 (query)"]
+    for k, (ax, label, ref) in enumerate(zip(axes[:3], panels, refs, strict=True)):
+        for name in config.optimisers:
+            color, ls, lw = _STYLE.get(name, ("k", "-", 1.6))
+            ax.plot(
+                steps,
+                t[name]["counts"][:, k].numpy(),
+                color=color,
+                ls=ls,
+                lw=lw,
+                alpha=0.5 if lw > 3 else 1.0,
+                label=OPTIMISER_LABELS.get(name, name),
+            )
+        ax.axhline(ref, color="0.5", ls="--", lw=0.8)
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("steps continued")
+        ax.set_ylim(bottom=0)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+    axes[0].legend(fontsize=8)
+    ax = axes[3]
+    for name in config.optimisers:
+        color, ls, lw = _STYLE.get(name, ("k", "-", 1.6))
+        loss = t[name]["train_loss"].numpy()
+        ax.semilogy(steps[1:], np.maximum(loss[1:], 1e-30), color=color, ls=ls, lw=min(lw, 1.5))
+    ax.set_title("training loss (window mean)", fontsize=10)
+    ax.set_xlabel("steps continued")
+    if title is None:
+        title = f"{config.run}, member {config.member}, continued at T = {config.T}"
+    fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def plot_members_counts(result):
+    """Hidden, lam ~ 1 and lam ~ 0 counts after pruning and the held-out loss against the steps
+    of an ``OptimiserMembersConfig`` result: one column per member, one line per arm; dashed
+    grey: the construction's counts. Returns the figure."""
+    config, t = result.config, result.tensors
+    steps = t["steps"].numpy()
+    rows = member_rows(result)
+    h, one, zero = construction_target(config)
+    P = len(config.members)
+    fig, axes = plt.subplots(
+        4, P, figsize=(2.8 * P + 1, 8), layout="constrained", sharex=True, squeeze=False
+    )
+    names = ["hidden", "lam ~ 1", "lam ~ 0"]
+    for p, row in enumerate(rows):
+        for i, label in enumerate(config.labels):
+            opt, _, wd = config.arm(label)
+            name = f"{_SHORT.get(opt, opt)}, wd {wd:g}"
+            color, ls, lw = _STYLE.get(label, ("k", "-", 1.6))
+            style = {"color": color, "ls": ls, "lw": lw, "alpha": 0.5 if lw > 3 else 1.0}
+            for k in range(3):
+                axes[k, p].plot(steps, t["counts"][p, i, :, k].numpy(), label=name, **style)
+            loss = np.maximum(t["held_out"][p, i].numpy(), 1e-30)
+            axes[3, p].semilogy(steps, loss, **{**style, "lw": min(lw, 1.8)})
+        for k, ref in enumerate((h, one, zero)):
+            axes[k, p].axhline(ref, color="0.5", ls="--", lw=0.8)
+            axes[k, p].set_ylim(bottom=0)
+            axes[k, p].yaxis.get_major_locator().set_params(integer=True)
+        held = " (held out, a twin)" if row.twin else " (held out)" if row.held_out else ""
+        axes[0, p].set_title(f"{row.label}{held}", fontsize=10)
+        axes[3, p].set_xlabel("steps continued")
+    for k, name in enumerate([*names, "held-out loss"]):
+        axes[k, 0].set_ylabel(name)
+    axes[0, 0].legend(fontsize=8)
     return fig

@@ -1,41 +1,62 @@
-"""One row per trained member of a teacher-identification run: is it the construction?
+"""Sec. 4.1 member by member: is each trained member of a teacher-identification run the
+construction? (Fig. 2A/B, Table 1; the surplus neurons' state spectra are ours.)
 
-Every table of the teacher-identification chapter that goes member by member (this build's
+Every table of the teacher-identification chapters that goes member by member (this build's
 held-out seeds, the recorded paper-budget runs, the sensitivity runs, the many-seed run) is the
 same five steps: reverse-engineer the member (``analysis.reverse_engineer``), count its groups,
 normalise its held-out loss by the teacher's variance, decide whether it learned the
-construction (``analysis.learned``), and print a row. This module does them once:
+construction (``analysis.learned``), and keep the row. This module does them once:
 
     MemberRow      one member: seed, counts after pruning (hidden = lam~1 + lam~0 + between,
                    output), normalised loss, Score KV / Q, learned, merged output groups
     member_rows    the rows of every member of a run (a results entry of TeacherStudentConfig)
-    member_table   the rows as text, the paper's counts in the first line
     fractions      over the rows: how many prune to exactly 14 = 10 + 4, how many learned the
                    construction, how many have an output-gating group that merges
+    Share          one of those fractions: seeds, of how many, its Wilson 95% interval
+    shares         the Shares of the seeds pruned to 14 = 10 + 4 and that learned it
     held_out_values  Table 1 over every held-out seed (medians), and App. C.2's merging: is the
                    neuron a merged group becomes the construction's output neuron?
-    spectrum_lines each group's state spectrum (ours: are surplus neurons near-copies?)
+    PruneStep      one pruning threshold: the neurons kept and the largest output change
+    prune_sweep    a PruneStep per threshold (Fig. 2A: is pruning lossless?)
+    Spectrum       one group's state spectrum (ours: are surplus neurons near-copies?)
+    spectra        a Spectrum per group of a network
+    member_spectra those of a construction, then of each member's pruned network
+    MachineRow     one seed trained on one machine: its counts and normalised loss
+    machine_rows   those rows of [(run, MemberRow)], by seed
+    wilson_ends    how roughly n seeds pin a fraction down (0 of n: upper end; n of n: lower)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import statistics
 
 from .. import analysis, experiments
 
 __all__ = [
     "MemberRow",
     "member_rows",
-    "member_table",
     "fractions",
+    "Share",
+    "shares",
     "held_out_values",
     "SELECTOR_SHARE",
-    "spectrum_lines",
     "CONSTRUCTION",
+    "THRESHOLDS",
+    "PruneStep",
+    "prune_sweep",
+    "Spectrum",
+    "spectra",
+    "member_spectra",
+    "MachineRow",
+    "machine_rows",
+    "wilson_ends",
 ]
 
 #: the symmetric construction's counts for d = 4: (hidden, lam ~ 1, lam ~ 0)
 CONSTRUCTION = (14, 10, 4)
+#: the pruning thresholds of the sweep (Fig. 2A): is pruning lossless at each?
+THRESHOLDS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,25 +128,6 @@ def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[Memb
     return rows
 
 
-def member_table(rows: list[MemberRow], paper: tuple[int, int, int, int] | None = None) -> str:
-    """The rows as fixed-width text; ``paper``: (hidden, lam~1, lam~0, output) shown first."""
-    head = (
-        f"{'seed':>5} {'hidden':>6} {'lam~1':>5} {'lam~0':>5} {'other':>5} {'output':>6} "
-        f"{'loss/var':>9} {'Score KV':>9} {'Score Q':>9} {'learned':>7} {'merged':>6}"
-    )
-    lines = [head]
-    if paper is not None:
-        h, one, zero, out = paper
-        lines.append(f"{'paper':>5} {h:>6} {one:>5} {zero:>5} {'':>5} {out:>6}")
-    for r in rows:
-        lines.append(
-            f"{r.seed:>5} {r.hidden:>6} {r.lam_one:>5} {r.lam_zero:>5} {r.between:>5} "
-            f"{r.output:>6} {r.norm_loss:>9.2g} {r.score_kv:>9.2g} {r.score_q:>9.2g} "
-            f"{str(r.learned):>7} {r.merged:>6}"
-        )
-    return "\n".join(lines)
-
-
 def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) -> dict:
     """Over ``rows``: members pruned to exactly ``want``, that learned the construction, and
     with a merging output group; each as (count, of, Wilson 95% interval)."""
@@ -142,6 +144,24 @@ def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) 
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Share:
+    """One fraction of ``fractions``: ``key`` ("construction_counts", "learned"), ``seeds`` of
+    ``of`` seeds, and the Wilson 95% interval (``low``, ``high``)."""
+
+    key: str
+    seeds: int
+    of: int
+    low: float
+    high: float
+
+
+def shares(rows: list[MemberRow]) -> list[Share]:
+    """The Shares of ``rows`` pruned to exactly 14 = 10 + 4 and that learned the construction."""
+    f = fractions(rows)
+    return [Share(key, *f[key][:2], *f[key][2]) for key in ("construction_counts", "learned")]
+
+
 #: a merged group's neuron is the construction's output neuron when at least this share of its
 #: kernel reads a key-value neuron times a query neuron (``analysis.selector_share``)
 SELECTOR_SHARE = 0.99
@@ -154,8 +174,6 @@ def held_out_values(rows: list[MemberRow]) -> list[tuple[str, float, str]]:
     share at least SELECTOR_SHARE; NaN with "premise fails" when no group merged)."""
     if not rows:
         raise ValueError("no members")
-    import statistics
-
     out = [
         (f"table1.{key}_median", float(statistics.median(get(r) for r in rows)), "")
         for key, get in (
@@ -180,37 +198,106 @@ def held_out_values(rows: list[MemberRow]) -> list[tuple[str, float, str]]:
     return out
 
 
-def spectrum_lines(
-    label: str, net: analysis.Network, groups, x, counts: dict[str, int]
-) -> tuple[str, list[tuple[float, float]]]:
-    """The state spectrum of each group of a network, as text (``analysis.state_spectrum``:
-    singular values of the group's states over the batch ``x`` (B, T, d), relative to the
-    largest); ``groups``: the network's ``analysis.LamGroups``.
+@dataclasses.dataclass(frozen=True)
+class PruneStep:
+    """One pruning threshold: the hidden and output neurons ``analysis.prune`` keeps and the
+    largest change of the output on the probe inputs."""
 
-    ``counts``: group name ("key-value", "query") -> the construction's count of directions.
-    Returns (text, [(largest ratio of neighbours within the count, drop right after it)] for
-    each group with more neurons than the count).
-    """
-    import numpy as np
+    threshold: float
+    hidden: int
+    output: int
+    change: float
 
-    lines, surplus = [], []
+
+def prune_sweep(net, x, thresholds=THRESHOLDS) -> list[PruneStep]:
+    """A PruneStep per threshold of ``thresholds``: the network ``net`` pruned at it, and the
+    largest change of its output on the inputs ``x`` (B, T, d)."""
+    steps = []
+    for tol in thresholds:
+        pr = analysis.prune(net, tol)
+        change = analysis.output_change(net, pr.net, x)
+        steps.append(PruneStep(tol, pr.net.n, pr.net.m, change))
+    return steps
+
+
+@dataclasses.dataclass(frozen=True)
+class Spectrum:
+    """The state spectrum of one group of one network (``analysis.state_spectrum``: singular
+    values of the group's states over a batch, relative to the largest). ``within``: the
+    largest ratio of neighbours within the first ``shown`` values (the construction's
+    ``count``, or fewer where the group is smaller); ``drop``: the ratio right after the count
+    (None: the group has no surplus)."""
+
+    label: str
+    group: str
+    neurons: int
+    shown: int
+    count: int
+    within: float
+    drop: float | None
+    values: tuple[float, ...]
+
+
+def spectra(label: str, net: analysis.Network, groups, x, counts: dict[str, int]) -> list:
+    """A Spectrum per group of a network; ``groups``: its ``analysis.LamGroups``; ``x`` (B, T,
+    d) the batch; ``counts``: group name ("key-value", "query") -> the construction's count of
+    directions, in the order of (groups.one, groups.zero)."""
+    out = []
     for group, idx in zip(counts, (groups.one, groups.zero), strict=True):
         s = analysis.state_spectrum(net, x, idx)
         c = min(counts[group], len(s))
         ratios = [float(s[i] / s[i + 1]) for i in range(c - 1)]
         within = max(ratios, default=float("nan"))
         drop = analysis.drop_after(s, counts[group])
-        shown = np.array2string(
-            s.numpy(),
-            max_line_width=72,
-            separator=" ",
-            formatter={"float_kind": lambda v: f"{v:.2e}"},
+        values = tuple(float(v) for v in s.numpy())
+        out.append(Spectrum(label, group, len(idx), c, counts[group], within, drop, values))
+    return out
+
+
+def member_spectra(construction, rows: list[MemberRow], x, counts: dict[str, int]) -> list:
+    """The spectra of ``construction`` (grouped by its lam), then of each member's pruned
+    network (``rows``), over the batch ``x``."""
+    out = spectra("construction", construction, analysis.lam_groups(construction), x, counts)
+    for row in rows:
+        out += spectra(f"seed {row.seed}", row.rev.pruned.net, row.rev.groups, x, counts)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class MachineRow:
+    """One seed trained on one machine (``device``): its counts after pruning and its
+    normalised held-out loss."""
+
+    seed: int
+    device: str
+    hidden: int
+    lam_one: int
+    lam_zero: int
+    between: int
+    output: int
+    norm_loss: float
+
+
+def machine_rows(found) -> list[MachineRow]:
+    """A MachineRow per (run, MemberRow) of ``found``, by seed (the runs' order within a
+    seed)."""
+    rows = [
+        MachineRow(
+            row.seed,
+            run.meta["hardware"]["device"],
+            row.hidden,
+            row.lam_one,
+            row.lam_zero,
+            row.between,
+            row.output,
+            row.norm_loss,
         )
-        drop_text = "n/a (no surplus)" if drop is None else f"{drop:.3g}"
-        lines.append(
-            f"{label} {group}: {len(idx)} neurons; largest ratio of neighbours within the "
-            f"first {c}: {within:.3g}; drop after {counts[group]}: {drop_text}\n  {shown}"
-        )
-        if drop is not None:
-            surplus.append((within, drop))
-    return "\n".join(lines), surplus
+        for run, row in found
+    ]
+    return sorted(rows, key=lambda r: r.seed)
+
+
+def wilson_ends(n: int) -> tuple[float, float]:
+    """(the upper end of the Wilson 95% interval of 0 of ``n``, the lower end of that of ``n``
+    of ``n``): how roughly ``n`` seeds pin a fraction down."""
+    return analysis.wilson_interval(0, n)[1], analysis.wilson_interval(n, n)[0]

@@ -1,0 +1,147 @@
+"""Fig. 2's surplus against the training budget (ours: the paper gives one budget): the same
+quick config trained at 1, 2, 4 and 8 times its steps (``experiments.cpu_budget.LADDER``),
+each rung a complete run read member by member (``teacher_members.member_rows``), and the
+learning-rate / weight-decay sensitivity runs.
+
+    Rung          one budget: its name, steps, the rows of its members
+    LadderRow     one rung as a table row: steps, each seed's hidden neurons after pruning,
+                  the mean surplus over the construction's 14, how many seeds prune to 14
+                  and learned it
+    ladder_rows   a LadderRow per rung, in order of steps
+    read_rungs    a Rung per recorded run of the ladder, and the names not recorded
+    LADDER_RUNS   the recorded rungs, 2, 4 and 8 times the quick steps
+    Surplus       over a run's seeds: how many, how many learned, how many keep a surplus
+    surplus       the Surplus of a run's members
+    Setting       one recorded sensitivity run: its setting, lr, weight decay and members
+    sensitivity   a Setting per recorded sensitivity run
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .. import experiments
+from .teacher_members import CONSTRUCTION, MemberRow, member_rows
+
+__all__ = [
+    "Rung",
+    "LadderRow",
+    "ladder_rows",
+    "read_rungs",
+    "LADDER_RUNS",
+    "Surplus",
+    "surplus",
+    "Setting",
+    "sensitivity",
+]
+
+#: the recorded rungs of the ladder (``experiments.cpu_budget``): 2, 4 and 8 times the steps
+LADDER_RUNS = tuple(f"teacher-identification-cpu{s}" for s in ("-x2", "-x4", ""))
+
+
+@dataclasses.dataclass(frozen=True)
+class Rung:
+    """One budget of the ladder: ``name`` (this build, or the recorded run's), ``steps``, ``T``
+    and the reverse-engineered members."""
+
+    name: str
+    steps: int
+    T: int
+    rows: tuple[MemberRow, ...]
+
+    @property
+    def surplus(self) -> np.ndarray:
+        """(seeds,) hidden neurons after pruning beyond the construction's 14."""
+        return np.array([r.hidden - CONSTRUCTION[0] for r in self.rows])
+
+
+@dataclasses.dataclass(frozen=True)
+class LadderRow:
+    """One rung: its steps, each seed's hidden neurons after pruning, the mean surplus over
+    the construction's 14, the seeds pruned to exactly 14 = 10 + 4 and that learned the
+    construction, of ``seeds``, and the rung's name."""
+
+    steps: int
+    hidden: tuple[int, ...]
+    surplus: float
+    at14: int
+    learned: int
+    seeds: int
+    name: str
+
+
+def ladder_rows(rungs: list[Rung]) -> list[LadderRow]:
+    """A LadderRow per rung, in order of steps."""
+    return [
+        LadderRow(
+            g.steps,
+            tuple(r.hidden for r in g.rows),
+            float(g.surplus.mean()),
+            sum(r.counts == CONSTRUCTION for r in g.rows),
+            sum(r.learned for r in g.rows),
+            len(g.rows),
+            g.name,
+        )
+        for g in sorted(rungs, key=lambda g: g.steps)
+    ]
+
+
+def read_rungs(*, prune_tol: float, names=LADDER_RUNS) -> tuple[list[Rung], list[str]]:
+    """(a Rung per recorded run of ``names``, its members read with
+    ``teacher_members.member_rows`` at ``prune_tol``; the names not recorded), in order."""
+    rungs, missing = [], []
+    for name in names:
+        if name not in experiments.recorded_names():
+            missing.append(name)
+            continue
+        run = experiments.recorded(name)
+        rows = member_rows(run, prune_tol=prune_tol)
+        rungs.append(Rung(name, run.config.train.steps, run.config.T, tuple(rows)))
+    return rungs, missing
+
+
+@dataclasses.dataclass(frozen=True)
+class Surplus:
+    """Over a run's members: how many ``seeds``, how many ``learned`` the construction, how many
+    keep more hidden neurons after pruning than the construction's 14 (``kept``)."""
+
+    seeds: int
+    learned: int
+    kept: int
+
+
+def surplus(rows: list[MemberRow]) -> Surplus:
+    """The Surplus of the members ``rows``."""
+    return Surplus(
+        len(rows),
+        sum(r.learned for r in rows),
+        sum(r.hidden > CONSTRUCTION[0] for r in rows),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One recorded sensitivity run (``teacher-identification-<setting>-quick``): its setting,
+    learning rate, weight decay and members."""
+
+    setting: str
+    lr: float
+    weight_decay: float
+    rows: tuple[MemberRow, ...]
+
+
+def sensitivity(*, prune_tol: float) -> list[Setting]:
+    """A Setting per recorded sensitivity run (the settings of ``experiments.SENSITIVITY``, in
+    order), its members read at ``prune_tol``; those not recorded are left out."""
+    out = []
+    for setting in experiments.SENSITIVITY:
+        name = f"teacher-identification-{setting}-quick"
+        if name not in experiments.recorded_names():
+            continue
+        run = experiments.recorded(name)
+        tc = run.config.train
+        rows = member_rows(run, prune_tol=prune_tol)
+        out.append(Setting(setting, tc.lr, tc.weight_decay, tuple(rows)))
+    return out

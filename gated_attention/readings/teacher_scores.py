@@ -1,0 +1,268 @@
+"""Fig. 2 and Table 1 over every seed of a run: the values of their scorecard rows, read from
+the members (``teacher_members.MemberRow``). The chapter scores them:
+``scorecard.record(**vars(row), profile=..., budget=...)``.
+
+    ScoreRow        one row's values: id, ours, seeds, note, interval (``scorecard.record``'s
+                    keyword names)
+    tuning_label    the label of a run's tuning seeds (they chose lr and weight decay), or ""
+    with_tuning     a budget text with that label appended, where there is one
+    seeds_budget    Fig. 2's budget of a run's seeds (``report.verdict.budget`` handed in), labelled
+    paper_counts    the paper's Fig. 2A/B counts, from the paper values handed in
+    paper_row       those counts as a member-table row (the other columns None)
+    count_values    Fig. 2A/B's counts over every seed: the median, (min, max), a note
+    count_rows      those, as rows (the median; its range as the interval)
+    fraction_rows   the shares of seeds pruned to 14 = 10 + 4 and that learned it
+    merged_output_value  App. C.2 over seeds: the share with a merged output neuron, interval
+    seed_rows       Table 1's medians and App. C.2's merging (the share of seeds)
+    merge_rows      ``fig2.merge_found`` (seeds with a merged group), then ``seed_rows``
+    first_seed_rows Table 1's four numbers of the first seed
+    rung_rows       a run's Fig. 2 rows: the counts, the fractions, the merges, over its seeds
+
+A row's note names the tuning seeds among its seeds (``tuning_label``); ``late`` maps the ids
+whose rule came after the recorded run a build's rows were read from to the note that says so
+(``report.scorecard.RULE_AFTER``): such a row does not decide its claim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Callable, Mapping
+
+from .. import analysis
+from ..experiments.teacher_identification import TUNING_SEEDS
+from .teacher_members import SELECTOR_SHARE, fractions, held_out_values
+
+__all__ = [
+    "ScoreRow",
+    "tuning_label",
+    "with_tuning",
+    "seeds_budget",
+    "COUNTS",
+    "paper_counts",
+    "paper_row",
+    "count_values",
+    "count_rows",
+    "fraction_rows",
+    "merged_output_value",
+    "seed_rows",
+    "merge_rows",
+    "first_seed_rows",
+    "rung_rows",
+]
+
+#: the count rows of Fig. 2A/B and the member row's attribute each reads
+COUNTS = (
+    ("fig2.hidden_after_pruning", "hidden"),
+    ("fig2.output_after_pruning", "output"),
+    ("fig2.lambda_one", "lam_one"),
+    ("fig2.lambda_zero", "lam_zero"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreRow:
+    """The values of one scorecard row, as ``report.scorecard.record`` takes them (its keyword
+    names); the chapter adds the profile, the budget and the run."""
+
+    id: str
+    ours: float
+    seeds: int | None = None
+    note: str = ""
+    interval: tuple | None = None
+
+
+def tuning_label(seeds) -> str:
+    """'tuning seeds 0-2 (they chose lr and weight decay)' where ``seeds`` holds seeds of the
+    pilots behind the learning rate and weight decay (``TUNING_SEEDS``); '' where none."""
+    tuned = sorted(int(s) for s in seeds if s in TUNING_SEEDS)
+    if not tuned:
+        return ""
+    if len(tuned) == 1:
+        return f"tuning seed {tuned[0]} (seeds 0-2 chose lr and weight decay)"
+    span = tuned == list(range(tuned[0], tuned[-1] + 1)) and len(tuned) > 2
+    named = f"{tuned[0]}-{tuned[-1]}" if span else ", ".join(map(str, tuned))
+    return f"tuning seeds {named} (they chose lr and weight decay)"
+
+
+def with_tuning(budget: str, seeds) -> str:
+    """``budget`` (``report.verdict.budget`` of Fig. 2 for ``seeds``) with ``tuning_label``
+    appended where any of ``seeds`` tuned the optimiser: such rows are never held out."""
+    label = tuning_label(seeds)
+    return f"{budget}; {label}" if label else budget
+
+
+def seeds_budget(budget: Callable[..., str], steps: int, T: int, seeds) -> str:
+    """``budget`` (``report.verdict.budget``) of Fig. 2 for ``seeds`` (a run's seeds) trained
+    ``steps`` at ``T``, with ``tuning_label`` appended (``with_tuning``)."""
+    return with_tuning(budget("fig2", steps=steps, T=T, seeds=len(seeds)), seeds)
+
+
+def _row(id_, value, seeds_of, *, late: Mapping[str, str] | None = None, note: str = "", **kw):
+    """A ScoreRow over the seeds ``seeds_of``, its note: ``late``'s note for ``id_``, then
+    ``tuning_label(seeds_of)``, then ``note``."""
+    rule = (late or {}).get(id_, "")
+    note = "; ".join(t for t in (rule, tuning_label(seeds_of), note) if t)
+    return ScoreRow(id_, value, note=note, **kw)
+
+
+def paper_counts(values: Mapping[str, Mapping]) -> dict[str, int]:
+    """The paper's count of each row of COUNTS, from ``values`` (``scorecard.paper_values()``)."""
+    return {id_: values[id_]["paper"] for id_, _ in COUNTS}
+
+
+def paper_row(paper: Mapping[str, int]) -> dict:
+    """The paper's counts (``paper_counts``) as a row of the member table: the fields of
+    ``teacher_members.MemberRow`` shown, None where the paper gives none."""
+    return {
+        "seed": "paper",
+        "hidden": paper["fig2.hidden_after_pruning"],
+        "lam_one": paper["fig2.lambda_one"],
+        "lam_zero": paper["fig2.lambda_zero"],
+        "between": None,
+        "output": paper["fig2.output_after_pruning"],
+        **dict.fromkeys(("norm_loss", "score_kv", "score_q", "learned", "merged")),
+    }
+
+
+def count_values(rows: list, paper: Mapping[str, int]) -> list[tuple[str, float, tuple, str]]:
+    """(id, median over the seeds, (smallest, largest), note) of each count of Fig. 2A/B over
+    every member of ``rows``; the note says how many seeds have exactly the paper's count
+    (``paper``: ``paper_counts``)."""
+    if not rows:
+        raise ValueError("no members")
+    out = []
+    for id_, attr in COUNTS:
+        v = [getattr(r, attr) for r in rows]
+        want = paper[id_]
+        k = sum(x == want for x in v)
+        note = f"{k} of {len(v)} seeds at the paper's {want}"
+        out.append((id_, statistics.median(v), (min(v), max(v)), note))
+    return out
+
+
+def count_rows(
+    rows: list, paper: Mapping[str, int], *, late: Mapping[str, str] | None = None
+) -> list:
+    """The rows of ``count_values``: the median, its range over seeds as the interval."""
+    seeds = [r.seed for r in rows]
+    return [
+        _row(id_, v, seeds, late=late, note=note, interval=span, seeds=len(rows))
+        for id_, v, span, note in count_values(rows, paper)
+    ]
+
+
+def fraction_rows(rows: list, *, late: Mapping[str, str] | None = None) -> list:
+    """The fractions of ``rows`` pruned to exactly 14 = 10 + 4 and that learned the
+    construction (``teacher_members.fractions``). No interval: these rows' rule predates the
+    runs, and an interval would change which of them decide (``verdict.undecided``)."""
+    f, R = fractions(rows), len(rows)
+    seeds = [r.seed for r in rows]
+    return [
+        _row(id_, f[key][0] / R, seeds, late=late, seeds=R)
+        for id_, key in (
+            ("fig2.construction_counts_fraction", "construction_counts"),
+            ("fig2.learned_fraction", "learned"),
+        )
+    ]
+
+
+def merged_output_value(rows: list) -> tuple[float, tuple[float, float], str]:
+    """App. C.2 over seeds: (the share of ``rows`` with a merged output-gating group whose neuron
+    is the construction's output neuron, ``analysis.selector_share`` at least SELECTOR_SHARE;
+    its Wilson 95% interval; a note naming those seeds and counting every merged group)."""
+    if not rows:
+        raise ValueError("no members")
+    found, groups, three, low, unsearched = [], 0, 0, [], []
+    for r in rows:
+        m = r.rev.merged
+        shares = analysis.merged_selector_shares(m, r.rev.groups.one, r.rev.groups.zero)
+        groups += len(shares)
+        three += sum(len(g) == 3 for g in m.groups)
+        low += [f"seed {r.seed} {sh:.2g}" for sh in shares if sh < SELECTOR_SHARE]
+        if any(sh >= SELECTOR_SHARE for sh in shares):
+            found.append(str(r.seed))
+        if not getattr(r.rev, "merge_searched", True):
+            unsearched.append(str(r.seed))
+    k, R, S = len(found), len(rows), sum(r.merged > 0 for r in rows)
+    note = (
+        f"{k} of {R} seeds ({', '.join(found) or 'none'}); {groups} groups merged "
+        f"({three} of three neurons) in {S} seed{'' if S == 1 else 's'}"
+    )
+    if low:
+        note += f"; share below {SELECTOR_SHARE:g}: {', '.join(low)}"
+    if unsearched:
+        note += f"; merge not searched (too many output neurons): seeds {', '.join(unsearched)}"
+    return k / R, analysis.wilson_interval(k, R), note
+
+
+def seed_rows(rows: list, *, late: Mapping[str, str] | None = None) -> list:
+    """The rows over every seed of ``rows``: Table 1's medians
+    (``teacher_members.held_out_values``) and App. C.2's merging over seeds
+    (``merged_output_value``)."""
+    seeds = [r.seed for r in rows]
+    where = dict(late=late, seeds=len(rows))
+    out = [
+        _row(id_, value, seeds, note=note, **where)
+        for id_, value, note in held_out_values(rows)
+        if id_.startswith("table1.")  # its fig2 row counted groups, not seeds: replaced below
+    ]
+    value, interval, note = merged_output_value(rows)
+    out.append(
+        _row("fig2.merged_is_output_neuron", value, seeds, note=note, interval=interval, **where)
+    )
+    return out
+
+
+def merge_rows(rows: list, *, note: bool = False, late: Mapping[str, str] | None = None) -> list:
+    """The row ``fig2.merge_found`` (members with a merged output group; ``note``: name their
+    seeds), then Table 1's medians and App. C.2's share of seeds (``seed_rows``)."""
+    merged = [str(row.seed) for row in rows if row.merged]
+    text = f"seeds with a merged group: {', '.join(merged) or 'none'}" if note else ""
+    seeds = [row.seed for row in rows]
+    found = _row("fig2.merge_found", len(merged), seeds, late=late, note=text, seeds=len(rows))
+    return [found, *seed_rows(rows, late=late)]
+
+
+def first_seed_rows(
+    rows: list,
+    eval_loss: float,
+    *,
+    teacher_var: float | None = None,
+    prune_tol: float | None = None,
+    late: Mapping[str, str] | None = None,
+) -> list:
+    """Table 1's loss (``eval_loss``), Score KV, Score Q and polynomial distance of the first
+    member of ``rows``; with ``prune_tol`` (and ``teacher_var``), each note says which seed of
+    how many, the threshold and the largest output change over the seeds."""
+    first = rows[0]
+    values = [
+        ("table1.loss", eval_loss, ""),
+        ("table1.score_kv", first.score_kv, ""),
+        ("table1.score_q", first.score_q, ""),
+        ("table1.poly_distance", first.rev.poly_distance, ""),
+    ]
+    own = ""
+    if prune_tol is not None:
+        change = max(row.rev.prune_change for row in rows)
+        relative = f"relative to the teacher's variance: {eval_loss / teacher_var:.2g}"
+        values[0] = ("table1.loss", eval_loss, relative)
+        own = (
+            f"seed {first.seed}, the first of {len(rows)}; pruned at {prune_tol:g} (largest "
+            f"output change over the seeds {change:.2g})"
+        )
+    return [
+        _row(id_, v, [first.seed], late=late, seeds=1, note="; ".join(t for t in (own, n) if t))
+        for id_, v, n in values
+    ]
+
+
+def rung_rows(rows: list, paper: Mapping[str, int]) -> list:
+    """The Fig. 2 rows of one run (a rung of the surplus ladder), each over all its seeds: the
+    counts (``count_rows``), the fractions, the seeds with a merging output group, Table 1 and
+    App. C.2 (``seed_rows``)."""
+    seeds = [r.seed for r in rows]
+    out = count_rows(rows, paper) + fraction_rows(rows)
+    found = sum(r.merged > 0 for r in rows)
+    out.append(_row("fig2.merge_found", found, seeds, seeds=len(rows)))
+    return out + seed_rows(rows)
