@@ -20,6 +20,7 @@ a warning and counted afresh; what a call counted is kept even when it stops ear
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import warnings
@@ -43,15 +44,14 @@ __all__ = [
 ]
 
 DEFAULT_PATH = Path("_build") / "step-counts.json"
-#: the counting code, beside the closure of what the counted runs execute (``tools`` modules
-#: never enter a closure: ``code_key.PRESENTATION_ONLY``)
-COUNTING = ("lab.device_time", "lab.own_sizes")
+#: the counting code (in the lab), beside the closure of what the counted runs execute
+COUNTING = tuple(Path(__file__).with_name(f) for f in ("device_time.py", "own_sizes.py"))
 
 
 def counted_modules() -> list[str]:
-    """The modules whose source enters the key: what the counted runs execute and the
-    counting code."""
-    return sorted(set(closure("gated_attention.experiments.registry")) | set(COUNTING))
+    """The package modules whose source enters the key: what the counted runs execute (the
+    counting code, ``COUNTING``, enters it beside them)."""
+    return sorted(closure("gated_attention.experiments.registry"))
 
 
 def counts_key() -> dict:
@@ -59,7 +59,10 @@ def counts_key() -> dict:
     modules = counted_modules()
     hw = hardware("cpu")  # the processor's model, as results record it
     cpu = f"{hw['cpu']} ({hw['machine']}, {hw['cpu_count']} cores)"
-    return {"source": source_hash(modules), "torch": torch.__version__, "cpu": cpu}
+    source = hashlib.sha256(source_hash(modules).encode())
+    for path in COUNTING:
+        source.update(path.read_bytes())
+    return {"source": source.hexdigest(), "torch": torch.__version__, "cpu": cpu}
 
 
 def read_counts(path: str | os.PathLike, key: dict | None = None) -> dict:
