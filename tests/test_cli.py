@@ -68,7 +68,7 @@ def test_readings_outside_a_checkout_is_one_line(monkeypatch, capsys):
 
 
 def test_readings_leaves_current_shipped_readings_as_they_are(tmp_path, monkeypatch, capsys):
-    from gated_attention.report import recall_tables
+    from gated_attention.readings import recall_scores as recall_tables
 
     monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))  # nothing cached
 

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from gated_attention.experiments import derived as dv
-from gated_attention.report import recall_tables as rr
+from gated_attention.readings import derived as dv
+from gated_attention.readings import recall_scores as rr
 
-MODULES = ["gated_attention.report.recall_tables"]
+MODULES = ["gated_attention.readings.recall_scores"]
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_unknown_run_and_no_modules_are_refused(fake_run):
 def test_the_chapter_readings_ship_current(run, values):
     """The readings the associative recall chapter makes ship beside their runs under the key of
     today's code (else a fresh clone recomputes them: `python -m gated_attention readings`)."""
-    _, label, args = rr._reading_key(values)
+    _, label, args = rr.reading_key(values)
     key = dv.derived_key(run, label, args, [rr.__name__])
     assert dv.shipped_path(run, label, key).exists(), (
         f"the reading {label} of {run} is stale or missing: run `python -m gated_attention "

@@ -1,10 +1,22 @@
 """The GRU's verdict says what the check finds and nothing stronger: no exact construction; a
 two-layer small-weight limit exists (ours). The claim is not scored, so the introduction's
-table shows no cross for it (paper_values.json, report.app_b_tables, scorecard_page)."""
+table shows no cross for it (paper_values.json, the notes of the chapter, scorecard_page)."""
 
-from gated_attention.report import app_b_tables, scorecard, scorecard_page, verdict
+from pathlib import Path
+
+from gated_attention.report import scorecard, scorecard_page, verdict
 
 FINDING = "no exact construction; a two-layer small-weight limit exists"
+CHAPTER = Path(__file__).resolve().parents[1] / "book" / "which_rnns_can_be_attention.md"
+
+
+def chapter_notes() -> tuple[str, str]:
+    """The text of the chapter's cells that score table3.gru and its slope, from the note
+    before each row's key to the key."""
+    text = CHAPTER.read_text()
+    gru = text.split('key = "table3.gru"\n')[0].rsplit("note = (", 1)[1]
+    slope = text.split('key = "table3.gru_two_layer_error_slope"')[0].rsplit("note = (", 1)[1]
+    return gru, slope
 
 
 def gru_claim():
@@ -22,9 +34,12 @@ def test_the_claims_ours_says_the_finding_and_nothing_stronger():
 
 
 def test_the_rows_note_the_finding_and_the_intro_shows_no_cross(build):
-    findings = {"two_layer_slope": 2.01}
-    rows = app_b_tables.gru_records(0.02, findings, [0.1, 0.01], profile="quick")
-    assert FINDING in rows[0].note and "not an exact construction" in rows[1].note
+    gru_note, slope_note = chapter_notes()
+    assert FINDING in gru_note and "not an exact construction" in slope_note
+    rows = [
+        scorecard.record("table3.gru", 0.02, profile="quick", note=f"{FINDING} (ours)"),
+        scorecard.record("table3.gru_two_layer_error_slope", 2.01, profile="quick"),
+    ]
     slope = rows[1]
     assert slope.status == "miss"  # its criterion, as committed: the error falls with eps
     assert verdict.status(gru_claim(), rows) == "not scored"

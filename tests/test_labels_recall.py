@@ -1,6 +1,6 @@
 """App. D.3's input-output row is scored on the networks trained as the paper trains them, with
 a cross-entropy (gating io-ce), and the MSE-trained networks' value stands beside it, labelled
-ours and not scored (report.recall_tables, report.recall_summaries, paper_values.json)."""
+ours and not scored (readings.recall_scores, paper_values.json)."""
 
 import dataclasses
 from types import SimpleNamespace
@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from gated_attention.experiments import associative_recall_config
-from gated_attention.report import recall_summaries as rs
-from gated_attention.report import recall_tables as rr
+from gated_attention.readings import recall_scores as rr
 from gated_attention.report import scorecard, verdict
 
 
@@ -58,8 +57,20 @@ def test_the_cross_entropy_row_carries_the_cross_entropy_budget(tmp_path, monkey
     config = associative_recall_config("quick")  # io-ce: 4,000 steps; the rest 10,000
     assert config.ce_train.steps != config.train.steps
     values = {"appD3.io_is_not_attention": (0.1, "ce"), "appD3.io_is_not_attention_mse": (-0.5, "")}
-    ce, mse = rs.recall_records(values, config, profile="quick")
+    steps = rr.row_steps(config, values)
+    assert list(steps.values()) == [config.ce_train.steps, config.train.steps]
     seeds = len(config.seeds)
+    ce, mse = (
+        scorecard.record(
+            i,
+            ours,
+            profile="quick",
+            seeds=seeds,
+            note=note,
+            budget=verdict.budget("appD3", steps=steps[i], seeds=seeds),
+        )
+        for i, (ours, note) in values.items()
+    )
     assert ce.budget == verdict.budget("appD3", steps=config.ce_train.steps, seeds=seeds)
     assert mse.budget == verdict.budget("appD3", steps=config.train.steps, seeds=seeds)
     assert (ce.status, mse.status) == ("pass", "report")  # the MSE row is shown, not scored

@@ -1,4 +1,4 @@
-"""Output-gating counts of students (report/output_counts.py) on planted networks."""
+"""Output-gating counts of students (readings/beyond_counts.py) on planted networks."""
 
 import dataclasses
 
@@ -8,7 +8,7 @@ from gated_attention.constructions.compressed_output import construct_compressed
 from gated_attention.constructions.gated_rnn import construct_rnn
 from gated_attention.experiments import teacher_identification_config
 from gated_attention.models.attention import LinearSelfAttention
-from gated_attention.report.output_counts import student_output_counts
+from gated_attention.readings.beyond_counts import student_output_counts
 
 
 @dataclasses.dataclass
@@ -49,7 +49,7 @@ def test_the_symmetric_construction_counts_sixteen():
 def test_a_member_two_recorded_runs_hold_is_counted_once(monkeypatch):
     # the quick profile's run (seeds 3-7) is also part of the twenty-seed run (seeds 3-22);
     # the paper-budget seeds 0 and 1 trained on a CPU and on a GPU stay two members each
-    from gated_attention.report import output_counts as oc
+    from gated_attention.readings import beyond_counts as oc
 
     def stub(run, label, prune_tol):
         return [oc.OutputCount(label, int(s), 0, 0, 0, 0, 0, 0.0, True) for s in run.config.seeds]

@@ -202,10 +202,10 @@ def test_table_3_weights_moved_into_the_real_block_fail():
 
 
 def test_cost_rows_are_the_built_constructions_counts():
-    from gated_attention.report import real_block_tables
+    from gated_attention.readings import real_blocks as readings
 
     d = 3
-    rows = {name: params for name, _, _, params, _ in real_block_tables.cost_rows(d)}
+    rows = {r.construction: r.parameters for r in readings.cost_rows(d)}
     teacher = random_attention(d, seed=0)
     for bias, name in ((True, "Mamba block, with biases"), (False, "Mamba block, as released")):
         built = rb.mamba_block_construction(teacher, bias=bias)
@@ -218,7 +218,7 @@ def test_cost_rows_are_the_built_constructions_counts():
 
 def test_the_learning_run_trains_both_blocks_side_by_side():
     from gated_attention.experiments.real_block_learning import real_block_learning_config
-    from gated_attention.report import real_block_tables
+    from gated_attention.readings import real_blocks as readings
 
     config = real_block_learning_config("smoke")
     tensors, metrics = config.compute(progress=False)
@@ -226,6 +226,10 @@ def test_the_learning_run_trains_both_blocks_side_by_side():
     assert tensors["eval_loss"].shape == (2, len(config.seeds))
     assert torch.isfinite(tensors["eval_loss"]).all()
     assert (abs(tensors["counts"] - config.target) < 60).all()  # matched parameter counts
-    ratio = real_block_tables.print_learning(tensors)
+    rows = readings.learning_rows(tensors)
+    assert [(r.width, r.params) for r in rows] == [
+        (int(tensors["widths"][k]), int(tensors["counts"][k])) for k in range(2)
+    ]
+    ratio = readings.learning_ratio(rows)
     medians = tensors["eval_loss"].quantile(0.5, dim=1)
     assert ratio == pytest.approx(float(medians[1] / medians[0]))

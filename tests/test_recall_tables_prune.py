@@ -1,4 +1,4 @@
-"""The rows of App. D.3 at a decay budget that prunes (report/recall_tables.prune_budget_values)
+"""The rows of App. D.3 at a decay budget that prunes (readings/recall_scores.prune_budget_values)
 and its config (experiments/associative_recall.prune_budget_config)."""
 
 import math
@@ -9,7 +9,7 @@ import torch
 
 from gated_attention import experiments
 from gated_attention.experiments.associative_recall import PRUNE_WEIGHT_DECAY
-from gated_attention.report import recall_tables as rr
+from gated_attention.readings import recall_scores as rr
 
 
 def test_the_prune_budget_changes_only_the_decay_and_keeps_side_gating_at_64():

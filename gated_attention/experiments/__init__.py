@@ -3,12 +3,13 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
 
     protocol                 what every experiment says about its training: its jobs, one
                              function that trains a job, one that assembles the entry
+    runner                   one way to run jobs: in process, side by side on a GPU, on a
+                             Dask cluster (``sweep``); a campaign's order and time budget
     side_by_side             several of a run's jobs at once on a GPU, each on its own stream
     profiles                 smoke / quick / paper, and the seeds of a run's random streams
     cache                    ``run(config)``: compute once, load afterwards
     code_key                 which source a result depends on: the import closure of its config
     recorded_runs            results entries of long runs shipped with the package
-    derived                  long analyses of a recorded run, computed once (shipped or cached)
     teacher_student          the teacher-student config (Sec. 4.1-4.2)
     teacher_identification   its config for Sec. 4.1 (Fig. 2, Table 1)
     how_many_neurons         its configs for Sec. 4.2 (Fig. 3A/B)

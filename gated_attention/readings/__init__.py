@@ -35,5 +35,6 @@ The constructions (App. A, B), associative recall (App. D.3) and beyond the pape
     beyond                 compressed output gating and capped memory (ours)
     beyond_counts          output-gating neurons trained students keep (ours)
 The book's house:
+    provenance             where a run a chapter reads came from: recorded, cached or trained
     performance            the benches and GPU step times the lab wrote, and each run's cost
 """

@@ -20,6 +20,6 @@ Figures:
     edge_plots         Fig. 3A-C: every seed's excess loss against the size
     regression_plots   the in-context regression chapters
     family_plots       Fig. 4A/B: loss against parameter count per family
-    recall_tables      App. D.3 (Fig. 7): accuracy and loss against the recall networks
+    recall_plots       App. D.3 (Fig. 7): accuracy and loss against the recall networks
     beyond_plots       "Beyond the paper"
 """

@@ -2,13 +2,12 @@
 capped-memory error law, and what capped training does.
 
 Every ``plot_`` function draws what it is given and returns the figure; the chapter shows it.
-``seed_median`` reads the capped students' rows the training section tabulates.
+The law they draw and the rows they read are ``readings.beyond``'s.
 
 Glossary (code name -> symbol):
     x        T (1 - lam_max), the memory deficit of a capped key-value neuron
     e_p(x)   the constant-input error for T -> infinity at fixed x, p banks:
-             int_0^1 (1 - exp(-x u))^p du  (``law``); e_1(x) = 1 - (1 - exp(-x)) / x
-    seed_median  the median over seeds of one field of the capped students at (T, lam_max)
+             int_0^1 (1 - exp(-x u))^p du  (``readings.beyond.law``)
 """
 
 from __future__ import annotations
@@ -18,30 +17,13 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..readings.beyond import law
+
 __all__ = [
-    "law",
-    "seed_median",
     "plot_output_counts",
     "plot_capped_law",
     "plot_capped_training",
 ]
-
-
-def law(x: np.ndarray, banks: int = 1, grid: int = 2001) -> np.ndarray:
-    """e_p(x) = int_0^1 (1 - exp(-x u))^p du, the T -> infinity limit of ``planted_error``
-    at fixed x = T (1 - lam) (trapezoidal rule on ``grid`` points)."""
-    x = np.asarray(x, dtype=float)
-    u = np.linspace(0.0, 1.0, grid)
-    vals = (1.0 - np.exp(-np.multiply.outer(x, u))) ** banks
-    return np.trapezoid(vals, u, axis=-1)
-
-
-def seed_median(rows: Sequence, T: int, cap: float, field: str = "normalised_loss") -> float:
-    """The median over seeds of ``field`` of the rows (``experiments.capped_memory.
-    CappedStudent``, one per seed and configuration) trained at sequence length T with
-    lam <= cap (cap 1.0: no cap)."""
-    values = [getattr(r, field) for r in rows if (r.T, r.lam_max) == (T, cap)]
-    return float(np.median(values))
 
 
 def plot_output_counts(

@@ -1,13 +1,23 @@
 """The paper's claims and their status, from scorecard rows: the rules the verdicts read.
 
-Claim, claims   the claims of ``paper_values.json`` ("claims"), in the order of the paper,
-                fixed before the runs they score
-claim_of        the claim a row belongs to
-undecided       a row that cannot decide its claim: premise fails, rule set after its
-                run, or its interval over seeds straddles its threshold
-status          per claim and budget, from its central rows (``verdict``'s docstring says
-                what each status means)
-with_budget_free  a recorded run's rows, with this build's rows that need no training
+    Claim, claims     the claims of ``paper_values.json`` ("claims"), in the order of the paper,
+                      fixed before the runs they score
+    claim_of          the claim a row belongs to
+    undecided         a row that cannot decide its claim
+    status            per claim and budget, from its central rows
+    with_budget_free  a recorded run's rows, with this build's rows that need no training
+
+A row is undecided when its premise fails (its note says "premise fails": e.g. a family it
+compares did not learn, or too few of its seeds did), its rule was set after its run (note
+``scorecard.RULE_AFTER``) or its interval over seeds straddles its criterion's threshold
+(``scorecard.straddles``: the seeds cannot decide); the others decide. The status of a claim:
+reproduced: every central row measured, decided and passing; partly: some decided rows pass,
+some miss or are not measured; not: every decided row misses; "partly where decidable" and "not
+where decidable": the same with some rows undecided (a decidable miss is never hidden by an
+undecided row; where the largest budget is undecided, the headline adds the largest budget whose
+rows decide); undecided: no decided row misses and some are undecided; not scored: no central row
+measured; None: no row at all. A claim about every case its rows test (``every`` in
+paper_values.json) does not hold, not partly, when one decided row misses.
 """
 
 from __future__ import annotations

@@ -5,22 +5,7 @@ the same verdicts for the whole book. Both come from the rows alone (never from 
 cannot drift from the numbers below them. The claims, their central rows and the paper's
 training budget are data in ``paper_values.json`` ("claims"), fixed before the runs they score.
 
-    claims      the paper's claims, in the order of the paper (``Claim``)
-    status      per claim and budget, from its central rows. A row is undecided when its
-                premise fails (its note says "premise fails": e.g. a family it compares did not
-                learn, or too few of its seeds did), its rule was set after its run (note
-                ``scorecard.RULE_AFTER``) or its interval over seeds straddles its criterion's
-                threshold (``scorecard.straddles``: the seeds cannot decide); the others
-                decide. reproduced: every central row
-                measured, decided and passing; partly: some decided rows pass, some miss or
-                are not measured; not: every decided row misses; "partly where decidable" and
-                "not where decidable": the same with some rows undecided (a decidable miss is
-                never hidden by an undecided row; where the largest budget is undecided, the
-                headline adds the largest budget whose rows decide); undecided: no decided
-                row misses and some
-                are undecided; not scored: no central row measured; None: no row at all. A
-                claim about every case its rows test (``every`` in paper_values.json) does not
-                hold, not partly, when one decided row misses
+    claims, status  the claims and their status from their central rows (``claims``)
     budget      the text a row stores for the budget it was measured at: steps, the fraction of
                 the paper's steps, T against the paper's, seeds
     sentence    one sentence per claim and budget, with the deciding numbers

@@ -23,8 +23,8 @@ unwritable results cache (``CacheWriteError``), Ctrl-C (the run resumes from its
 checkpoint when the command is run again) and ``readings`` outside a source checkout. Other
 errors keep their traceback.
 
-``readings`` computes the chapters' long analyses of recorded runs (``experiments.derived``:
-today the App. D.3 readings, ``report.recall_tables.RECORDED_READINGS``) and ships them beside
+``readings`` computes the chapters' long analyses of recorded runs (``readings.derived``:
+today the App. D.3 readings, ``readings.recall_scores.RECORDED_READINGS``) and ships them beside
 the runs, so that a fresh clone reads them instead of recomputing: a maintainer's step after a
 change to the code they depend on (until then they are recomputed, once, into the cache). It
 writes into the package's ``recorded/`` folder, so it needs a source checkout of the repository.
@@ -306,7 +306,7 @@ def _readings(prog: str) -> None:
             f"({RECORDED_ROOT}), so it needs a source checkout of the repository (clone it "
             "and run `python -m gated_attention readings` there); this package is installed",
         )
-    from ..report import recall_tables as rt
+    from ..readings import recall_scores as rt
 
     for path, now in rt.ship_readings():
         where = path.relative_to(RECORDED_ROOT.parent)

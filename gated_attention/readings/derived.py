@@ -8,7 +8,7 @@ profile, so it is computed once and kept as JSON. Its key (12 hex digits) is the
     the recorded run's manifest    (the run's content: a re-recorded run is a new key)
     label and args                 (what is computed, e.g. the held-out batch, as JSON)
     the source of ``modules``      (the modules that compute it and every package module
-                                    they import, report/ ones included: ``code_key``)
+                                    they import, readings/ ones included: ``code_key``)
 
 and the value is looked up, in order, in
 
@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_write_json
-from . import code_key
-from .cache import cache_root
-from .recorded_runs import RECORDED_ROOT, recorded_names
+from ..experiments import code_key
+from ..experiments.cache import cache_root
+from ..experiments.recorded_runs import RECORDED_ROOT, recorded_names
 
 __all__ = ["derived", "derived_key", "ship", "shipped_path", "cached_path"]
 
@@ -48,7 +48,7 @@ def _canonical(value: Any) -> str:
 
 
 def _code(modules: list[str]) -> str:
-    """sha256 over ``modules`` and every package module they import, directly or not (report/
+    """sha256 over ``modules`` and every package module they import, directly or not (readings/
     ones too: unlike a results entry's, a derived value is computed there)."""
     if not modules:
         raise ValueError("derived: name at least one module that computes the value")

@@ -5,7 +5,7 @@ output-gating neurons and no exact network needs fewer; this module reads the
 teacher-identification students that ship as recorded runs (``experiments.recorded``),
 reverse-engineers each member as the teacher-identification chapter does
 (``analysis.reverse_engineer``: prune at ``prune_tol``, lam groups, scores) and returns one row
-per member. It reads experiment results, so it sits in ``report``, above ``experiments``.
+per member. It reads experiment results, so it sits in ``readings``, above ``experiments``.
 
 Glossary (code name -> meaning):
     OutputCount   one member: run, seed, pruned n and m, merged m, lam counts, learned

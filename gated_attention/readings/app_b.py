@@ -1,0 +1,146 @@
+"""Readings of the chapter "Which RNNs can be attention" (App. B, Tables 3 and 4): what the
+constructions of ``constructions`` (Mamba-style, LSTM, GRU, LRU) hold and how far they are from
+attention, measured on a random teacher in float64. No training; rows of numbers only.
+
+    MambaWeights   where Table 3's Mamba-style weights hold the keys, queries and memory
+    mamba_weights  those of one construction
+    GruStack       the two-layer GRU's size, its weights' growth, and the same weights run by
+                   ``torch.nn.GRU(num_layers=2)``
+    gru_stack      those of one teacher
+    SummaryRow     one architecture of Tables 3 and 4: layers (paper, ours), error and slope
+    summary_rows   the rows of every architecture
+
+Glossary (code name -> paper symbol):
+    eps      epsilon, the input scale of a linearised sigmoid (App. B)
+    curves   construction label -> relative errors over ``eps``
+    findings ``constructions.gru.gru_findings``: the GRU's Taylor terms and slopes
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import torch
+
+from ..constructions import gru, linearised
+from ..constructions.linearised import error_slope
+from .construction import weight_summary
+
+__all__ = [
+    "MambaWeights",
+    "mamba_weights",
+    "GruStack",
+    "gru_stack",
+    "SummaryRow",
+    "summary_rows",
+]
+
+#: torch.nn.GRU's names of the construction's weights
+_TORCH_NAMES = {"W_ih": "weight_ih", "W_hh": "weight_hh", "b_ih": "bias_ih", "b_hh": "bias_hh"}
+
+
+@dataclasses.dataclass(frozen=True)
+class MambaWeights:
+    """Where a Mamba-style construction holds the teacher (``mamba_weights``)."""
+
+    keys_in_b: bool  # W_B[:, d:] Delta_0 is W_K (to 1e-15)
+    queries_in_c: bool  # W_C[:, d:] is W_Q
+    decay: float  # max |A| = max exp(A_log): 0 means exp(Delta A) = 1, no leak
+    channels: int
+    states: int
+    nonzero: int  # nonzero weights
+    largest: float  # largest finite |weight|
+
+
+def mamba_weights(P: Mapping[str, torch.Tensor], teacher, d: int) -> MambaWeights:
+    """Where the Mamba-style construction ``P`` (``mamba.mamba_construction(teacher)``) holds
+    the teacher: the keys in B_t (times Delta_0), the queries in C_t, a decay of 1
+    (A = -exp(A_log) = 0), and its channels, states, nonzero and largest finite weights."""
+    Delta0 = torch.nn.functional.softplus(P["b_Delta"][0, 0])
+    A = -P["A_log"][0].exp()
+    keys = torch.allclose(P["W_B"][0, :, d:] * Delta0, teacher.W_K, 0, 1e-15)
+    queries = torch.equal(P["W_C"][0, :, d:], teacher.W_Q)
+    nonzero, big = weight_summary(P)
+    return MambaWeights(
+        keys_in_b=keys,
+        queries_in_c=queries,
+        decay=A.abs().max().item(),
+        channels=P["W_e"].shape[1],
+        states=P["W_B"].shape[1],
+        nonzero=nonzero,
+        largest=big,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class GruStack:
+    """The two-layer GRU construction (``gru_stack``)."""
+
+    units: int  # units per layer (2 d^2 + d)
+    largest_1e2: float  # largest |weight| at eps = 1e-2
+    largest_1e3: float  # at eps = 1e-3
+    growth: float  # the power of eps the largest weight grows as
+    torch_error: float  # relative error of torch.nn.GRU(num_layers=2) at eps = 1e-3
+
+
+def gru_stack(teacher, x: torch.Tensor) -> GruStack:
+    """The two-layer GRU construction's units per layer and largest weight at eps = 1e-2 and
+    1e-3 (with the power of eps it grows as); then its weights at eps = 1e-3 loaded into
+    PyTorch's ``torch.nn.GRU(num_layers=2)`` and its relative error against attention on the
+    inputs ``x`` (B, T, d)."""
+    d = x.shape[-1]
+    stack = {e: gru.gru_two_layer_construction(teacher, e) for e in (1e-2, 1e-3)}
+    big = {e: weight_summary(s)[1] for e, s in stack.items()}
+    N = stack[1e-2]["W_o"].shape[1]
+    growth = error_slope(list(big), list(big.values()))
+    net = torch.nn.GRU(d, N, num_layers=2, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        for layer_index, layer in enumerate(stack[1e-3]["layers"]):
+            for key, value in layer.items():
+                getattr(net, f"{_TORCH_NAMES[key]}_l{layer_index}").copy_(value)
+        y = net(x)[0] @ stack[1e-3]["W_o"].T
+    error = linearised.relative_error(y, linearised.attention_output(teacher, x))
+    return GruStack(N, big[1e-2], big[1e-3], growth, error)
+
+
+@dataclasses.dataclass(frozen=True)
+class SummaryRow:
+    """One architecture of Tables 3 and 4 (``summary_rows``)."""
+
+    architecture: str
+    paper: str  # the layers the paper needs
+    ours: str  # the layers of our check
+    error: float  # relative error at the largest eps
+    slope: float | None  # of log error against log eps; None: exact
+    fit: str  # the eps the slope is fitted over
+
+
+def summary_rows(
+    curves: Mapping[str, Sequence[float]],
+    mamba_error: float,
+    gru_error: float,
+    findings: Mapping,
+    eps: Sequence[float],
+) -> list[SummaryRow]:
+    """One row per architecture of Tables 3 and 4: the layers the paper needs, the layers of
+    our check, the relative error at ``eps[0]`` and the slope of log error against log eps
+    (``curves``: the linearised constructions' errors over ``eps``; the Mamba-style layer is
+    exact, the GRU's slope is ``findings``' over eps <= 1e-2)."""
+    every = f"eps = {eps[0]:g}..{eps[-1]:g}"
+    rows = []
+    for arch, paper, ours, key in (
+        ("LRU (output GLU)", "2", "2 layers", "LRU, 2 layers"),
+        ("LRU In+Out", "1", "1 layer", "LRU In+Out, 1 layer"),
+        ("Mamba-style", "1, exact", "1 layer, exact", None),
+        ("LSTM (Table 4)", "1", "1 layer", "LSTM, 1 layer"),
+        ("GRU", "none, in any depth", "2 layers", "GRU"),
+    ):
+        if key is None:
+            error, slope, fit = mamba_error, None, "-"
+        elif key == "GRU":
+            error, slope, fit = gru_error, findings["two_layer_slope"], "eps <= 1e-2"
+        else:
+            error, slope, fit = curves[key][0], error_slope(eps, curves[key]), every
+        rows.append(SummaryRow(arch, paper, ours, error, slope, fit))
+    return rows

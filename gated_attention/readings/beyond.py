@@ -1,0 +1,195 @@
+"""Readings of the chapter "Beyond the paper": compressed output gating and capped memory, as
+rows of numbers (the recorded students' output-gating counts: ``readings.beyond_counts``).
+
+    law              e_p(x), the T -> infinity limit of the capped construction's error
+    seed_median      the median over seeds of one field of the capped students at (T, lam_max)
+    memory_split     the hidden neurons of a construction with lam = 1 and lam = 0
+    neuron_bounds    output-gating neurons per d against the column-rank lower bound
+    planted_max_error  the planted case: largest |measured - closed form| error
+    law_rows         the capped construction's errors beside the law, one row per point
+    CappedSource     where the students of one capped configuration come from
+    capped_runs      the capped-training students: recorded when shipped, else trained
+    student_rows     one row per capped student, beside the capped constructions
+    capped_medians   the seed-median ratios the scorecard rows hold
+
+Glossary (code name -> symbol):
+    x        T (1 - lam_max), the memory deficit of a capped key-value neuron
+    e_p(x)   the constant-input error for T -> infinity at fixed x, p banks:
+             int_0^1 (1 - exp(-x u))^p du  (``law``); e_1(x) = 1 - (1 - exp(-x)) / x
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..constructions import capped_memory as cm
+from ..constructions import compressed_output as co
+from ..constructions.gated_rnn import neuron_count
+
+__all__ = [
+    "law",
+    "seed_median",
+    "memory_split",
+    "neuron_bounds",
+    "planted_max_error",
+    "law_rows",
+    "CappedSource",
+    "capped_runs",
+    "student_rows",
+    "capped_medians",
+]
+
+
+def law(x: np.ndarray, banks: int = 1, grid: int = 2001) -> np.ndarray:
+    """e_p(x) = int_0^1 (1 - exp(-x u))^p du, the T -> infinity limit of ``planted_error``
+    at fixed x = T (1 - lam) (trapezoidal rule on ``grid`` points)."""
+    x = np.asarray(x, dtype=float)
+    u = np.linspace(0.0, 1.0, grid)
+    vals = (1.0 - np.exp(-np.multiply.outer(x, u))) ** banks
+    return np.trapezoid(vals, u, axis=-1)
+
+
+def seed_median(rows: Sequence, T: int, cap: float, field: str = "normalised_loss") -> float:
+    """The median over seeds of ``field`` of the rows (``experiments.capped_memory.
+    CappedStudent``, one per seed and configuration) trained at sequence length T with
+    lam <= cap (cap 1.0: no cap)."""
+    values = [getattr(r, field) for r in rows if (r.T, r.lam_max) == (T, cap)]
+    return float(np.median(values))
+
+
+def memory_split(rnn) -> tuple[int, int]:
+    """(hidden neurons with lam = 1, with lam = 0) of a constructed gated RNN."""
+    return int((rnn.lam == 1).sum()), int((rnn.lam == 0).sum())
+
+
+def neuron_bounds(ds: Iterable[int]) -> list[dict]:
+    """One row per d: hidden ``"n"`` and output-gating ``"m"`` of the compressed construction,
+    ``"m_full"`` of App. A.1 / A.3 (d^2), and ``"bound"``, the lower bound on m (the column
+    rank of Psi(q), ``compressed_output.column_rank``)."""
+    rows = []
+    for d in ds:
+        c = co.compressed_neuron_count(d)
+        bound = co.column_rank(co.symmetric_product_matrix(d))
+        m_full = neuron_count("symmetric", d)["m"]
+        rows.append({"d": d, "n": c["n"], "m_full": m_full, "m": c["m"], "bound": bound})
+    return rows
+
+
+def planted_max_error(
+    lams: Iterable[float], Ts: Iterable[int], banks: Iterable[int] = (1, 2)
+) -> float:
+    """The planted case: the largest |measured - closed form| relative error of the capped
+    construction on a constant input (``constant_input_error`` against ``planted_error``)
+    over every lam_max, T and number of banks given."""
+    return max(
+        abs(cm.constant_input_error(lam, T, banks=p) - cm.planted_error(lam, T, p))
+        for lam in lams
+        for T in Ts
+        for p in banks
+    )
+
+
+def law_rows(law_points: Mapping[int, Sequence]) -> list[dict]:
+    """One row per point: lam_max, T, x = T (1 - lam_max), the measured errors with 1 and 2
+    banks (``law_points``: banks -> ``CappedPoint``s, the same points in the same order for 1
+    and 2) and the law e_1(x), e_2(x) beside them."""
+    return [
+        {
+            "lam_max": a.lam_max,
+            "T": a.T,
+            "x": a.x,
+            "error_1": a.error,
+            "law_1": float(law(a.x, 1)),
+            "error_2": b.error,
+            "law_2": float(law(b.x, 2)),
+        }
+        for a, b in zip(law_points[1], law_points[2], strict=True)
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class CappedSource:
+    """Where the students of one capped configuration come from (``capped_runs``)."""
+
+    T: int
+    lam_max: float
+    steps: int
+    n: int  # n = m of the students
+    seeds: tuple[int, ...]
+    recorded: str | None  # the recorded run's name; None: trained here
+    train_seconds: float
+
+
+def capped_runs(configs: Mapping, profile: str) -> tuple[dict, list, dict, dict, list]:
+    """The capped-training students of ``configs`` ((T, lam_max) -> config, from
+    ``experiments.capped_memory.capped_memory_configs``): each read from its recorded run
+    ``<name>-<profile>`` when one with the same config ships, else trained here.
+
+    Returns (runs, rows, construction, two_banks, sources): the runs by key; the
+    ``CappedStudent`` rows of all of them; by key, the capped construction's loss per seed with
+    one bank and with two; and one ``CappedSource`` per configuration."""
+    from .. import experiments
+    from ..experiments import capped_memory as cx
+
+    runs, rows, construction, two_banks, sources = {}, [], {}, {}, []
+    for key, cfg in configs.items():
+        name = f"{cfg.name}-{profile}"
+        rec = experiments.recorded(name) if name in experiments.recorded_names() else None
+        if rec is not None and rec.config == cfg:
+            runs[key] = rec
+        else:
+            runs[key] = experiments.run(cfg, progress=False)
+            name = None
+        rows += cx.capped_students(cfg, runs[key])
+        construction[key] = cx.capped_construction_loss(cfg)
+        two_banks[key] = cx.capped_construction_loss(cfg, banks=2)
+        wall = runs[key].metrics["train_wall_time_s"]
+        steps, seeds = cfg.train.steps, tuple(cfg.seeds)
+        sources.append(CappedSource(key[0], key[1], steps, cfg.n, seeds, name, wall))
+    return runs, rows, construction, two_banks, sources
+
+
+def student_rows(
+    rows: Sequence, configs: Mapping, construction: Mapping, two_banks: Mapping
+) -> list[dict]:
+    """One row per capped student (``CappedStudent``): T, cap, seed, normalised loss, the capped
+    construction's loss on the same teacher with one bank and two (``construction`` and
+    ``two_banks``: (T, lam_max) -> one loss per seed of ``configs[(T, lam_max)]``), the pruned n
+    and m, the neurons at the cap and near 0, and the largest lam."""
+    out = []
+    for r in rows:
+        key = (r.T, r.lam_max)
+        e = list(configs[key].seeds).index(r.seed)
+        out.append(
+            {
+                "T": r.T,
+                "cap": r.lam_max,
+                "seed": r.seed,
+                "loss": r.normalised_loss,
+                "construction": construction[key][e],
+                "two_banks": two_banks[key][e],
+                "n": r.n,
+                "m": r.m,
+                "at_cap": r.at_cap,
+                "near_zero": r.near_zero,
+                "lam_top": r.lam_top,
+            }
+        )
+    return out
+
+
+def capped_medians(rows: Sequence, construction: Mapping) -> dict[str, float]:
+    """The seed medians the scorecard rows of capped training hold: ``"growth"``, the loss
+    growth from T = 8 to 32 at cap 0.9; ``"ratio_099"``, the cap-0.99 / uncapped loss ratio at
+    T = 32; ``"vs_construction"``, trained / capped construction at (32, 0.9); ``"at_cap"``,
+    the neurons at the cap 0.99 (T = 32)."""
+    median = seed_median
+    return {
+        "growth": median(rows, 32, 0.9) / median(rows, 8, 0.9),
+        "ratio_099": median(rows, 32, 0.99) / median(rows, 32, 1.0),
+        "vs_construction": median(rows, 32, 0.9) / float(np.median(construction[(32, 0.9)])),
+        "at_cap": median(rows, 32, 0.99, "at_cap"),
+    }

@@ -1,0 +1,212 @@
+"""The App. D.3 numbers of the scorecard (associative recall, Fig. 7), and the readings of the
+chapter's recorded runs, computed once (``readings.derived``).
+
+    scorecard_values     id -> (ours, note) of the App. D.3 rows (CE_ROWS: those read on the
+                         networks trained with the paper's cross-entropy)
+    prune_budget_values  the appD3.pruned.* rows, on the run at a decay budget that prunes
+    row_steps            the training steps each row reads (its budget)
+    recorded_reading     size_rows and the scorecard values of a recorded run, computed once
+    ship_readings        those of the chapter's recorded runs, shipped beside the runs
+
+The notes are the scorecard rows' notes (what each value was read on); the chapter scores the
+values (``report.scorecard.record``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+
+from ..constructions.recall_networks import naive_neurons
+from ..experiments.associative_recall import associative_recall_config
+from ..experiments.recorded_runs import recorded
+from .derived import derived, derived_key, ship, shipped_path
+from .recall import analyse_members, size_rows
+
+__all__ = [
+    "PRUNES_BELOW",
+    "CE_ROWS",
+    "row_steps",
+    "scorecard_values",
+    "prune_budget_values",
+    "READING_PROFILE",
+    "reading_key",
+    "recorded_reading",
+    "RECORDED_READINGS",
+    "ship_readings",
+]
+
+#: the compression rows' premise: pruning removes something at the budget, the median neurons
+#: kept below this share of the trained size (else they measure that nothing was pruned)
+PRUNES_BELOW = 0.9
+
+
+#: the rows scored on the networks trained with the paper's cross-entropy (gating "io-ce", its
+#: steps ``config.ce_train.steps``), not on the MSE-trained ones
+CE_ROWS = ("appD3.io_is_not_attention",)
+
+
+def row_steps(config, ids) -> dict[str, int]:
+    """id -> the training steps of the networks each row of ``ids`` reads (the budget of its
+    scorecard row): ``config.ce_train``'s for the rows of CE_ROWS, else ``config.train``'s."""
+    return {i: (config.ce_train if i in CE_ROWS else config.train).steps for i in ids}
+
+
+def _not_attention(analyses, members) -> tuple[float, float, float]:
+    """(min(Score KV - 0.3, R^2_SD - 0.9), Score KV, R^2_SD): seed means over ``members``."""
+    kv = statistics.mean(analyses[e].score_kv for e in members)
+    r2 = statistics.mean(analyses[e].sd_fit.r2 for e in members)
+    return min(kv - 0.3, r2 - 0.9), kv, r2
+
+
+def _io_rows(config, analyses) -> dict[str, tuple[float, str]]:
+    """The input-output rows: ``appD3.io_is_not_attention`` on the networks trained with the
+    paper's cross-entropy ("io-ce", at its largest size), and the same measure of the
+    MSE-trained ones beside it (``appD3.io_is_not_attention_mse``, ours). Without "io-ce" in
+    the run, the first is NaN with the note "premise fails": it was not trained as the paper
+    trains."""
+    top = max(config.sizes)
+    mse, kv, r2 = _not_attention(analyses["io"], config.largest("io"))
+    rows = {}
+    if "io-ce" in config.gatings:
+        ce_top, steps = max(config.ce_sizes), config.ce_train.steps
+        ce, kv_ce, r2_ce = _not_attention(analyses["io-ce"], config.largest("io-ce"))
+        rows["appD3.io_is_not_attention"] = (
+            ce,
+            f"trained with the paper's cross-entropy (io-ce), n = m = {ce_top}, {steps:,} "
+            f"steps: Score KV {kv_ce:.3f}, R2_SD {r2_ce:.3f}; MSE-trained: see the next row",
+        )
+    else:
+        rows["appD3.io_is_not_attention"] = (
+            float("nan"),
+            "premise fails: no network of this run is trained with the paper's cross-entropy "
+            f"(gating io-ce); the MSE-trained ones at n = m = {top} give {mse:.3f}",
+        )
+    rows["appD3.io_is_not_attention_mse"] = (
+        mse,
+        f"ours: trained with the MSE, n = m = {top}: Score KV {kv:.3f}, R2_SD {r2:.3f}",
+    )
+    return rows
+
+
+def scorecard_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
+    """id -> (ours, note) of the App. D.3 rows, at the largest size (see paper_values.json);
+    the input-output rows as ``_io_rows`` makes them (CE_ROWS: on the cross-entropy networks).
+    The compression rows are NaN with a "premise fails" note where pruning kept at least
+    PRUNES_BELOW of the neurons: the claim is then undecided at that budget."""
+    io, side = config.largest("io"), config.largest("side")
+    kv_side = statistics.mean(analyses["side"][e].score_kv for e in side)
+    kept = [analyses["side"][e].pruned.net.n for e in side]
+    top = max(config.sizes)
+    median_kept = float(statistics.median(kept))
+    premise = ""
+    if median_kept >= PRUNES_BELOW * top:
+        premise = (
+            f"premise fails: pruning kept {median_kept:g} of {top} neurons (median), so the "
+            "count measures that this budget prunes nothing, not compression; "
+        )
+        median_kept = float("nan")
+    return {
+        "appD3.io_accuracy": (
+            float(tensors["io"]["eval_accuracy"][io].mean()),
+            f"n = m = {top}, MSE",
+        ),
+        "appD3.side_accuracy": (float(tensors["side"]["eval_accuracy"][side].mean()), f"n = {top}"),
+        **_io_rows(config, analyses),
+        "appD3.side_is_attention": (kv_side, f"n = {top}"),
+        "appD3.side_neurons": (
+            median_kept,
+            f"{premise}kept per seed {kept} of {top}; naive "
+            f"{naive_neurons(config.task.n_keys, config.task.n_values)}",
+        ),
+        # the same median against the stricter bound (paper_values.json)
+        "appD3.side_neurons_compressed": (median_kept, f"{premise}kept per seed {kept}"),
+    }
+
+
+def prune_budget_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
+    """id -> (ours, note) of the appD3.pruned.* rows: side gating at the largest size of a run
+    at a decay budget that prunes (``experiments.associative_recall.prune_budget_config``). The
+    count is NaN with a "premise fails" note where the networks no longer recall (mean
+    accuracy below 0.95) or pruning kept at least PRUNES_BELOW of the neurons."""
+    side = config.largest("side")
+    top = max(config.sizes)
+    accuracy = float(tensors["side"]["eval_accuracy"][side].mean())
+    kept = [analyses["side"][e].pruned.net.n for e in side]
+    median_kept = float(statistics.median(kept))
+    premise = ""
+    if accuracy < 0.95:
+        premise = f"premise fails: held-out accuracy {accuracy:.3f} < 0.95; "
+    elif median_kept >= PRUNES_BELOW * top:
+        premise = f"premise fails: pruning kept {median_kept:g} of {top} neurons (median); "
+    return {
+        "appD3.pruned.side_accuracy": (accuracy, f"n = {top}"),
+        "appD3.pruned.side_neurons": (
+            float("nan") if premise else median_kept,
+            f"{premise}kept per seed {kept} of {top}",
+        ),
+        "appD3.pruned.side_is_attention": (
+            statistics.mean(analyses["side"][e].score_kv for e in side),
+            f"n = {top}, pruned",
+        ),
+    }
+
+
+#: the profile whose held-out batch a recorded run is read on, whatever the build's profile (its
+#: 4,096 sequences): the reading is then one computation, done once (``recorded_reading``)
+READING_PROFILE = "quick"
+
+_VALUES = {"scorecard": scorecard_values, "prune": prune_budget_values}
+
+
+def recorded_reading(name: str, values: str = "scorecard") -> dict:
+    """The recorded App. D.3 run ``name`` read on the held-out batch of READING_PROFILE:
+    ``{"rows": {gating: size_rows}, "values": id -> [ours, note]}``, the values those of
+    ``scorecard_values`` (``values="scorecard"``) or ``prune_budget_values`` ("prune").
+
+    Computed once (``readings.derived``: shipped beside the run or cached), since it depends
+    on the run, the batch and this code only: about two minutes of squared-difference fits on
+    a 2-core CPU for the 145 networks of associative-recall-cpu.
+    """
+    reading, label, args = reading_key(values)
+
+    def compute() -> dict:
+        run = recorded(name)
+        rc, tensors, batch = run.config, run.tensors, reading.evaluation_batch()
+        analyses = {g: analyse_members(rc, tensors, g, batch) for g in rc.gatings}
+        rows = {g: size_rows(rc, tensors, g, analyses[g]) for g in rc.gatings}
+        return {"rows": rows, "values": _VALUES[values](rc, tensors, analyses)}
+
+    return derived(name, label, args, compute, [__name__])
+
+
+def reading_key(values: str):
+    """(the READING_PROFILE config, the derived label, its args) of a reading."""
+    if values not in _VALUES:
+        raise ValueError(f"values must be one of {sorted(_VALUES)}, got {values!r}")
+    reading = associative_recall_config(READING_PROFILE)
+    args = {"eval_batch": reading.eval_batch, "task": dataclasses.asdict(reading.task)}
+    return reading, f"recall-{values}", args
+
+
+#: the readings the associative recall chapter makes of recorded runs: (run, values)
+RECORDED_READINGS = (
+    ("associative-recall-cpu", "scorecard"),
+    ("associative-recall-prune-paper", "prune"),
+)
+
+
+def ship_readings() -> list[tuple]:
+    """Compute (or load) every reading of RECORDED_READINGS and ship it beside its run
+    (``readings.derived.ship``); a reading already shipped under today's key is left as it
+    is. Returns (file, shipped now) per reading."""
+    out = []
+    for name, values in RECORDED_READINGS:
+        _, label, args = reading_key(values)
+        path = shipped_path(name, label, derived_key(name, label, args, [__name__]))
+        if path.exists():
+            out.append((path, False))
+            continue
+        recorded_reading(name, values)
+        out.append((ship(name, label, args, [__name__]), True))
+    return out
