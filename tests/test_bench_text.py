@@ -1,5 +1,5 @@
-"""The chapter "Performance"'s text from a bench result dict (report/bench_table.py), its size
-curves (report/bench_plots.py) and the recorded runs' costs (report/runs.py)."""
+"""The chapter "Performance"'s text from a bench result dict (lab/bench_table.py), its size
+curves (lab/bench_plots.py) and the recorded runs' costs (readings/performance.py)."""
 
 import pytest
 

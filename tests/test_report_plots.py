@@ -106,24 +106,6 @@ def _close_figures():
     matplotlib.pyplot.close("all")
 
 
-def test_provenance_line_says_whether_a_run_is_the_paper_profile():
-    """A run at another budget reads "not the paper profile", not "paper profile: False"."""
-    from types import SimpleNamespace
-
-    from gated_attention.report.runs import provenance_line
-
-    config = SimpleNamespace(seeds=(0, 1, 2), train=SimpleNamespace(steps=40_000))
-    meta = {"hardware": {"cpu": "some CPU"}, "wall_time_s": 600.0}
-    run = SimpleNamespace(config=config, meta=meta, provenance={"commit": "abcdef0123"})
-    other = SimpleNamespace(seeds=(0,), train=SimpleNamespace(steps=1))
-    assert provenance_line("x", run, config).startswith(
-        "recorded run x: the paper profile; 3 seeds"
-    )
-    assert "not the paper profile; 3 seeds, 40,000 steps" in provenance_line("x", run, other)
-    assert provenance_line("x", run).startswith("recorded run x: 3 seeds")
-    assert provenance_line("x", run).endswith("in 10 min, commit abcdef0")
-
-
 def test_the_monte_carlo_check_measures_in_standard_errors():
     from gated_attention.readings.gd_step import monte_carlo_check
 

@@ -12,12 +12,12 @@ from gated_attention import experiments
 from gated_attention.experiments import recorded_runs
 from gated_attention.experiments.cache import code_hash
 from gated_attention.experiments.registry import experiment_config
-from gated_attention.report.run_source import run_source
+from gated_attention.readings.provenance import source
 from gated_attention.tools import quick_runs
 
 
 def test_every_quick_run_the_chapters_read_ships_recorded():
-    # a change of the training code is said under the run (run_source) and by
+    # a change of the training code is said under the run (readings.provenance) and by
     # tools.quick_runs, which re-records: it does not fail the tests
     rows = quick_runs.status()
     assert [exp for exp, _, _ in rows] == list(quick_runs.QUICK_RECORDED)
@@ -66,17 +66,19 @@ def test_retrain_asked_reads_the_environment():
         recorded_runs.retrain_asked({env: "yes"})
 
 
-def test_run_source_names_the_recording_and_a_code_change():
+def test_a_runs_source_names_the_recording_and_a_code_change():
     config = experiment_config("teacher-identification", "quick")
     result = experiments.run_or_recorded(config, retrain=False)
     today = {**result.meta, "code_hash": code_hash(config=config)}
-    line = run_source(dataclasses.replace(result, meta=today))
+    row = source(dataclasses.replace(result, meta=today))
     commit = result.provenance["commit"][:7]
-    assert result.path.name in line and commit in line and "unchanged since" in line
+    assert (row.run, row.read, row.commit, row.code) == (
+        result.path.name, "recorded run", commit, "unchanged"
+    )  # fmt: skip
     stale = dataclasses.replace(result, meta={**result.meta, "code_hash": "0" * 64})
-    assert "changed since: retrain" in run_source(stale)
+    assert source(stale).code == "changed"
     fresh = dataclasses.replace(result, provenance={}, cached=False)
-    assert run_source(fresh).startswith("trained in this build")
+    assert (source(fresh).read, source(fresh).commit) == ("trained here", "-")
 
 
 def test_rows_read_from_a_recorded_run_name_the_code_that_trained_it(tmp_path, monkeypatch):

@@ -10,9 +10,7 @@ Modules:
     budget_text        a row's budget as text, against the paper's
     scorecard_page     the scorecard grouped by the paper's claims, both budgets
     table              the one table renderer: rows to a Markdown table
-    runs               what a recorded run is and where it ran
-    run_source         under each run a chapter reads: recorded or trained, and whether its
-                       training code changed since it was recorded
+    run_source         a row's note when its run is a recorded one: the code that trained it
     execution_status   how each chapter of a build was executed (profile, time, versions)
 Figures:
     plotting           the gated RNN's weights (Fig. 1, Fig. 2B) and the construction's cost

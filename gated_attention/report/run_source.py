@@ -1,57 +1,23 @@
-"""Where a chapter's run came from, in one line: trained in this build, loaded from the results
-cache, or read from a recorded run (``experiments.run_or_recorded``), with the commit that
-trained it and whether the training code has changed since (its code hash against today's).
+"""The words a scorecard row's note carries when the run it was read from is a recorded one:
+the commit that trained it, and whether that code is today's (``readings.provenance``).
 
-    run_source(result)    the line a chapter prints under the run it reads
-    trained_by(result)    the words a row's note carries when its run is a recorded one: "trained
-                          by the code at commit <short sha>", and whether that code is today's
-    with_source(rows, result)  this build's rows read from ``result``, stored again with those
-                          words in their notes (a quick run recorded with older code says so)
+    trained_by(result)          "trained by the code at commit <short sha>" and whether that
+                                code is today's; "" for a run trained in this build
+    with_source(rows, result)   this build's rows read from ``result``, stored again with those
+                                words in their notes (a quick run recorded with older code says so)
 """
 
 from __future__ import annotations
 
 import dataclasses
-import textwrap
 
-from ..experiments.cache import RunResult, code_hash
-from ..experiments.recorded_runs import RETRAIN_ENV
+from ..experiments.cache import RunResult
+from ..readings.provenance import same_code
 
-__all__ = ["run_source", "trained_by", "with_source", "TRAINED_BY"]
+__all__ = ["trained_by", "with_source", "TRAINED_BY"]
 
-
-#: the printed width (the book's column)
-WIDTH = 75
 #: how a row's note names the code that trained its recorded run
 TRAINED_BY = "trained by the code at commit"
-
-
-def run_source(result: RunResult, width: int = WIDTH) -> str:
-    """Where ``result`` comes from and how long its training took, wrapped at ``width``."""
-    return textwrap.fill(_source(result), width=width, break_on_hyphens=False)
-
-
-def _commit(result: RunResult) -> str:
-    return str(result.provenance.get("commit") or "unknown")[:7]
-
-
-def _same_code(result: RunResult) -> bool:
-    """Whether the code that trains ``result``'s config today is the code that trained it."""
-    return result.meta.get("code_hash") == code_hash(config=result.config)
-
-
-def _source(result: RunResult) -> str:
-    seconds = float(result.meta.get("wall_time_s", float("nan")))
-    if result.provenance:
-        code = "unchanged since" if _same_code(result) else "changed since: retrain to see today's"
-        return (
-            f"read from the recorded run {result.path.name}: this config, {TRAINED_BY} "
-            f"{_commit(result)} in {seconds:.0f} s ({_machine(result.meta)}); the training "
-            f"code is {code}. {RETRAIN_ENV}=1 retrains it here."
-        )
-    if result.cached:
-        return f"loaded from the results cache: {result.path.name} (trained in {seconds:.0f} s)"
-    return f"trained in this build: {result.path.name}, {seconds:.0f} s"
 
 
 def trained_by(result: RunResult) -> str:
@@ -61,12 +27,13 @@ def trained_by(result: RunResult) -> str:
     code: its training code has changed since"), from the code hashes (``cache.code_hash``)."""
     if not result.provenance:
         return ""
-    same = _same_code(result)
+    same = same_code(result)
     code = "training code unchanged since" if same else "its training code has changed since"
     where = f"recorded run {result.path.name}"
+    commit = str(result.provenance.get("commit") or "unknown")[:7]
     if same:
-        return f"{TRAINED_BY} {_commit(result)} ({where}; {code})"
-    return f"{TRAINED_BY} {_commit(result)}, not today's code ({where}; {code})"
+        return f"{TRAINED_BY} {commit} ({where}; {code})"
+    return f"{TRAINED_BY} {commit}, not today's code ({where}; {code})"
 
 
 def with_source(records: list, result: RunResult) -> list:
@@ -90,10 +57,3 @@ def with_source(records: list, result: RunResult) -> list:
         scorecard.store(stamped)
         out.append(stamped)
     return out
-
-
-def _machine(meta: dict) -> str:
-    hw = meta.get("hardware", {})
-    threads = hw.get("torch_threads")
-    where = hw.get("device", "cpu")
-    return f"{where}, {threads} thread{'s' if threads != 1 else ''}" if threads else where
