@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from gated_attention.engine import TrainConfig, stack_students, train
 from gated_attention.engine.config import cosine_lr
-from gated_attention.experiments import protocol
+from gated_attention.experiments import cache, protocol, runner
 from gated_attention.experiments.registry import EXPERIMENTS, NEEDS, experiment_config
 from gated_attention.models.gated_rnn import GatedRNN, gated_rnn_forward
 from gated_attention.tasks.associative_recall import AssociativeRecall
@@ -100,6 +100,74 @@ def test_compute_trains_only_the_unfinished_jobs_and_cleans_up(tmp_path):
     assert list(tmp_path.iterdir()) == []
     again, _ = Counting().compute(checkpoint=None, progress=False)
     assert float(again["sum"]) == 3.0
+
+
+#: what the Ordered experiments trained, in order
+TRAINED: list[str] = []
+
+
+@dataclasses.dataclass(frozen=True)
+class Ordered(protocol.Experiment):
+    """Two jobs that say when they train."""
+
+    name: str = "ordered"
+
+    def jobs(self, device="cpu"):
+        return [protocol.Job(f"job-{k}", f"job {k}", part=k) for k in range(2)]
+
+    def train_job(self, job, *, checkpoint=None, progress=True):
+        TRAINED.append(f"{self.name} {job.key}")
+        return {"value": torch.tensor(float(job.part))}
+
+    def assemble(self, jobs, outputs):
+        return {"values": torch.stack([o["value"] for o in outputs])}, {"n": len(jobs)}
+
+
+def test_a_campaign_trains_in_the_order_given_and_writes_each_entry_when_done(
+    monkeypatch, tmp_path
+):
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))
+    TRAINED.clear()
+    lines: list[str] = []
+    first, second = runner.run_all([Ordered("central"), Ordered("other")], echo=lines.append)
+    assert TRAINED == ["central job-0", "central job-1", "other job-0", "other job-1"]
+    assert lines[1].startswith("jobs 2/4 done") and lines[2].startswith("central: entry written")
+    assert first.path.name.startswith("central-") and second.metrics == {"n": 2}
+    assert first.tensors["values"].tolist() == [0.0, 1.0]
+    again = runner.run_all([Ordered("other"), Ordered("central")], echo=lines.append)
+    assert [r.path for r in again] == [second.path, first.path]
+    assert all(r.cached for r in again) and len(TRAINED) == 4  # nothing trained again
+
+
+def test_a_budget_leaves_the_rest_for_the_next_run(monkeypatch, tmp_path):
+    """Past its budget no job starts: no entry, the finished jobs kept, and the next run
+    trains only the rest (the campaign's policy)."""
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))
+    TRAINED.clear()
+    lines: list[str] = []
+    assert runner.run_all([Ordered()], budget_s=-1, echo=lines.append) == [None]
+    assert TRAINED == [] and "2 job(s) left for a later run" in lines[-1]
+    path = cache.entry_path(Ordered()) / "checkpoint.pt"
+    (_, first), _ = runner.plan(Ordered(), "cpu", path).todo
+    runner.train(first)  # as if a run had finished this one job, then stopped
+    (result,) = runner.run_all([Ordered()], echo=lines.append)
+    assert "1 job(s) finished earlier, not trained again" in lines[-3]
+    assert TRAINED == ["ordered job-0", "ordered job-1"] and not first.done.exists()
+    assert sorted(p.name for p in result.path.iterdir()) == [
+        "manifest.json", "meta.json", "tensors.pt",
+    ]  # fmt: skip
+
+
+def test_a_failing_job_names_itself(monkeypatch, tmp_path):
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))
+
+    def broken(self, job, **kw):
+        raise RuntimeError("out of luck")
+
+    monkeypatch.setattr(Ordered, "train_job", broken)
+    with pytest.raises(RuntimeError, match="out of luck") as err:
+        runner.run_all([Ordered("central")], progress=False)
+    assert err.value.__notes__ == ["in job 'job-0' (job 0) of central"]
 
 
 def test_no_module_patches_another_at_run_time():

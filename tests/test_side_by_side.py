@@ -1,6 +1,6 @@
-"""Jobs side by side (gated_attention/experiments/side_by_side.py): several of an experiment's
-jobs at once, each in its own thread (on a GPU, on its own CUDA stream), with the numbers of
-the jobs run one after another."""
+"""Jobs side by side (gated_attention/experiments/side_by_side.py, the runner's ``Streams``
+executor): several of an experiment's jobs at once, each in its own thread (on a GPU, on its
+own CUDA stream), with the numbers of the jobs run one after another."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch.utils._pytree import tree_flatten_with_path
 
-from gated_attention.experiments import protocol
+from gated_attention.experiments import runner
 from gated_attention.experiments.registry import experiment_config
 from gated_attention.experiments.side_by_side import (
     SIDE_BY_SIDE_ENV,
@@ -65,7 +65,7 @@ def test_the_number_at_once_comes_from_the_environment(monkeypatch):
             side_by_side()
 
 
-def test_an_experiments_jobs_side_by_side_give_its_numbers(monkeypatch, tmp_path):
+def test_an_experiments_jobs_side_by_side_give_its_numbers(tmp_path):
     """Three jobs of a smoke run, in three threads at once, against one after another: the
     same tensors, bit for bit (each job draws from its own generators)."""
     config = experiment_config("optimiser-comparison", "smoke")
@@ -73,12 +73,10 @@ def test_an_experiments_jobs_side_by_side_give_its_numbers(monkeypatch, tmp_path
     assert len(jobs) == 3
     outputs = [config.train_job(job, checkpoint=None, progress=False) for job in jobs]
     alone, _ = config.assemble(jobs, outputs)  # each job alone, in this thread
-    threaded = functools.partial(run_side_by_side, threads=True)
-    monkeypatch.setattr(protocol, "run_side_by_side", threaded)
-    together, _ = protocol.compute(
-        config, checkpoint=tmp_path / "checkpoint.pt", progress=False, device="cpu",
-        jobs_at_once=3,
-    )  # fmt: skip
+    threaded = runner.Streams(3, "cpu", threads=True)  # the runner's executor, in threads
+    together, _ = runner.compute(
+        config, checkpoint=tmp_path / "checkpoint.pt", progress=False, executor=threaded
+    )
     a, spec = tree_flatten_with_path(alone)
     b, spec_b = tree_flatten_with_path(together)
     assert spec == spec_b and sum(torch.is_tensor(x) for _, x in a) >= 6

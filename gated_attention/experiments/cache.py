@@ -4,7 +4,8 @@ An experiment config is a frozen dataclass with a ``name`` (str) that speaks the
 protocol (``protocol.Experiment``: jobs, train_job, assemble); its ``compute(*, checkpoint,
 progress) -> (tensors, metrics)`` runs the jobs here: ``tensors`` a (nested) dict of tensors,
 ``metrics`` a JSON-able dict; each job checkpoints beside ``checkpoint`` and resumes from there.
-``run`` does the rest.
+``run`` does the rest: ``open_entry`` (found, or a folder to compute in), then ``store``, which
+``runner.run_all`` calls too, for entries whose jobs ran on another executor.
 
 ``run(config)`` returns the entry ``<cache>/<name>-<hash>/`` when it is complete and intact, else
 computes and stores it. ``<cache>`` (``cache_root``) is the folder the environment variable
@@ -216,12 +217,12 @@ def _load_entry(path: Path, config: Any) -> RunResult | None:
     if not manifest.exists():
         if (path / "tensors.pt").exists() or (path / "meta.json").exists():
             msg = f"results entry {path} is partial (no manifest); recomputing"
-            warnings.warn(msg, stacklevel=3)
+            warnings.warn(msg, stacklevel=4)
         return None
     try:
         meta, tensors = read_entry(path)
     except ValueError as err:
-        warnings.warn(f"results entry {path} is corrupt ({err}); recomputing", stacklevel=3)
+        warnings.warn(f"results entry {path} is corrupt ({err}); recomputing", stacklevel=4)
         return None
     return RunResult(config, tensors, meta["metrics"], meta, path, cached=True)
 
@@ -288,28 +289,36 @@ def refuse_nonfinite_params(tensors: dict, path: Path) -> None:
     )
 
 
-def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:
-    """Return the cached results of ``config``, computing and storing them if needed.
-
-    ``recompute=True`` ignores a stored entry (and its checkpoint) and computes afresh.
-    """
-    from .._version import __version__
-
+def open_entry(config: Any, *, recompute: bool = False) -> tuple[str, Path, RunResult | None]:
+    """(code hash, entry folder, the entry if complete and intact) of ``config``; a folder
+    ready to compute it in otherwise. ``recompute=True`` first removes a stored entry."""
     code = code_hash(config=config)  # what it runs, taken now: the source may change meanwhile
     path = entry_path(config, code)
     with writing_cache(path.parent):
         if recompute and path.exists():
             shutil.rmtree(path)
     found = _load_entry(path, config)
-    if found is not None:
-        return found
-    with writing_cache(path.parent):
-        path.mkdir(parents=True, exist_ok=True)
-        for stale in ("manifest.json", "meta.json", "tensors.pt"):
-            (path / stale).unlink(missing_ok=True)
-    checkpoint = path / "checkpoint.pt"  # train() discards it, with a warning, if unreadable
-    t0 = time.perf_counter()
-    tensors, metrics = config.compute(checkpoint=checkpoint, progress=progress)
+    if found is None:
+        with writing_cache(path.parent):
+            path.mkdir(parents=True, exist_ok=True)
+            for stale in ("manifest.json", "meta.json", "tensors.pt"):
+                (path / stale).unlink(missing_ok=True)
+    return code, path, found
+
+
+def store(
+    config: Any,
+    path: Path,
+    code: str,
+    tensors: dict,
+    metrics: dict,
+    wall_time_s: float,
+    extra: dict | None = None,
+) -> RunResult:
+    """Write the entry of ``config`` computed by ``code`` into ``path`` (``open_entry``'s):
+    tensors.pt, meta.json (``extra`` fields added or replaced), manifest.json last."""
+    from .._version import __version__
+
     refuse_nonfinite_params(tensors, path)
     meta = {
         "name": config.name,
@@ -318,9 +327,10 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
         "code_hash": code,
         "torch_version": torch.__version__,
         "hardware": hardware(),
-        "wall_time_s": time.perf_counter() - t0,
+        "wall_time_s": wall_time_s,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "metrics": metrics,
+        **(extra or {}),
     }
     meta_text = json.dumps(meta, indent=1, default=str)
     with writing_cache(path.parent):
@@ -328,5 +338,20 @@ def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunRe
         atomic_write(path / "meta.json", lambda p: p.write_text(meta_text))
         sums = {f: _sha256(path / f) for f in ("tensors.pt", "meta.json")}
         atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(sums, indent=1)))
-        checkpoint.unlink(missing_ok=True)
+        (path / "checkpoint.pt").unlink(missing_ok=True)
     return RunResult(config, tensors, metrics, meta, path, cached=False)
+
+
+def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:
+    """Return the cached results of ``config``, computing and storing them if needed.
+
+    ``recompute=True`` ignores a stored entry (and its checkpoint) and computes afresh.
+    ``experiments.runner.run_all`` does the same for several configs on any executor.
+    """
+    code, path, found = open_entry(config, recompute=recompute)
+    if found is not None:
+        return found
+    checkpoint = path / "checkpoint.pt"  # train() discards it, with a warning, if unreadable
+    t0 = time.perf_counter()
+    tensors, metrics = config.compute(checkpoint=checkpoint, progress=progress)
+    return store(config, path, code, tensors, metrics, time.perf_counter() - t0)

@@ -10,15 +10,12 @@ An experiment config (a frozen dataclass with a ``name``) derives from ``Experim
                                         output: a dict of tensors and plain values
     assemble(jobs, outputs)             the entry's (tensors, metrics) from every job's output
 
-``Experiment.compute`` runs the plan in one process (what ``cache.run`` calls); the sweep
-(``gated_attention.sweep``) runs the same jobs on a cluster and assembles them with the same
-``assemble``. Neither knows an experiment's internals, so both make the same entry, number for
-number. Jobs share nothing but the config: a job's output depends on the config and the job
-only, never on another job's output or on the order in which they run.
-
-Resuming: with a ``checkpoint`` path, job ``key`` checkpoints to ``<key>.pt`` beside it, and a
-finished job's output is kept in ``<key>-done.pt`` until the entry is assembled, so an
-interrupted run trains only its unfinished jobs, each from its last checkpoint.
+The runner (``experiments.runner``) runs the plan: ``Experiment.compute`` in this process
+(what ``cache.run`` calls), ``runner.run_all`` on any executor (side by side on a GPU, a Dask
+cluster), each assembling with the same ``assemble``. It knows nothing of an experiment's
+internals, so every executor makes the same entry, number for number. Jobs share nothing but
+the config: a job's output depends on the config and the job only, never on another job's
+output or on the order in which they run (resuming: see ``runner``).
 
 Glossary (code name -> meaning):
     Job                 key (unique in the experiment, a file name), label (for people),
@@ -31,17 +28,13 @@ Glossary (code name -> meaning):
 from __future__ import annotations
 
 import abc
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from ..atomic import atomic_write
-from ..engine import TrainResult, resolve_device
-from .side_by_side import run_side_by_side, side_by_side
+from ..engine import TrainResult
+from .runner import compute, overall_progress
 
 __all__ = [
     "Experiment",
@@ -50,6 +43,7 @@ __all__ = [
     "ensemble_jobs",
     "ensemble_output",
     "ensemble_result",
+    "overall_progress",
 ]
 
 
@@ -85,68 +79,8 @@ class Experiment(abc.ABC):
         """(tensors, metrics) of the entry from every job's output, in the order of ``jobs``."""
 
     def compute(self, *, checkpoint: Path | None = None, progress: bool = True):
-        """Every job here, one after another, then ``assemble``: (tensors, metrics)."""
+        """Every job here (``runner.compute``), then ``assemble``: (tensors, metrics)."""
         return compute(self, checkpoint=checkpoint, progress=progress)
-
-
-def compute(
-    config: Experiment,
-    *,
-    checkpoint: str | Path | None = None,
-    progress: bool = True,
-    device: str | None = None,
-    jobs_at_once: int | None = None,
-) -> tuple[dict, dict]:
-    """Run the plan of ``config`` in this process (resuming, see the module docstring); on a
-    GPU ``jobs_at_once`` jobs side by side (``side_by_side``: default
-    $GATED_ATTENTION_SIDE_BY_SIDE, else 1), each on its own CUDA stream."""
-    device = resolve_device(device).type if device is None else device
-    jobs = config.jobs(device)
-    keys = [job.key for job in jobs]
-    if not jobs or len(set(keys)) != len(keys):
-        raise ValueError(f"{type(config).__name__}.jobs must give distinct job keys, got {keys}")
-    path = None if checkpoint is None else Path(checkpoint)
-    t0, ran, outputs, todo = time.perf_counter(), [0], {}, []
-    for k, job in enumerate(jobs):
-        done = None if path is None else path.with_name(f"{job.key}-done.pt")
-        if done is not None and done.exists():
-            outputs[k] = torch.load(done, weights_only=True)
-        else:
-            todo.append((k, job, done))
-
-    def one(job: Job, done: Path | None):
-        """Train one job, keep its output beside the checkpoint, drop its own checkpoint."""
-        ck = None if path is None else path.with_name(f"{job.key}.pt")
-        out = config.train_job(job, checkpoint=ck, progress=progress)
-        if done is not None:
-            atomic_write(done, lambda p, out=out: torch.save(out, p))
-        if ck is not None:
-            ck.unlink(missing_ok=True)
-        ran[0] += 1
-        if progress and len(jobs) > 1:
-            now = len(outputs) + ran[0]
-            print(overall_progress(now, len(jobs), ran[0], time.perf_counter() - t0), flush=True)
-        return out
-
-    n = side_by_side() if jobs_at_once is None else jobs_at_once
-    calls = [lambda job=job, done=done: one(job, done) for _, job, done in todo]
-    for (k, _, _), out in zip(todo, run_side_by_side(calls, n, device), strict=True):
-        outputs[k] = out
-    result = config.assemble(jobs, [outputs[k] for k in range(len(jobs))])
-    if path is not None:
-        for job in jobs:
-            path.with_name(f"{job.key}-done.pt").unlink(missing_ok=True)
-    return result
-
-
-def overall_progress(done: int, total: int, ran: int, elapsed: float) -> str:
-    """One line on the whole run: jobs done of ``total``, the time the ``ran`` jobs of this
-    call took, and the rest at their mean pace (jobs differ in cost: a rough figure)."""
-    left = (total - done) * elapsed / max(ran, 1)
-    return (
-        f"jobs {done}/{total} done; {elapsed / 60:.1f} min so far, about "
-        f"{left / 60:.1f} min left at this pace"
-    )
 
 
 def ensemble_jobs(groups: Sequence[Sequence[int]], sizes: Sequence[int]) -> list[Job]:

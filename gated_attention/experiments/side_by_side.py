@@ -1,29 +1,20 @@
-"""Jobs side by side: several of an experiment's jobs at once on one GPU.
+"""Jobs side by side: several of an experiment's jobs at once on one GPU (``run_side_by_side``,
+what the runner's ``Streams`` executor calls).
 
-A job of a few small members leaves most of a GPU idle: its step is a string of tiny kernels.
-``run_side_by_side`` runs up to ``n`` jobs at once, each in a thread of its own that sends its
-work to a CUDA stream of its own (``torch.cuda.stream``: the current stream is per thread), so
-the kernels of different jobs overlap on the device. Jobs share nothing (``protocol``: a job's
-output depends on the config and the job only), each draws its data from its own generators,
-and the engine records its CUDA graph in thread-local capture mode, so a job's numbers are
-those of the job run alone.
+A job of a few small members leaves most of a GPU idle. Up to ``n`` jobs run at once, each in
+a thread of its own on a CUDA stream of its own, so that their kernels overlap. Jobs share
+nothing and draw from their own generators, and the engine records CUDA graphs in thread-local
+capture mode, so a job's numbers are those of the job alone. On a CPU, or with ``n`` = 1, the
+calls run one after another in this thread (``threads=True`` runs them in threads there too:
+how the tests check that no number changes). ``n``: the caller's, else
+$GATED_ATTENTION_SIDE_BY_SIDE (default 1), so that a campaign can set it for its runs.
 
-Elsewhere (a CPU, or ``n`` = 1) the same calls run one after another in this thread: a CPU's
-cores are already busy with one job's step. ``threads=True`` runs them in threads there too,
-which is how the tests check that running side by side changes no number.
-
-``n`` comes from the caller, or from $GATED_ATTENTION_SIDE_BY_SIDE (how many jobs at once on a
-GPU; default 1), so that a campaign can set it for the runs it starts.
-
-Off on CUDA for now (``STREAMS_CHECKED``): on an H200 with torch 2.11 (2026-12-04) the check of
-``tests/test_cuda.py`` failed. Three jobs at once could not record their CUDA graphs ("operation
-not permitted when stream is capturing"), fell back to eager steps, and one job's loss became
-NaN in its first 10 steps, which the jobs alone did not. The likely cause, found afterwards in
-torch's code: ``torch.cuda.graph`` records on one stream of its class unless it is given one,
-so recordings in two threads met on the same stream. ``engine.device.record_graph`` now records
-each step on its own side stream, one recording at a time (tested on the CPU with a stand-in).
-Until the GPU check passes with it, more than one job at once on CUDA runs the jobs one after
-another, with a warning saying so.
+Off on CUDA for now (``STREAMS_CHECKED``): on an H200 with torch 2.11 (2026-12-04) three jobs
+at once could not record their CUDA graphs ("operation not permitted when stream is
+capturing") and one job's loss became NaN (``tests/test_cuda.py``). The likely cause:
+``torch.cuda.graph`` records on one stream of its class unless given one; since then
+``engine.device.record_graph`` records each step on its own side stream. Until the GPU check
+passes, more than one job at once on CUDA runs them one after another, with a warning.
 """
 
 from __future__ import annotations

@@ -18,15 +18,12 @@ import argparse
 import dataclasses
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..experiments.profiles import PROFILES, check_profile
 from ..experiments.registry import EXPERIMENTS, experiment_config
-from .cluster import DEFAULT_TIMEOUT, connect
-from .dispatch import DEFAULT_RETRIES, sweep
-from .provenance import SweepError
+from . import DEFAULT_RETRIES, DEFAULT_TIMEOUT, SweepError, connect, sweep
 
 #: the environment variable ``cache.cache_root`` reads
 CACHE_ENV = "GATED_ATTENTION_CACHE"
@@ -37,26 +34,20 @@ def check_names(names: list[str], profile: str) -> None:
     check_profile(profile)
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
-        raise ValueError(
-            f"unknown experiment {unknown[0]!r}; expected one of {', '.join(EXPERIMENTS)}"
-        )
+        known = ", ".join(EXPERIMENTS)
+        raise ValueError(f"unknown experiment {unknown[0]!r}; expected one of {known}")
 
 
 def configs_for(
-    names: list[str],
-    profile: str,
-    seeds: list[int] | None = None,
-    resolve: Callable[[Any], Any] | None = None,
+    names: list[str], profile: str, seeds: list[int] | None = None, resolve: Any = None
 ) -> list[Any]:
-    """The configs of experiments ``names`` in ``profile`` (only ``seeds`` if given); an
-    unknown experiment or profile is a ValueError listing the known ones. ``resolve`` gives
-    the entry an experiment of ``registry.NEEDS`` reads (default: ``cache.run``)."""
+    """The configs of experiments ``names`` in ``profile`` (only ``seeds`` if given; unknown
+    names: ``check_names``); ``resolve`` gives the entry an experiment of ``registry.NEEDS``
+    reads (default: ``cache.run``)."""
     check_names(names, profile)
     extra = {} if resolve is None else {"resolve": resolve}
     configs = [experiment_config(name, profile, **extra) for name in names]
-    if seeds:
-        configs = [dataclasses.replace(c, seeds=tuple(seeds)) for c in configs]
-    return configs
+    return [dataclasses.replace(c, seeds=tuple(seeds)) for c in configs] if seeds else configs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cache is not None:  # before the cluster starts: its workers inherit it
         os.environ[CACHE_ENV] = str(args.cache.resolve())
     device = "cuda" if args.gpu else "cpu"
+    how = {"workers": args.workers, "gpu": args.gpu, "timeout": args.timeout}
     try:
-        with connect(args.scheduler, workers=args.workers, gpu=args.gpu, timeout=args.timeout) as c:
+        with connect(args.scheduler, **how) as c:
 
             def on_cluster(config: Any) -> Any:  # an entry a config reads, swept first
                 (result,) = sweep([config], c, device=device, retries=args.retries)
