@@ -9,9 +9,9 @@ import torch
 from gated_attention.experiments import (
     PANELS,
     how_many_neurons_config,
-    normalised_losses,
     teacher_identification_config,
 )
+from gated_attention.readings.sweep_losses import normalised_losses
 
 
 def test_the_paper_profiles_are_the_papers_settings():

@@ -4,7 +4,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 
 from gated_attention.constructions.capped_memory import CappedPoint
-from gated_attention.experiments.capped_memory import CappedStudent
+from gated_attention.readings.beyond import CappedStudent
 from gated_attention.report import beyond_plots
 
 matplotlib.use("Agg")  # tests only; chapters draw inline

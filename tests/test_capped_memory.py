@@ -25,9 +25,9 @@ from gated_attention.experiments.capped_memory import (
     capped_construction_loss,
     capped_memory_config,
     capped_memory_configs,
-    capped_students,
 )
 from gated_attention.models.attention import random_attention
+from gated_attention.readings.beyond import capped_students
 
 
 def _constant_input_error(lam_max, T, banks=1, d=3):

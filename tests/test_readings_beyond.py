@@ -5,9 +5,9 @@ import pytest
 
 from gated_attention.constructions.capped_memory import CappedPoint, planted_error
 from gated_attention.constructions.compressed_output import construct_compressed
-from gated_attention.experiments.capped_memory import CappedStudent
 from gated_attention.models.attention import random_attention
 from gated_attention.readings import beyond as rb
+from gated_attention.readings.beyond import CappedStudent
 
 
 @pytest.mark.parametrize("banks", [1, 2])

@@ -13,6 +13,7 @@ from gated_attention import analysis
 from gated_attention import experiments as ex
 from gated_attention.readings import fig3_edges, fig3_learned, fig3_map, fig3_rows
 from gated_attention.readings.fig3_learned import SweepReading, all_learn_from, read_sweep
+from gated_attention.readings.sweep_losses import normalised_losses
 from gated_attention.report import scorecard, verdict
 
 #: each claim's paper budget, as the chapters pass it to ``fig3_map.finding_rows``
@@ -30,7 +31,7 @@ def sweep_run(tmp_path, monkeypatch):
 def test_the_edge_reads_the_normalised_losses(sweep_run):
     c = sweep_run.config
     s = fig3_edges.from_teacher(sweep_run, "hmn-test")
-    sizes, L = ex.normalised_losses(c, sweep_run.tensors["eval_loss"])
+    sizes, L = normalised_losses(c, sweep_run.tensors["eval_loss"])
     np.testing.assert_array_equal(s.sizes, sizes)
     np.testing.assert_array_equal(s.excess, L)
     assert (s.panel, s.construction, s.spent) == ("A", 14, c.train.steps * c.T)

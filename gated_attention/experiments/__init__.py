@@ -26,7 +26,6 @@ the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapte
     cpu_budget               the longest run a 2-hour CPU sitting affords, per learning claim
     robustness               ours: Fig. 3A at the CPU budget with one of our choices changed
     real_block_learning      ours: the real Mamba block trained beside the simplified layer
-    sweep_losses             the normalised held-out losses of a teacher-student sweep (Fig. 3A/B)
 """
 
 from .architectures import ArchitectureConfig, architectures_config, architectures_sweep_config
@@ -53,7 +52,6 @@ from .recorded_runs import (
 )
 from .registry import EXPERIMENTS, architectures_main_config, config_from_dict, experiment_config
 from .setup_pilots import PilotConfig, PilotSetConfig, pilot_configs, pilot_set_config
-from .sweep_losses import normalised_losses
 from .teacher_identification import (
     SENSITIVITY,
     TEACHER_STD,
@@ -93,7 +91,6 @@ __all__ = [
     "entry_path",
     "experiment_config",
     "how_many_neurons_config",
-    "normalised_losses",
     "optimiser_comparison_config",
     "optimiser_members_config",
     "optimiser_new_seeds_config",

@@ -19,17 +19,13 @@ Glossary (code name -> meaning):
     LENGTHS    the sequence lengths T
     capped_memory_config          one (profile, T, lam_max) run, a TeacherStudentConfig
     capped_construction_loss      held-out normalised loss of the capped construction
-    capped_students               per member: loss, lam at the cap / near 0, sizes
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import torch
 
-from ..analysis.thresholds import LAM_TOL, PRUNE_TOL
 from ..constructions.capped_memory import cap_memory, check_lam_max
 from ..constructions.gated_rnn import construct_rnn
 from ..engine import TrainConfig
@@ -46,8 +42,6 @@ __all__ = [
     "capped_memory_config",
     "capped_memory_configs",
     "capped_construction_loss",
-    "CappedStudent",
-    "capped_students",
 ]
 
 CAPS = (1.0, 0.99, 0.9)
@@ -121,54 +115,3 @@ def capped_construction_loss(
         y = y.to(torch.float64)
         out.append(float((y_hat - y).square().mean() / y.var()))
     return np.array(out)
-
-
-@dataclasses.dataclass(frozen=True)
-class CappedStudent:
-    """One trained member with a cap: what its lam ~ 1 group turned into."""
-
-    T: int
-    lam_max: float
-    seed: int
-    normalised_loss: float
-    n: int  # hidden neurons after pruning
-    m: int  # output-gating neurons after pruning
-    at_cap: int  # pruned neurons with 1 - lam <= 2 (1 - lam_max); lam > 0.99 if no cap
-    near_zero: int  # pruned hidden neurons with lam < LAM_TOL (0.01)
-    lam_top: float  # the largest lam of the pruned network
-    lams: tuple[float, ...] = ()  # every lam of the pruned network, largest first
-
-
-def capped_students(
-    config: TeacherStudentConfig, run, *, prune_tol: float = PRUNE_TOL
-) -> list[CappedStudent]:
-    """Prune every member of a capped run (``analysis.prune`` at ``prune_tol``) and count.
-
-    ``run`` is ``experiments.run(config)``. Without a cap (lam_max = 1) "at the cap" means
-    lam > 0.99, the lam ~ 1 group of Fig. 2B.
-    """
-    from ..analysis import network, prune
-    from .sweep_losses import normalised_losses
-
-    lam_max = config.train.lam_max
-    width = 2 * (1 - lam_max) if lam_max < 1 else LAM_TOL
-    _, nl = normalised_losses(config, run.tensors["eval_loss"])
-    rows = []
-    for e, (student, seed) in enumerate(zip(run.students(), config.seeds, strict=True)):
-        pr = prune(network(student), prune_tol)
-        lam = pr.net.lam
-        rows.append(
-            CappedStudent(
-                T=config.T,
-                lam_max=lam_max,
-                seed=int(seed),
-                normalised_loss=float(nl[0, e]),
-                n=pr.net.n,
-                m=pr.net.m,
-                at_cap=int((1 - lam <= width).sum()),
-                near_zero=int((lam < LAM_TOL).sum()),
-                lam_top=float(lam.max()) if lam.numel() else float("nan"),
-                lams=tuple(sorted(lam.tolist(), reverse=True)),
-            )
-        )
-    return rows

@@ -13,6 +13,7 @@ Teacher identification and the surplus neurons (Sec. 4.1, Fig. 2, Table 1):
     optimiser_comparison   one recorded network continued with three optimisers (ours)
     optimiser_members      the same over the five recorded members (ours)
 How many neurons (Fig. 3):
+    sweep_losses           the normalised held-out losses of a teacher-student sweep
     fig3_edges             the loss edge of every sweep at several levels, per size and level
     fig3_rows              Fig. 3A-C's scorecard values: the edge, the settings' premise, the modes
     fig3_map               the finding: the edge per panel and per setting of ours, with intervals

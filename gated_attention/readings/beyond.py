@@ -25,9 +25,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..analysis import network, prune
+from ..analysis.thresholds import LAM_TOL, PRUNE_TOL
 from ..constructions import capped_memory as cm
 from ..constructions import compressed_output as co
 from ..constructions.gated_rnn import neuron_count
+from ..experiments.teacher_student import TeacherStudentConfig
+from .sweep_losses import normalised_losses
 
 __all__ = [
     "law",
@@ -36,6 +40,8 @@ __all__ = [
     "neuron_bounds",
     "planted_max_error",
     "law_rows",
+    "CappedStudent",
+    "capped_students",
     "CappedSource",
     "capped_runs",
     "student_rows",
@@ -53,9 +59,8 @@ def law(x: np.ndarray, banks: int = 1, grid: int = 2001) -> np.ndarray:
 
 
 def seed_median(rows: Sequence, T: int, cap: float, field: str = "normalised_loss") -> float:
-    """The median over seeds of ``field`` of the rows (``experiments.capped_memory.
-    CappedStudent``, one per seed and configuration) trained at sequence length T with
-    lam <= cap (cap 1.0: no cap)."""
+    """The median over seeds of ``field`` of the rows (``CappedStudent``, one per seed and
+    configuration) trained at sequence length T with lam <= cap (cap 1.0: no cap)."""
     values = [getattr(r, field) for r in rows if (r.T, r.lam_max) == (T, cap)]
     return float(np.median(values))
 
@@ -111,6 +116,54 @@ def law_rows(law_points: Mapping[int, Sequence]) -> list[dict]:
 
 
 @dataclasses.dataclass(frozen=True)
+class CappedStudent:
+    """One trained member with a cap: what its lam ~ 1 group turned into."""
+
+    T: int
+    lam_max: float
+    seed: int
+    normalised_loss: float
+    n: int  # hidden neurons after pruning
+    m: int  # output-gating neurons after pruning
+    at_cap: int  # pruned neurons with 1 - lam <= 2 (1 - lam_max); lam > 0.99 if no cap
+    near_zero: int  # pruned hidden neurons with lam < LAM_TOL (0.01)
+    lam_top: float  # the largest lam of the pruned network
+    lams: tuple[float, ...] = ()  # every lam of the pruned network, largest first
+
+
+def capped_students(
+    config: TeacherStudentConfig, run, *, prune_tol: float = PRUNE_TOL
+) -> list[CappedStudent]:
+    """Prune every member of a capped run (``analysis.prune`` at ``prune_tol``) and count.
+
+    ``run`` is ``experiments.run(config)`` (or its recorded run). Without a cap (lam_max = 1)
+    "at the cap" means lam > 0.99, the lam ~ 1 group of Fig. 2B.
+    """
+    lam_max = config.train.lam_max
+    width = 2 * (1 - lam_max) if lam_max < 1 else LAM_TOL
+    _, nl = normalised_losses(config, run.tensors["eval_loss"])
+    rows = []
+    for e, (student, seed) in enumerate(zip(run.students(), config.seeds, strict=True)):
+        pr = prune(network(student), prune_tol)
+        lam = pr.net.lam
+        rows.append(
+            CappedStudent(
+                T=config.T,
+                lam_max=lam_max,
+                seed=int(seed),
+                normalised_loss=float(nl[0, e]),
+                n=pr.net.n,
+                m=pr.net.m,
+                at_cap=int((1 - lam <= width).sum()),
+                near_zero=int((lam < LAM_TOL).sum()),
+                lam_top=float(lam.max()) if lam.numel() else float("nan"),
+                lams=tuple(sorted(lam.tolist(), reverse=True)),
+            )
+        )
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
 class CappedSource:
     """Where the students of one capped configuration come from (``capped_runs``)."""
 
@@ -143,7 +196,7 @@ def capped_runs(configs: Mapping, profile: str) -> tuple[dict, list, dict, dict,
         else:
             runs[key] = experiments.run(cfg, progress=False)
             name = None
-        rows += cx.capped_students(cfg, runs[key])
+        rows += capped_students(cfg, runs[key])
         construction[key] = cx.capped_construction_loss(cfg)
         two_banks[key] = cx.capped_construction_loss(cfg, banks=2)
         wall = runs[key].metrics["train_wall_time_s"]

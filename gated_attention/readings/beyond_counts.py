@@ -20,7 +20,7 @@ from ..analysis.reverse_engineer import reverse_engineer
 from ..analysis.success import learned
 from ..analysis.thresholds import PRUNE_TOL
 from ..experiments import recorded, recorded_names
-from ..experiments.sweep_losses import normalised_losses
+from .sweep_losses import normalised_losses
 
 __all__ = ["OutputCount", "student_output_counts", "recorded_output_counts"]
 

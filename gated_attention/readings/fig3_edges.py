@@ -32,6 +32,7 @@ from ..analysis.loss_edge import (
 )
 from ..experiments.robustness import FINE, VARIANTS
 from ..tasks import regression
+from .sweep_losses import normalised_losses
 
 __all__ = [
     "Sweep",
@@ -151,7 +152,7 @@ def from_teacher(run: Any, name: str = "") -> Sweep:
     """Fig. 3A/B: the normalised held-out losses of a teacher-student size sweep (a results
     entry), MSE / Var(teacher output): the construction's loss is 0, predicting 0 is 1."""
     c = run.config
-    sizes, L = experiments.normalised_losses(c, run.tensors["eval_loss"])
+    sizes, L = normalised_losses(c, run.tensors["eval_loss"])
     panel = {4: "A", 12: "B"}[c.d]
     members = np.repeat(sizes, L.shape[1])  # sizes outer, seeds inner
     still = _still(run, sizes, members, L.reshape(-1), CENTRAL_LEVEL)

@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import analysis, experiments
+from .. import analysis
 from ..analysis.success import LEARNED_LOSS, LEARNED_SCORE
 from .fig3_rows import ScoreRow
+from .sweep_losses import normalised_losses
 
 __all__ = [
     "SweepReading",
@@ -69,7 +70,7 @@ def sweep_success(
 
     Score KV of each whole member (``analysis.kv_score_unpruned``) on the inputs x (B, T, d)."""
     config = run.config
-    sizes, L = experiments.normalised_losses(config, run.tensors["eval_loss"])
+    sizes, L = normalised_losses(config, run.tensors["eval_loss"])
     students = run.students()
     kv = np.array(
         [

@@ -31,7 +31,8 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from .. import analysis, experiments
+from .. import analysis
+from .sweep_losses import normalised_losses
 
 __all__ = [
     "MemberRow",
@@ -93,7 +94,7 @@ def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[Memb
     students = run.students()
     if revs is not None and len(revs) != len(students):
         raise ValueError(f"{len(revs)} reverse engineerings for {len(students)} members")
-    _, norm = experiments.normalised_losses(config, run.tensors["eval_loss"])
+    _, norm = normalised_losses(config, run.tensors["eval_loss"])
     rows = []
     for e, (student, seed) in enumerate(zip(students, config.seeds, strict=True)):
         r = (

@@ -99,7 +99,7 @@ def plot_capped_training(
     construction) per (T, lam_max). Right: the sorted lam of the pruned students of the
     largest T, one line per (cap, seed).
 
-    ``rows``: ``experiments.capped_memory.CappedStudent``s; ``constructions``: label ->
+    ``rows``: ``readings.beyond.CappedStudent``s; ``constructions``: label ->
     {(T, lam_max): the construction's loss per seed} (``capped_construction_loss``).
     """
     keys = sorted({(r.T, r.lam_max) for r in rows}, key=lambda k: (k[0], -k[1]))

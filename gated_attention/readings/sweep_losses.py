@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .profiles import derive_seed
-from .teacher_student import TeacherStudentConfig
+from ..experiments.profiles import derive_seed
+from ..experiments.teacher_student import TeacherStudentConfig
 
 __all__ = ["normalised_losses"]
 
