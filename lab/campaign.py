@@ -9,12 +9,15 @@ Order (``order``): the runs that decide the paper's learning claims first (``CEN
 Fig. 3B, Fig. 4A and 4B each after its rate search, Sec. 4.1, App. D.3, Sec. 5.2), then every
 other registered experiment without a recorded run of the profile (``gpu_plan.missing_runs``).
 
-Each run trains in a process of its own (``python -m gated_attention.tools.record NAME
---profile P``; on a GPU with $GATED_ATTENTION_SIDE_BY_SIDE jobs of the run side by side, each
-on a CUDA stream of its own: ``experiments.side_by_side``) through a results cache that the
-campaign owns (``OUT/cache``): every run checkpoints as it goes, so a run stopped at the budget
-(interrupted, then killed after ``GRACE_S``) keeps its last checkpoint, and the next call
-resumes it from there. A finished run is written as a recorded run into
+The campaign is a policy over the one runner (``experiments.runner``), not a runner of its own:
+it decides the order, the budget and the pack. Each run trains in a process of its own
+(``python -m gated_attention.tools.record NAME --profile P``: ``experiments.run``, whose jobs go
+through ``runner.compute``; on a GPU with $GATED_ATTENTION_SIDE_BY_SIDE jobs of the run side by
+side, the runner's ``Streams`` executor) through a results cache that the campaign owns
+(``OUT/cache``). The process is the budget: a job of a paper run outlasts a call, so at the budget
+the process is interrupted (then killed after ``GRACE_S``) and keeps its last checkpoint, and the
+next call resumes it from there (``runner.run_all``'s budget only keeps jobs from starting).
+A finished run is written as a recorded run into
 ``OUT/recorded/<name>-<profile>-<gpu|cpu>/`` (the entry, with its provenance: the commit, the
 command, the device, the campaign), never into the package.
 
