@@ -277,7 +277,7 @@ def test_a_reference_of_ours_is_shown_labelled_beside_the_paper(build):
     ],
 )
 def test_every_criterion_at_its_boundary(entry, ours, status):
-    assert scorecard._status({"id": "planted", **entry}, ours) == status
+    assert scorecard.criterion_status({"id": "planted", **entry}, ours) == status
 
 
 def _boundaries(entry: dict) -> list[tuple[float, str]]:
@@ -310,7 +310,7 @@ def test_each_row_at_its_own_boundary(id_):
     misses (an edge moved by a '<' for '<=' or a tolerance read from the wrong field fails)."""
     entry = scorecard.paper_values()[id_]
     for ours, status in _boundaries(entry):
-        assert scorecard._status(entry, ours) == status, (id_, ours)
+        assert scorecard.criterion_status(entry, ours) == status, (id_, ours)
 
 
 def test_score_stores_nothing_and_store_writes_where_collect_reads(build, monkeypatch):

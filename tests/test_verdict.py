@@ -258,7 +258,7 @@ def test_variant_runs_at_one_budget_are_one_budget_of_their_claim(build):
     assert "(1 of 6 central rows pass, 4 not measured here)" in text
     # a run that repeats a row stays apart (two budgets of one claim)
     again = scorecard.record("fig3.robust.wd", 1.0, profile="paper", run="v-wd-2", budget=b)
-    assert len(verdict._runs_by_budget(robust, [*rows, again])) == 2
+    assert len(verdict.runs_by_budget(robust, [*rows, again])) == 2
 
 
 def test_a_chapter_reading_only_recorded_rows_of_a_claim_stated_elsewhere(build):

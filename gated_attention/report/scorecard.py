@@ -139,7 +139,8 @@ def build_dir() -> Path:
     return here / "_build"
 
 
-def _status(entry: dict, ours) -> str:
+def criterion_status(entry: dict, ours) -> str:
+    """"pass", "miss" or "report": ``ours`` against the criterion of a paper_values.json entry."""
     kind, tol = entry["criterion"], entry.get("tolerance")
     ref = entry.get("reference", entry.get("paper"))
     if kind == "exact":
@@ -241,13 +242,13 @@ def score(
     ours = _plain(ours)
     if isinstance(ours, bool):
         ours = int(ours)
-    status = _status(entry, ours)
+    status = criterion_status(entry, ours)
     if not budget and entry.get("budget") == "exact":
         budget = EXACT_BUDGET
     if run and run in entry.get("set_after_runs", ()):
         note = f"{SET_AFTER}{'; ' + note if note else ''}"
     if run and run in entry.get("rule_set_after_runs", ()):
-        then = None if before is None else _status(entry, _plain(before))
+        then = None if before is None else criterion_status(entry, _plain(before))
         said = RULE_AFTER
         if then is not None and then == status:
             said = SAME_BEFORE.format(before=fmt(_plain(before)))

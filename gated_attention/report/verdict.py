@@ -186,8 +186,8 @@ def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | 
     """(run, its rows of the claim) of the recorded run with the largest budget (steps x T of
     its rows' budget texts; the first such run on a tie), or None when no run has a row of
     the claim. Runs at one budget that score different rows of the claim count as one
-    (``_runs_by_budget``): their names joined by ", "."""
-    groups = _runs_by_budget(claim, recorded)
+    (``runs_by_budget``): their names joined by ", "."""
+    groups = runs_by_budget(claim, recorded)
     if not groups:
         return None
     names, rows = max(groups, key=lambda g: max(budget_size(r.budget) for r in g[1]))
@@ -269,7 +269,7 @@ def _elsewhere_part(
 ) -> str:
     """A claim stated in the chapter ``elsewhere``: one line per budget, no status of its own."""
     said = [sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)]
-    for names, run_rows in _runs_by_budget(claim, recorded):
+    for names, run_rows in runs_by_budget(claim, recorded):
         label = "the recorded run " + ", ".join(f"`{n}`" for n in names)
         said.append(sentence(claim, run_rows, label, elsewhere=elsewhere))
     return f"**{claim.heading}:** {claim.claim}.\n\n" + "\n".join(
@@ -286,7 +286,7 @@ def _budgets(
         spent = spent_on(claim, own)
         label = f"this build ({profile})" + (f": {spent}" if spent else "")
         budgets.append((label, own, _claim_size(claim, own)))
-    for names, run_rows in _runs_by_budget(claim, recorded):
+    for names, run_rows in runs_by_budget(claim, recorded):
         rows = with_budget_free(run_rows, own)
         spent = spent_on(claim, run_rows)
         label = ", ".join(f"`{n}`" for n in names) + (f": {spent}" if spent else "")
@@ -335,7 +335,7 @@ def _claim_part(
     return f"**{claim.heading}:** {claim.claim}.\n\n" + "\n\n".join(lines)
 
 
-def _runs_by_budget(claim: Claim, recorded: list[Record]) -> list[tuple[list[str], list]]:
+def runs_by_budget(claim: Claim, recorded: list[Record]) -> list[tuple[list[str], list]]:
     """The recorded runs of the claim, as (names, rows): runs at one budget (the same budget
     text) that score different rows of it are one budget (the variants of one experiment,
     each run scoring its own row); a run that repeats a row of another stays apart."""
