@@ -1,7 +1,7 @@
 """gated-attention: a runnable companion to "Gated recurrent neural networks discover attention"
 (Zucchet et al., arXiv:2309.01775v2).
 
-Wings (one concept per module; the README's "Architecture" section has the map), lowest first:
+Wings (one concept per module; the map: the book's Reference page, "Architecture"), lowest first:
 each imports only the wings above it in this list (``tests/test_wings.py`` checks it)
     atomic, _version  atomic file writes; the package's version
     models          Eq. (1) attention, Eq. (2) the gated RNN, its fast path, the other families

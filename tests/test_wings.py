@@ -1,4 +1,4 @@
-"""The wings of the package import only downward (the README's "Architecture" section).
+"""The wings of the package import only downward (the book's Reference page, "Architecture").
 
 Every module of ``gated_attention`` is parsed with ``ast``: every import statement counts, those
 inside functions and ``if TYPE_CHECKING`` blocks too. A module's wing is its sub-package, or,
@@ -156,15 +156,16 @@ def test_every_wing_docstring_names_its_modules():
 
 
 def test_the_readme_wings_table_names_every_module():
-    """The README's wings table ("| `wing/` | what | modules |") names every module of every
-    wing, in backticks, in that wing's row: a module added without its line there fails."""
+    """The wings table of the book's Reference page ("| `wing/` | what | modules |") names every
+    module of every wing, in backticks, in that wing's row: a module added without its line
+    there fails."""
     import re
 
-    readme = (ROOT.parent / "README.md").read_text()
+    readme = (ROOT.parent / "book" / "reference.md").read_text()
     for wing in sorted({w for tier in WING_ORDER[1:] for w in tier}):
         rows = [line for line in readme.splitlines() if line.startswith(f"| `{wing}/` |")]
-        assert len(rows) == 1, f"the README's wings table has no single row for {wing}/"
+        assert len(rows) == 1, f"the Reference page's wings table has no single row for {wing}/"
         named = set(re.findall(r"`(\w+)`", rows[0]))
         modules = {p.stem for p in (ROOT / wing).glob("*.py")} - {"__init__", "__main__"}
         missing = sorted(modules - named)
-        assert not missing, f"the README's row for {wing}/ omits {missing}"
+        assert not missing, f"the Reference page's row for {wing}/ omits {missing}"

@@ -1,4 +1,4 @@
-"""The scorecard: every reproduced number beside the paper's (README.md, "Architecture").
+"""The scorecard: every reproduced number beside the paper's (the book's Reference page).
 
 A chapter calls ``record(id, ours, profile=...)``: ``score`` (the row, scored) then ``store``
 (written, and kept for the chapter's verdict). The paper's value, its source, the tolerance and

@@ -1,6 +1,6 @@
 """Execute the book's chapters once with papermill, and write plain notebooks.
 
-README.md ("Architecture") says why the book is executed once and rendered apart.
+The book's Reference page ("Architecture") says why the book is executed once and rendered apart.
 
     python -m gated_attention.tools.book execute --profile quick    every chapter, in _toc.yml order
     python -m gated_attention.tools.book execute --profile smoke --only construction
