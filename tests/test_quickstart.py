@@ -62,3 +62,10 @@ def test_the_command_lines_run(tmp_path):
         assert done.returncode == 0, f"{line}\n{done.stderr[-2000:]}"
         if "chosen" in line:
             assert "loaded the recorded run" in done.stdout
+
+
+def test_the_readme_stays_a_first_page():
+    """At most 1,300 words: the rest lives in the book's Reference page, which it links."""
+    text = README.read_text()
+    assert len(text.split()) <= 1300, f"README.md has {len(text.split())} words"
+    assert "book/reference.md" in text and (README.parent / "book" / "reference.md").is_file()
