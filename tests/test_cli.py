@@ -79,3 +79,39 @@ def test_readings_leaves_current_shipped_readings_as_they_are(tmp_path, monkeypa
     assert cli.main(["readings"]) == 0
     out = capsys.readouterr().out
     assert out.count("(already shipped)") == 2 and "derived-recall-scorecard-" in out
+
+
+def test_list_gives_one_line_of_description_per_experiment(capsys):
+    from gated_attention.experiments.registry import DESCRIPTIONS, EXPERIMENTS
+
+    assert set(DESCRIPTIONS) == set(EXPERIMENTS)
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in EXPERIMENTS:
+        line = next(x for x in out.splitlines() if x.split() and x.split()[0] == name)
+        assert DESCRIPTIONS[name] in line
+
+
+def test_run_ends_with_one_row_per_member(capsys):
+    assert cli.main(["run", "how-many-neurons-A", "--profile", "quick"]) == 0
+    out = capsys.readouterr().out
+    head = next(x for x in out.splitlines() if x.split()[:3] == ["member", "size", "seed"])
+    assert "final_train_loss" in head and "eval_loss" in head
+    rows = out[out.index(head) :].splitlines()[2:]
+    assert sum(1 for r in rows if r.split() and r.split()[0].isdigit()) == 18  # 6 sizes x 3
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["run", "no-such-experiment"], "'no-such-experiment' is not one of"),
+        (["run", "teacher-identification", "--profile", "huge"], "'huge' is not one of"),
+        (["run", "teacher-identification", "--steps", "0"], "0 is not in the range x>=1"),
+        (["nope"], "No such command 'nope'"),
+    ],
+)
+def test_a_usage_error_is_one_line_and_status_2(argv, words, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and words in err, err

@@ -43,6 +43,7 @@ from .teacher_identification import SENSITIVITY, sensitivity_config, teacher_ide
 from .teacher_student import TeacherStudentConfig
 
 __all__ = [
+    "DESCRIPTIONS",
     "CENTRAL_CLAIMS",
     "EXPERIMENTS",
     "NEEDS",
@@ -105,8 +106,6 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
 }
 
 
-#: experiment name -> the experiment whose entry its config reads (an input of the config, such
-#: as the rates a learning-rate sweep chose): ``experiment_config`` obtains that entry first
 #: the runs of the central learning claims, most central first: Fig. 3A, Fig. 3B, then Fig. 4A
 #: and 4B, each after its rate search
 CENTRAL_CLAIMS = (
@@ -118,9 +117,49 @@ CENTRAL_CLAIMS = (
     "architectures-regression",
 )
 
+#: experiment name -> the experiment whose entry its config reads (an input of the config, such
+#: as the rates a learning-rate sweep chose): ``experiment_config`` obtains that entry first
 NEEDS: dict[str, str] = {
     "architectures-teacher": "architectures-teacher-lr",
     "architectures-regression": "architectures-regression-lr",
+}
+
+
+_SENSITIVITY_WORDS = {
+    "chosen": "at the chosen lr and weight decay",
+    "wd-half": "at half the weight decay",
+    "wd-double": "at twice the weight decay",
+    "lr-half": "at half the learning rate",
+    "lr-double": "at twice the learning rate",
+}
+
+#: experiment name -> what it trains, in one line (``python -m gated_attention list``)
+DESCRIPTIONS: dict[str, str] = {
+    "teacher-identification": "Sec. 4.1: students of d = 4 teachers, reverse-engineered (Fig. 2)",
+    "how-many-neurons-A": "Fig. 3A: the loss against the student's size, d = 4 teachers",
+    "how-many-neurons-B": "Fig. 3B: the same for d = 12 teachers of rank 6",
+    "in-context-regression": "Sec. 5.2: gated RNNs on in-context regression (Table 2, Fig. 3C)",
+    "architectures-teacher-lr": "Fig. 4A's learning-rate search: every family at every rate",
+    "architectures-regression-lr": "Fig. 4B's learning-rate search: every family at every rate",
+    "architectures-teacher": "Fig. 4A: every family at matched sizes on the teacher-student task",
+    "architectures-regression": "Fig. 4B: every family at matched sizes on in-context regression",
+    "fig4b-setup": "Fig. 4B's setup check: does each family learn regression at all (ours)",
+    "fig4b-setup-lru-init": "the setup check of the LRU families with a rescaled init (ours)",
+    "fig4b-setup-pilots": "the setup check's pilots: LRU variants at several budgets (ours)",
+    "associative-recall": "App. D.3: input-output and side gating on associative recall (Fig. 7)",
+    "associative-recall-prune": "App. D.3's side gating with a decay budget that prunes (ours)",
+    "optimiser-comparison": "one recorded student continued with three optimisers (ours)",
+    "optimiser-comparison-members": "the same over the five recorded members (ours)",
+    "optimiser-comparison-new-seeds": "the same comparison on new seeds (ours)",
+    **{
+        f"teacher-identification-{s}": f"Sec. 4.1's students {words} (ours)"
+        for s, words in _SENSITIVITY_WORDS.items()
+    },
+    **{
+        f"capped-memory-T{T}-lam{c:g}": f"Sec. 4.1's students at T = {T} with lam <= {c:g} (ours)"
+        for T in LENGTHS
+        for c in CAPS
+    },
 }
 
 

@@ -37,5 +37,6 @@ The constructions (App. A, B), associative recall (App. D.3) and beyond the pape
     beyond_counts          output-gating neurons trained students keep (ours)
 The book's house:
     provenance             where a run a chapter reads came from: recorded, cached or trained
+    members                an entry's trained members as rows (``python -m gated_attention run``)
     performance            the benches and GPU step times the lab wrote, and each run's cost
 """

@@ -1,6 +1,7 @@
 """Command lines and build glue: ``python -m gated_attention.tools.<name>``.
 
-cli             ``python -m gated_attention``: list the experiments, run one with overrides
+cli             ``python -m gated_attention`` (click): list the experiments, run one with overrides
+  overrides       a --set value read as its field's declared type, a config with it replaced
 book            execute the chapters with papermill, write plain notebooks
 record          run an experiment in a profile and ship it as a recorded run
 quick_runs      the quick runs that ship recorded: is their training code unchanged? re-record
