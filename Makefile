@@ -81,6 +81,7 @@ bench: $(STAMP) ## time the training engine against the reference loop (writes _
 	$(PY) -m lab.bench --out _build/bench.json
 	$(PY) -m lab.gpu_plan
 	$(PY) -m lab.step_times --show
+	$(PY) -m lab.threads --out _build/threads.json
 
 sweep: $(STAMP) ## train EXPERIMENT in PROFILE as jobs on a Dask cluster (SCHEDULER=tcp://HOST:PORT, WORKERS=N, GPU=1)
 	@test -n "$(EXPERIMENT)" || { echo "make sweep needs EXPERIMENT=<name> (python -m gated_attention.sweep --help lists them)"; exit 2; }

@@ -37,3 +37,15 @@ def test_a_lab_tool_runs_from_the_repository():
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "usage" in out.stdout.lower()
+
+
+def test_the_thread_measurement_times_fits_in_their_own_processes(monkeypatch):
+    from lab import threads
+
+    assert threads.fit_seconds(8, 20, 1) > 0  # the README's fit, 20 steps, one thread
+    seen = []
+    monkeypatch.setattr(threads, "fit_seconds", lambda n, steps, t: seen.append((n, t)) or 1.0)
+    rows = threads.measure(sizes=(8,), steps=20, repeats=1)
+    assert [r["machine"] for r in rows] == ["quiet", "other cores busy"]
+    assert rows[0] == {"n": 8, "machine": "quiet", "1 thread, s": 1.0, "2 threads, s": 1.0}
+    assert seen == [(8, 1), (8, 2)] * 2

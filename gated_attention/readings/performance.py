@@ -6,6 +6,8 @@
     bench_rows      one row per measure, one column per bench (formatted; "-" not measured)
     step_rows       the recorded GPU's step times, one row per timed step
     cost_rows       every recorded run that trained networks: where, how many, how long
+    thread_rows     training on 1 and 2 threads, quiet and loaded (``<build>/threads.json``,
+                    written by ``make bench``), or [] where it was not measured
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ __all__ = [
     "step_rows",
     "trained",
     "cost_rows",
+    "thread_rows",
 ]
 
 #: bench key -> (the row's label, its format)
@@ -113,3 +116,11 @@ def cost_rows() -> list[dict]:
             }
         )
     return rows
+
+
+def thread_rows(build: Path | None) -> list[dict]:
+    """The rows ``python -m lab.threads`` wrote into ``build``/threads.json, or []."""
+    path = None if build is None else Path(build) / "threads.json"
+    if path is None or not path.is_file():
+        return []
+    return json.loads(path.read_text())["rows"]
