@@ -197,7 +197,7 @@ def _trained_step():
     of the cached quick teacher-identification run, on one batch; None when it is not cached."""
     from gated_attention.engine import sample_chunk
     from gated_attention.experiments import teacher_identification_config
-    from gated_attention.experiments.cache import _load_entry, entry_path
+    from gated_attention.experiments.cache import entry_path, read_entry
     from gated_attention.models.fast_path import (
         fused_loss,
         inputs_neuron_major,
@@ -207,10 +207,13 @@ def _trained_step():
 
     config = teacher_identification_config("quick")
     path = entry_path(config)
-    found = _load_entry(path, config)
-    if found is None:
-        return None
-    P = {k: v.to(torch.float32).requires_grad_(True) for k, v in pack_params(found.params).items()}
+    if not (path / "manifest.json").is_file():
+        return None  # not cached
+    _, tensors = read_entry(path)  # intact, or a ValueError naming the problem
+    P = {
+        k: v.to(torch.float32).requires_grad_(True)
+        for k, v in pack_params(tensors["params"]).items()
+    }
     tasks = [config.task(seed) for seed in config.seeds]
     gens = [torch.Generator().manual_seed(derive_seed(s, "bench")) for s in config.seeds]
     x, y = sample_chunk(tasks, gens, 1, config.train.batch_size)
