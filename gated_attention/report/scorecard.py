@@ -140,7 +140,7 @@ def build_dir() -> Path:
 
 
 def criterion_status(entry: dict, ours) -> str:
-    """"pass", "miss" or "report": ``ours`` against the criterion of a paper_values.json entry."""
+    """The status of ``ours`` ("pass", "miss" or "report") against a paper_values.json entry."""
     kind, tol = entry["criterion"], entry.get("tolerance")
     ref = entry.get("reference", entry.get("paper"))
     if kind == "exact":
