@@ -15,12 +15,13 @@ overrides, and then either loads a recorded run whose config is exactly that one
 the package: nothing is retrained unless ``--retrain``) or runs it through the results cache
 (``experiments.run``: a finished entry is reused, an interrupted one resumes). ``--steps`` sets
 the training steps (``train.steps`` or ``steps``), ``--seeds`` the seeds (``0,1,2``), ``--set``
-any field, dotted for a nested one (``--set train.lr=3e-3 --set T=16``). A value is read as
-the field's declared type (``overrides.coerce``): a bool from true/false, yes/no or 1/0 (any
-case), an int or float as a number, a tuple as ``(0.5,1.0)`` or ``0.5,1.0``, ``none`` where
-the field may be None. The new config is checked by its own __post_init__, and what that
-leaves to the first training step (each seed's task, a member's initial network, the held-out
-batch: ``preflight``) is built before any step. An unknown field is an error naming the fields there are.
+any field, dotted for a nested one (``--set train.lr=3e-3 --set T=16``). A value is read as the
+field's declared type (``overrides.coerce``): a bool from true/false, yes/no or 1/0 (any case),
+an int or float as a number, a tuple as ``(0.5,1.0)`` or ``0.5,1.0``, ``none`` where the field
+may be None. The new config is checked by its own __post_init__, and what that leaves to the
+first training step (each seed's task, a member's initial network, the held-out batch:
+``preflight``) is built before any step. An unknown field is an error naming the fields there
+are.
 
 Expected failures print one line to stderr and exit with status 2, without a traceback: a bad
 value or field, a config that fails its checks, a run that diverged (``NonFiniteLossError``), an
