@@ -52,7 +52,9 @@ unit: $(STAMP) ## the unit tests without those marked slow (seconds)
 
 test: $(STAMP) ## set up (Chromium too), lint, unit tests, every chapter (smoke) under nbval, the -W build, the browser check
 	$(MAKE) lint
-	$(PY) -m gated_attention.tools.browser_setup
+	command -v "$${CHROME:-chromium}" || command -v chromium-browser \
+	  || { [ "$$(id -u)" = 0 ] && command -v apt-get && apt-get update -qq \
+	       && apt-get install -y -qq chromium; } || $(PY) -m playwright install chromium
 	$(PY) -m pytest -n 2 tests
 	$(PY) -m gated_attention.tools.book execute --profile smoke
 	OMP_NUM_THREADS=1 TQDM_DISABLE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax book/*.ipynb
@@ -63,19 +65,19 @@ test: $(STAMP) ## set up (Chromium too), lint, unit tests, every chapter (smoke)
 notebooks: $(STAMP) ## write plain .ipynb notebooks (no outputs) to notebooks/ for Jupyter and Colab
 	$(PY) -m gated_attention.tools.book notebooks --out notebooks
 
-lint: $(STAMP) ## ruff check and format check, chapter code within the column, and the GitHub workflows (actionlint or its stand-in, and zizmor)
-	$(BIN)/ruff check gated_attention tests
-	$(BIN)/ruff format --check gated_attention tests
-	$(PY) -m gated_attention.tools.chapter_lint
-	$(PY) -m gated_attention.tools.workflow_lint
-	$(BIN)/zizmor --offline .github/workflows
+lint: $(STAMP) ## the pre-commit hooks (.pre-commit-config.yaml) on every tracked file: ruff on the package, the tests and the chapters (75 columns), the chapters' cells, the GitHub workflows (check-jsonschema, actionlint or shellcheck, zizmor)
+	$(BIN)/pre-commit run --all-files
 
-browser: $(STAMP) ## open every built page in headless Chromium (found or installed: tools/browser_setup.py) and fail on console errors, failed loads, untypeset math, code, outputs or equations wider than the column, broken links
+browser: $(STAMP) ## open every built page in headless Chromium (pytest-playwright) and fail on console errors, failed loads, untypeset math, code, outputs or equations wider than the column, broken internal links
 	$(PY) -m pytest tests/browser/test_pages.py --book _build/html --strict-width
 
+.PHONY: linkcheck
+linkcheck: $(STAMP) ## check the book's external links (needs the network; its internal links: make test's -W build and make browser)
+	$(BIN)/jupyter-book build . --builder linkcheck
+
 format: $(STAMP) ## ruff format the code
-	$(BIN)/ruff format gated_attention tests
-	$(BIN)/ruff check --fix gated_attention tests
+	$(BIN)/ruff format gated_attention tests lab
+	$(BIN)/ruff check --fix gated_attention tests lab
 
 bench: $(STAMP) ## time the training engine against the reference loop (writes _build/bench.json), and predict on the recorded GPU, from counted kernels and FLOPs, the unrecorded paper runs and the central claims at the paper's steps, with the step times measured there
 	$(PY) -m lab.bench --out _build/bench.json

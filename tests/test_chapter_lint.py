@@ -1,4 +1,16 @@
-"""The chapter lint: long code lines found where they are, options not code, ruff's layout."""
+"""The chapters' lint: chapter_lint's rules (no definitions, at most 15 lines a cell, options are
+not code), and the chapter-ruff hook of .pre-commit-config.yaml (ruff on each chapter as a
+notebook, 75 columns), run as pre-commit runs it: long lines and ruff's layout found, the
+chapter left as it was."""
+
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
 
 from gated_attention.tools import chapter_lint
 
@@ -9,6 +21,7 @@ jupytext:
     format_name: myst
 kernelspec:
   display_name: Python 3
+  language: python
   name: python3
 ---
 
@@ -60,6 +73,8 @@ def test_a_well_formatted_chapter_passes(tmp_path, capsys):
     assert chapter_lint.check(path) == []
     assert chapter_lint.main([str(path)]) == 0
     assert capsys.readouterr().out == ""
+    chapter_lint.main(["--notebooks", str(tmp_path / "out"), str(path)])
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["chapter.ipynb"]
 
 
 def test_options_and_yaml_headers_are_not_code(tmp_path):
@@ -77,53 +92,44 @@ def test_options_and_yaml_headers_are_not_code(tmp_path):
     ]
 
 
-def test_a_long_line_is_found_with_its_line_number(tmp_path, capsys):
-    long = 'y = "' + "a" * 80 + '"'  # 86 characters, which ruff leaves as it is
-    text = GOOD.replace("print(x)\n", f"print(x)\n{long}\n")
-    path = write(tmp_path, text)
-    number = text.splitlines().index(long) + 1
+def run_hook(name, *files):
+    """The hook ``name`` of .pre-commit-config.yaml on ``files``, as pre-commit runs it (from the
+    repository, the virtual environment first on PATH)."""
+    config = yaml.safe_load((chapter_lint.ROOT / ".pre-commit-config.yaml").read_text())
+    hook = next(h for repo in config["repos"] for h in repo["hooks"] if h["id"] == name)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    command = [*shlex.split(hook["entry"]), *map(str, files)]
+    env = {**os.environ, "PATH": path}
+    result = subprocess.run(command, cwd=chapter_lint.ROOT, env=env, capture_output=True, text=True)
+    return result.returncode, result.stdout + result.stderr
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_ruff_hook_finds_long_lines_and_layout_and_writes_nothing(tmp_path):
+    chapter = GOOD.replace("verdict.glue_block(profile);", "print(profile);")
+    good = write(tmp_path, chapter, "good.md")
+    long = 'y = "' + "a" * 80 + '"'  # 86 characters, which ruff format leaves as it is
+    too_long = write(tmp_path, chapter.replace("print(x)\n", f"print(x)\n{long}\n"), "long.md")
+    messy = write(tmp_path, chapter.replace("x = 1\n", "x=[1,2]\n"), "messy.md")
+    before = {p: digest(p) for p in (good, too_long, messy)}
+    assert run_hook("chapter-ruff", good)[0] == 0
+    code, out = run_hook("chapter-ruff", too_long)
+    assert code == 1 and "long.ipynb:cell 3:3:76: E501 Line too long (86 > 75)" in out, out
+    code, out = run_hook("chapter-ruff", messy)
+    assert code == 1 and "-x=[1,2]\n+x = [1, 2]" in out, out
+    assert {p: digest(p) for p in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.md", "long.md", "messy.md"]
+
+
+def test_a_chapter_ruff_would_not_read_is_reported(tmp_path):
+    path = write(tmp_path, GOOD.replace("  language: python\n", ""))
     assert chapter_lint.check(path) == [
-        f"{path}:{number}: line of {len(long)} characters (at most {chapter_lint.WIDTH})"
+        f"{path}:1: kernelspec without `language: python` (it has None): ruff would skip the "
+        "chapter's cells"
     ]
-    assert chapter_lint.main([str(path)]) == 1
-    assert f"{path}:{number}:" in capsys.readouterr().out
-    # a line of exactly WIDTH characters fits
-    fits = 'y = "' + "a" * (chapter_lint.WIDTH - 6) + '"'
-    assert len(fits) == chapter_lint.WIDTH
-    assert chapter_lint.check(write(tmp_path, GOOD.replace("x = 1\n", f"x = 1\n{fits}\n"))) == []
-
-
-def test_a_cell_ruff_would_change_is_reported_and_fixed(tmp_path):
-    text = GOOD.replace("x = 1\n", "x=[1,2]\n")
-    path = write(tmp_path, text)
-    number = text.splitlines().index("x=[1,2]") + 1
-    assert chapter_lint.check(path) == [f"{path}:{number}: cell is not ruff-formatted"]
-    call = "result = some_function(first_argument=1, second_argument=2, third_argument=33)"
-    path = write(tmp_path, GOOD.replace("x = 1\n", f"x=[1,2]\n{call}\n"))
-    assert chapter_lint.check(path, fix=True) == []
-    fixed = path.read_text()
-    assert "x = [1, 2]\nresult = some_function(\n    first_argument=1," in fixed
-    assert fixed.replace("x = [1, 2]\n", "").count("\n") > GOOD.count("\n")
-    assert "verdict.glue_block(profile);\n" in fixed  # the trailing semicolon is kept
-    assert ":tags: [parameters, remove-cell]\n" in fixed and "name: fig-long\n" in fixed
-
-
-def test_cells_with_magics_are_formatted_as_in_a_notebook(tmp_path):
-    path = write(tmp_path, GOOD.replace("x = 1\n", "%matplotlib inline\nx = 1\n"))
-    assert chapter_lint.check(path) == []
-    path = write(tmp_path, GOOD.replace("x = 1\n", "%matplotlib inline\nx=1\n"))
-    number = path.read_text().splitlines().index("%matplotlib inline") + 1
-    assert chapter_lint.check(path) == [f"{path}:{number}: cell is not ruff-formatted"]
-    assert chapter_lint.main([str(path)]) == 1
-
-
-def test_a_final_semicolon_is_kept_even_before_a_comment():
-    long = "verdict.glue_block(profile);  # " + "a comment " * 6
-    (formatted,) = chapter_lint.ruff_format([long])
-    assert formatted.splitlines()[-1].startswith(");  # a comment")
-    assert chapter_lint.ruff_format(["x = f(a,\n  b);", "y=2"]) == ["x = f(a, b);", "y = 2"]
-    # only the last statement's semicolon hides a value; ruff drops the others
-    assert chapter_lint.ruff_format(["show(rows);\nx = 1"]) == ["show(rows)\nx = 1"]
 
 
 def test_a_definition_in_a_code_cell_is_an_error(tmp_path, capsys):

@@ -1,20 +1,26 @@
-"""The workflow lint (``make lint``): our workflows pass; a job without ``runs-on`` and a ``run:``
-script with a shell error fail. The fallback (schema + shellcheck) is tested everywhere; actionlint
-too where it is on PATH (the test workflow installs it). zizmor (``make lint``'s security audit,
-offline) passes our workflows and reports a checkout that keeps its credentials."""
+"""The workflow hooks of .pre-commit-config.yaml (``make lint``): our workflows pass each; a job
+without ``runs-on`` fails the vendored GitHub-workflow schema (check-jsonschema), a ``run:`` script
+with a shell error fails tools/workflow_lint.py (actionlint where it is on PATH, else shellcheck:
+both tested, the first where it is there), and zizmor (offline) reports a checkout that keeps its
+credentials."""
 
+import os
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gated_attention.tools import workflow_lint
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
+FILES = sorted(WORKFLOWS.glob("*.yml"))
 CHECKERS = [
-    pytest.param(False, id="fallback"),
+    pytest.param(False, id="shellcheck"),
     pytest.param(
         True,
         id="actionlint",
@@ -67,11 +73,39 @@ def _write(tmp_path, text):
     return path
 
 
+def run_hook(name, *files):
+    """The hook ``name`` of .pre-commit-config.yaml on ``files``, as pre-commit runs it (from the
+    repository, the virtual environment first on PATH)."""
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hook = next(h for repo in config["repos"] for h in repo["hooks"] if h["id"] == name)
+    assert hook["files"] == r"^\.github/workflows/[^/]*\.ya?ml$"
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    command = [*shlex.split(hook["entry"]), *map(str, files)]
+    env = {**os.environ, "PATH": path}
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    return result.returncode, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("hook", ["workflow-schema", "actionlint", "zizmor"])
+def test_each_workflow_hook_passes_ours(hook):
+    assert {f.name for f in FILES} >= {"test.yml", "book.yml"}
+    code, out = run_hook(hook, *FILES)
+    assert code == 0, out
+
+
+def test_the_schema_hook_fails_a_job_without_runs_on(tmp_path):
+    code, out = run_hook("workflow-schema", _write(tmp_path, NO_RUNS_ON))
+    assert code == 1 and "'runs-on' is a required property" in out, out
+
+
+def test_the_actionlint_hook_fails_a_run_script_with_a_shell_error(tmp_path):
+    code, out = run_hook("actionlint", _write(tmp_path, SHELL_ERROR))
+    assert code == 1 and "SC1046" in out, out
+
+
 @pytest.mark.parametrize("use_actionlint", CHECKERS)
 def test_our_workflows_pass(use_actionlint):
-    files = workflow_lint.workflow_files([WORKFLOWS])
-    assert {f.name for f in files} >= {"test.yml", "book.yml"}
-    checker, problems = workflow_lint.lint(files, use_actionlint=use_actionlint)
+    checker, problems = workflow_lint.lint(FILES, use_actionlint=use_actionlint)
     assert problems == [], f"{checker}:\n" + "\n".join(problems)
 
 
@@ -79,13 +113,6 @@ def test_our_workflows_pass(use_actionlint):
 def test_a_clean_workflow_with_an_expression_passes(tmp_path, use_actionlint):
     _, problems = workflow_lint.lint([_write(tmp_path, GOOD)], use_actionlint=use_actionlint)
     assert problems == []
-
-
-@pytest.mark.parametrize("use_actionlint", CHECKERS)
-def test_a_job_without_runs_on_fails(tmp_path, use_actionlint):
-    _, problems = workflow_lint.lint([_write(tmp_path, NO_RUNS_ON)], use_actionlint=use_actionlint)
-    assert problems
-    assert "runs-on" in "\n".join(problems) or not use_actionlint
 
 
 @pytest.mark.parametrize("use_actionlint", CHECKERS)
@@ -115,17 +142,6 @@ def test_run_scripts_reads_steps_and_shells(tmp_path):
     assert [(s.step, s.shell) for s in scripts] == [("greet", "bash"), ("step 3", "pwsh")]
 
 
-def _zizmor(path):
-    zizmor = workflow_lint._tool("zizmor")
-    assert zizmor, "zizmor not found: install the test extra (pip install -e '.[test]')"
-    return subprocess.run([zizmor, "--offline", str(path)], capture_output=True, text=True)
-
-
-def test_zizmor_passes_our_workflows():
-    result = _zizmor(WORKFLOWS)
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
 CHECKOUT = """\
 name: ci
 on: [push]
@@ -140,19 +156,18 @@ jobs:
 """
 
 
-def test_zizmor_reports_a_checkout_that_persists_credentials(tmp_path):
-    result = _zizmor(_write(tmp_path, CHECKOUT.format(with_="")))
-    assert result.returncode != 0
-    assert "artipacked" in result.stdout and "persist-credentials: false" in result.stdout
+def test_the_zizmor_hook_reports_a_checkout_that_persists_credentials(tmp_path):
+    code, out = run_hook("zizmor", _write(tmp_path, CHECKOUT.format(with_="")))
+    assert code != 0 and "artipacked" in out and "persist-credentials: false" in out, out
     fixed = CHECKOUT.format(with_="        with:\n          persist-credentials: false\n")
-    result = _zizmor(_write(tmp_path, fixed))
-    assert result.returncode == 0, result.stdout
+    code, out = run_hook("zizmor", _write(tmp_path, fixed))
+    assert code == 0, out
 
 
 def test_main_reports_the_checker(tmp_path, capsys):
     assert workflow_lint.main(["--fallback", str(_write(tmp_path, GOOD))]) == 0
-    assert "check-jsonschema" in capsys.readouterr().out
-    assert workflow_lint.main(["--fallback", str(_write(tmp_path, NO_RUNS_ON))]) == 1
+    assert "shellcheck on 1 run: script(s)): ok" in capsys.readouterr().out
+    assert workflow_lint.main(["--fallback", str(_write(tmp_path, SHELL_ERROR))]) == 1
 
 
 # The book workflow publishes the executed notebooks for Colab (tools/launch_links.py).

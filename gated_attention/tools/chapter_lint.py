@@ -1,57 +1,45 @@
-"""Check that the code of the chapters fits the rendered column.
+"""The rules of a chapter's code cells that ruff does not check (a hook of .pre-commit-config.yaml).
 
     python -m gated_attention.tools.chapter_lint                  every chapter, book/*.md
     python -m gated_attention.tools.chapter_lint book/intro.md    the chapters named
-    python -m gated_attention.tools.chapter_lint --fix FILE ...   ruff-format each cell in place
 
-In the rendered book at a 1280 x 900 window a code input block is 684 px wide, and 666 px inside
-a collapsed (``hide-input``) cell; less 16 px padding on each side, at 8.43 px per monospace
-character, that is 77 and 75 characters. ``WIDTH`` = 75 fits both; a longer line scrolls
-sideways. For every ``{code-cell}`` of each chapter (jupytext MyST), this reports
+For every ``{code-cell}`` of each chapter (jupytext MyST), this reports
 
-- every line of code longer than ``WIDTH`` (file, line number in the ``.md``, length);
-- every cell whose code is not what ``ruff format --line-length WIDTH`` makes of it.
 - every ``def``, ``async def`` or ``class`` statement, at any indentation (file, line number):
-  a chapter narrates, its functions live in the package (``report/``).
+  a chapter narrates, its functions live in the package (``report/``);
 - every cell of more than ``MAX_CELL_LINES`` lines of code (comments and blank lines count; the
-  options do not): a chapter leads with the claim, the package computes and formats.
+  options do not): a chapter leads with the claim, the package computes and formats;
+- a chapter with code whose kernelspec does not say ``language: python``: ruff skips such a
+  notebook, so the chapters' ruff hooks would pass it unread.
 
-The cells are read by jupytext (``jupytext.read``: the options are not code) and formatted
-as ruff formats a notebook (the cells written to a temporary ``.ipynb``, ``ruff format`` run on
-it): IPython magics are understood, and a ``;`` closing a cell (it hides the cell's value) is
-kept. ``--fix`` puts each cell's formatted code in place of its code in the ``.md``, and
-touches nothing else (the long lines ruff cannot split, such as strings and comments, are still
-reported). The exit status is 1 when anything was reported.
+The lines' width (75 characters, the rendered column) and ruff's layout are the hooks
+``chapter-ruff-check`` and ``chapter-ruff-format``: ruff on each chapter as a notebook. The cells
+are read by jupytext (``jupytext.read``: the options are not code). The exit status is 1 when
+anything was reported.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import jupytext
-import nbformat
 
 __all__ = [
-    "WIDTH",
     "Cell",
     "cells",
-    "long_lines",
     "definitions",
     "MAX_CELL_LINES",
     "too_long",
-    "ruff_format",
     "check",
+    "write_notebooks",
     "main",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
-WIDTH = 75
 FENCE = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 DEFINITION = re.compile(r"^\s*(async\s+def|def|class)\s+\w")
 #: the most lines of code a cell of a chapter may have
@@ -66,17 +54,14 @@ class Cell:
     first: int
     lines: tuple[str, ...]
 
-    @property
-    def code(self) -> str:
-        return "\n".join(self.lines)
 
-
-def cells(path: Path) -> list[Cell]:
+def cells(path: Path, notebook=None) -> list[Cell]:
     """The code cells of a MyST chapter as jupytext reads them, each at the ``.md`` line of its
     first line of code (the first line after its fence that is that line)."""
     lines = path.read_text().splitlines()
     fences = [i for i, line in enumerate(lines) if FENCE.match(line)]
-    code = [c.source for c in jupytext.read(path).cells if c.cell_type == "code"]
+    notebook = notebook or jupytext.read(path)
+    code = [c.source for c in notebook.cells if c.cell_type == "code"]
     found = []
     for fence, source in zip(fences, code, strict=True):
         body = tuple(source.splitlines())
@@ -85,11 +70,6 @@ def cells(path: Path) -> list[Cell]:
         )
         found.append(Cell(path, first + 1, body))
     return found
-
-
-def long_lines(cell: Cell, width: int = WIDTH) -> list[tuple[int, int]]:
-    """(line number in the .md, length) of each line of the cell longer than ``width``."""
-    return [(cell.first + k, len(line)) for k, line in enumerate(cell.lines) if len(line) > width]
 
 
 def definitions(cell: Cell) -> list[tuple[int, str]]:
@@ -109,40 +89,18 @@ def too_long(cell: Cell, limit: int = MAX_CELL_LINES) -> int | None:
     return len(cell.lines) if len(cell.lines) > limit else None
 
 
-def ruff_format(codes: list[str], width: int = WIDTH) -> list[str]:
-    """Each cell's code as ``ruff format --line-length width`` formats it in a notebook."""
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in codes])
-    ruff = Path(sys.executable).with_name("ruff")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "chapter.ipynb"
-        nbformat.write(notebook, path)
-        command = [str(ruff) if ruff.exists() else "ruff", "format", "--line-length", str(width)]
-        config = ["--config", str(ROOT / "pyproject.toml")]
-        result = subprocess.run([*command, *config, str(path)], capture_output=True, text=True)
-        if result.returncode != 0:
-            raise ValueError(result.stderr.strip() or "ruff format failed")
-        return [c.source for c in nbformat.read(path, as_version=4).cells]
-
-
-def check(path: Path, fix: bool = False, width: int = WIDTH) -> list[str]:
+def check(path: Path) -> list[str]:
     """The problems of one chapter, as lines to print."""
-    found = [c for c in cells(path) if c.lines]
-    try:
-        formatted = ruff_format([c.code for c in found], width)
-    except ValueError as error:
-        return [f"{path}: ruff cannot format its cells: {error}"]
-    changed = [(c, f) for c, f in zip(found, formatted, strict=True) if f != c.code]
-    if fix and changed:
-        lines = path.read_text().splitlines(keepends=True)
-        for cell, new in reversed(changed):
-            start = cell.first - 1
-            lines[start : start + len(cell.lines)] = [line + "\n" for line in new.splitlines()]
-        path.write_text("".join(lines))
-        return check(path, width=width)  # line numbers of the rewritten file
-    problems = [f"{path}:{c.first}: cell is not ruff-formatted" for c, _ in changed]
+    notebook = jupytext.read(path)
+    found = [c for c in cells(path, notebook) if c.lines]
+    problems = []
+    language = notebook.metadata.get("kernelspec", {}).get("language")
+    if found and language != "python":
+        problems.append(
+            f"{path}:1: kernelspec without `language: python` (it has {language!r}): "
+            "ruff would skip the chapter's cells"
+        )
     for cell in found:
-        for number, length in long_lines(cell, width):
-            problems.append(f"{path}:{number}: line of {length} characters (at most {width})")
         for number, keyword in definitions(cell):
             problems.append(
                 f"{path}:{number}: {keyword} statement: define functions in the package "
@@ -157,18 +115,29 @@ def check(path: Path, fix: bool = False, width: int = WIDTH) -> list[str]:
     return problems
 
 
+def write_notebooks(files: list[Path], folder: Path) -> None:
+    """Each chapter as the notebook ``folder/<name>.ipynb`` (jupytext), for ruff to read (the
+    chapter-ruff hook): written there only, never beside the chapter."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        jupytext.write(jupytext.read(path), folder / f"{path.stem}.ipynb")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, help="chapters (default: book/*.md)")
-    parser.add_argument("--fix", action="store_true", help="ruff-format each cell in place")
+    parser.add_argument(
+        "--notebooks", type=Path, metavar="DIR", help="only write each chapter as DIR/<name>.ipynb"
+    )
     args = parser.parse_args(argv)
     files = args.files or sorted((ROOT / "book").glob("*.md"))
-    failed = False
-    for path in files:
-        for problem in check(path, fix=args.fix):
-            print(problem)
-            failed = True
-    return 1 if failed else 0
+    if args.notebooks:
+        write_notebooks(files, args.notebooks)
+        return 0
+    problems = [problem for path in files for problem in check(path)]
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -1,27 +1,33 @@
-"""pytest-playwright's browser for the tests of this folder: the Chromium that ``browser_setup``
-finds (with ``--book``: or installs; the run stops where there is none, else the tests that need
-it are skipped), launched with the browser check's flags; its pages 1280 x 900."""
+"""pytest-playwright's browser for the tests of this folder: Chromium launched with the browser
+check's flags (pagecheck.FLAGS), its pages 1280 x 900. The Chromium is ``$CHROME``, else
+``chromium`` or ``chromium-browser`` on PATH, else Playwright's own (``python -m playwright
+install chromium``); ``make test`` installs one first where there is none. Without one the tests
+that need it are skipped, or, with ``--book``, the run stops and says so."""
+
+import os
+import shutil
+from pathlib import Path
 
 import pytest
-
-from gated_attention.tools.browser_check import DESKTOP, FLAGS
-from gated_attention.tools.browser_setup import BrowserMissingError, find_chromium
+from pagecheck import DESKTOP, FLAGS
 
 
-@pytest.fixture(scope="session")
-def chromium(pytestconfig):
-    book = pytestconfig.getoption("book")
-    try:
-        return find_chromium(install=book is not None)
-    except BrowserMissingError as err:
-        if book is None:
-            pytest.skip(f"Chromium is not installed: {err}")
-        pytest.exit(f"error: {err}", returncode=2)
+def system_chromium() -> str | None:
+    names = (os.environ.get("CHROME"), "chromium", "chromium-browser")
+    return next(filter(None, (shutil.which(n) for n in names if n)), None)
 
 
 @pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args, chromium):
-    return {**browser_type_launch_args, "executable_path": chromium, "args": FLAGS}
+def browser_type_launch_args(browser_type_launch_args, browser_type, pytestconfig):
+    executable = system_chromium()
+    if executable is None and not Path(browser_type.executable_path).exists():
+        why = "no Chromium: install one (make test does), set $CHROME, or run `python -m "
+        why += "playwright install chromium`"
+        if pytestconfig.getoption("book") is None:
+            pytest.skip(why)
+        pytest.exit(f"error: {why}", returncode=2)
+    chosen = {"executable_path": executable} if executable else {}
+    return {**browser_type_launch_args, **chosen, "args": FLAGS}
 
 
 @pytest.fixture(scope="session")

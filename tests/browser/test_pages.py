@@ -1,5 +1,5 @@
 """Every page of the built book in headless Chromium (``make browser``): one test per page, which
-fails with the page's problems (``gated_attention/tools/browser_check.py`` says which).
+fails with the page's problems (``pagecheck.py`` says which).
 
     python -m pytest tests/browser/test_pages.py --book _build/html [--strict-width] [--phone]
 
@@ -8,11 +8,10 @@ Without ``--book`` (the unit tests' run) they are skipped."""
 import warnings
 from pathlib import Path
 
+import pagecheck
 import pytest
 
-from gated_attention.tools import browser_check as bc
-
-SHOW_WARNINGS = "always::gated_attention.tools.browser_check.PageWarning"
+SHOW_WARNINGS = "always::pagecheck.PageWarning"
 
 
 def pytest_generate_tests(metafunc):
@@ -23,7 +22,7 @@ def pytest_generate_tests(metafunc):
         skip = "the phone run is asked for with --phone"
     else:
         root = Path(config.getoption("book"))
-        found = bc.pages(root)
+        found = pagecheck.pages(root)
         if not found:
             raise pytest.UsageError(f"no built pages under {root} (build the book first)")
         metafunc.parametrize("path", found, ids=[p.relative_to(root).as_posix() for p in found])
@@ -36,48 +35,22 @@ def book(pytestconfig):
     return Path(pytestconfig.getoption("book"))
 
 
-@pytest.fixture(scope="session")
-def book_context(browser, browser_context_args):
-    context = browser.new_context(**browser_context_args)
-    yield context
-    context.close()
-
-
-@pytest.fixture
-def tab(book_context):
-    """One page for all the tests, kept from one to the next: the assets every page shares stay
-    in its cache, which halves the run against pytest-playwright's ``page`` (a new context for
-    each test). A test that raised closed it (its page may not have loaded or settled), and the
-    next one gets a new page."""
-    return book_context.pages[0] if book_context.pages else book_context.new_page()
-
-
-@pytest.fixture(scope="session")
-def ids():
-    """The ids of the pages that links lead to, each read once."""
-    return {}
-
-
-def _warn(problems):
+def warn(problems):
     for p in problems:
         if p.severity == "warning":
-            warnings.warn(f"{p.page}: {p.kind}: {p.detail}", bc.PageWarning, stacklevel=2)
+            warnings.warn(f"{p.page}: {p.kind}: {p.detail}", pagecheck.PageWarning, stacklevel=2)
 
 
 @pytest.mark.filterwarnings(SHOW_WARNINGS)
-def test_page(tab, path, book, ids, pytestconfig):
+def test_page(page, path, book, pytestconfig):
     strict = pytestconfig.getoption("strict_width")
-    try:
-        problems = bc.check_page(tab, path, book, strict_width=strict, cache=ids)
-    except Exception:
-        tab.close()
-        raise
-    _warn(problems)
+    problems = pagecheck.check_page(page, path, book, strict_width=strict)
+    warn(problems)
     if any(p.severity == "error" for p in problems):
-        pytest.fail(bc.report(path.relative_to(book).as_posix(), problems), pytrace=False)
+        pytest.fail(pagecheck.report(path.relative_to(book).as_posix(), problems), pytrace=False)
 
 
 @pytest.mark.filterwarnings(SHOW_WARNINGS)
-@pytest.mark.browser_context_args(viewport=bc.PHONE, is_mobile=True)
+@pytest.mark.browser_context_args(viewport=pagecheck.PHONE, is_mobile=True)
 def test_page_on_a_phone(page, path, book):
-    _warn(bc.check_page(page, path, book, phone=True))
+    warn(pagecheck.check_page(page, path, book, phone=True))

@@ -1,26 +1,20 @@
-"""What the browser check reads on each page of the built book, and what it counts as a problem.
+"""What the browser check (test_pages.py) reads on a built page, and what fails the page.
 
-    make browser    (python -m pytest tests/browser/test_pages.py --book _build/html --strict-width)
+A page is loaded (file://) in pytest-playwright's Chromium at a 1280 x 900 viewport, left to
+settle (``SETTLE_JS``: images, fonts, MathJax's first typesetting), and its DOM read
+(``INSPECT_JS``). It fails on
 
-The check is a pytest module, ``tests/browser/test_pages.py``: one test per built page, on
-pytest-playwright, whose browser is the Chromium that ``browser_setup`` finds or installs,
-launched with ``FLAGS`` (no sandbox, nothing that reaches out to the network), its pages at a
-1280 x 900 viewport. :func:`check_page` loads a page, lets it settle (``SETTLE_JS``: images,
-fonts, MathJax's first typesetting), reads its DOM (``INSPECT_JS``) and records its console
-messages and failed loads. A page fails on:
-
-    console-error   console.error or console.assert, an uncaught exception, a browser log entry
-                    of level error
-    failed-load     a resource that failed to load, or answered 4xx/5xx
+    console-error   console.error or console.assert, or an uncaught exception
+    failed-load     a resource that failed to load (not a request the page itself abandoned)
     broken-image    an <img> that finished loading with no picture (naturalWidth 0)
     untypeset-math  math MathJax left as TeX: a ``.math`` element without ``mjx-container``,
                     raw ``$$``, ``\\(``, ``\\[``, ``\\begin{`` or ``$...\\cmd...$`` text, or a
-                    MathJax error box (checked once ``MathJax.startup.promise`` has settled)
+                    MathJax error box (read once ``MathJax.startup.promise`` has settled)
     wide-output     an output block (``div.cell_output pre``, ``.output``, a table, a ``<pre>``
                     outside the code cells' inputs) wider than its box or its column
     broken-link     a link to a local file that does not exist, or to a ``#fragment`` that no
                     element of the target page has as its id (a redirect page, such as the
-                    book's index.html, is not loaded: the page it leads to is checked)
+                    book's index.html, is not loaded: where it leads is checked)
 
 and warns (``--strict-width``: fails) on code that scrolls sideways:
 
@@ -28,41 +22,19 @@ and warns (``--strict-width``: fails) on code that scrolls sideways:
     wide-math       a display equation (``div.math``, ``mjx-container[display]``) wider than its
                     box or the column
 
-``--phone`` repeats the wide-output check at 390 px wide as warnings (they do not fail).
-
-Links are checked here, not by Sphinx's ``linkcheck`` builder, which checks little of a book's
-internal links. Sphinx 7.4's builder tests a link that is not http(s) only as a path relative to
-the *source* file, fragment included (``os.path.exists("<source dir>/page.html#id")``): a
-correct link to a built page, or any link with a fragment, is "broken" to it. A link MyST
-resolved to another document reaches it as a bare ``#anchor``, which it leaves "unchecked"
-(MyST's own cross-reference warnings, which the ``-W`` build already fails on, are all that
-catches those), and it never sees the links of raw HTML, of notebook outputs or of the theme's
-navigation. So the check reads every ``<a href>`` of the rendered page and follows the local ones
-to the built file and its ids.
+The local links are followed here, on the rendered page: Sphinx's ``linkcheck`` builder (``make
+linkcheck``) checks the external ones, but of a book's internal links it tests only paths
+relative to the *source* file (a link to a built page, or any link with a fragment, is "broken"
+to it; one MyST resolved reaches it as a bare ``#anchor``, left "unchecked"), and it never sees
+the links of raw HTML, of notebook outputs or of the theme's navigation.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from html.parser import HTMLParser
+import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
-
-__all__ = [
-    "DESKTOP",
-    "PHONE",
-    "FLAGS",
-    "SETTLE_JS",
-    "INSPECT_JS",
-    "PageWarning",
-    "Problem",
-    "pages",
-    "event_problems",
-    "link_problems",
-    "dom_problems",
-    "check_page",
-    "report",
-]
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -82,6 +54,12 @@ FLAGS = [
     "--mute-audio",
     "--allow-file-access-from-files",
 ]
+#: console messages that repeat a failed load (reported as ``failed-load`` from the request)
+NETWORK_MESSAGE = "Failed to load resource"
+#: a request the page itself abandoned (a navigation away, a cancelled fetch): no problem
+CANCELLED = "net::ERR_ABORTED"
+IDS = re.compile(r"""\s(?:id|name)\s*=\s*["']?([^"'\s>]+)""")
+REFRESH = re.compile(r"""<meta[^>]*http-equiv=["']?refresh[^>]*url=([^"'>]+)""", re.IGNORECASE)
 
 # Waits for the page to settle: lazy images made eager and loaded, fonts, and MathJax's first
 # typesetting (``startup.promise``). Returns "done", "none" (no MathJax) or "timeout".
@@ -198,116 +176,43 @@ def pages(root: Path) -> list[Path]:
     found = []
     for path in sorted(root.rglob("*.html")):
         rel = path.relative_to(root)
-        if rel.parts[0] in SKIPPED_DIRS or rel.as_posix() in SKIPPED_PAGES:
-            continue
-        found.append(path)
+        if rel.parts[0] not in SKIPPED_DIRS and rel.as_posix() not in SKIPPED_PAGES:
+            found.append(path)
     return found
 
 
-#: console messages that repeat a failed load (reported as ``failed-load`` from the request)
-NETWORK_MESSAGE = "Failed to load resource"
-#: a request the page itself abandoned (a navigation away, a cancelled fetch): no problem
-CANCELLED = "net::ERR_ABORTED"
-
-
-def event_problems(page: str, events: list[dict]) -> list[Problem]:
-    """Console errors, uncaught exceptions and failed loads among a page's events (the dicts
-    :func:`check_page` records)."""
-    found = []
-    for event in events:
-        detail = _event_detail(event)
-        if detail:
-            found.append(Problem(page, *detail))
+def event_problems(rel: str, page, failed: list) -> list[Problem]:
+    """The console errors and uncaught exceptions of a loaded Playwright page, and its requests
+    that ``failed`` (Playwright tells a request's failure only to a ``requestfailed`` listener)."""
+    found = [
+        Problem(rel, "console-error", f"console.{m.type}: {m.text[:300]}")
+        for m in page.console_messages()
+        if m.type in ("error", "assert") and not m.text.startswith(NETWORK_MESSAGE)
+    ]
+    found += [Problem(rel, "console-error", f"uncaught: {e.message}") for e in page.page_errors()]
+    for request in failed:
+        if request.failure != CANCELLED:
+            found.append(Problem(rel, "failed-load", f"{request.failure}: {request.url}"))
     return found
 
 
-def _event_detail(event: dict) -> tuple[str, str] | None:
-    """``(kind, detail)`` for an event that is a problem, else None."""
-    kind = event.get("event")
-    if kind == "console" and event.get("type") in ("error", "assert"):
-        text = event.get("text", "")
-        if text.startswith(NETWORK_MESSAGE):
-            return None
-        return "console-error", f"console.{event['type']}: {text[:300]}"
-    if kind == "pageerror":
-        lines = [ln.strip() for ln in event.get("text", "").splitlines() if ln.strip()]
-        origin = next((ln.removeprefix("at ") for ln in lines[1:] if ln.startswith("at ")), "")
-        return "console-error", f"uncaught: {lines[0] if lines else ''}" + (
-            f" ({origin})" if origin else ""
-        )
-    if kind == "requestfailed" and event.get("error") != CANCELLED:
-        return "failed-load", f"{event.get('error', 'failed')}: {event.get('url', '?')}"
-    if kind == "response" and event.get("status", 0) >= 400:
-        return "failed-load", f"HTTP {event['status']}: {event.get('url', '')}"
-    return None
-
-
-class _Ids(HTMLParser):
-    """The ids (and <a name>s) of an HTML file: the fragments a link to it may name."""
-
-    def __init__(self):
-        super().__init__()
-        self.ids: set[str] = set()
-
-    def handle_starttag(self, tag, attrs):
-        for key, value in attrs:
-            if value and (key == "id" or (tag == "a" and key == "name")):
-                self.ids.add(value)
-
-
-def html_ids(path: Path, cache: dict[Path, set[str]]) -> set[str]:
-    """The ids of the page at ``path`` (parsed once per check)."""
-    if path not in cache:
-        parser = _Ids()
-        parser.feed(path.read_text(errors="replace"))
-        cache[path] = parser.ids
-    return cache[path]
-
-
-class _Refresh(HTMLParser):
-    """The target of a ``<meta http-equiv="refresh">`` redirect, if the page is one."""
-
-    def __init__(self):
-        super().__init__()
-        self.target: str | None = None
-
-    def handle_starttag(self, tag, attrs):
-        attrs = {k.lower(): v or "" for k, v in attrs}
-        if tag == "meta" and attrs.get("http-equiv", "").lower() == "refresh":
-            content = attrs.get("content", "")
-            if "url=" in content.lower():
-                self.target = content[content.lower().index("url=") + 4 :].strip(" '\"")
-
-
-def redirect_target(path: Path) -> str | None:
-    """Where a redirect page (such as the book's index.html) sends the reader, else None."""
-    parser = _Refresh()
-    parser.feed(path.read_text(errors="replace"))
-    return parser.target
-
-
-def link_problems(
-    page: Path, rel: str, hrefs: list[str], own_ids: list[str], cache: dict[Path, set[str]]
-) -> list[Problem]:
+def link_problems(page: Path, rel: str, hrefs: list[str], own_ids: list[str]) -> list[Problem]:
     """Links to local files that do not exist, or to fragments their target does not have."""
-    found, seen = [], set()
-    for href in hrefs:
+    found = []
+    for href in dict.fromkeys(hrefs):
         parts = urlsplit(href)
-        if parts.scheme != "file" or href in seen:
+        if parts.scheme != "file":
             continue
-        seen.add(href)
         target = Path(unquote(parts.path))
-        if target.is_dir():
-            target = target / "index.html"
+        target = target / "index.html" if target.is_dir() else target
         if not target.exists():
             found.append(Problem(rel, "broken-link", f"no such file: {href}"))
             continue
-        fragment = unquote(parts.fragment)
-        if not fragment or target.suffix != ".html":
+        if not parts.fragment or target.suffix != ".html":
             continue
-        ids = set(own_ids) if target == page else html_ids(target, cache)
-        if fragment not in ids and parts.fragment not in ids:
-            found.append(Problem(rel, "broken-link", f"no id #{fragment} in {target.name}"))
+        ids = set(own_ids) if target == page else set(IDS.findall(target.read_text()))
+        if unquote(parts.fragment) not in ids and parts.fragment not in ids:
+            found.append(Problem(rel, "broken-link", f"no id #{parts.fragment} in {target.name}"))
     return found
 
 
@@ -316,9 +221,9 @@ def dom_problems(
 ) -> list[Problem]:
     """Wide outputs, broken images and untypeset math read from the DOM (of ``severity``), and
     code and display math that scroll sideways (of ``scrolling``)."""
-    found = [_wide_problem(rel, w, severity) for w in dom.get("wide", [])]
-    found += [_wide_problem(rel, w, scrolling, "wide-code") for w in dom.get("wideCode", [])]
-    found += [_wide_problem(rel, w, scrolling, "wide-math") for w in dom.get("wideMath", [])]
+    found = [wide_problem(rel, w, severity) for w in dom.get("wide", [])]
+    found += [wide_problem(rel, w, scrolling, "wide-code") for w in dom.get("wideCode", [])]
+    found += [wide_problem(rel, w, scrolling, "wide-math") for w in dom.get("wideMath", [])]
     for image in dom.get("images", []):
         found.append(Problem(rel, "broken-image", f"{image['src']} (#{image['section']})"))
     for item in dom.get("untypeset", []):
@@ -328,7 +233,7 @@ def dom_problems(
     return found
 
 
-def _wide_problem(rel: str, wide: dict, severity: str, kind: str = "wide-output") -> Problem:
+def wide_problem(rel: str, wide: dict, severity: str, kind: str = "wide-output") -> Problem:
     over = max(
         wide["content"] - wide["box"],
         wide["container"] - wide["containerBox"],
@@ -342,62 +247,30 @@ def _wide_problem(rel: str, wide: dict, severity: str, kind: str = "wide-output"
     return Problem(rel, kind, detail, severity, int(over))
 
 
-def _listeners(events: list[dict]) -> dict:
-    """Handlers for a Playwright page's events that append them to ``events`` as plain dicts."""
-    return {
-        "console": lambda m: events.append({"event": "console", "type": m.type, "text": m.text}),
-        "pageerror": lambda e: events.append({"event": "pageerror", "text": e.stack or str(e)}),
-        "requestfailed": lambda r: events.append(
-            {"event": "requestfailed", "url": r.url, "error": r.failure or "failed"}
-        ),
-        "response": lambda r: events.append(
-            {"event": "response", "url": r.url, "status": r.status}
-        ),
-    }
-
-
 def check_page(
-    page,
-    path: Path,
-    root: Path,
-    *,
-    strict_width: bool = False,
-    phone: bool = False,
-    cache: dict[Path, set[str]] | None = None,
-    timeout: float = 30.0,
+    page, path: Path, root: Path, *, strict_width=False, phone=False, timeout=30.0
 ) -> list[Problem]:
-    """Every problem of the built page at ``path`` (under ``root``), loaded in ``page`` (a
+    """Every problem of the built page at ``path`` (under ``root``), loaded in ``page`` (a new
     Playwright page, at its viewport). Code and display math that scroll sideways are warnings,
-    errors with ``strict_width``; with ``phone`` only the wide outputs are read, as warnings.
-    ``cache`` keeps the ids of the pages that links lead to from one call to the next."""
+    errors with ``strict_width``; with ``phone`` only the wide outputs are read, as warnings."""
     rel = path.relative_to(root).as_posix()
-    cache = {} if cache is None else cache
-    target = redirect_target(path)
-    if target is not None:  # checked where it leads, not loaded: its target is a page here too
-        if phone:
-            return []
-        file, _, fragment = target.partition("#")
+    redirect = REFRESH.search(path.read_text())
+    if redirect:  # checked where it leads, not loaded: its target is a page here too
+        file, _, fragment = redirect.group(1).strip().partition("#")
         href = (path.resolve().parent / file).as_uri() + (f"#{fragment}" if fragment else "")
-        return link_problems(path.resolve(), rel, [href], [], cache)
-    events: list[dict] = []
-    listeners = _listeners(events)
-    for name, handler in listeners.items():
-        page.on(name, handler)
-    try:
-        page.goto(path.resolve().as_uri(), wait_until="load", timeout=timeout * 1000)
-        state = page.evaluate(f"{SETTLE_JS}({int(timeout * 800)})")
-        dom = page.evaluate(f"{INSPECT_JS}({'true' if phone else 'false'})")
-    finally:
-        for name, handler in listeners.items():
-            page.remove_listener(name, handler)
+        return [] if phone else link_problems(path.resolve(), rel, [href], [])
+    failed: list = []
+    page.on("requestfailed", lambda request: failed.append(request))
+    page.goto(path.resolve().as_uri(), wait_until="load", timeout=timeout * 1000)
+    state = page.evaluate(f"{SETTLE_JS}({int(timeout * 800)})")
+    dom = page.evaluate(f"{INSPECT_JS}({'true' if phone else 'false'})")
     if phone:
         return dom_problems(rel, {"wide": dom["wide"]}, severity="warning")
-    found = event_problems(rel, events)
+    found = event_problems(rel, page, failed)
     if state == "timeout":
         found.append(Problem(rel, "untypeset-math", "MathJax did not finish in time"))
     found += dom_problems(rel, dom, scrolling="error" if strict_width else "warning")
-    found += link_problems(path.resolve(), rel, dom["links"], dom["ids"], cache)
-    return found
+    return found + link_problems(path.resolve(), rel, dom["links"], dom["ids"])
 
 
 def report(page: str, problems: list[Problem]) -> str:
