@@ -76,8 +76,8 @@ linkcheck: $(STAMP) ## check the book's external links (needs the network; its i
 	$(BIN)/jupyter-book build . --builder linkcheck
 
 format: $(STAMP) ## ruff format the code
-	$(BIN)/ruff format gated_attention tests lab
-	$(BIN)/ruff check --fix gated_attention tests lab
+	$(BIN)/ruff format gated_attention tests lab dev
+	$(BIN)/ruff check --fix gated_attention tests lab dev
 
 bench: $(STAMP) ## time the training engine against the reference loop (writes _build/bench.json), and predict on the recorded GPU, from counted kernels and FLOPs, the unrecorded paper runs and the central claims at the paper's steps, with the step times measured there
 	$(PY) -m lab.bench --out _build/bench.json

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from gated_attention.tools import chapter_lint
+from dev import chapter_lint
 
 HEADER = """---
 jupytext:

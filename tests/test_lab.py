@@ -1,4 +1,5 @@
-"""The lab (lab/) stays out of the installed package and runs from the repository."""
+"""The lab (lab/) and the lint hooks (dev/) stay out of the installed package and run from
+the repository."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def test_pip_install_installs_no_lab_module():
     include = config["tool"]["setuptools"]["packages"]["find"]["include"]
     packages = find_packages(where=str(ROOT), include=include)
     assert "gated_attention" in packages
-    assert not [p for p in packages if p == "lab" or p.startswith("lab.")]
+    assert not [p for p in packages if p.split(".")[0] in ("lab", "dev")]
 
 
 def test_the_package_imports_nothing_from_the_lab():

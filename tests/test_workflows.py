@@ -1,6 +1,6 @@
 """The workflow hooks of .pre-commit-config.yaml (``make lint``): our workflows pass each; a job
 without ``runs-on`` fails the vendored GitHub-workflow schema (check-jsonschema), a ``run:`` script
-with a shell error fails tools/workflow_lint.py (actionlint where it is on PATH, else shellcheck:
+with a shell error fails dev/workflow_lint.py (actionlint where it is on PATH, else shellcheck:
 both tested, the first where it is there), and zizmor (offline) reports a checkout that keeps its
 credentials."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gated_attention.tools import workflow_lint
+from dev import workflow_lint
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"

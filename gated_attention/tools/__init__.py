@@ -7,9 +7,7 @@ record          run an experiment in a profile and ship it as a recorded run
 quick_runs      the quick runs that ship recorded: is their training code unchanged? re-record
 sphinxext       the Sphinx extension of the rendered book
 launch_links    where the book's launch buttons go (Binder, Colab)
-chapter_lint    the chapters' code cells: no definitions, at most 15 lines (a pre-commit hook)
-workflow_lint   the workflows' run: scripts: actionlint where it is on PATH, else shellcheck
 
 What measures or plans hardware (the bench, the GPU plan, the campaign) is the repository's
-``lab/``, not part of the package.
+``lab/``, and the lint hooks are its ``dev/``: neither is part of the package.
 """

@@ -1,7 +1,7 @@
 """The rules of a chapter's code cells that ruff does not check (a hook of .pre-commit-config.yaml).
 
-    python -m gated_attention.tools.chapter_lint                  every chapter, book/*.md
-    python -m gated_attention.tools.chapter_lint book/intro.md    the chapters named
+    python -m dev.chapter_lint                  every chapter, book/*.md
+    python -m dev.chapter_lint book/intro.md    the chapters named
 
 For every ``{code-cell}`` of each chapter (jupytext MyST), this reports
 
@@ -39,7 +39,7 @@ __all__ = [
     "main",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 DEFINITION = re.compile(r"^\s*(async\s+def|def|class)\s+\w")
 #: the most lines of code a cell of a chapter may have

