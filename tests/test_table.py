@@ -41,3 +41,14 @@ def test_bad_rows_are_refused_by_name():
         table.markdown([{"a": 1}], {"x": "X"})
     with pytest.raises(TypeError, match="dataclass or a mapping"):
         table.markdown([3])
+
+
+def test_show_displays_once_and_returns_nothing(monkeypatch):
+    """A cell ending with ``table.show(...)`` shows one table, under nbval too (no return value
+    for IPython to display a second time)."""
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    assert table.show([{"a": 1}]) is None
+    assert len(shown) == 1 and shown[0].data.splitlines()[-1] == "| 1 |"

@@ -354,10 +354,9 @@ def to_markdown(records: list[Record], *, source: bool = True) -> str:
     return table.markdown(rows)
 
 
-def show(records: list[Record], *, source: bool = True):
-    """Display records as a table in a notebook (returns the IPython Markdown object)."""
+def show(records: list[Record], *, source: bool = True) -> None:
+    """Display records as a table in a notebook (returns nothing: a cell ending with it shows the
+    table once, under nbval too)."""
     from IPython.display import Markdown, display
 
-    md = Markdown(to_markdown(records, source=source))
-    display(md)
-    return md
+    display(Markdown(to_markdown(records, source=source)))

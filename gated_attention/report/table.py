@@ -1,7 +1,7 @@
 """The one table renderer: rows (dataclasses or dicts) to a Markdown table, shown in a chapter.
 
     markdown(rows, columns, formats)   the table as Markdown text (a pipe table)
-    show(rows, columns, formats)       the same, displayed (IPython's Markdown)
+    show(rows, columns, formats)       the same, displayed (IPython's Markdown); returns None
 
 ``columns`` maps each field to its header, in order (default: every field, its name as header);
 ``formats`` maps a field to a format spec (``".3g"``) or a callable; other values print with
@@ -65,10 +65,10 @@ def markdown(
     return "\n".join(lines)
 
 
-def show(rows, columns=None, formats=None):
-    """Display ``markdown(rows, columns, formats)`` in the notebook (returns the display object)."""
+def show(rows, columns=None, formats=None) -> None:
+    """Display ``markdown(rows, columns, formats)`` in the notebook. It returns nothing, so that
+    a cell ending with it shows the table once, with or without a closing ``;`` (nbval's
+    re-execution does not honour the semicolon)."""
     from IPython.display import Markdown, display
 
-    md = Markdown(markdown(rows, columns, formats))
-    display(md)
-    return md
+    display(Markdown(markdown(rows, columns, formats)))
