@@ -1,10 +1,10 @@
 """The book's executor and Sphinx extension: chapters from _toc.yml, clear errors, Binder links."""
 
 import pytest
+from book_theme import retarget
 
 from gated_attention.experiments import check_profile
 from gated_attention.tools import book
-from gated_attention.tools.sphinxext import retarget
 
 
 def test_chapters_follow_the_toc_and_exist():

@@ -170,11 +170,11 @@ def test_main_reports_the_checker(tmp_path, capsys):
     assert workflow_lint.main(["--fallback", str(_write(tmp_path, SHELL_ERROR))]) == 1
 
 
-# The book workflow publishes the executed notebooks for Colab (tools/launch_links.py).
+# The book workflow publishes the executed notebooks for Colab (book/_ext/launch_links.py).
 
 
 def test_colab_buttons_open_the_published_notebooks():
-    from gated_attention.tools import launch_links
+    import launch_links
 
     url = "https://colab.research.google.com/github/o/r/blob/main/book/intro.ipynb"
     buttons = [{"type": "group", "buttons": [{"url": url}, {"url": "https://mybinder.org/x/main"}]}]
@@ -184,10 +184,10 @@ def test_colab_buttons_open_the_published_notebooks():
 
 
 def test_the_workflow_publishes_to_the_branch_the_buttons_name():
-    from gated_attention.tools import launch_links
+    import launch_links
 
     book = (WORKFLOWS / "book.yml").read_text()
-    assert "launch_links publish" in book and "launch_links branch" in book
+    assert "launch_links.py publish" in book and "launch_links.py branch" in book
     url, _ = launch_links.repository()
     assert launch_links.colab_url(url, "book/intro.ipynb").startswith(
         f"https://colab.research.google.com/github/{url.split('github.com/')[1]}/blob/notebooks/"
@@ -195,9 +195,8 @@ def test_the_workflow_publishes_to_the_branch_the_buttons_name():
 
 
 def test_published_notebooks_start_with_the_install_cell(tmp_path):
+    import launch_links
     import nbformat
-
-    from gated_attention.tools import launch_links
 
     (tmp_path / "_config.yml").write_text(
         "repository:\n  url: https://github.com/o/r\n  branch: main\n"

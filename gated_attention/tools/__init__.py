@@ -5,9 +5,8 @@ cli             ``python -m gated_attention`` (click): list the experiments, run
 book            execute the chapters with papermill, write plain notebooks
 record          run an experiment in a profile and ship it as a recorded run
 quick_runs      the quick runs that ship recorded: is their training code unchanged? re-record
-sphinxext       the Sphinx extension of the rendered book
-launch_links    where the book's launch buttons go (Binder, Colab)
 
 What measures or plans hardware (the bench, the GPU plan, the campaign) is the repository's
-``lab/``, and the lint hooks are its ``dev/``: neither is part of the package.
+``lab/``, the lint hooks are its ``dev/``, and the Sphinx extensions of the rendered book (launch
+buttons, the stylesheet) are ``book/_ext/``: none is part of the package.
 """

@@ -8,18 +8,14 @@ executed notebooks (``book/<chapter>.ipynb``, made by ``make execute``) are buil
 workflow therefore publishes them, each with an install cell first, to the branch
 ``NOTEBOOKS_BRANCH`` (same paths: ``book/<chapter>.ipynb``):
 
-    python -m gated_attention.tools.launch_links publish OUT [--ref SHA]
+    python book/_ext/launch_links.py publish OUT [--ref SHA]
                                                    write OUT/book/<chapter>.ipynb
-    python -m gated_attention.tools.launch_links branch        print the branch they go to
+    python book/_ext/launch_links.py branch        print the branch they go to
 
-As a Sphinx extension (``sphinx.extra_extensions`` in ``_config.yml``) this module
-
-- points sphinx-book-theme's Colab button, which names the chapter's ``.ipynb`` on the source
-  branch, at the published copy on ``NOTEBOOKS_BRANCH`` instead;
-- switches thebe off: jupyter-book loads sphinx-thebe on every book, which puts its
-  configuration script on each page twice (a SyntaxError in every page's console) and would load
-  thebe from a CDN and start kernels from a template repository. The Binder button opens the
-  same chapter as a live notebook.
+As a Sphinx extension (``sphinx.local_extensions`` in ``_config.yml``) this module points
+sphinx-book-theme's Colab button at the published copy on ``NOTEBOOKS_BRANCH``, and switches
+thebe off (jupyter-book loads sphinx-thebe on every book: its configuration script twice on each
+page, a SyntaxError in every console; the Binder button opens the same chapter live instead).
 """
 
 from __future__ import annotations
@@ -126,7 +122,7 @@ def publish_notebooks(out_dir: Path, root: Path = ROOT, ref: str | None = None) 
     """
     import nbformat
 
-    from .book import chapters
+    from gated_attention.tools.book import chapters
 
     written = []
     install = install_cell_source(root, ref)
@@ -182,7 +178,7 @@ def setup(app):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.launch_links",
+        prog="python book/_ext/launch_links.py",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

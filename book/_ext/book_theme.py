@@ -1,11 +1,9 @@
 """A small Sphinx extension for the book: launch buttons that open the chapter *sources*.
 
-The rendered pages come from notebooks executed by papermill (``book/<chapter>.ipynb``), which are
-build outputs and not in the repository. sphinx-book-theme points its Binder button at that
-``.ipynb``; this extension points it at the chapter's ``book/<chapter>.md`` instead, which Binder
-opens as a notebook through jupytext (see ``.binder/``).
-
-It also adds the book's stylesheet (``static/companion.css``): outputs wrap within the column.
+sphinx-book-theme points its Binder button at the executed ``book/<chapter>.ipynb``, a build
+output not in the repository; this extension points it at ``book/<chapter>.md``, which Binder
+opens as a notebook through jupytext (``.binder/``). It also adds the book's stylesheet
+(``static/companion.css``: outputs wrap within the column).
 """
 
 from __future__ import annotations
