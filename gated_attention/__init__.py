@@ -19,11 +19,9 @@ import os
 
 import torch
 
-# subnormal floats to zero before anything else runs a torch operation: torch's worker threads
-# copy the setting when they start (setting it later in ``train`` misses them), and the decaying
-# weights of dead neurons otherwise make training and analysis several times slower
-# (``engine.device.flush_denormals`` says more and has the measurements). The one global torch
-# setting the import changes; GATED_ATTENTION_NO_FLUSH=1 (engine.device.NO_FLUSH_ENV) skips it.
+# subnormal floats to zero before anything else runs a torch operation (torch's worker threads
+# copy the setting when they start): the one global torch setting the import changes; why, and
+# GATED_ATTENTION_NO_FLUSH=1 to skip it: ``engine.device.flush_denormals``.
 if os.environ.get("GATED_ATTENTION_NO_FLUSH", "") in ("", "0"):
     torch.set_flush_denormal(True)
 
@@ -36,11 +34,9 @@ from .constructions import (  # noqa: E402 (after the flush above, on purpose)
     neuron_count,
     parameter_count,
 )
-from .engine import TrainConfig, TrainResult, flush_denormals, train  # noqa: E402
+from .engine import TrainConfig, TrainResult, train  # noqa: E402
 from .models import GatedRNN, LinearSelfAttention, gated_rnn_forward, random_attention  # noqa: E402
 from .tasks import InContextRegression, Task, TeacherStudentTask  # noqa: E402
-
-flush_denormals()  # and again for this thread, the engine's own helper (a no-op by now)
 
 __all__ = [
     "LinearSelfAttention",

@@ -4,12 +4,10 @@
     trained = fit(student(task, seed=3), task)       # the "identify" preset: Sec. 4.1's optimiser
     print(identify(trained, task))                   # counts, lam groups, scores, polynomial
 
-``fit`` trains one student with the engine (``engine.train_ensemble``, an ensemble of one) and
-returns it trained; ``identify`` runs the reverse engineering of Sec. 4.1
-(``analysis.reverse_engineer``) and sets the result beside the counts of the construction that
-fits the teacher (``teacher_construction``: the symmetric one of App. A.3, or the low-rank one of
-App. A.4 when W_V or W_K^T W_Q is rank-deficient). Sweeps of many students use the engine and
-``experiments`` directly.
+``fit`` trains one student with the engine (``engine.train_ensemble``, an ensemble of one);
+``identify`` runs the reverse engineering of Sec. 4.1 (``analysis.reverse_engineer``) against
+the construction that fits the teacher (``teacher_construction``: App. A.3 or A.4). Sweeps of
+many students use the engine and ``experiments`` directly.
 
 Glossary (code name -> meaning):
     teacher_task   a TeacherStudentTask with a preset's T and teacher scale

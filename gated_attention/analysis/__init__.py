@@ -1,10 +1,7 @@
 """Reverse engineering a trained gated RNN (Sec. 4.1, App. C): is it the construction?
 
-Every function takes a trained network as ONE type, ``Network`` (detached float64 weights,
-shapes checked, every weight finite); convert once where a network is handed over,
-``net = analysis.network(student)`` (a GatedRNN or one network's parameter dict; ``member``
-picks one out of an ensemble's dict first). The steps that produce a network (prune, merge,
-reorder, consolidate, permute) return a ``Network``; ``net.rnn()`` builds a GatedRNN again.
+Every function takes a trained network as ONE type, ``Network``, converted once with
+``analysis.network(x)`` (``boundary``).
 
 Modules (one step of the analysis each):
     boundary     Network, the one type of a trained network; network(x), the one conversion;
@@ -24,10 +21,8 @@ Modules (one step of the analysis each):
     penalties      the weight penalty |theta|^2, as given and at its best rescaling
     recall_algorithms  reverse engineering associative-recall networks (App. D.3, Fig. 7)
     family_losses  loss per family and parameter count, the scorecard ratios (Fig. 4A/B)
-    family_rules   how a Fig. 4A/B row reads a family's seeds (members, premise, bootstrap
-                   interval), and the rules in force before today's (a recorded run's value
-                   under the rule it was made under)
-(the last four are imported as modules, their names not re-exported here)
+    family_rules   how a Fig. 4A/B row reads a family's seeds, today and under older rules
+(the last five are imported as modules, their names not re-exported here)
 """
 
 from .boundary import Network, member, network

@@ -1,20 +1,15 @@
 """One trained network as every analysis function takes it, converted once at the boundary.
 
-The models hand out a ``GatedRNN`` and the training engine keeps an ensemble's parameters as a
-dict with leading dims *E. The analysis works on one network at a time and takes ONE type for
-it, ``Network``: the weights of Eq. (2) as detached float64 tensors, their shapes checked and
-every entry finite. The conversion happens once, where a chapter, report or experiment hands a
-network over:
+The analysis works on one network at a time and takes ONE type for it, ``Network``: the weights
+of Eq. (2) as detached float64 tensors, shapes checked, every entry finite (a diverged network
+is refused here, its bad tensors named). Convert once, where a network is handed over:
 
     net = analysis.network(student)          # a GatedRNN, or one network's parameter dict
     net = analysis.network(analysis.member(result.params, e))   # member e of an ensemble
 
-Every analysis function that reads a network takes a ``Network`` and nothing else (anything
-else is a TypeError that says how to convert; ``lam_groups`` also takes lam itself); the steps
-that produce a network (prune, merge, reorder, consolidate, permute) return one, so chained
-steps never convert again. A network whose weights hold NaN or inf (it diverged in training)
-is refused at the boundary, with the tensors and counts named, instead of failing later with a
-misleading message.
+Every analysis function that reads a network takes a ``Network`` (anything else is a TypeError
+that says how to convert; ``lam_groups`` also takes lam itself); the steps that produce one
+(prune, merge, reorder, consolidate, permute) return one; ``net.rnn()`` builds a GatedRNN again.
 
 Glossary (code name -> paper symbol -> shape), as in models/gated_rnn.py (Eq. 2, App. A.2):
     W_in1, W_in2    input gating                                  (n, d+1)

@@ -1,55 +1,32 @@
-"""Consolidation: is a pruned network with surplus neurons a larger copy of a 14-neuron one? (ours)
+"""Consolidation (ours): is a pruned network with surplus neurons a larger copy of a 14-neuron one?
 
-Pruning keeps every neuron that is read; ``state_spectrum`` shows that the surplus neurons of a
-trained student add hardly any direction to their group's states. This module builds the smaller
-network that this suggests and measures what it costs: if a network of the construction's size
-computes (nearly) the same function with a smaller weight penalty, then the surplus is no
-minimum of "loss + weight decay" and must survive for another reason (the optimiser's dynamics,
-``experiments.optimiser_comparison``). The test is ours, not the paper's.
+``state_spectrum`` shows that the surplus neurons of a trained student add hardly any direction
+to their group's states. This module builds the smaller network this suggests and measures what
+it costs (why: the chapter surplus_neurons.md, "Why the surplus neurons survive"). For each lam
+group G (key-value: lam ~ 1, query: lam ~ 0) with input-gating rows w1_i, w2_i (rows of W_in1,
+W_in2, length d+1) and a batch x:
 
-For each lam group G (key-value: lam ~ 1, query: lam ~ 0) of a network with input-gating rows
-w1_i, w2_i (rows of W_in1, W_in2, length d+1) and a batch x:
+    S_G = U diag(s) V^T  the group's states (B T, |G|), all steps, not centred; V_r (|G|, r) its
+                         top r right singular vectors, r the construction's count (d(d+1)/2
+                         key-value, d query; fewer if |G| is smaller)
+    kept energy          sum_{k<=r} s_k^2 / sum_k s_k^2: h_G ~ V_r V_r^T h_G, exact iff rank <= r
+    z = A^T h_G          obeys z_t = lam z_{t-1} + A^T u_t, A^T u = (x~^T F_k x~)_k,
+                         F_k = sum_i A_ik sym(w1_i w2_i^T), sym(M) = (M + M^T) / 2
+    A = V_r V_r[J]^T     J: r neurons of the group picked by QR with column pivoting of V_r^T;
+                         new neuron k holds neuron J_k's state projected on the top r directions
+    fit_errors           a gated neuron computes one product (a . x~)(b . x~), so each F_k is
+                         replaced by its best sym(a b^T) (``merging.product_fit``): the relative
+                         Frobenius errors (``svd_fit_error``: the same for A = V_r, for contrast)
+    lam                  the state-energy-weighted mean of the group's lam
+    W_out'_G             W_out_G V_r (A^T V_r)^{-1}, both W_out1 and W_out2 (since
+                         V_r^T h_G = (A^T V_r)^{-1} z)
 
-    S_G      (B T, |G|) the group's states h_t over the batch (all steps, not centred)
-    S_G = U diag(s) V^T,  V_r = the top r right singular vectors, (|G|, r)
-    r        the construction's count, d(d+1)/2 key-value and d query neurons (fewer if |G| is
-             smaller); kept energy = sum_{k<=r} s_k^2 / sum_k s_k^2
-    h_G ~ V_r V_r^T h_G   the states in the top r directions: exact iff S_G has rank <= r
-
-All neurons of a group share (nearly) one lam, so any r linear combinations z = A^T h_G of their
-states obey the recurrence z_t = lam z_{t-1} + A^T u_t with the input forms
-
-    A^T u = (x~^T F_k x~)_k,     F_k = sum_i A_ik sym(w1_i w2_i^T),   sym(M) = (M + M^T) / 2,
-
-a quadratic form of x~ = [x; 1] each. The consolidated group has r neurons with these states,
-lam = the state-energy-weighted mean of the group's lam (sum_i |S_G e_i|^2 lam_i / sum |S_G e_i|^2),
-and the output gating reads them through W_out'_G = W_out_G V_r (A^T V_r)^{-1} (both W_out1 and
-W_out2 columns of the group), since V_r^T h_G = (A^T V_r)^{-1} z.
-
-The basis A. Every invertible change of the basis of span(V_r) gives the same function, but a
-gated neuron computes one product (a . x~)(b . x~), so each F_k must be sym(a b^T): rank 1, or
-rank 2 with eigenvalues of opposite signs. The singular vectors themselves (A = V_r) mix the
-neurons, and their forms are in general not products (a mixture of key-value forms has rank up
-to d); ``svd_fit_error`` reports how far. So A = V_r V_r[J]^T, where J are r neurons of the group
-picked by QR with column pivoting of V_r^T (the neurons best spread over the top directions): new
-neuron k holds the state of neuron J_k projected onto the top r directions, and its form is
-neuron J_k's product form plus what the projection adds. Each F_k is then replaced by its best
-sym(a b^T) (``merging.product_fit``); ``fit_errors`` are the relative Frobenius errors. For
-exact copies (S_G of rank r) the projection changes nothing: the forms are the products of J and
-the consolidated network computes the same function (tests/test_analysis_consolidation.py).
-
-Neurons in neither group are kept as they are; the output-gating neurons are kept (their count
-does not change). Reported for both networks on x: the loss (MSE to the teacher), the weight
-penalty |theta|^2 (sum of squares of every decayed weight: all but nu), and the *balanced*
-penalty: the smallest |theta|^2 over the rescalings that leave the function unchanged
-
-    W_in1[n] e^(a_n), W_in2[n] e^(b_n), W_out1[m, n] e^(c_m - a_n - b_n),
-    W_out2[m, n] e^(e_m - a_n - b_n), D[:, m] e^(-c_m - e_m),
-
-a convex problem in (a, b, c, e) (a sum of exponentials of linear functions). A stationary point
-of "loss + wd/2 |theta|^2" is balanced (the loss is the same along these rescalings), so the
-balanced penalties are the ones to compare; the raw penalty of the consolidated network depends
-on arbitrary scales of the new neurons.
+For exact copies (S_G of rank r) the consolidated network computes the same function
+(tests/test_analysis_consolidation.py). Neurons in neither group and the output-gating neurons
+are kept; a group with at most r neurons is kept as it is (fit errors 0, ``lam`` only reported).
+Reported for both networks on x: the loss (MSE to the teacher), the weight penalty |theta|^2 and
+the balanced penalty (``penalties``); a stationary point of "loss + wd/2 |theta|^2" is balanced,
+so the balanced penalties are the ones to compare.
 
 Glossary (code name -> paper symbol -> shape):
     x           input sequences                                        (B, T, d)
@@ -58,9 +35,6 @@ Glossary (code name -> paper symbol -> shape):
     V_r         top right singular vectors of S                        (|G|, r)
     forms       F_k, quadratic forms of x~ = [x; 1]                     (r, d+1, d+1)
     counts      r of each group: d(d+1)/2 key-value, d query           App. A.3
-
-A group with at most r neurons has nothing to consolidate and is kept exactly as it is (its
-fit errors are 0 and ``lam`` only reports the mean).
 """
 
 from __future__ import annotations
@@ -142,25 +116,6 @@ class Consolidation:
         if saved <= 0:
             return float("inf")
         return 2 * max(self.loss_after - self.loss_before, 0.0) / saved
-
-    def summary(self) -> dict[str, float | int]:
-        out: dict[str, float | int] = {"hidden before": self.n_before, "hidden after": self.n_after}
-        for g in self.groups:
-            out[f"{g.name} |G|"] = g.size
-            out[f"{g.name} r"] = g.r
-            out[f"{g.name} kept energy"] = g.kept_energy
-            out[f"{g.name} worst fit error"] = g.worst_fit_error
-        out.update(
-            {
-                "relative output change": self.output_change,
-                "loss before": self.loss_before,
-                "loss after": self.loss_after,
-                "balanced penalty before": self.balanced_penalty_before,
-                "balanced penalty after": self.balanced_penalty_after,
-                "break-even weight decay": self.break_even_weight_decay,
-            }
-        )
-        return out
 
 
 def construction_counts(d: int) -> dict[str, int]:

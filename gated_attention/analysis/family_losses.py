@@ -1,5 +1,5 @@
 """Reading a run of ``experiments.architectures``: the loss of each family at each parameter
-count (mean and spread over seeds) and the ratios the scorecard rows of Fig. 4A/B state.
+count (mean and spread over seeds) and the scorecard rows of Fig. 4A/B.
 
 Glossary:
     key       "eval_loss" (Fig. 4A: normalised held-out loss) or "ood_loss" (Fig. 4B)
@@ -10,18 +10,11 @@ Glossary:
               non-finite loss) or not learned (a gate loss above its bar: for Fig. 4A the
               normalised loss above 1, worse than predicting zero; for Fig. 4B the
               in-distribution loss above the setup check's bar, 1.05 x one GD step)
-    majority  a row compares a family only when it kept more than half of its seeds
-    rows      the scorecard rows of Fig. 4A/B: ratios of seed MEDIANS over the kept members
-              (the ordinary median: the midpoint of the two middle seeds for an even count);
-              NaN, with a note "premise fails: <family> learned on k of n seeds (a majority is
-              needed)", when a family of a row keeps half of its seeds or fewer
-    interval  the 95% bootstrap interval of a row's statistic over the kept seeds, each
-              family's seeds resampled on their own (``bootstrap_interval``)
-    rule      how a row reads the seeds (``family_rules.Rule``): ``TODAY`` by default; the rows
-              under an older rule give a recorded run's values before (``values_before``)
-
-``Members``, ``Row``, ``PREMISE``, the bootstrap and the rules live in ``family_rules`` and are
-importable from here too.
+    rows      the scorecard rows of Fig. 4A/B: ratios of seed MEDIANS over the kept members,
+              NaN with a premise note when a family of a row keeps half of its seeds or fewer,
+              and a bootstrap interval; how a row reads the seeds (``rule``, ``TODAY`` by
+              default), the premise, the interval and the values under older rules
+              (``values_before``) are ``family_rules``'s, importable from here too
 """
 
 from __future__ import annotations
@@ -176,12 +169,10 @@ def fig4a_rows(
     config, tensors: dict, *, rule: Rule = TODAY
 ) -> tuple[dict[str, Row], dict[str, Members]]:
     """Fig. 4A's scorecard rows (id -> ``Row``) at the largest target, from the normalised
-    held-out loss (``eval_loss``: 1 is the loss of predicting zero), and the members of every
-    family. A seed that diverged or ended above 1 is excluded, and a row needs a majority of
-    kept seeds in each family it compares; each row of ``FIG4A_RATIOS`` is a ratio of seed
-    medians over the seeds kept, and ``fig4a.mlp_fails_like_lstm_gru`` is the MLP variant's
-    median over the lower of the LSTM's and the GRU's medians. ``rule`` (``family_rules``)
-    reads the seeds otherwise: an older rule's rows (``MEAN_ALL``: seed means, none excluded)."""
+    held-out loss (``eval_loss``), and the members of every family (a seed that diverged or
+    ended above 1 is excluded): each row of ``FIG4A_RATIOS`` a ratio of seed medians, and
+    ``fig4a.mlp_fails_like_lstm_gru`` the MLP variant's median over the lower of the LSTM's and
+    the GRU's. ``rule`` (``family_rules``): read the seeds as an older rule did."""
     ms = {f: members(config, tensors, f) for f in config.families}
     why = WORSE_THAN_ZERO
     rows = {}
@@ -203,17 +194,11 @@ def fig4b_rows(
 ) -> tuple[dict[str, Row], dict[str, Members], str | None]:
     """Fig. 4B's scorecard rows (id -> ``Row``) at the largest target, out of distribution
     (``ood_loss``), the members of every family, and the family the ``fig4b.gru_best`` row
-    compares the GRU with (None: no other family learned).
-
-    A seed whose in-distribution loss (``eval_loss``) over one GD step's ``gd_in`` is above
-    ``bar`` (the setup check's, 1.05) did not learn the task and is excluded; a family that
-    keeps half of its seeds or fewer did not learn it, and every row that reads it is NaN, its
-    premise failing. The rows: the GRU's and the LSTM's seed-median OOD loss over one GD
-    step's ``gd_ood`` (and their worst kept seed's), the GRU over the best other family that
-    learned (its interval resamples every such family: the best is the lowest median of each
-    draw), and the LRU orderings (ratios of medians). ``rule`` (``family_rules``) reads the
-    seeds otherwise: an older rule's rows (``MEAN_ALL``: seed means and the worst of every
-    seed, the GRU over the other family of lowest mean)."""
+    compares the GRU with (None: no other family learned). A seed whose ``eval_loss`` over one
+    GD step's ``gd_in`` is above ``bar`` (1.05) is excluded. The rows: the GRU's and the LSTM's
+    seed-median OOD loss over one GD step's ``gd_ood`` (and their worst kept seed's), the GRU
+    over the best other family that learned (its interval resamples every such family), and
+    the LRU orderings (ratios of medians); ``rule`` as in ``fig4a_rows``."""
     if not (gd_in > 0 and gd_ood > 0):
         raise ValueError(f"the GD losses must be positive, got {gd_in!r}, {gd_ood!r}")
     ms = {

@@ -4,16 +4,13 @@ in force before them (for a recorded run made under an older rule: paper_values.
 
 Glossary:
     members   ``Members``: the seeds of one family at the largest target, each kept or excluded
-              (diverged, or not learned: its gate loss above its bar; ``family_losses.members``)
     premise   what every family a row reads must meet, else the row is NaN with the note
               "premise fails: ..." (``PREMISE``; ``report.verdict``: undecided)
-    rule      ``Rule``: which seeds a row reads, their centre (median or mean) and its premise:
-                TODAY        the median over the kept seeds; a family needs a majority kept
-                MEDIAN_KEPT  the same with one kept seed enough (commit 8fbbb48, 2026-12-02,
-                             until the majority premise of 2026-12-06)
-                MEAN_ALL     the mean over every seed, none excluded, no premise (before 8fbbb48)
-    interval  the 95% bootstrap interval of a row's statistic over the seeds it reads, each
-              family's seeds resampled on their own (``bootstrap_interval``)
+    rule      ``Rule``: which seeds a row reads, their centre and its premise: ``TODAY`` (the
+              median over the kept seeds, a majority kept), ``MEDIAN_KEPT`` (one kept seed
+              enough: commit 8fbbb48, 2026-12-02, until 2026-12-06), ``MEAN_ALL`` (the mean
+              over every seed, no premise: before 8fbbb48)
+    interval  the 95% bootstrap interval of a row's statistic (``bootstrap_interval``)
     before    a row's value under the rule in force when its run was made (``values_before``)
 """
 

@@ -1,8 +1,8 @@
 """The recurrence values lam split into groups (Sec. 4.1, Fig. 2B).
 
-The construction needs two kinds of hidden neurons: key-value neurons that integrate (lam = 1,
-state M_t[i, j]) and query neurons without memory (lam = 0, state q_t[k]). A trained student
-that found the construction has its surviving lam in those two groups and none in between.
+The construction needs key-value neurons that integrate (lam = 1, state M_t[i, j]) and query
+neurons without memory (lam = 0, state q_t[k]); a student that found it has its surviving lam in
+those two groups and none in between.
 
 Glossary (code name -> paper symbol -> section):
     lam        lambda = exp(-exp(nu)), the diagonal recurrence            Eq. (2)

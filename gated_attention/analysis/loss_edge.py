@@ -1,31 +1,18 @@
 """The loss edge of Fig. 3A-C: from which size the loss is ~0, one rule for the three panels.
 
 The paper reads off Fig. 3 that the loss falls to ~0 only from about twice the construction's
-neuron count (Sec. 4.2 and 5.2). What "~0" means is a level, and the edge moves with it, so the
-edge is given at several levels (``LEVELS``), one of them central (``CENTRAL_LEVEL``), all fixed
-before the runs they score:
+neuron count (Sec. 4.2 and 5.2). The edge moves with what "~0" means, so it is given at several
+levels (``LEVELS``), one of them central (``CENTRAL_LEVEL``), all fixed before the runs they
+score (the estimator in words: the chapter how_many_neurons.md):
 
     excess loss   e(n, seed): 0 = the construction's loss, 1 = predicting 0
                   Fig. 3A/B: held-out MSE / Var(teacher output) (the construction's loss is 0)
                   Fig. 3C:   (RNN loss - loss of one optimal GD step, paired on the same
                              held-out sequences) / (loss of predicting 0 - loss of one GD step)
     edge n*_L     the smallest swept n such that, at n and at every larger swept n, the median
-                  over seeds of e is at most L; None when the largest size is above L.
-                  Ties: with an even number of seeds the median is the geometric mean of the
-                  two middle seeds (the median of log10 e), so "half the seeds below L" does
-                  not decide alone.
-    ratio         n*_L / the construction's count: the paper's "about twice" is 2.
-    interval      the 95% bootstrap interval of n*_L over seeds: the seeds drawn with
-                  replacement ``DRAWS`` times (generator seeded with ``BOOT_SEED``), n*_L of each
-                  draw, its 2.5% and 97.5% quantiles (lower and higher of the swept sizes; no
-                  edge in a draw counts as above every size: the interval is then open above).
-                  The grid adds its own uncertainty: an edge at n* lies between the swept size
-                  below n* and n*.
-    still learning  a member whose excess loss at the end is above L and whose training loss
-                  fell by more than ``STILL_FALLING`` times over the last ``LAST_SHARE`` of its
-                  steps (median of the logged losses in the last 5% of the steps against the
-                  median in the 5% of the steps that end ``LAST_SHARE`` before the end): more
-                  steps might bring it below L, so the edge of its sweep may still move down.
+                  over seeds of e is at most L (an even number of seeds: the geometric mean of
+                  the two middle ones); None when the largest size is above L
+    ratio         n*_L / the construction's count: the paper's "about twice" is 2
 
 Glossary (code name -> paper symbol -> section):
     LEVELS          the levels L at which the edge is given          ours (Fig. 3 plots the loss)
@@ -124,7 +111,9 @@ def edge_interval(
     sizes, excess, level: float, *, draws: int = DRAWS, seed: int = BOOT_SEED
 ) -> tuple[int, int | None]:
     """The 95% bootstrap interval (lo, hi) of n*_L over seeds: ``excess`` (S, R), its R seeds
-    drawn with replacement ``draws`` times; ``hi`` None: in more than 2.5% of the draws no
+    drawn with replacement ``draws`` times, the 2.5% and 97.5% quantiles of n*_L of each draw
+    (the lower and the higher swept size; the grid adds its own uncertainty: an edge at n* lies
+    between the swept size below n* and n*); ``hi`` None: in more than 2.5% of the draws no
     swept size is an edge (the interval is open above); ``lo`` None never (a draw without an
     edge sorts above every size, so ``lo`` is None only when all draws lack one)."""
     sizes, E = _check(sizes, excess)
@@ -146,9 +135,11 @@ def still_learning(
     loss_steps, losses, final_excess, level: float, steps: int, *, floor: float = 0.0
 ) -> np.ndarray:
     """(R,) bool: members above ``level`` at the end whose training loss still fell by more than
-    STILL_FALLING times over the last LAST_SHARE of ``steps``; ``loss_steps`` (K,) the logged
-    steps, ``losses`` (K, R) the logged training losses, ``final_excess`` (R,); ``floor`` a
-    loss no network can go below (Fig. 3C: one optimal GD step's), taken off both medians."""
+    STILL_FALLING times over the last LAST_SHARE of ``steps`` (the median of the logged losses
+    in the last 5% of the steps against that in the 5% ending LAST_SHARE before); ``loss_steps``
+    (K,) the logged steps, ``losses`` (K, R) the logged training losses, ``final_excess`` (R,);
+    ``floor`` a loss no network can go below (Fig. 3C: one optimal GD step's), taken off both
+    medians."""
     t = np.asarray(loss_steps, dtype=np.float64)
     L = np.asarray(losses, dtype=np.float64)
     e = np.asarray(final_excess, dtype=np.float64)

@@ -1,18 +1,13 @@
 """Merging output-gating neurons whose summed kernels are one product (App. C.2, Fig. 2C).
 
-Output neuron m adds D[:, m] (W_out1[m] . h)(W_out2[m] . h) to y, i.e. for output o the quadratic
-form h^T (D[o, m] K_m) h with the kernel K_m = sym(W_out1[m] W_out2[m]^T), sym(A) = (A + A^T) / 2
-(only the symmetric part of a kernel acts on h). A group S of neurons contributes
-
-    y[o] += h^T K_o h,          K_o = sum_{m in S} D[o, m] K_m        (d_out kernels, n x n).
-
-S can be replaced by ONE neuron when (i) the d_out kernels are proportional, K_o = u_o K, and
-(ii) K is the symmetric part of one outer product, K = sym(a b^T): rank 1, or rank 2 with
-eigenvalues of opposite signs. The new neuron then has W_out1 = a, W_out2 = b, D[:, new] = u.
-(The paper states the test as "the summed kernels are rank 1" for the non-symmetric kernels
-sum D[o, m] W_out1[m] W_out2[m]^T; the symmetric test here also accepts groups whose members
-read h with their two rows swapped, which the non-symmetric one misses.) How far a group is from
-mergeable is measured by the relative Frobenius error of the best such approximation.
+Output neuron m adds D[:, m] (W_out1[m] . h)(W_out2[m] . h) to y, i.e. h^T (D[o, m] K_m) h for
+output o, with the kernel K_m = sym(W_out1[m] W_out2[m]^T), sym(A) = (A + A^T) / 2. A group S
+contributes y[o] += h^T K_o h, K_o = sum_{m in S} D[o, m] K_m (d_out kernels, n x n), and can
+be replaced by ONE neuron when (i) K_o = u_o K and (ii) K = sym(a b^T) (rank 1, or rank 2 with
+eigenvalues of opposite signs): W_out1 = a, W_out2 = b, D[:, new] = u. (The paper tests "the
+summed kernels are rank 1" on the non-symmetric sum D[o, m] W_out1[m] W_out2[m]^T; the symmetric
+test also accepts members that read h with their two rows swapped.) The distance from mergeable
+is the relative Frobenius error of the best such approximation.
 
 Glossary (code name -> paper symbol -> section):
     output_kernels   K_o = sum_m D[o, m] sym(W_out1[m] W_out2[m]^T)      App. C.2, Fig. 2C

@@ -2,10 +2,10 @@
 weight decay; ``consolidation`` compares them before and after folding surplus neurons in).
 
     weight_penalty    the sum of squares of every decayed weight (W_in1, W_in2, W_out1, W_out2, D)
-    balanced_penalty  the smallest such sum over the rescalings that leave the function unchanged
-                      (``consolidation``'s docstring): per hidden neuron W_in1 by e^a, W_in2 by
-                      e^b, its column of W_out1, W_out2 by e^-(a+b); per output neuron row c of
-                      W_out1 by e^c, of W_out2 by e^e, column of D by e^-(c+e)
+    balanced_penalty  the smallest such sum over the rescalings that leave the function unchanged,
+                          W_in1[n] e^(a_n), W_in2[n] e^(b_n), W_out1[m, n] e^(c_m - a_n - b_n),
+                          W_out2[m, n] e^(e_m - a_n - b_n), D[:, m] e^(-c_m - e_m),
+                      a convex problem in (a, b, c, e) (a sum of exponentials of linear functions)
 """
 
 from __future__ import annotations

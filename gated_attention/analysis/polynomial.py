@@ -1,6 +1,6 @@
 """Input-output polynomials of the gated RNN and of the attention teacher (Sec. 4.1, Table 1/2).
 
-The output of Eq. (2) at step t is a polynomial in the inputs x_0 .. x_t, and its coefficients
+The output of Eq. (2) at step t is a polynomial in the inputs x_0 .. x_t whose coefficients
 follow EXACTLY from the weights (no fitting). With x~_s = [x_s; 1] and t = steps - 1:
 
     h_t[n] = sum_{s<=t} lam_n^(t-s) (W_in1[n] . x~_s)(W_in2[n] . x~_s)
@@ -10,12 +10,11 @@ follow EXACTLY from the weights (no fitting). With x~_s = [x_s; 1] and t = steps
     C[o, s, a, b, s', c, e] = sum_m D[o, m] A[m, s, a, b] B[m, s', c, e],
     A[m, s] = sum_n W_out1[m, n] P_n(s),   B[m, s'] = sum_n W_out2[m, n] P_n(s').
 
-So y_t is of degree <= 4 and every monomial touches at most two time steps. The teacher of Eq. (1)
+So y_t has degree <= 4 and every monomial touches at most two time steps. The teacher of Eq. (1)
 is the degree-3 polynomial y_t[o] = sum_{s<=t} sum_{abc} W_V[o, a] (W_K^T W_Q)[b, c]
-x_s[a] x_s[b] x_t[c]. Each entry of C names four factors; the constant coordinate of x~ (index d)
-stands for the factor 1. Summing the entries that name the same multiset of variables gives the
-coefficient of that monomial in the expanded polynomial; this is done with one sort and one
-bincount, so d = 6, 13 steps (Table 2) takes well under a second.
+x_s[a] x_s[b] x_t[c]. Each entry of C names four factors (the constant coordinate of x~, index
+d, stands for the factor 1); the entries that name the same multiset of variables are summed
+into that monomial's coefficient with one sort and one bincount.
 
 Glossary (code name -> paper symbol -> section):
     Polynomial            the input-output polynomial of y_t              Sec. 4.1 (Table 1), Sec. 5

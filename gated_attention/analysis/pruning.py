@@ -1,8 +1,8 @@
 """Lossless pruning of a trained gated RNN (Sec. 4.1, Fig. 2A).
 
-After training with weight decay most neurons of the over-parametrised student are dead: their
-weights are (numerically) zero, so removing them leaves the function unchanged. A neuron's
-contribution is bounded by norms of its weights, and those bounds decide:
+After training with weight decay most neurons of the over-parametrised student are dead; the
+rules, each a bound on a neuron's contribution (|.| the Euclidean norm over the neurons still
+kept), applied until nothing changes:
 
     hidden neuron n is silent   if |W_in1[n]| |W_in2[n]| <= tol        (its input u_n is ~0)
     hidden neuron n is unread   if sum_m |D[:, m]| (|W_out1[m, n]| |W_out2[m]|
@@ -10,10 +10,8 @@ contribution is bounded by norms of its weights, and those bounds decide:
                                 (side gating: |D[:, n]| |W_side[n]| <= tol)
     output neuron m is silent   if |W_out1[m]| |W_out2[m]| |D[:, m]| <= tol
 
-(|.| the Euclidean norm over the neurons still kept). The products are invariant under the
-rescalings W_in1[n] -> c W_in1[n], W_in2[n] -> W_in2[n] / c that leave the network unchanged.
-Removing one neuron can make another dead, so the rules are applied until nothing changes.
-The threshold ``tol`` is a parameter; ``output_change`` measures what pruning cost.
+The products are invariant under the rescalings W_in1[n] -> c W_in1[n], W_in2[n] -> W_in2[n] / c
+that leave the network unchanged; ``output_change`` measures what pruning cost.
 
 Glossary (code name -> paper symbol -> section):
     hidden     indices of the kept recurrent neurons (rows of W_in1, W_in2, nu)   Eq. (2)

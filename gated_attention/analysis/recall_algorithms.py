@@ -1,20 +1,11 @@
 """Reverse engineering networks trained on associative recall (App. D.3, Fig. 7).
 
-The inputs are one-hot, so what a hidden neuron i adds to its state at a pair step is a table,
-its *pair block* P_i[v, k] = (W_in1[i] x~)(W_in2[i] x~) for x = [e_k; e_v]. Every key appears once
-per sequence (and, with distinct values, every value), so a part of P_i that depends on k alone
-or on v alone adds the same constant to every sequence: only the double-centred block (row and
-column means removed) tells sequences apart. It is the neuron's *key-value block*. For the
-attention construction it is (e_v - 1/N)(e_k - 1/N)^T: rank 1, one positive peak.
-
-    pair_blocks, query_increments   P_i and the increment at the query step [e_k; 0]
-    block_structure                 rank-1 energy and negative peak of each key-value block
-    recall_score_kv                 Score KV: 1 - R^2 of the linear read-out of the key-value
-                                    matrix M (after the last pair) from the lam ~ 1 states
-    value_neurons                   per-value memory neurons and the key code they share
-    squared_difference_fit          the output at the query step against
-                                    a_o - b_o (c[k(o)] - c[kq])^2, c a fitted scalar key code
-    analyse_recall                  the whole pipeline for one network (prune, groups, order)
+The inputs are one-hot, so what hidden neuron i adds to its state at a pair step is a table,
+its *pair block* P_i[v, k] = (W_in1[i] x~)(W_in2[i] x~) for x = [e_k; e_v]. Every key appears
+once per sequence, so only the double-centred block (row and column means removed), the
+neuron's *key-value block*, tells sequences apart; for the attention construction it is
+(e_v - 1/N)(e_k - 1/N)^T: rank 1, one positive peak. The measures in words: the chapter
+associative_recall.md, "Three hand-built networks, three costs".
 
 Glossary (code name -> meaning -> shape):
     K, V          number of keys, of values
@@ -151,9 +142,7 @@ def recall_score_kv(net: Network, batch: RecallBatch, neurons, n_values: int) ->
     require(net, "recall_score_kv")
     idx = torch.as_tensor(list(neurons), dtype=torch.long)
     with torch.no_grad():
-        h = hidden_states(batch.x.to(F64), net.params)[
-            :, -2
-        ]  # (B, n): every pair seen, no query yet
+        h = hidden_states(batch.x.to(F64), net.params)[:, -2]  # (B, n): every pair, no query
     return reconstruction_score(h[:, idx], key_value_matrices(batch, n_values).flatten(1))
 
 

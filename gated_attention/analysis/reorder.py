@@ -1,8 +1,8 @@
 """Reordering and orienting neurons so that the weights show the blocks of Fig. 1 (Fig. 2B).
 
-Permuting hidden or output-gating neurons, swapping the two rows of a gate, and rescaling
-W_in1[n] -> c W_in1[n], W_in2[n] -> W_in2[n] / c leave the network's function unchanged. ``reorder``
-uses these symmetries to put a pruned student in the layout of the construction:
+Permuting neurons, swapping the two rows of a gate and rescaling W_in1[n] -> c W_in1[n],
+W_in2[n] -> W_in2[n] / c leave the function unchanged; ``reorder`` uses these symmetries to put
+a pruned student in the layout of the construction:
 
     hidden:  key-value neurons (lam ~ 1) first, then query neurons (lam ~ 0), then the rest;
              a query neuron is oriented so that W_in1 reads the constant 1, scaled to exactly 1.

@@ -8,8 +8,8 @@ target, over all sequences and steps of a batch:
     Score KV: states of the lam ~ 1 neurons  ->  the flattened teacher M_t   (d_v d_k targets)
     Score Q:  states of the lam ~ 0 neurons  ->  the teacher's query q_t    (d_k targets)
 
-Both are 0 for the construction (its states ARE M_t[i, j] and q_t[k], or, for the symmetric
-variant, an invertible linear image of them), and close to 1 when the group holds nothing useful.
+Both are 0 for the construction (its states are M_t and q_t, or an invertible linear image of
+them) and close to 1 when the group holds nothing useful.
 
 Glossary (code name -> paper symbol -> section):
     M_t     sum_{t'<=t} v_t' k_t'^T, LinearSelfAttention.key_value_states   Eq. (1)

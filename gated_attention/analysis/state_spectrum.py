@@ -1,19 +1,16 @@
 """How many directions a group of hidden neurons uses: neurons can be near-copies (ours).
 
-Pruning (Fig. 2A) counts neurons that matter. A trained network can keep more neurons in a group
-than the construction needs when some of them carry (nearly) linear combinations of the others'
-states: each is read, so none can be pruned, yet together they span hardly more directions than
-the construction's group. This diagnostic is ours, not the paper's. For a group of hidden neurons:
+A pruned group can keep more neurons than the construction's when some carry (nearly) linear
+combinations of the others' states: each is read, so none can be pruned, yet together they span
+hardly more directions (why it matters: the chapter teacher_identification.md, "Surplus neurons
+or surplus directions?"). For a group of hidden neurons:
 
     S        the (B T, k) matrix of the group's states h_t over a batch of sequences (all steps,
              not centred: a constant state is a direction of its own)
     s_i      the singular values of S divided by the largest: 1 = s_1 >= ... >= s_k >= 0
     drop     s_c / s_(c+1) for c = the construction's count of the group (d(d+1)/2 key-value,
-             d query neurons): how much weaker the directions beyond the construction's are
-
-No threshold is involved: the construction's own spectrum can be spread over two or three orders
-of magnitude (the teacher's matrices are random), so the spectrum is printed and the drop read
-against it. Exact copies give s_(c+1) = 0 (tests/test_analysis_state_spectrum.py).
+             d query neurons); no threshold: read it against the construction's own spectrum.
+             Exact copies give s_(c+1) = 0 (tests/test_analysis_state_spectrum.py).
 
 Glossary (code name -> paper symbol -> section):
     h_t      the recurrent states, gated_rnn.hidden_states                   Eq. (2)

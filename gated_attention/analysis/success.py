@@ -1,11 +1,9 @@
 """Did a seed learn the construction? The per-seed criterion and the transition it gives (ours).
 
-The paper reads its structural claims off single runs and plots: Fig. 2 shows one pruned network,
-Fig. 3A/B a loss against the size. A low loss alone cannot tell a network that implements the
-construction from one that approximates the teacher well (a network of 8 neurons, fewer than the
-construction's 14, reaches a normalised loss of about 1e-2). So each seed is scored against a
-criterion fixed in ``report/paper_values.json`` before the runs it scores (the git history shows
-the order):
+A low loss alone cannot tell a network that implements the construction from one that
+approximates the teacher well (a network smaller than the construction can reach a normalised
+loss of about 1e-2), so each seed is scored against a criterion fixed in
+``report/paper_values.json`` before the runs it scores:
 
     learned      normalised held-out loss (MSE / Var(teacher output)) <= LEARNED_LOSS
                  AND Score KV <= LEARNED_SCORE (the lam ~ 1 states hold M_t linearly)
@@ -13,9 +11,6 @@ the order):
     fraction     k of R seeds, with the Wilson 95% interval (``wilson_interval``)
     transition   n* = the smallest swept n from which, at n and every larger n, at least half
                  of the seeds succeed (``transition_by_fraction``); None if there is none
-
-The loss threshold sits two orders of magnitude below what a smaller-than-construction network
-reaches, and Score KV asks for the structure itself: the key-value states of the construction.
 
 Glossary (code name -> meaning -> section):
     LEARNED_LOSS, LEARNED_SCORE   the thresholds of "learned"          Sec. 4.1, Table 1
@@ -83,7 +78,7 @@ def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 @dataclasses.dataclass(frozen=True)
 class Fractions:
-    """Per size: seeds that succeed (k), seeds (R), the fraction and its Wilson interval; n*."""
+    """Per size: seeds that succeed (k) of R, the Wilson interval of k / R (lo, hi); n*."""
 
     sizes: tuple[int, ...]
     k: tuple[int, ...]
@@ -91,10 +86,6 @@ class Fractions:
     lo: tuple[float, ...]
     hi: tuple[float, ...]
     estimate: int | None
-
-    @property
-    def fraction(self) -> tuple[float, ...]:
-        return tuple(k / self.R for k in self.k)
 
 
 def transition_by_fraction(sizes, success) -> Fractions:

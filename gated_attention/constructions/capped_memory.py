@@ -1,24 +1,15 @@
-"""Capped memory: the construction with lam <= lam_max < 1 on its key-value neurons.
+"""Capped memory (ours, beyond the paper): the construction with lam <= lam_max < 1 on its
+key-value neurons, its error law, and banks of key-value neurons.
 
-Beyond the paper, which says the construction needs perfect memory (lam = 1). With lam
-capped, a key-value neuron holds sum_{s<=t} lam^(t-s) v_s k_s^T instead of M_t, and the
-output misses
+A capped key-value neuron holds sum_{s<=t} lam^(t-s) v_s k_s^T instead of M_t. For a constant
+input x_t = x the relative error at step T is exactly (``planted_error``)
 
-    y_t - y_t^cap = sum_{s<=t} (1 - lam^(t-s)) v_s k_s^T q_t,   1 - lam^k ~ k (1 - lam):
+    e_1(T, lam) = 1 - (1 - lam^T) / (T (1 - lam)) = T (1 - lam) / 2 + O((T (1 - lam))^2).
 
-first order in t (1 - lam) while t (1 - lam) is small, saturating (the memory of about 1 /
-(1 - lam) steps) when it is large. For a constant input x_t = x every term is the same and
-the relative error at step T is exactly
-
-    e_1(T, lam) = (1/T) sum_{k=0}^{T-1} (1 - lam^k) = 1 - (1 - lam^T) / (T (1 - lam))
-                = T (1 - lam) / 2 + O((T (1 - lam))^2)    (``planted_error``).
-
-Banks: lam = 1 is not needed for a small error, only for an exact one. p copies of every
-key-value neuron with lam_max, lam_max^2, ..., lam_max^p, read by the output gating as
-sum_j c_j h^(j) with c_j = (-1)^(j+1) binom(p, j), weight the input of lag k by sum_j c_j
-lam^(jk) = 1 - (1 - lam^k)^p: the error is of order (T (1 - lam_max))^p, for p times the
-key-value neurons and no more output-gating neurons (``cap_memory(rnn, lam_max,
-banks=p)``).
+p banks (lam_max^j, j = 1..p, read by the output gating with c_j = (-1)^(j+1) binom(p, j))
+weight lag k by 1 - (1 - lam^k)^p: the error is O((T (1 - lam_max))^p), for p times the
+key-value neurons and no more output-gating neurons (``cap_memory(rnn, lam_max, banks=p)``).
+Why, and the measured law: the chapter beyond.md, "Capped memory".
 
 Glossary (code name -> symbol -> shape):
     lam_max   the cap on lam of the key-value neurons                 scalar in (0, 1)
@@ -181,16 +172,10 @@ def capped_errors(
     layers = {s: random_attention(d, seed=s) for s in seeds}
     points = []
     for T in Ts:
-        xs = {
-            s: torch.randn(
-                batch,
-                T,
-                d,
-                dtype=torch.float64,
-                generator=torch.Generator().manual_seed(20_000 + s),
-            )
-            for s in seeds
-        }
+        xs = {}
+        for s in seeds:
+            g = torch.Generator().manual_seed(20_000 + s)
+            xs[s] = torch.randn(batch, T, d, dtype=torch.float64, generator=g)
         with torch.no_grad():
             ys = {s: layers[s](xs[s])[:, -1] for s in seeds}
             for lam_max in lams:
@@ -204,11 +189,7 @@ def capped_errors(
     return points
 
 
-def fit_exponent(
-    points: Sequence[CappedPoint],
-    lo: float = 1e-3,
-    hi: float = 1e-1,
-) -> float:
+def fit_exponent(points: Sequence[CappedPoint], lo: float = 1e-3, hi: float = 1e-1) -> float:
     """Least-squares slope of log error on log T (1 - lam_max) over the points with x in
     [lo, hi] (``linearised.error_slope``)."""
     inside = [p for p in points if lo <= p.x <= hi]

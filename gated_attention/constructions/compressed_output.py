@@ -1,25 +1,15 @@
-"""Compressed output gating: y = M q, M symmetric, with d(d+1)/2 output-gating neurons.
-
-Beyond the paper. The symmetric construction of App. A.3 stores the upper triangle of the
-symmetric key-value matrix M_t = sum_{t'<=t} v_t' v_t'^T in d(d+1)/2 hidden neurons
-(lam = 1), but still spends d^2 output-gating neurons, one per product M_ij q_j. Symmetry
-compresses the output gating too:
+"""Compressed output gating (ours, beyond the paper): y = M q, M symmetric, with d(d+1)/2
+output-gating neurons instead of the d^2 of App. A.3 (the recipe: ``fill_compressed_output``).
 
     pair neuron (i, j), i < j:  h_(i,j) * (q_i + q_j)                = M_ij (q_i + q_j)
     diagonal neuron i:          (h_(i,i) - sum_{j != i} h_(i,j)) q_i
                                                     = (M_ii - sum_{j != i} M_ij) q_i
 
-and y_i = sum_j M_ij q_j = sum_{j != i} M_ij (q_i + q_j) + (M_ii - sum_{j != i} M_ij) q_i:
-the readout adds pair neuron (i, j) to outputs i and j and diagonal neuron i to output i,
-so D[:, (i, j)] = P_V[:, i] + P_V[:, j] and D[:, (i, i)] = P_V[:, i] for a readout P_V.
-That is d(d+1)/2 output-gating neurons (10 for d = 4), one per key-value neuron, and no
-fewer is possible (``column_rank``, and the chapter "Beyond the paper" for the argument).
-
-When it applies: y_t = W_V sum x x^T C x_t with C = W_K^T W_Q. Factor W_V = P_V R_V (rank
-r, orthonormal rows R_V, by SVD). If the columns of C lie in the row space of W_V (always
-when W_V is invertible, the case of App. A.3), then C = R_V^T Q' with Q' = R_V C, and
-y_t = P_V sum (R_V x)(R_V x)^T (Q' x_t): a symmetric r x r key-value matrix with values
-v = R_V x, queries q = Q' x_t and the readout P_V. n = r(r+1)/2 + r, m = r(r+1)/2.
+sum to y_i = sum_j M_ij q_j (eq-beyond-compressed; why, and that no fewer is possible
+(``column_rank``): the chapter beyond.md). It applies when the columns of C = W_K^T W_Q lie in
+the row space of W_V = P_V R_V (rank r, orthonormal rows R_V; always for an invertible W_V):
+then C = R_V^T Q', Q' = R_V C, and y_t = P_V sum (R_V x)(R_V x)^T (Q' x_t), a symmetric r x r
+key-value matrix: n = r(r+1)/2 + r, m = r(r+1)/2.
 
 Glossary (code name -> symbol -> shape):
     A        R_V, value (= key) rows                           (r, d)
@@ -34,7 +24,7 @@ import torch
 
 from ..models.attention import LinearSelfAttention, random_attention
 from ..models.gated_rnn import GatedRNN
-from .gated_rnn import ConstructionError, numerical_rank, query_key_value_layout
+from .gated_rnn import ConstructionError, numerical_rank, query_key_value_layout, zero_rnn
 
 __all__ = [
     "compressed_neuron_count",
@@ -142,9 +132,7 @@ def construct_compressed(
                 "symmetric; use construct_rnn(attention, 'low_rank') or 'full' instead"
             )
         c = compressed_neuron_count(r)
-        rnn = GatedRNN(d, c["n"], c["m"], P_V.shape[0], dtype=W_V.dtype)
-        for p in rnn.parameters():
-            p.data.zero_()
+        rnn = zero_rnn(d, c["n"], c["m"], P_V.shape[0], W_V.dtype)
         W = {k: getattr(rnn, k).data for k in ("W_in1", "W_in2", "W_out1", "W_out2", "D")}
         lam = fill_compressed_output(W, R_V, Q_sym, P_V)
         rnn.set_lam(torch.tensor(lam, dtype=torch.float64))
@@ -184,31 +172,30 @@ def symmetric_product_matrix(d: int) -> torch.Tensor:
     Psi(q) = sum_k q_k Psi_k; row k * d + i is output i of Psi_k, read off y = M q itself
     by setting one q_k and one stored entry to 1 at a time.
     """
-    kv, _ = query_key_value_layout(d, d, symmetric=True)
-    cols = []
-    for i, j in kv:
-        M = torch.zeros(d, d, dtype=torch.float64)
-        M[i, j] = M[j, i] = 1.0
-        cols.append(M.T.reshape(-1))  # the columns M e_1, ..., M e_d, stacked
-    return torch.stack(cols, dim=1)
+    return _product_matrix(d, d, symmetric=True)
 
 
 def general_product_matrix(a: int, b: int) -> torch.Tensor:
     """As ``symmetric_product_matrix`` for a general a x b matrix M (all a b entries):
     (b * a, a b)."""
+    return _product_matrix(a, b, symmetric=False)
+
+
+def _product_matrix(a: int, b: int, *, symmetric: bool) -> torch.Tensor:
+    kv, _ = query_key_value_layout(a, b, symmetric=symmetric)
     cols = []
-    for i in range(a):
-        for j in range(b):
-            M = torch.zeros(a, b, dtype=torch.float64)
-            M[i, j] = 1.0
-            cols.append(M.T.reshape(-1))
+    for i, j in kv:
+        M = torch.zeros(a, b, dtype=torch.float64)
+        M[i, j] = 1.0
+        if symmetric:
+            M[j, i] = 1.0
+        cols.append(M.T.reshape(-1))  # the columns M e_1, ..., M e_b, stacked
     return torch.stack(cols, dim=1)
 
 
 def column_rank(product_matrix: torch.Tensor) -> int:
-    """The column rank of Psi(q) (no constant c != 0 with Psi(q) c = 0 for all q): rank
-    of the stacked coefficients [Psi_1; ...; Psi_d]. It bounds from below the
-    output-gating neurons of any network whose output gating reads the stored entries m
-    and the queries q
-    and computes y = Psi(q) m exactly (the substitution argument of the chapter)."""
+    """The column rank of Psi(q) (no constant c != 0 with Psi(q) c = 0 for all q): rank of the
+    stacked coefficients [Psi_1; ...; Psi_d]. It bounds from below the output-gating neurons of
+    any network whose output gating reads the stored entries m and the queries q and computes
+    y = Psi(q) m exactly (the substitution argument of the chapter)."""
     return int(torch.linalg.matrix_rank(product_matrix))

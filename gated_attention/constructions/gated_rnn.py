@@ -38,6 +38,8 @@ __all__ = [
     "fill_query_key_value",
     "fill_side",
     "low_rank_rows",
+    "zero_rnn",
+    "check_variant",
 ]
 
 VARIANTS = ("full", "symmetric", "low_rank", "side")
@@ -62,7 +64,7 @@ def neuron_count(variant: str, d: int, r_V: int | None = None, r_KQ: int | None 
     Returns ``{"n": n, "m": m}``; the side variant has no output gating (m = 0). d must be a
     positive integer and the ranks integers in [1, d]: a ValueError names the one that is not.
     """
-    _check_variant(variant)
+    check_variant(variant)
     _check_size("d", d)
     for name, r in (("r_V", r_V), ("r_KQ", r_KQ)):
         if r is not None:
@@ -106,7 +108,8 @@ def _check_size(name: str, val: object) -> None:
         raise ValueError(f"{name} must be a positive integer, got {val!r}")
 
 
-def _check_variant(variant: str) -> None:
+def check_variant(variant: str) -> None:
+    """A ValueError unless ``variant`` is one of VARIANTS."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
 
@@ -126,7 +129,7 @@ def construct_rnn(
             that is identically zero.
         ValueError: NaN or inf in W_V, W_K or W_Q (named).
     """
-    _check_variant(variant)
+    check_variant(variant)
     if not isinstance(attention, LinearSelfAttention):
         raise TypeError(f"attention must be a LinearSelfAttention, got {type(attention).__name__}")
     with torch.no_grad():
@@ -142,7 +145,10 @@ def construct_rnn(
         return _side(W_V, W_K, W_Q)
 
 
-def _empty(d: int, n: int, m: int, d_out: int, dtype: torch.dtype, side: bool = False) -> GatedRNN:
+def zero_rnn(
+    d: int, n: int, m: int, d_out: int, dtype: torch.dtype, side: bool = False
+) -> GatedRNN:
+    """A ``GatedRNN`` with every weight 0, for a recipe to write into."""
     rnn = GatedRNN(d, n, m, d_out, side=side, dtype=dtype)
     for p in rnn.parameters():
         p.data.zero_()
@@ -237,7 +243,7 @@ def _query_key_value_rnn(
     b = B.shape[0]
     P_V = torch.eye(a, dtype=A.dtype) if P_V is None else P_V
     kv, index = query_key_value_layout(a, b) if pairs is None else pairs
-    rnn = _empty(d, len(kv) + b, a * b, P_V.shape[0], A.dtype)
+    rnn = zero_rnn(d, len(kv) + b, a * b, P_V.shape[0], A.dtype)
     W = {name: getattr(rnn, name).data for name in ("W_in1", "W_in2", "W_out1", "W_out2", "D")}
     lam = fill_query_key_value(W, A, B, C, P_V, kv, index)
     rnn.set_lam(torch.tensor(lam, dtype=torch.float64))
@@ -283,7 +289,7 @@ def _side(W_V, W_K, W_Q) -> GatedRNN:
     d_v, d = W_V.shape
     d_k = W_K.shape[0]
     n = d_v * d_k
-    rnn = _empty(d, n, 0, d_v, W_V.dtype, side=True)
+    rnn = zero_rnn(d, n, 0, d_v, W_V.dtype, side=True)
     W = {name: getattr(rnn, name).data for name in ("W_in1", "W_in2", "W_side", "D")}
     lam = fill_side(W, W_V, W_K, W_Q)
     rnn.set_lam(torch.tensor(lam, dtype=torch.float64))

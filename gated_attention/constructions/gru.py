@@ -1,40 +1,17 @@
 """Can a GRU implement linear self-attention? A numeric check of App. B.4's claim.
 
-The claim (App. B.4, Table 3): a GRU cannot implement attention at any depth, because it has no
-product of two different input projections. But one GRU step from h_0 = 0 is
-    h_1 = (1 - z) * n,   z = sigmoid(W_iz u + b_iz),   n = tanh(W_in u + b_in + r * b_hn)
-and (1 - z) * n IS such a product to second order. With b_in = b_hn = 0 and beta = b_iz:
-    h_1 = sigmoid(-beta - w_z.u) tanh(w_n.u) = sigmoid(-beta) (w_n.u) - sigma'(beta) (w_z.u)(w_n.u)
-          + O(|u|^3),
-so the Hessian of h_1 in u is exactly -sigma'(beta) (w_z w_n^T + w_n w_z^T): the symmetric kernel
-of the bilinear form (k.u)(v.u) for w_z = k, w_n = v (``hessian_check``). A tanh unit alone has a
-rank-1 Hessian tanh''(b) w w^T; the GRU's is indefinite of rank 2, the product itself. (Two tanh
-units with b != 0 give it too, by polarisation: (k.u)(v.u) = ((k+v).u)^2/4 - ((k-v).u)^2/4;
-second-order products are generic in smooth units. The GRU's is built in, and its gate 1 - z
-also sets the memory, which is what the construction below uses.)
-
-Findings (``gru_findings()``, teacher ``random_attention(4, seed=0)``, B = 8, T = 32, float64,
-delta = eps^2, eps = 1e-2, 3e-3, 1e-3):
-  (a) one step of a GRU with random PyTorch weights (d = 4, 8 units) has cross-term coefficients
-      (u_i u_j, i != j) up to 0.04; with w_z = k, w_n = v the Hessian equals
-      -sigma'(beta)(k v^T + v k^T) to 2e-16 relative, with eigenvalues of both signs.
-  (b) ONE LAYER accumulates M_t = sum_s v_s k_s^T (``gru_kv_construction``): units (i, j, s),
-      s = +-1, with z = sigmoid(beta + s eps k_j), n = tanh(s eps v_i), sigmoid(-beta) = delta
-      (z ~ 1: memory). The pair sum cancels the linear terms s eps v_i:
-          h_+ + h_- ~ -2 sigma'(beta) eps^2 M_t[i, j]   (relative error O(eps^2) + O(delta T))
-      and a linear readout divides it out. Relative error of M_t: 2.0e-3, 1.8e-4, 2.0e-5
-      (slope 2.00); below eps ~ 3e-4 rounding in 1 - z (~1e-16 / (delta eps)) takes over.
-  (c) TWO LAYERS compute M_t q_t. Layer 1 also passes q_t through (units with z = 0,
-      n = tanh(eps q_j)). Layer 2 accumulates P_t = sum_s q_s M_s with the same paired units
-      (z reads q_j, n reads M_t[i, j]), and one "copy" unit per output i holds the previous step's
-      sum_j P_{t-1}[i, j] through the reset-gated recurrent path (n = tanh(r W_hn h_{t-1}), z = 0).
-      The readout takes the difference: y_t[i] = sum_j (P_t - P_{t-1})[i, j] = (M_t q_t)[i].
-      Relative error of y_t = M_t q_t: 6.6e-2, 6.5e-3, 7.3e-4 (slope 1.96; 6.5e-5 at 3e-4), so
-      the query product IS achieved, in the same linearised limit the paper accepts for the
-      LSTM and LRU (the readout weights grow as 1 / (delta eps^2) = eps^-4).
-      The stack is a plain ``torch.nn.GRU(num_layers=2)`` (checked against it in the tests).
-So the claim holds only for exact implementations; in the linearised limit that Table 3 uses
-for the other architectures, two GRU layers suffice (sizes: 2 d^2 + d units per layer, d = d_v).
+The claim (App. B.4, Table 3): a GRU cannot implement attention at any depth, having no product
+of two different input projections. One GRU step from h_0 = 0 with b_in = b_hn = 0, b_iz = beta:
+    h_1 = (1 - z) * n = sigmoid(-beta) (w_n.u) - sigma'(beta) (w_z.u)(w_n.u) + O(|u|^3),
+an indefinite rank-2 Hessian -sigma'(beta) (w_z w_n^T + w_n w_z^T), the product (k.u)(v.u) for
+w_z = k, w_n = v (``hessian_check``). With delta = sigmoid(-beta) = eps^2 (z ~ 1: memory), pairs
+of units s = +-1 (z = sigmoid(beta + s eps k_j), n = tanh(s eps v_i)) give h_+ + h_- ~
+-2 sigma'(beta) eps^2 M_t[i, j] (``gru_kv_construction``); a second layer accumulates
+P_t = sum_s q_s M_s the same way, and a copy unit per output holds sum_j P_{t-1}[i, j] through
+the reset-gated path: y_t[i] = sum_j (P_t - P_{t-1})[i, j] = (M_t q_t)[i]
+(``gru_two_layer_construction``, 2 d^2 + d units per layer, readout weights ~ eps^-4). So the
+claim holds for exact implementations only. The argument and the measurements: the chapter
+which_rnns_can_be_attention.md, "GRU (App. B.4)".
 """
 
 from __future__ import annotations
@@ -240,7 +217,7 @@ def gru_two_layer_error(attention, eps: float, delta: float | None = None, *, B=
 def gru_findings(
     attention=None, eps_values=(1e-2, 3e-3, 1e-3), *, B: int = 8, T: int = 32, seed: int = 0
 ) -> dict:
-    """The measured numbers behind the module docstring's findings (delta = eps^2 throughout).
+    """The measured numbers behind the chapter's GRU findings (delta = eps^2 throughout).
 
     ``attention`` defaults to ``random_attention(4, seed=0)``.
     """

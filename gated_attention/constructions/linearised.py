@@ -1,16 +1,12 @@
-"""Small helpers for the *linearised* constructions of App. B (LSTM, GRU, LRU): gates driven by
-small inputs eps z, whose constant and linear Taylor terms are cancelled by pairs of units with
-opposite signs, so that the construction is exact only in the limit eps -> 0.
+"""Helpers shared by the *linearised* constructions of App. B (LSTM, GRU, LRU): gates driven by
+small inputs eps z, whose constant and even Taylor terms cancel in pairs of units with opposite
+signs (eq-which-pair-product, the chapter which_rnns_can_be_attention.md):
 
     sigmoid(a) = 1/2 + S(a), S odd:  S(a) = tanh(a / 2) / 2 = a/4 - a^3/48 + O(a^5)
     pair_product(a, b) = sigmoid(a) tanh(b) + sigmoid(-a) tanh(-b) = 2 S(a) tanh(b)
                        = a b / 2 + O(|a|^4 + |b|^4)   (the 1/2 * tanh(b) terms cancel)
 
-Because only odd powers of each small input survive such a pairing, the relative error of a
-paired construction falls as eps^2; ``error_slope`` measures that rate on a log-log fit.
-
-Shared by every App. B check: ``random_inputs`` (seeded Gaussian sequences) and
-``attention_output`` (the teacher's output in float64, without touching the layer's dtype).
+So a paired construction's relative error falls as eps^2 (``error_slope`` fits the rate).
 """
 
 from __future__ import annotations

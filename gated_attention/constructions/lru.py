@@ -8,39 +8,22 @@ Glossary (code name -> meaning -> size), pairs p = (i, j) with p = i d_k + j, n 
     pair_units  the two GLU units (plus, minus) of pair p, computing a_p z * sigmoid(+-eps g_p z)
     nu_one, theta_one   where the key-value neurons sit on the way to lam = 1 (default -NU_MAX)
 
-Linearised GLU pairs. A GLU unit computes a * sigmoid(g); with g = +-eps z and the odd part of
-the sigmoid, sigmoid(s) - sigmoid(-s) = tanh(s / 2) = s/2 - s^3/24 + O(s^5), so
-    (2 / eps) [a sigmoid(eps z) - a sigmoid(-eps z)] = a z (1 - eps^2 z^2 / 12 + O(eps^4)).
-The constant a/2 cancels exactly and the even Taylor terms vanish: the absolute remainder is
-O(eps^3) against an O(eps) product, a relative error of eps^2 z^2 / 12. The subtraction and the
-2/eps are linear, so the next linear map (layer 2's B, the recurrence's B, or the readout) does
-them. Both constructions chain two such products (v_i k_j, then M_ij q_j), so
-    y = y_att + eps^2 R + O(eps^4):  the relative error falls with slope ``SLOPE`` = 2 in log-log,
-down to float64 rounding, which grows as 1e-16 / eps (the difference of two O(1) gates).
-
-Limits of the parameterisation lam = exp(-exp(nu) + i exp(theta)), gamma = sqrt(1 - |lam|^2):
-    lam -> 1   only as nu, theta -> -inf. At nu = theta = -40: 1 - |lam| = exp(-40) = 4.2e-18 and
-               the phase is 4.2e-18 rad per step, so over T steps M_t is off by <= T * 4.2e-18
-               relatively: float64 rounding (|lam| even rounds to 1.0 exactly).
-    gamma -> 0 with it: gamma = sqrt(-expm1(-2 exp(nu))) ~ sqrt(2 exp(nu)) = 2.9e-9 at nu = -40.
-               B's key-value rows carry the factor 1/gamma = 3.4e8 (times 2/eps), so gamma B is the
-               wanted map exactly: lam = 1 is reached only with B diverging as exp(-nu / 2).
-               Without the 1/gamma the memory hears only 2.9e-9 of its input.
-    lam -> 0   nu = +40: exp(-exp(40)) underflows to exactly 0.0 (true value e^(-2.4e17)) and
-               gamma = 1. Layer 1 of the 2-layer LRU does not even need it: B = 0 switches its
-               recurrence off exactly and its input reaches the GLU through Dskip.
+Linearised GLU pairs: (2 / eps) [a sigmoid(eps z) - a sigmoid(-eps z)] = a z (1 - eps^2 z^2 / 12
++ O(eps^4)); the next linear map does the subtraction and the 2/eps. Two chained products
+(v_i k_j, then M_ij q_j) give y = y_att + eps^2 R + O(eps^4): slope ``SLOPE`` = 2 in log-log,
+down to float64 rounding (~1e-16 / eps). lam = exp(-exp(nu) + i exp(theta)) reaches 1 only as
+nu, theta -> -inf (at -40, |lam| rounds to 1.0), where gamma = sqrt(1 - |lam|^2) ~
+sqrt(2 exp(nu)) -> 0, so B's key-value rows carry 1/gamma (times 2/eps); nu = +40 gives lam = 0
+exactly and gamma = 1. Why: the chapter which_rnns_can_be_attention.md, "LRU".
 
 Coordinates (the blocks are residual, u <- u + o, so each writer gets coordinates of its own):
-    2-layer LRU, width H >= d + 4 n:
-        u = [x; 0] (embedding) -> layer 1: y1 = Dskip u = [x; 0], its GLU writes v_i sigmoid(+-eps
-        k_j) on coordinates d .. d + 2n -> layer 2: n key-value neurons (lam -> 1) read
-        (2/eps)(plus - minus) / gamma, d_k query neurons (lam = 0) read q = W_Q x from u's x part;
-        y2 = Re(C h) = [M; q; 0]; its GLU writes M_ij sigmoid(+-eps q_j) on d + 2n .. d + 4n
-        -> readout y_i = (2/eps) sum_j (plus - minus).
-    LRU In+Out, width H >= max(d, d_k) + 2 n:
-        input GLU: v_i sigmoid(+-eps k_j) on 0 .. 2n, and q_k / 2 on 2n + k (gate weights and bias
-        0: sigmoid(0) = 1/2 exactly) -> n key-value neurons (lam -> 1), d_k query neurons
-        (lam = 0, B = 2) -> y = [M; q; 0] -> output GLU on d .. d + 2n -> readout as above.
+    2-layer LRU (H >= d + 4 n): u = [x; 0]; layer 1's GLU writes v_i sigmoid(+-eps k_j) on
+        d .. d + 2n; layer 2 (n key-value neurons, d_k query neurons) has y2 = Re(C h) = [M; q; 0]
+        and its GLU writes M_ij sigmoid(+-eps q_j) on d + 2n .. d + 4n; y_i = (2/eps) sum_j
+        (plus - minus).
+    LRU In+Out (H >= max(d, d_k) + 2 n): the input GLU writes the products on 0 .. 2n and
+        q_k / 2 on 2n + k (zero gate: sigmoid(0) = 1/2), the query neurons read it with B = 2;
+        the output GLU writes on d .. d + 2n; readout as above.
 """
 
 from __future__ import annotations

@@ -11,24 +11,12 @@ entry (i, j) of M, one per pair of signs (a, b) in {+1, -1}^2 (N = 4 d_v d_k):
     forget gate  f = sigmoid(forget_bias) = 1    (forget_bias = 50: exactly 1.0 in float64)
     output gate  o = sigmoid(b eps q_j)          q = W_Q x_t
     readout      W_o[i, (i, j, a, b)] = b * 4 / eps^3
-Why it works. Write sigmoid(z) = 1/2 + S(z) with S odd (S(z) = z/4 - z^3/48 + ...). Cell a
-accumulates c_a = sum_s sigmoid(a eps k_s) tanh(a eps v_s) = a L + P with
-    L = 1/2 sum_s tanh(eps v_s)       (linear in eps: the 1/2 of the input gate)
-    P = sum_s S(eps k_s) tanh(eps v_s) = eps^2 M / 4 + O(eps^4)   (the product we want)
-The readout combines the four cells as sum_b b sigmoid(b eps q) * sum_a tanh(a L + P):
-    sum_b b sigmoid(b eps q) = 2 S(eps q) = eps q / 2 + O(eps^3)   (the 1/2 of o cancels)
-    sum_a tanh(a L + P) = 2 P (1 - L^2) + O(P^3)                     (L cancels, to first order)
-so y ~ (4 / eps^3) (eps q / 2) (2 eps^2 M / 4) = M q. Only odd powers of eps survive each
-pairing, so every correction is relative O(eps^2): (eps k)^2/12 from S, (eps v)^2/3 from tanh,
-(eps q)^2/12 from the output gate, and L^2 ~ eps^2 (sum_s v_s)^2 / 4 from tanh(c) -- the largest
-one on long sequences (it grows as T). Predicted slope in log-log: 2.
-
-Measured (d = 4 teacher ``random_attention(4, seed=0)``, B = 8, T = 32, float64): relative error
-max|y_lstm - y_att| / max|y_att| = 3.0e-1, 4.2e-2, 4.8e-3, 4.4e-4, 4.9e-5, 4.9e-7 at
-eps = 1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 1e-4: slope 1.99 over [1e-3, 3e-2] (1.90 over [1e-3, 1e-1],
-where higher orders still show). Rounding takes over below eps ~ 1e-4 (9.5e-7 at 1e-5, 1.8e-4 at
-1e-6: the readout weights are 4 / eps^3). A forget bias of 3 (f = 0.95) stays at 0.42 for every
-eps; one cell with its output-pair sign flipped diverges (34 at eps = 1e-1, 4e5 at 1e-3).
+Why it works. With sigmoid(z) = 1/2 + S(z), S odd, cell a accumulates c_a = a L + P, with
+L = 1/2 sum_s tanh(eps v_s) and P = sum_s S(eps k_s) tanh(eps v_s) = eps^2 M / 4 + O(eps^4);
+sum_b b sigmoid(b eps q) = eps q / 2 + O(eps^3) and sum_a tanh(a L + P) = 2 P (1 - L^2) + O(P^3),
+so y ~ (4 / eps^3) (eps q / 2) (2 eps^2 M / 4) = M q. Every correction is relative O(eps^2) (the
+largest, L^2 ~ eps^2 (sum_s v_s)^2 / 4, grows with T): predicted slope 2 in log-log. Measured:
+the chapter which_rnns_can_be_attention.md, "LSTM".
 """
 
 from __future__ import annotations

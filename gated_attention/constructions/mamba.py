@@ -16,13 +16,10 @@ Layout (H = d_v + d channels, N = d_k states per channel):
     Dskip      0 (no skip)
     gate       W_z = 0, b_z = gate_bias: constant silu(gate_bias), divided out of the readout
     readout    W_o = [I_{d_v}, 0] / silu(gate_bias), b_o = 0: out_t[c] = sum_k M_t[c, k] q_t[k]
-The state h_t[c, k] = M_t[c, k] for c < d_v; the x channels also accumulate states the readout
-ignores. Exact for every input, up to rounding (max error 3e-14 in float64, d = 4, T = 32,
-outputs of size ~80).
-
-A very negative finite A_log (instead of -inf) leaves exp(Delta A) = exp(-Delta0 e^A_log) < 1:
-the memory leaks by Delta0 e^A_log per step, a relative error of order T e^A_log (measured on
-d = 4, T = 32: 6e-4 for A_log = -10, 3e-8 for -20, 1e-12 for -30; ``mamba_error(..., A_log=-20)``).
+The state h_t[c, k] = M_t[c, k] for c < d_v (the x channels' states are not read): exact for
+every input, up to rounding. A finite A_log leaks the memory by Delta0 e^A_log per step, a
+relative error of order T e^A_log (``mamba_error(..., A_log=-20)``; the chapter
+which_rnns_can_be_attention.md, "Mamba", measures both).
 """
 
 from __future__ import annotations

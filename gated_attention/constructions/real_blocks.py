@@ -1,50 +1,30 @@
 """Weights with which the *real* Mamba and LRU blocks compute causal linear self-attention (ours,
 beyond the paper: Table 3's constructions are for simplified blocks, ``constructions.mamba`` and
-``constructions.lru``). The blocks: ``models.mamba_block`` and ``models.lru_block``.
+``constructions.lru``). The blocks: ``models.mamba_block`` and ``models.lru_block``. The
+constructions in words, and what each costs: the chapter which_rnns_can_be_attention.md, "The
+real blocks".
 
 Target, Eq. (1):  y_t = M_t q_t,  M_t = sum_{t'<=t} v_t' k_t'^T,  v = W_V x, k = W_K x, q = W_Q x.
 
-Odd pairs. SiLU, GELU (erf or tanh form) and softplus are each odd up to a linear term:
-    silu(s) - silu(-s) = s,   gelu(s) - gelu(-s) = s,   softplus(s) - softplus(-s) = s
-exactly, for every s (silu(s) = s sigmoid(s), gelu(s) = s Phi(s), sigmoid(s) + sigmoid(-s) = 1,
-Phi(s) + Phi(-s) = 1; log(1 + e^s) - log(1 + e^-s) = s). Two channels fed u and -u, read as a
-difference by the next linear map, pass u through the nonlinearity exactly. The sigmoid of a
-GLU is not of this kind (sigmoid(s) - sigmoid(-s) = tanh(s / 2)): it stays a small-eps limit.
+Odd pairs (eq-which-odd-pair): f(s) - f(-s) = s exactly for f = silu, gelu (erf or tanh form),
+softplus, so two channels fed u and -u, read as a difference, pass u through f exactly.
 
-Mamba block, input and output projections with bias (``bias=True``): exact, one layer.
-    channels   [v; -v; x; -x] (D = 2 d_v + 2 d), identity convolution tap, conv bias 0
-    B_t, C_t   W_K (xs_x+ - xs_x-) = k_t and W_Q (xs_x+ - xs_x-) = q_t exactly (N = d_k states)
-    Delta      W_dt = 0, b_dt = softplus^-1(1): constant Delta0; A_log = -inf: exp(Delta A) = 1
-    gate       z = b_z = 1 (W_in's gate rows 0): silu(1), divided out; Dskip = 0
-    readout    out_i = (y[v_i+] - y[v_i-]) / (Delta0 silu(1)) = sum_s v_s,i (k_s . q_t)
-Mamba block as released (no bias in the input and output projections): exact, one layer, but
-the gate silu(z_t) with z_t = W_z x_t has no constant part (it is 0 at x_t = 0), so it cannot be
-divided out: it carries the query. The per-channel step Delta_t carries the key, B and C are
-constants from the conv bias, and every nonlinear factor comes in an odd pair:
-    channel (i, j, s1, s2, s3) for s1, s2, s3 in {+1, -1}:  xs = silu(s2 v_i) (scanned),
-               Delta = softplus(s1 k_j) (dt_proj row s1 e_j, delta_t = k_t from channels +-k),
-               gate silu(s3 q_j); A = 0, B_t = C_t = silu(1) from one constant channel (N = 1)
-    readout    out_i = sum_{j, s} s1 s2 s3 y silu(s3 q_j) / silu(1)^2 = sum_j M_t,ij q_t,j
-    D = 8 d_v d_k + 2 d_k + 1 channels, dt_rank R = d_k, N = 1.
-    torch's softplus (as mamba-minimal calls it) returns s itself above s = 20, so there the
-    softplus pair is off by e^-s <= 2e-9 (for |k_j| > 20); dt_proj rows c s1 e_j and a
-    readout divided by c would move that edge to |k_j| = 20 / c.
-
-LRU block (LRU, GELU, GLU, skip connection), 2 blocks: the 2-layer construction of
-``constructions.lru`` with every GELU input in odd pairs ([x; -x] from the embedding, [M; -M;
-q; -q] from C), the GLU's sigmoid linearised by eps as there, and gamma = exp(gamma_log) = 1 on
-the key-value neurons (gamma is free here, so B needs no 1/gamma). Width H = 2 d + 4 d_v d_k,
-hidden N = d_v d_k + d_k. The error is O(eps^2), from the sigmoid alone.
-
-LRU block with LayerNorm before the LRU: the residual stream is kept at scale delta, and
-LayerNorm(u) = (u - mean u) / sqrt(var u + ln_eps) is linear up to a relative
-var / (2 ln_eps) = O(delta^2 / ln_eps); its gain sqrt(ln_eps) / delta undoes the scale, and every
-row of B reads a difference of two coordinates (row sum 0), so the centring drops out. Error
-O(eps^2) + O(delta^2 / ln_eps).
-
-No exact construction exists for the LRU block, with or without normalisation, in any depth:
-|gelu(s)| <= |s|, the sigmoid is bounded, the recurrence is linear, so along a ray x -> a x the
-network's output grows at most as a (for fixed T), while attention grows as a^3.
+Mamba block with biases in the projections (``bias=True``): exact, one layer; channels
+    [v; -v; x; -x] (D = 2 d_v + 2 d), identity convolution tap; B_t = k_t, C_t = q_t from the
+    +-x channels (N = d_k); Delta0 = softplus(b_dt) = 1, A_log = -inf; gate z = b_z = 1;
+    out_i = (y[v_i+] - y[v_i-]) / (Delta0 silu(1)).
+Mamba block as released (no bias): exact, one layer; channel (i, j, s1, s2, s3), s in {+1, -1}:
+    xs = silu(s2 v_i), Delta = softplus(s1 k_j) (delta_t = k_t from channels +-k), gate
+    silu(s3 q_j); A = 0, B_t = C_t = silu(1) from one constant channel (N = 1);
+    out_i = sum_{j, s} s1 s2 s3 y / silu(1)^2 = sum_j M_t,ij q_t,j.
+    D = 8 d_v d_k + 2 d_k + 1 channels, dt_rank R = d_k. (torch's softplus returns s above
+    s = 20: the softplus pair is off by e^-s <= 2e-9 for |k_j| > 20.)
+LRU block, 2 blocks: the 2-layer construction of ``constructions.lru`` with every GELU input in
+    odd pairs ([x; -x] from the embedding, [M; -M; q; -q] from C), the GLU linearised by eps and
+    gamma = 1 on the key-value neurons: error O(eps^2). With LayerNorm (``norm="layer"``): the
+    stream at scale delta, gain sqrt(ln_eps) / delta, rows of B read differences (the centring
+    drops out): O(eps^2) + O(delta^2 / ln_eps). None is exact: along x -> a x its output grows
+    at most as a, attention's as a^3 (``growth``).
 """
 
 from __future__ import annotations

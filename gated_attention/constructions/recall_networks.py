@@ -1,27 +1,15 @@
 """Gated RNNs that solve associative recall exactly (App. D.3): the planted truths of the
-chapter's reverse engineering, one per algorithm.
+chapter's reverse engineering, one per algorithm (described in the chapter
+associative_recall.md, "Three hand-built networks, three costs"). N_k keys, N_v values; inputs
+x = [e_k; e_v], the query [e_k; 0]; M[v, k] = 1 if the pair (k, v) was shown.
 
-With one-hot keys k and values v, the pairs seen so far form the key-value matrix
-M[v, k] = 1 if the pair (k, v) was shown. Three networks (N_k keys, N_v values; inputs
-x = [e_k; e_v], the query [e_k; 0]):
-
-    attention_rnn(side=False)  App. A.1 for the attention layer W_V = [0 I], W_K = W_Q = [I 0]:
-                               N_v N_k key-value neurons (state M[v, k], lam = 1), N_k query
-                               neurons, N_v N_k output-gating neurons; y = M e_kq.
-    attention_rnn(side=True)   App. A.2: the same N_v N_k key-value neurons, read by a side gate
-                               on the query key; no output gating.
+    attention_rnn(side=False)  App. A.1 for W_V = [0 I], W_K = W_Q = [I 0]: N_v N_k key-value
+                               neurons (lam = 1), N_k query neurons, N_v N_k output-gating ones
+    attention_rnn(side=True)   App. A.2: the same key-value neurons, read by a side gate
     compressed_side_rnn        side gating with (N - 1)^2 + 1 neurons (N_k = N_v = N, distinct
-                               values): key-value neuron (v, k), v, k < N, stores
-                               (e_v - e_N)(e_k - e_N)^T (rank 1, with a negative peak of equal
-                               amplitude), one neuron holds a constant. Exact because every key
-                               and every value appears once: M is a permutation matrix, whose
-                               row and column sums are known.
-    squared_difference_rnn     input-output gating, not attention: one memory neuron per value
-                               j holds the scalar code c[k] of the key paired with j (lam = 1),
-                               one neuron the code of the current key (lam = 0), one neuron a
-                               constant; output neuron j computes 1 - ((h_j - h_cur) / delta)^2,
-                               largest (= 1) for the value whose key is the queried one.
-                               N_v + 2 hidden and N_v output-gating neurons.
+                               values): neuron (v, k) stores (e_v - e_N)(e_k - e_N)^T
+    squared_difference_rnn     input-output gating, not attention: output neuron j computes
+                               1 - ((h_j - h_cur) / delta)^2; N_v + 2 hidden, N_v output neurons
 
 Glossary (code name -> meaning):
     code    c, the scalar code of each key (default 1 + k / (N_k - 1): distinct, nonzero)
@@ -34,7 +22,7 @@ import torch
 
 from ..models.attention import LinearSelfAttention
 from ..models.gated_rnn import GatedRNN
-from .gated_rnn import construct_rnn
+from .gated_rnn import construct_rnn, zero_rnn
 
 __all__ = [
     "recall_attention",
@@ -55,12 +43,8 @@ def naive_neurons(n_keys: int, n_values: int) -> int:
 
 
 def compressed_neurons(n: int) -> int:
-    """Neurons of ``compressed_side_rnn`` for N_k = N_v = n: (n - 1)^2 + 1.
-
-    It is also the least any exact side-gating network needs: its output at the query is
-    sum_i D[o, i] s_i(kq) <P_i, M> with P_i the per-pair increments of neuron i; the N^2 targets
-    M[o, kq] span the whole span of the permutation matrices, of dimension (N - 1)^2 + 1.
-    """
+    """Neurons of ``compressed_side_rnn`` for N_k = N_v = n: (n - 1)^2 + 1, the least any exact
+    side-gating network needs (the argument: the chapter associative_recall.md)."""
     return (n - 1) ** 2 + 1
 
 
@@ -79,14 +63,6 @@ def attention_rnn(n_keys: int, n_values: int, *, side: bool = False) -> GatedRNN
     return construct_rnn(recall_attention(n_keys, n_values), "side" if side else "full")
 
 
-def _blank(d: int, n: int, m: int, d_out: int, side: bool) -> GatedRNN:
-    rnn = GatedRNN(d, n, m, d_out, side=side, dtype=F64)
-    with torch.no_grad():
-        for p in rnn.parameters():
-            p.zero_()
-    return rnn
-
-
 def compressed_side_rnn(n: int) -> GatedRNN:
     """Side gating with (n - 1)^2 + 1 neurons for N_k = N_v = n and distinct values (exact).
 
@@ -98,7 +74,7 @@ def compressed_side_rnn(n: int) -> GatedRNN:
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"n must be an integer >= 2, got {n!r}")
     d = 2 * n
-    rnn = _blank(d, compressed_neurons(n), 0, n, side=True)
+    rnn = zero_rnn(d, compressed_neurons(n), 0, n, F64, side=True)
     A = torch.eye(n, dtype=F64)[:, : n - 1] - 1.0 / n  # (n, n - 1): A[o, v]
     with torch.no_grad():
         i = 0
@@ -140,7 +116,7 @@ def squared_difference_rnn(
     if not delta > 0:
         raise ValueError("the key codes must be distinct")
     d, V = n_keys + n_values, n_values
-    rnn = _blank(d, V + 2, V, V, side=False)
+    rnn = zero_rnn(d, V + 2, V, V, F64)
     cur, const = V, V + 1
     with torch.no_grad():
         for j in range(V):

@@ -1,12 +1,11 @@
 """Symbolic proofs (sympy) that the constructions of App. A compute Eq. (1), arXiv:2309.01775v2.
 
-The attention layer of Eq. (1) and the gated RNN of Eq. (2) are run on *symbols*: every weight of
-the attention layer and every input entry is a sympy Symbol, the RNN's weights are written by the
-very recipe ``constructions.gated_rnn`` uses for torch tensors (``fill_query_key_value``,
-``fill_side``, ``query_key_value_layout``, ``low_rank_rows``), and the recurrence runs with lam
-exactly 0 or 1.
-The expanded difference RNN - attention is a polynomial; it is the zero polynomial exactly when
-the construction is right for *every* weight and *every* input sequence of that length.
+Eq. (1) and Eq. (2) run on *symbols* (every attention weight and input entry a sympy Symbol),
+the RNN's weights written by the very recipe ``constructions.gated_rnn`` uses for torch tensors
+(``fill_query_key_value``, ``fill_side``, ``query_key_value_layout``, ``low_rank_rows``), lam
+exactly 0 or 1. The expanded difference RNN - attention is the zero polynomial exactly when the
+construction is right for *every* weight and input sequence of that length (the chapter
+construction.md, "A proof, and a symbolic check").
 
 Glossary (code name -> paper symbol -> section):
     W_V, W_K, W_Q     value, key, query matrices; entries V_{ij}, K_{ij}, Q_{ij}  Eq. 1
@@ -19,13 +18,9 @@ Glossary (code name -> paper symbol -> section):
     P_V, R_V          W_V = P_V R_V, rank r_V; entries PV_{ij}, RV_{ij}                       A.4
     P_KQ, R_KQ        W_K^T W_Q = P_KQ R_KQ, rank r_KQ; entries PKQ_{ij}, RKQ_{ij}            A.4
 
-Symmetric variant: W_Q' is a rational function of W_V. It is written delta * adj(W_V^T) W_K^T W_Q
-with a fresh symbol delta standing for 1/det(W_V); the difference is then a polynomial in delta,
-sum_k c_k delta^k, and it vanishes at delta = 1/det(W_V) exactly when sum_k c_k det(W_V)^(K-k)
-is the zero polynomial (K the top power of delta): that polynomial is what we expand. No
-``simplify`` is needed anywhere, which keeps d = 3, T = 3 at a few seconds.
-
-``numeric_errors`` is the float64 twin of the proof: max |RNN - attention| on random layers.
+Symmetric variant: with the fresh symbol delta the difference is sum_k c_k delta^k; it vanishes
+at delta = 1/det(W_V) exactly when sum_k c_k det(W_V)^(K-k) (K the top power of delta) is the
+zero polynomial, which is what is expanded: no ``simplify`` anywhere.
 """
 
 from __future__ import annotations
@@ -38,7 +33,7 @@ import torch
 
 from ..models.attention import random_attention
 from .gated_rnn import (
-    VARIANTS,
+    check_variant,
     construct_rnn,
     fill_query_key_value,
     fill_side,
@@ -108,7 +103,7 @@ def symbolic_weights(variant: str, **matrices) -> dict[str, sp.Matrix]:
     and W_Qp = W_Q' (d, d); "low_rank": P_V (d, r_V), R_V (r_V, d), P_KQ (d, r_KQ), R_KQ (r_KQ, d).
     Returns W_in1, W_in2, lam (n, 1) and W_out1, W_out2, D, or W_side, D (side gating).
     """
-    _check_variant(variant)
+    check_variant(variant)
     if variant == "side":
         W_V, W_K, W_Q = matrices["W_V"], matrices["W_K"], matrices["W_Q"]
         (d_v, d), d_k = W_V.shape, W_K.shape[0]
@@ -202,16 +197,23 @@ def symbolic_construction(
     Returns:
         a ``SymbolicProof`` whose ``differences`` are all 0 when the construction is exact.
     """
-    _check_variant(variant)
+    check_variant(variant)
     _check_sizes(d, T)
-    xs = symbol_inputs(d, T)
     W_V, W_K, W_Q, weights, ranks, scale = _symbolic_weights_of(variant, d, r_V, r_KQ)
+    return _proof(variant, d, T, (W_V, W_K, W_Q), weights, ranks, scale, perturb)
+
+
+def _proof(variant, d, T, layer, weights, ranks, scale, perturb) -> SymbolicProof:
+    """RNN - attention for the symbolic ``layer`` (W_V, W_K, W_Q) and RNN ``weights`` on T
+    symbolic inputs, ``perturb`` applied to the weights first; with ``scale`` = (delta, det W_V)
+    every difference is cleared of delta (``_clear_delta``)."""
+    xs = symbol_inputs(d, T)
     if perturb is not None:
         perturb(weights)
     extra = [sp.Matrix([scale[0]])] if scale is not None else []  # delta, even if perturbed away
-    R = ring_of(W_V, W_K, W_Q, *weights.values(), *xs, *extra)
+    R = ring_of(*layer, *weights.values(), *xs, *extra)
     xs_R = [lift_vec(R, x) for x in xs]
-    y_att = eq1(*(lift(R, M) for M in (W_V, W_K, W_Q)), xs_R)
+    y_att = eq1(*(lift(R, M) for M in layer), xs_R)
     y_rnn = eq2({k: lift(R, M) for k, M in weights.items()}, xs_R)
     differences = []
     for ya, yr in zip(y_att, y_rnn, strict=True):
@@ -243,13 +245,18 @@ def _symbolic_weights_of(variant: str, d: int, r_V: int | None, r_KQ: int | None
     else:
         W_V, W_K, W_Q = (symbol_matrix(s, d, d) for s in ("V", "K", "Q"))
         if variant == "symmetric":
-            delta = sp.Symbol("delta")  # stands for 1 / det(W_V)
-            W_Qp = delta * W_V.T.adjugate() * W_K.T * W_Q  # = W_V^{-T} W_K^T W_Q
+            W_Qp, scale = _symmetric_query(W_V, W_K, W_Q)
             weights = symbolic_weights(variant, W_V=W_V, W_Qp=W_Qp)
-            scale = (delta, W_V.det(method="berkowitz"))
         else:
             weights = symbolic_weights(variant, W_V=W_V, W_K=W_K, W_Q=W_Q)
     return W_V, W_K, W_Q, weights, ranks, scale
+
+
+def _symmetric_query(W_V, W_K, W_Q):
+    """W_Q' = delta adj(W_V^T) W_K^T W_Q (= W_V^{-T} W_K^T W_Q) and (delta, det W_V), the
+    symbol delta standing for 1 / det(W_V)."""
+    delta = sp.Symbol("delta")
+    return delta * W_V.T.adjugate() * W_K.T * W_Q, (delta, W_V.det(method="berkowitz"))
 
 
 def _clear_delta(p, delta, det):
@@ -276,7 +283,7 @@ def numeric_errors(
     inputs, builds ``construct_rnn(layer, variant)`` and compares the two outputs (B, T, d).
     Returns {d: max abs error}.
     """
-    _check_variant(variant)
+    check_variant(variant)
     if rank is None and variant == "low_rank":
 
         def rank(d: int) -> int:
@@ -309,33 +316,15 @@ def symbolic_compressed(
     from .compressed_output import fill_compressed_output
 
     _check_sizes(d, T)
-    xs = symbol_inputs(d, T)
     W_V, W_K, W_Q = (symbol_matrix(s, d, d) for s in ("V", "K", "Q"))
-    delta = sp.Symbol("delta")  # stands for 1 / det(W_V)
-    W_Qp = delta * W_V.T.adjugate() * W_K.T * W_Q
+    W_Qp, scale = _symmetric_query(W_V, W_K, W_Q)
     n_kv = d * (d + 1) // 2
     W = {"W_in1": sp.zeros(n_kv + d, d + 1), "W_in2": sp.zeros(n_kv + d, d + 1)}
     W["W_out1"], W["W_out2"] = sp.zeros(n_kv, n_kv + d), sp.zeros(n_kv, n_kv + d)
     W["D"] = sp.zeros(d, n_kv)
     lam = fill_compressed_output(W, W_V, W_Qp, sp.eye(d))
     weights = {**W, "lam": sp.Matrix(lam)}
-    if perturb is not None:
-        perturb(weights)
-    R = ring_of(W_V, W_K, W_Q, *weights.values(), *xs, sp.Matrix([delta]))
-    xs_R = [lift_vec(R, x) for x in xs]
-    y_att = eq1(*(lift(R, M) for M in (W_V, W_K, W_Q)), xs_R)
-    y_rnn = eq2({k: lift(R, M) for k, M in weights.items()}, xs_R)
-    det = R(W_V.det(method="berkowitz"))
-    differences = []
-    for ya, yr in zip(y_att, y_rnn, strict=True):
-        diff = [_clear_delta(r - a, R(delta), det) for r, a in zip(yr, ya, strict=True)]
-        differences.append([e.as_expr() for e in diff])
-    return SymbolicProof("compressed", d, T, None, weights, differences)
-
-
-def _check_variant(variant: str) -> None:
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
+    return _proof("compressed", d, T, (W_V, W_K, W_Q), weights, None, scale, perturb)
 
 
 def _check_sizes(d: int, T: int) -> None:

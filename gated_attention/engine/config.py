@@ -33,22 +33,14 @@ class TrainConfig:
 
     Defaults are our choices where the paper is silent: lr 1e-3 annealed to eta_min 1e-6, weight
     decay 1e-4 (on all parameters but nu), Adam's default betas and eps, no warm-up, no
-    gradient clipping (clipping by a global norm would couple ensemble members). These defaults
-    show no finding of the paper: at lr 1e-3 a weight decay of 1e-4 prunes nothing even in
-    1,000,000 steps. The settings each experiment trains with are named presets
-    (``experiments.presets``: "identify" for Sec. 4.1's pruning, "sweep" for Fig. 3's loss).
+    gradient clipping (it would couple ensemble members). They show no finding of the paper;
+    the settings each experiment trains with are named presets (``experiments.presets``).
+    ``loss``, ``optimiser`` and ``schedule``: see LOSSES, OPTIMISERS, SCHEDULES and
+    ``loop.optimiser`` ("cosine": warm-up then cosine annealing from lr to eta_min).
 
-    What is minimised and how are part of the config, so that no experiment keeps a loop of
-    its own: ``loss`` ("mse": the task's masked MSE; "cross_entropy": the outputs at the loss's
-    steps as logits against the one-hot targets' classes, App. D.3's loss), ``optimiser``
-    ("adamw": decoupled weight decay, the paper's; "adam_l2": Adam with weight_decay x theta
-    added to the gradient; "sgd_l2": plain SGD with the same L2 term) and ``schedule``
-    ("cosine": warm-up then cosine annealing from lr to eta_min; "constant": lr throughout).
-
-    ``lam_max`` caps the recurrence (beyond the paper: is lam = 1 necessary?):
+    ``lam_max`` caps the recurrence (ours, beyond the paper: is lam = 1 necessary?):
     lam = exp(-exp(nu)) <= lam_max holds when nu >= log(-log lam_max), and ``train``
-    projects nu onto that half-line at the start and after every optimiser step (projected
-    gradient descent; a neuron pushed against the cap sits exactly at lam_max). 1.0, the
+    projects nu onto that half-line at the start and after every optimiser step. 1.0, the
     default, is no cap.
     """
 
@@ -96,9 +88,7 @@ class TrainConfig:
             )
         lam_max = self.lam_max
         if isinstance(lam_max, bool) or not isinstance(lam_max, int | float):
-            raise ValueError(
-                f"TrainConfig.lam_max must be a number in (0, 1], got {lam_max!r}",
-            )
+            raise ValueError(f"TrainConfig.lam_max must be a number in (0, 1], got {lam_max!r}")
         if not 0.0 < lam_max <= 1.0:  # also false for NaN
             raise ValueError(
                 f"TrainConfig.lam_max must lie in (0, 1] (the cap on lam; 1.0: no cap), "

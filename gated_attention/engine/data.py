@@ -41,13 +41,10 @@ def sample_chunk_neuron_major(
     Returns X (steps, E, d+1, T*B) with x~ = [x; 1] and Y (steps, E, d_out, T'*B) at the steps
     ``out_steps`` (None: all), both in ``dtype``, column t*B + b: the same numbers as
     ``inputs_neuron_major(x.to(dtype))`` and ``targets_neuron_major(y, out_steps).to(dtype)``
-    of ``sample_chunk``'s x, y (tested), without the stacked float64 copies. ``pool``: draw
-    the members in these threads (the same numbers: each member has its own generator).
-    ``batch_labels``: each member draws its inputs, then every member's labels come from one
-    batched product per factor (``labels_of_many`` of tasks of one kind that have it: the same
-    inputs, labels equal up to the products' rounding); None: where the generators are not on
-    the CPU (a GPU: a chunk's labels in a few kernels, whatever the members), so the CPU's data
-    stay those of member-by-member drawing.
+    of ``sample_chunk``'s x, y (tested). ``pool``: draw the members in these threads (the same
+    numbers). ``batch_labels``: each member draws its inputs, then all labels come from one
+    batched product per factor (``labels_of_many`` of tasks of one kind: labels equal up to
+    rounding); None: only off the CPU, so the CPU's data stay those of member-by-member drawing.
     """
     t0, E, B = tasks[0], len(tasks), batch_size
     T, d, d_out = t0.T, t0.d, t0.d_out
@@ -129,13 +126,12 @@ def data_on_device(tasks: Sequence[Task], device: torch.device, asked: bool | No
 
 class DataFeed:
     """A run's data, a chunk of steps at a time (``next``): drawn by each stream's own generator
-    (on the host, or on the device where the generators live: ``data_on_device``), in the
-    layout of the run's path (neuron-major on packed weights; else
-    (k, S, B, T, d), the targets cut to the loss's steps for a model of its own), moved to the
-    device, each member reading its stream. Off the CPU (``background``) the next chunk is drawn
-    in a background thread while the device trains, and the streams of a chunk in threads of
-    their own: the same numbers, since each stream has its own generator drawn in the same
-    order. ``pending``: that next chunk's future, or None; ``close`` ends the threads.
+    (where the generators live: ``data_on_device``), in the layout of the run's path
+    (neuron-major on packed weights; else (k, S, B, T, d), the targets cut to the loss's steps
+    for a model of its own), moved to the device, each member reading its stream. With
+    ``background`` the next chunk is drawn in a thread while the device trains, the streams in
+    threads of their own (the same numbers: one generator per stream). ``pending``: that next
+    chunk's future, or None; ``close`` ends the threads.
     """
 
     def __init__(

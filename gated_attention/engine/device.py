@@ -23,11 +23,8 @@ DEVICE_ENV = "GATED_ATTENTION_DEVICE"
 
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:
-    """The device to train on: ``device``, else $GATED_ATTENTION_DEVICE, else "cpu".
-
-    The data are drawn chunk by chunk where ``train``'s ``data_on_device`` says; results come
-    back to the CPU. A device that does not exist here is an error that names it.
-    """
+    """The device to train on: ``device``, else $GATED_ATTENTION_DEVICE, else "cpu"; a
+    ValueError names a device that does not exist here."""
     name = device if device is not None else os.environ.get(DEVICE_ENV, "cpu")
     try:
         dev = torch.device(name)
@@ -42,9 +39,8 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
 
 #: the environment variable that sets the torch threads of training on the CPU
 THREADS_ENV = "GATED_ATTENTION_THREADS"
-#: the torch threads of training on the CPU unless $GATED_ATTENTION_THREADS says otherwise. At
-#: the book's sizes the products are small: a second thread did not speed a step on a quiet
-#: 2-core machine and slowed it severalfold on a loaded one (README, "Threads")
+#: the torch threads of training on the CPU unless $GATED_ATTENTION_THREADS says otherwise
+#: (why one: book/performance.md, "Threads")
 DEFAULT_THREADS = 1
 
 
@@ -90,39 +86,23 @@ def training_threads(dev: torch.device):
 NO_FLUSH_ENV = "GATED_ATTENTION_NO_FLUSH"
 
 
-def flush_wanted() -> bool:
-    """False when $GATED_ATTENTION_NO_FLUSH is set (to anything but "" or "0")."""
-    return os.environ.get(NO_FLUSH_ENV, "") in ("", "0")
-
-
 def flush_denormals(force: bool = False) -> bool:
     """Flush subnormal floats to zero (``torch.set_flush_denormal(True)``); True if set.
 
-    Under weight decay the weights of dead neurons shrink geometrically, and products of them
-    fall below the smallest normal float32 (1.2e-38). Many x86 CPUs compute with such
-    subnormal numbers through a slow path; whether a trained student's step pays for it
-    depends on the processor (the Performance chapter measures it on the machine that builds
-    the book). Flushing changes only values below 1.2e-38 (2.2e-308 in float64), far
-    below anything this project reports.
-
-    The setting is per thread, and torch's intra-op worker threads copy it from the thread
-    that creates them, once, when the pool starts (the first parallel operation or
-    ``torch.set_num_threads``); setting it later reaches the calling thread only (with the pool
-    started first, a parallel product over subnormal numbers flushed only part of them; the
-    README's measurements say what that costs a training step). A chapter or notebook runs
-    torch operations before it trains, so ``import gated_attention`` sets it, before anything
-    of the package starts the pool, and ``train`` calls this again for its own thread.
-    $GATED_ATTENTION_NO_FLUSH=1 turns both off (the import then changes no torch setting);
-    ``force`` sets the flag even then (a bench that compares both).
+    Weight decay shrinks dead neurons' weights into subnormal floats, which many x86 CPUs
+    compute slowly; flushing changes only values below 1.2e-38 (2.2e-308 in float64). The
+    setting is per thread, and torch's intra-op threads copy it once, when their pool starts:
+    so ``import gated_attention`` sets it before anything starts the pool, and ``train`` calls
+    this again for its own thread (why and what it costs: book/reference.md, "Subnormal
+    floats"). $GATED_ATTENTION_NO_FLUSH=1 turns both off; ``force`` sets the flag even then.
     """
-    if not (force or flush_wanted()):
+    if not (force or os.environ.get(NO_FLUSH_ENV, "") in ("", "0")):
         return False
     return bool(torch.set_flush_denormal(True))
 
 
 #: glibc's ``mallopt`` parameters (malloc.h) and the values ``keep_freed_memory`` sets: blocks up
-#: to 32 MiB (glibc's largest mmap threshold on 64 bits) from the heap, and up to 1 GiB of freed
-#: heap kept in the process instead of handed back to the system
+#: to 32 MiB (glibc's largest mmap threshold on 64 bits) from the heap, up to 1 GiB freed kept
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 MMAP_BYTES, KEEP_BYTES = 32 * 2**20, 2**30
 
@@ -131,20 +111,11 @@ MMAP_BYTES, KEEP_BYTES = 32 * 2**20, 2**30
 def keep_freed_memory() -> bool:
     """Let each CPU step reuse the memory the step before freed; True if set (glibc only).
 
-    A step allocates its intermediates (a few MiB each) and frees them at its end. glibc's
-    malloc hands large freed blocks back to the system (by its adaptive thresholds), and the
-    next step's buffers then come back page by page, each page a fault that the kernel fills
-    with zeros. Measured (``resource.getrusage`` minor faults, 100 steps of the bench's fixed
-    batch on a 2-core AMD EPYC): the 16 x n = 28 ensemble in mode "fast" 543 to 1,079 faults a
-    step, 0 to 18 after this; mode "compiled" 33 to 1,041, then at most 9. The time it saves is
-    within this machine's noise: ``train`` in mode "compiled", 300 steps, best of 3, three
-    processes each way in turns: one student 169 / 229 / 320 steps/s without, 252 / 285 / 278
-    with; the ensemble 1,182 / 1,663 / 1,644 and 1,256 / 1,494 / 1,374 member-steps/s (its
-    faults there were 44 to 167 a step, then at most 5). The numbers computed do not change
-    (where memory comes from, not what is done with it); the process keeps its largest heap
-    until it ends. Sets M_MMAP_THRESHOLD to ``MMAP_BYTES`` and M_TRIM_THRESHOLD to
-    ``KEEP_BYTES`` once per process (``train`` calls it); False where the C library has no
-    ``mallopt`` (not glibc) or refuses the values."""
+    glibc hands large freed blocks back to the system, and the next step's buffers then come
+    back page by page, each page a fault (measured: book/reference.md, "Freed memory"). Sets
+    M_MMAP_THRESHOLD to ``MMAP_BYTES`` and M_TRIM_THRESHOLD to ``KEEP_BYTES`` once per process
+    (``train`` calls it); the numbers computed do not change. False where the C library has
+    no ``mallopt`` (not glibc) or refuses the values."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
@@ -156,9 +127,8 @@ def keep_freed_memory() -> bool:
 
 
 def draw_in_background(dev: torch.device) -> bool:
-    """Whether ``train`` draws data in background threads: off the CPU only. On it the training
-    itself keeps the cores busy, and drawing beside it made a step slower on every size
-    measured (the git history of this function has the numbers)."""
+    """Whether ``train`` draws data in background threads: off the CPU only (on it, drawing
+    beside the training made a step slower on every size measured)."""
     return dev.type != "cpu"
 
 
@@ -180,18 +150,14 @@ def record_graph(
     fn: Callable[[], None], before_capture: Future | None, stream: torch.cuda.Stream | None = None
 ):
     """``fn`` recorded once as a CUDA graph on ``stream`` (the step's own side stream), after
-    ``before_capture`` (a pending future: the prefetch of the next chunk, so that no other
-    thread of this run talks to the device during the recording) has finished; None, with a
-    warning that names the error, where the recording fails (an operation a graph cannot hold):
-    the caller then runs ``fn`` eagerly from there on. The recording runs nothing.
+    ``before_capture`` (the pending prefetch of the next chunk: no other thread of this run
+    talks to the device while it records) has finished; None, with a warning naming the error,
+    where the recording fails (the caller then runs ``fn`` eagerly). The recording runs nothing.
 
-    Jobs side by side (``experiments.side_by_side``) record in threads of their own, so each
-    recording has its own stream (without one, ``torch.cuda.graph`` records every graph of the
-    process on one stream of its class: a second recording beside the first fails, "operation
-    not permitted when stream is capturing", as on an H200 on 2026-12-04), captures in
-    thread-local mode (other threads' jobs go on), and holds ``CAPTURE_LOCK``: entering a
-    recording synchronises the whole device and empties its cache, which another recording
-    under way must not see."""
+    Jobs side by side (``experiments.side_by_side``) record in threads of their own: each on its
+    own stream (on one shared stream a second recording fails, "operation not permitted when
+    stream is capturing"), in thread-local capture mode, holding ``CAPTURE_LOCK`` (entering a
+    recording synchronises the device and empties its cache)."""
     if before_capture is not None:
         before_capture.result()
     graph = torch.cuda.CUDAGraph()
@@ -213,13 +179,10 @@ class GraphedStep:
 
     Called with one step's data (x, y), it copies them into the buffers X, Y, computes
     ``loss_fn(X, Y)`` (E,), its backward (into the parameters' .grad) and adds the loss into
-    ``window``; the caller then runs the optimiser. Eagerly, gradients are cleared first (as
-    ``zero_grad`` after the last step would). With ``capture`` (a CUDA device), the first WARMUP
-    steps run eagerly on a side stream (``on_side_stream``), the next is recorded once as a
-    CUDA graph (``record_graph``) and every step from then on replays it: one launch for the
-    tens of small kernels of a step, whose launches otherwise cost more than the kernels. A
-    replay writes the same gradient tensors each time, so they are never cleared in between.
-    ``loss_fn`` is the fused loss of Eq. (2) or, on a GPU, any model's (``steps.make_step``).
+    ``window``; the caller then runs the optimiser. Eagerly, gradients are cleared first. With
+    ``capture`` (a CUDA device), the first WARMUP steps run eagerly on a side stream
+    (``on_side_stream``), the next is recorded once as a CUDA graph (``record_graph``) and every
+    later step replays it (writing the same gradient tensors, never cleared in between).
     """
 
     WARMUP = 3

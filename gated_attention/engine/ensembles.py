@@ -91,11 +91,9 @@ def unstack_students(
 #: fitted on the 2-core CPU this project is measured on (Fig. 3A/B sweeps, T = 8, batch 64:
 #: ~1.2 ms per ensemble and step, against ~0.06 ms per million multiply-adds)
 ENSEMBLE_OVERHEAD_MACS = 20e6
-#: the same on a GPU, where a step is launch-bound until its arithmetic outgrows its launches: a
-#: compiled step of Eq. (2) launches ~20 kernels, ~0.13 ms at the ~7 us a kernel of the recorded
-#: H200 bench (``lab.device_time``), the time ~1e9 forward multiply-adds take there with their
-#: backward (~5.4 FLOP each, counted) at its 45.7 TFLOP/s; the two overlap (``size_groups``'s
-#: ``overlap``)
+#: the same on a GPU, where a step is launch-bound until its arithmetic outgrows its launches:
+#: ~20 kernels of a compiled step of Eq. (2) at ~7 us each on the recorded H200 bench
+#: (``lab.device_time``), the time of ~1e9 forward multiply-adds with their backward there
 GPU_ENSEMBLE_OVERHEAD_MACS = 1e9
 
 
@@ -186,15 +184,12 @@ def train_by_size(
     """``train`` for GatedRNNs of different sizes: a few ensembles of similar sizes, one after
     another (``size_groups``), instead of one in which every member costs the largest.
 
-    Each member's run is the same as in one ensemble (each equals its separate run; tested).
-    Returns one TrainResult for all members: params stacked and zero-padded as
-    ``stack_students`` stacks them, losses (K, E) in member order, wall_time and resumed_from
-    summed over the ensembles. With one ensemble this is ``train`` on ``stack_students``; with
-    several, ensemble k checkpoints to ``<stem>-<k><suffix>`` beside ``checkpoint`` and those
-    files are deleted once all have finished (the caller deletes ``checkpoint`` as usual).
-    ``groups``: the member indices of each ensemble, instead of ``plan_ensembles``'s split
-    for ``device`` (``overhead``: its cost of an ensemble, None: the device's default).
-    ``on_nonfinite``: as in ``train``.
+    Each member's run is the same as in one ensemble (tested). Returns ``combine_ensembles``'s
+    TrainResult for all members. With several ensembles, ensemble k checkpoints to
+    ``<stem>-<k><suffix>`` beside ``checkpoint``, files deleted once all have finished (the
+    caller deletes ``checkpoint`` as usual). ``groups``: the member indices of each ensemble,
+    instead of ``plan_ensembles``'s split for ``device`` (``overhead``: its cost of an
+    ensemble, None: the device's default). ``on_nonfinite``: as in ``train``.
     """
     if len(students) != len(tasks):
         raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
@@ -258,33 +253,14 @@ def _group_checkpoints(checkpoint: str | os.PathLike | None, n_groups: int) -> l
 
 
 def train_ensemble(
-    tasks: Sequence[Task],
-    students: Sequence[GatedRNN],
-    config: TrainConfig,
-    *,
-    data_seeds: Sequence[int],
-    checkpoint: str | os.PathLike | None = None,
-    progress: bool = True,
-    desc: str = "training",
-    device: str | torch.device | None = None,
-    on_nonfinite: str = "raise",
+    tasks: Sequence[Task], students: Sequence[GatedRNN], config: TrainConfig, **kwargs
 ) -> TrainResult:
     """``train`` on GatedRNNs of any sizes as one ensemble (``stack_students``: the smaller
-    ones masked inside the largest): one ensemble of ``train_by_size``. ``on_nonfinite`` as in
-    ``train`` (a member index in its error counts within this ensemble)."""
+    ones masked inside the largest): one ensemble of ``train_by_size``. ``kwargs``: ``train``'s
+    (``data_seeds``, ``checkpoint``, ``progress``, ``desc``, ``device``, ``on_nonfinite``: a
+    member index in its error counts within this ensemble)."""
     params, masks = stack_students(students)
-    return train(
-        tasks,
-        params,
-        config,
-        data_seeds=data_seeds,
-        masks=masks,
-        checkpoint=checkpoint,
-        progress=progress,
-        desc=desc,
-        device=device,
-        on_nonfinite=on_nonfinite,
-    )
+    return train(tasks, params, config, masks=masks, **kwargs)
 
 
 def combine_ensembles(

@@ -92,12 +92,10 @@ def check_ensemble(tasks, params, data_seeds, masks) -> None:
             raise ValueError(f"masks[{k!r}] must exist and have the shape of params[{k!r}]")
     t0 = tasks[0]
     for t in tasks[1:]:
-        same_mask = (t.loss_mask is None) == (t0.loss_mask is None) and (
-            t.loss_mask is None or torch.equal(t.loss_mask, t0.loss_mask)
-        )
-        if (t.d, t.d_out, t.T, t.loss_scale) != (t0.d, t0.d_out, t0.T, t0.loss_scale) or not (
-            same_mask
-        ):
+        m, m0 = t.loss_mask, t0.loss_mask
+        same_mask = m is None if m0 is None else m is not None and torch.equal(m, m0)
+        same = (t.d, t.d_out, t.T, t.loss_scale) == (t0.d, t0.d_out, t0.T, t0.loss_scale)
+        if not (same and same_mask):
             raise ValueError("ensemble tasks must share d, d_out, T, loss_mask and loss_scale")
 
 

@@ -11,50 +11,29 @@ Glossary (code name -> paper symbol / meaning -> shape):
     chunk_steps  data for this many steps is drawn at once (one generator call per member)
     log_every    the loss curve keeps the mean training loss of each window of this many steps
 
-Why an ensemble equals separate runs: the loss is the sum of the members' losses, so each
-member's gradient is its own loss's gradient; AdamW is elementwise; nothing couples the members
-(no gradient clipping across them). Each member draws its data from its own generator.
-``tests/test_training.py`` checks that an ensemble and E separate runs end with the same
-parameters (float64, 1e-10), and that an interrupted run resumed from its checkpoint ends where an
-uninterrupted one does.
+An ensemble equals E separate runs: the loss is the sum of the members' losses, AdamW is
+elementwise, nothing couples the members (no clipping across them), and each member draws from
+its own generator (``tests/test_training.py`` checks it, and that a resumed run ends where an
+uninterrupted one does).
 
-Three modes of the same training step (same data, same numbers up to rounding; tested):
-    "fast"       ``fast_path.fused_loss`` on packed weights and neuron-major data (one GEMM
-                 per gating pair, decay-matrix scan, output only at the loss's time steps, a
-                 hand-written backward), the fused AdamW kernel, the loss read back once per
-                 log window; masks applied once (masked entries then stay exactly zero).
-    "compiled"   as "fast", with the loss and its gradients from ``compiled_loss.loss_and_grads``
-                 (the recurrence as a scan over t) compiled by ``torch.compile``
-                 (``steps.CompiledStep``): the elementwise work fused into a few loops around
-                 the GEMMs; any other model's forward and loss compiled likewise (its backward
-                 made by AOTAutograd; a family's loop over t becomes a few fused loops).
-                 Other rounding than "fast", so a run's numbers differ from the "fast" run's
-                 at float32 precision; compiling costs ~10 s per shape (a minute or more for
-                 an LSTM or GRU unrolled over T = 32), so it pays for long runs. Needs a C++
-                 compiler (on a GPU: Triton).
+Modes (``TrainConfig.mode``; what each costs: book/reference.md, "Engine modes"):
+    "fast"       ``fast_path.fused_loss`` on packed weights and neuron-major data, a
+                 hand-written backward, the fused AdamW kernel, the loss read back once per
+                 log window
+    "compiled"   as "fast", the loss, its gradients and the update compiled by ``torch.compile``
+                 (``steps.CompiledStep``; any other model's forward and loss likewise): other
+                 rounding than "fast"; needs a C++ compiler (on a GPU: Triton)
     "reference"  the readable definition: ``gated_rnn_forward(mode="reference")`` (a loop over
-                 t), ``masked_mse``, a plain per-parameter AdamW, the loss read back every step.
-A model other than Eq. (2) can be trained by passing ``forward`` (then both modes run it as is).
+                 t), ``masked_mse``, a per-parameter AdamW, the loss read back every step.
+A model other than Eq. (2) is trained by passing ``forward``.
 
-Size sweeps: in one ensemble a smaller member costs what the largest costs, so
-``train_by_size`` trains a sweep as a few ensembles of similar sizes, one after another (the
-split of ``plan_ensembles``, which minimises a cost model: ``forward_macs`` at each ensemble's
-largest size plus ``ENSEMBLE_OVERHEAD_MACS`` per ensemble). On a GPU an ensemble's step costs
-the larger of its launches (``GPU_ENSEMBLE_OVERHEAD_MACS``) and its arithmetic: a sweep splits
-only where its padded arithmetic outgrows the launches of one more ensemble.
+On a GPU (``device``, or $GATED_ATTENTION_DEVICE) the step is recorded once as a CUDA graph and
+replayed (``device.GraphedStep``, ``steps.CompiledStep``), and the data are drawn there
+(``data_on_device``) or on the host in background threads (``data.DataFeed``). Size sweeps:
+``ensembles.train_by_size``.
 
-On a GPU (``device``, or $GATED_ATTENTION_DEVICE): the fast step is recorded once as a CUDA
-graph and replayed (``device.GraphedStep``; in mode "compiled" the whole step with AdamW's
-update, ``steps.CompiledStep``; untested on a GPU so far), and the data are drawn on the GPU by
-each stream's own generator there, a chunk of steps at a time (``data_on_device``; tasks that
-can, the teacher-student and regression tasks: other numbers than the CPU's, the same for the
-same seed on the same device), or else on the host in background threads while the GPU trains
-(``data.DataFeed``).
-
-``train`` is the loop; what it composes lives beside it: the step of each path
-(``steps``: fused Eq. (2), a model's forward, the reference), the data (``data.DataFeed``), the
-loss curve (``loss_log.LossLog``), the watch for divergence (``guards.DivergenceGuard``), the
-checkpoints (``checkpoints``) and the optimiser (``optimiser`` below).
+``train`` is the loop over the pieces beside it: ``steps`` (one step object per path), ``data``,
+``loss_log``, ``guards`` (the watch for divergence), ``checkpoints`` and ``optimiser`` below.
 """
 
 from __future__ import annotations
@@ -91,7 +70,6 @@ from .guards import (
 )
 from .loss_log import LossLog
 from .losses import LossSpec
-from .losses import cross_entropy as cross_entropy  # (re-exported: where it lived before)
 from .member_rates import MemberRates, check_member_lrs
 from .steps import make_step
 
@@ -142,32 +120,23 @@ def train(
             gated RNN of Eq. (2) (``gated_rnn_fast``, or the reference loop in mode "reference").
         checkpoint: a file path: the run saves its state there every ``config.checkpoint_every``
             steps and, if the file exists, resumes from it. The caller deletes it when done.
-        progress: show a tqdm bar (plain tqdm; TQDM_DISABLE=1 also turns it off).
-        device: where the computation runs (``resolve_device``: default $GATED_ATTENTION_DEVICE,
-            else the CPU); the returned parameters and losses are CPU tensors.
-        cuda_graph: run the step's loss and backward as a captured CUDA graph (``GraphedStep``,
-            any model but mode "reference"; in mode "compiled" on the fused path the whole step,
-            optimiser included: ``CompiledStep``; None: on a CUDA device, where it exists).
-        on_log: called at the end of every logged window as ``on_log(step, params)``, params
-            a detached copy of the (E, ...) parameters in the layout of ``params``: what an
-            experiment records along the run (its counts, a held-out loss) without a loop of
-            its own.
-        on_nonfinite: "raise" (default): a member whose logged window loss is NaN or inf (read
-            back at the log boundary, no extra per-step sync), or whose weights are non-finite
-            at a checkpoint or at the end, stops the run with ``NonFiniteLossError`` naming the
-            steps, the members and the last checkpoint with finite weights (none is written
-            after the divergence). "keep": train on; a diverged member ends with NaN losses
-            and weights (a learning-rate sweep scores it as infinitely bad).
-        data_on_device: draw the data on ``device`` with generators there (tasks that can:
-            ``draws_on_device``), a chunk at a time, nothing on the host between steps; None:
-            on a GPU when the tasks can. The same seed on the same device gives the same
-            numbers; a GPU's generators draw other numbers than the CPU's (False keeps the
-            CPU's data on a GPU too, as a comparison with a CPU run needs). On the CPU both are
-            the same.
-        member_lrs: E rates, member e training as at ``config.lr = member_lrs[e]``, its
-            schedule included (``member_rates``: each member's move scaled after every
-            optimiser step; the compiled fused step then runs eagerly on a GPU); None: all at
-            ``config.lr``.
+        progress: show a tqdm bar (TQDM_DISABLE=1 also turns it off).
+        device: where it runs (``resolve_device``: default $GATED_ATTENTION_DEVICE, else the
+            CPU); the returned parameters and losses are CPU tensors.
+        cuda_graph: record the step as a CUDA graph (``GraphedStep``, any model but mode
+            "reference"; mode "compiled" on the fused path: the whole step, ``CompiledStep``);
+            None: on a CUDA device.
+        on_log: called at the end of every logged window as ``on_log(step, params)``, params a
+            detached CPU copy of the (E, ...) parameters in the layout of ``params``.
+        on_nonfinite: "raise": a member whose window loss (read at the log boundary), or whose
+            weights at a checkpoint or at the end, are NaN or inf stops the run with
+            ``NonFiniteLossError`` (no checkpoint is written after the divergence). "keep":
+            train on; a diverged member ends with NaN losses and weights.
+        data_on_device: draw the data on ``device`` with generators there (tasks with
+            ``draws_on_device``), a chunk at a time; None: on a GPU when the tasks can. A GPU's
+            generators draw other numbers than the CPU's (False: the CPU's data on a GPU too).
+        member_lrs: E rates, member e training as at ``config.lr = member_lrs[e]``, its schedule
+            included (``member_rates``); None: all at ``config.lr``.
 
     Raises:
         NonFiniteLossError: see ``on_nonfinite``.
@@ -190,7 +159,8 @@ def train(
     streams, stream_tasks, gens = data_streams(tasks, data_seeds, dev if on_dev else None)
     mask_t, T, scale = tasks[0].loss_mask, tasks[0].T, float(tasks[0].loss_scale)
     out_steps = None if mask_t is None else torch.nonzero(mask_t).flatten()  # for the data
-    log, path, step = LossLog(E, c.torch_dtype, dev), _path(checkpoint), 0
+    log, step = LossLog(E, c.torch_dtype, dev), 0
+    path = None if checkpoint is None else Path(checkpoint)
     state = read_checkpoint(path)
     if state is not None:
         step, *curve = restore(state, path, P, opt, sched, gens, streams)
@@ -239,15 +209,7 @@ def train(
     return result()
 
 
-def _close_window(
-    log: LossLog,
-    step: int,
-    bar: tqdm,
-    guard: DivergenceGuard,
-    on_log: Callable[[int, dict[str, torch.Tensor]], None] | None,
-    P: dict[str, torch.Tensor],
-    packed: bool,
-) -> None:
+def _close_window(log: LossLog, step: int, bar, guard: DivergenceGuard, on_log, P, packed) -> None:
     """The end of a logged window: its one read-back of the losses, shown on the bar, checked
     for NaN or inf, and ``on_log`` called with a CPU copy of the parameters."""
     read = log.close(step)
@@ -303,15 +265,12 @@ def _placed(params, masks, pack, dtype, dev):
         k: v.detach().to(dtype=dtype, device=dev).clone().requires_grad_(True)
         for k, v in pack(params).items()
     }
-    Mk = (
-        None
-        if masks is None
-        else {k: v.to(dtype=dtype, device=dev) for k, v in pack(masks).items()}
-    )
-    if Mk is not None:
-        with torch.no_grad():
-            for k in P:
-                P[k].mul_(Mk[k])
+    if masks is None:
+        return P, None
+    Mk = {k: v.to(dtype=dtype, device=dev) for k, v in pack(masks).items()}
+    with torch.no_grad():
+        for k in P:
+            P[k].mul_(Mk[k])
     return P, Mk
 
 
@@ -325,10 +284,6 @@ def _projection(P: dict, nu_min: float | None) -> Callable[[], None]:
                 P["nu"].clamp_(min=nu_min)
 
     return project
-
-
-def _path(checkpoint) -> Path | None:
-    return None if checkpoint is None else Path(checkpoint)
 
 
 def _result(P, packed, log, E, dtype, wall_time, resumed_from) -> TrainResult:

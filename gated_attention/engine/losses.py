@@ -45,13 +45,8 @@ def loss_function(
     """The (E,) losses of one step for the autograd paths (``ForwardStep``, ``ReferenceStep``).
 
     P: the trained tensors (packed or not); masks: 0/1 tensors applied to them in every step."""
-    packed, forward, T, out_steps, scale = (
-        spec.packed,
-        spec.forward,
-        spec.T,
-        spec.out_steps,
-        spec.scale,
-    )
+    packed, forward, T = spec.packed, spec.forward, spec.T
+    out_steps, scale = spec.out_steps, spec.scale
 
     def loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         p = P if masks is None else {k: P[k] * masks[k] for k in P}

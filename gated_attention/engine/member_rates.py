@@ -1,21 +1,15 @@
 """Each member of an ensemble at its own learning rate (``train(..., member_lrs=...)``): a rate
 search as one ensemble instead of one run per rate.
 
-The optimiser steps every member at the run's rate, lr(s) (``config.lr`` and its schedule);
-each member's move is then scaled by r_e(s) = lr_e(s) / lr(s), where lr_e(s) is the rate that
-member's own run would have at step s (``cosine_lr`` of the config with lr = lr_e, warm-up and
-eta_min included):
+The optimiser steps every member at the run's rate lr(s); each member's move is then scaled by
+r_e(s) = lr_e(s) / lr(s), lr_e(s) the rate of that member's own run at step s (``cosine_lr``
+with lr = lr_e):
 
     w_e <- w_e + r_e(s) (w_e' - w_e),      w_e' the optimiser's update at rate lr(s),
 
-one ``lerp_`` a weight (w_e' + (1 - r_e)(w_e - w_e')).
-
-This is the member's own update in exact arithmetic for every optimiser of ``TrainConfig``:
-given the gradients and the optimiser's state, each moves a weight by lr times a term that does
-not depend on lr (AdamW: -lr (m_hat / (sqrt(v_hat) + eps) + wd w); Adam with L2 and plain SGD:
--lr times their step), and the state (m, v) does not depend on lr. In floating point it differs
-by the rounding of the difference and of the product. ``tests/test_member_rates.py`` trains a
-search both ways.
+one ``lerp_`` a weight. In exact arithmetic this is the member's own update for every optimiser
+of ``TrainConfig`` (each moves a weight by lr times a term, and keeps a state, that do not
+depend on lr); in floating point it differs by rounding (``tests/test_member_rates.py``).
 
 Glossary (code name -> meaning):
     member_lrs   (E,) each member's base rate, in place of ``config.lr``

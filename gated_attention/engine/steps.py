@@ -2,24 +2,17 @@
 member (loss, backward, optimiser, the projection of nu) and adds the members' losses into the
 loss window; ``train`` (``loop``) runs it over the data.
 
-    FusedStep      the fast path of Eq. (2) with output gating: ``fast_path.fused_loss`` (one
-                   autograd node), the loss, its gradients and the window as one captured CUDA
-                   graph on a GPU (``device.GraphedStep``), eagerly elsewhere
-    CompiledStep   the same step in mode "compiled": ``compiled_loss.loss_and_grads`` (the loss
-                   and its gradients as one plain function) compiled by ``torch.compile``;
-                   on a CPU over parts of the batch whose intermediates its caches hold
-                   (``batch_parts``); in that mode a ``ForwardStep``'s loss function is
-                   compiled too
-    ForwardStep    any other model through its ``forward`` (the other families, side gating on
-                   packed weights, the cross-entropy of App. D.3): autograd, the window on the
-                   device; on a GPU its loss and backward go through ``FusedStep`` instead,
-                   recorded as a CUDA graph
-    ReferenceStep  the readable definition (``gated_rnn_forward(mode="reference")``,
-                   ``masked_mse``), the loss read back every step as a plain loop would
+    FusedStep      the fast path of Eq. (2) with output gating (``fast_path.fused_loss``), a
+                   CUDA graph on a GPU (``device.GraphedStep``), eagerly elsewhere
+    CompiledStep   the same step in mode "compiled" (``compiled_loss.loss_and_grads`` compiled
+                   by ``torch.compile``), on a CPU over parts of the batch (``batch_parts``)
+    ForwardStep    any other model through its ``forward`` (the other families, side gating,
+                   App. D.3's cross-entropy) and autograd
+    ReferenceStep  the readable definition, the loss read back every step
 
-``make_step`` picks the one a run needs; ``losses.loss_function`` is the loss the two autograd
-steps share. Shapes: x, y one step's data as the path takes them, neuron-major (E, d+1, T*B) and
-(E, d_out, T'*B) on packed weights, else (E, B, T, d) and (E, B, T or T', d_out); losses (E,).
+``make_step`` picks the one a run needs. Shapes: x, y one step's data as the path takes them,
+neuron-major (E, d+1, T*B) and (E, d_out, T'*B) on packed weights, else (E, B, T, d) and
+(E, B, T or T', d_out); losses (E,).
 """
 
 from __future__ import annotations
@@ -68,13 +61,10 @@ class FusedStep:
         self.project()
 
 
-#: the most bytes of intermediates a compiled step on a CPU computes at once: a larger batch is
-#: split into parts (``batch_parts``). Measured on a 2-core AMD EPYC (32 MiB of L3 cache): the
-#: 16 x n = 28 ensemble of the bench (T 32, batch 64, ~49 MB whole) took ~1.4x less time a
-#: step in 4 parts, one student of n = 100 (~11 MB) no less in parts
+#: the most bytes of intermediates a compiled step on a CPU computes at once (a larger batch is
+#: split into parts: ``batch_parts``), sized to a 2-core AMD EPYC's 32 MiB of L3 cache
 PART_BYTES = 16 * 2**20
-#: the fewest sequences of a part: the same ensemble took 6.65 / 7.17 / 8.79 ms a step in parts
-#: of 16 / 8 / 4 sequences against 7.60 ms whole (smaller parts: more calls than cache saved)
+#: the fewest sequences of a part (smaller parts: more calls than the cache saves)
 PART_MIN = 8
 _WHOLE = ContextVar("whole_batches", default=False)
 
@@ -116,20 +106,16 @@ class CompiledStep:
     """Mode "compiled": the loss, its gradients (``loss_and_grads``) and, for AdamW, the update
     of the weights and of the optimiser's own state (``adamw_update``) compiled as one function
     per shape (``torch.compile``); the losses add into the window, then the projection. Other
-    optimisers get the gradients as ``.grad`` and step as usual. Masked entries stay exactly
-    zero as in ``FusedStep``. The optimiser object keeps its state and learning rate, so a
-    checkpoint saves and restores it as in mode "fast".
+    optimisers get the gradients as ``.grad`` and step as usual. The optimiser object keeps its
+    state and learning rate, so a checkpoint saves and restores it as in mode "fast".
 
     On a CPU a batch too large for its caches goes through ``loss_and_grads`` in ``parts``
-    (``batch_parts``: equal parts of the sequences, each part's loss scaled by 1 / parts and
-    the parts' losses and gradients summed: the whole batch's up to rounding), then one
-    compiled update; one compiled function per part's shape, not one unrolled over the parts.
+    (``batch_parts``: each part's loss scaled by 1 / parts, losses and gradients summed: the
+    whole batch's up to rounding), then one compiled update.
 
-    With ``capture`` (a CUDA device, AdamW) the whole step is one CUDA graph: WARMUP steps run
-    eagerly on a side stream (compiling), the next is recorded once on fixed input buffers and
-    every later step replays it (loss, gradients, the update of weights and state with its step
-    counters on the device, the window, the projection); the learning rate the schedule sets
-    is written into its device tensor before each replay, outside the graph."""
+    With ``capture`` (a CUDA device, AdamW) the whole step is one CUDA graph, recorded after
+    WARMUP eager steps as ``GraphedStep`` records; the learning rate the schedule sets is
+    written into its device tensor before each replay, outside the graph."""
 
     NAMES = ("W_in", "nu", "W_out", "D")
     WARMUP = GraphedStep.WARMUP
@@ -258,14 +244,10 @@ def adamw_update(w, g, exp_avg, exp_avg_sq, step, wd: float, lr, betas, eps: flo
 
 
 def _options(device: torch.device) -> dict | None:
-    """``torch.compile``'s options for mode "compiled" on ``device``. On a CPU the code that
-    calls the generated kernels is C++ (``cpp_wrapper``) instead of Python: the same kernels
-    and numbers, less time between them (2-core CPU, Sec. 4.1 config, the step with AdamW:
-    2.00 / 2.06 ms against 2.09 / 2.15, min / q1 of 30 interleaved rounds; the 16 x 28
-    ensemble 4.99 / 5.38 against 5.25 / 5.57). On a GPU the default (Python) wrapper, whose
-    recording as one CUDA graph ``CompiledStep`` relies on; so too while the kernels are
-    counted (``cpp.enable_kernel_profile``, ``lab.device_time.kernel_profile``), which reads
-    them from the Python wrapper's code."""
+    """``torch.compile``'s options for mode "compiled" on ``device``: on a CPU a C++ wrapper
+    around the generated kernels (``cpp_wrapper``: the same kernels and numbers, less time
+    between them); on a GPU, and while kernels are counted (``cpp.enable_kernel_profile``,
+    ``lab.device_time``), the default Python wrapper, which a CUDA graph records."""
     python = device.type != "cpu" or inductor_config.cpp.enable_kernel_profile
     return None if python else {"cpp_wrapper": True}
 
@@ -324,14 +306,12 @@ def make_step(
     capture: bool,
 ):
     """The step object of a run: ``FusedStep`` on packed output-gating weights (masked entries
-    start at zero and stay exactly zero without re-masking: a zero row or column of a padded
-    neuron makes every gradient that touches it exactly zero, and AdamW moves a zero weight
-    with a zero gradient by exactly zero; tests/test_training.py puts garbage in the padding to
-    check it), ``CompiledStep`` instead in mode "compiled", ``ReferenceStep`` in mode
-    "reference", else ``ForwardStep`` (in mode "compiled" with its loss function compiled:
-    a family's forward, side gating, the cross-entropy). ``capture`` (a CUDA device): record
-    the loss and its backward as a CUDA graph (``FusedStep``, any model but the reference), in
-    mode "compiled" on the fused path the whole step."""
+    start at zero and stay exactly zero without re-masking: a padded neuron's zero rows get
+    exactly zero gradient and AdamW moves them by exactly zero; tests/test_training.py checks
+    it), ``CompiledStep`` instead in mode "compiled", ``ReferenceStep`` in mode "reference",
+    else ``ForwardStep`` (its loss function compiled in mode "compiled"). ``capture`` (a CUDA
+    device): record the loss and its backward as a CUDA graph (``FusedStep``, any model but the
+    reference), in mode "compiled" on the fused path the whole step."""
     if spec.packed and "W_out" in P and mode == "compiled":
         return CompiledStep(P, opt, project, window, spec, capture)
     if spec.packed and "W_out" in P:

@@ -2,11 +2,9 @@
 Fig. 4B): every family of ``models.family_registry`` trained at matched parameter counts.
 
 Each (family, parameter-count target, lr) group trains its seeds as one ensemble through the
-engine (``engine.train(..., forward=family.forward)``; the diagonal gated RNN through its fused
-path): one job of the experiment protocol per group; with ``groups_together`` (the paper
-profile) one job per family, its groups as one ensemble (``train_together``).
-The width of each family is the one whose parameter count is closest to the target
-(``models.width_for``), so the families are compared at equal size, as in App. Fig. 6.
+engine (``engine.train(..., forward=family.forward)``; the gated RNN on its fused path), one job
+each; with ``groups_together`` one job per family. A family's width is the one whose parameter
+count is closest to the target (``models.width_for``), as in App. Fig. 6.
 
 Glossary (code name -> paper symbol -> section):
     task          "teacher": the teacher-student task at d = 6 (Fig. 4A); "regression": in-context
@@ -38,7 +36,7 @@ from ..models.shell import parameter_count
 from ..tasks.protocol import masked_mse
 from ..tasks.regression import InContextRegression
 from ..tasks.teacher_student import TeacherStudentTask
-from .profiles import check_profile, derive_seed
+from .profiles import check_profile, derive_seed, held_out_batch
 from .protocol import Experiment, Job
 from .teacher_identification import TEACHER_STD
 
@@ -64,20 +62,14 @@ class ArchitectureConfig(Experiment):
     """Families x parameter targets x seeds (x learning rates in a sweep), for ``experiments.run``.
 
     Choices the paper does not give (ours): the teacher's scale ``teacher_std``, each family's
-    initialisation (``models``), the optimiser settings in ``train`` (AdamW and cosine annealing
-    as everywhere in the book), the learning rate per family (chosen by the same sweep for all).
+    initialisation (``models``), the optimiser settings in ``train``, the learning rate per
+    family (chosen by the same sweep for all).
 
-    ``compile_cells``: train the families with a form for compiled training (``Family.compiled``:
-    the LSTM's and GRU's cell loops, compiled with a hand-written backward, about 3x faster a
-    step on the CPU after a minute or two of compiling per shape; the LRUs' real-arithmetic
-    form) through it, the same map up to rounding (the paper profile's long runs).
-
-    ``groups_together``: train each family's groups (its targets, its rates) as one ensemble,
-    the narrower networks zero-padded to the widest (``models.padding``), each
-    member at its group's rate (``engine.train``'s ``member_lrs``): the same networks up to
-    rounding, one step's kernels for all of a family's groups instead of one step's per group
-    (the paper profile: a GPU's step is launch-bound); on the CPU the padding only adds
-    arithmetic.
+    ``compile_cells``: train the families that have one with their form for compiled training
+    (``Family.compiled``), the same map up to rounding. ``groups_together``: train each family's
+    groups as one ensemble (``train_together``), the same networks up to rounding, one step's
+    kernels for all of them (a GPU's step is launch-bound; on the CPU the padding only adds
+    arithmetic).
     """
 
     name: str = "architectures-teacher"
@@ -132,10 +124,6 @@ class ArchitectureConfig(Experiment):
             for lr in rates
         ]
 
-    def width(self, fam: str, target: int) -> int:
-        task = self.data_task(self.seeds[0])
-        return width_for(family(fam), task.d, task.d_out, target)
-
     def batches(self) -> list[list[int]]:
         """The indices of ``groups`` trained as one ensemble each: every group alone, or with
         ``groups_together`` each family's groups together."""
@@ -174,10 +162,8 @@ class ArchitectureConfig(Experiment):
         time and the groups."""
         rows: dict[int, dict] = {}
         for job, out in zip(jobs, outputs, strict=True):
-            if isinstance(job.part, str):
-                rows.update(zip((int(k) for k in job.part.split(",")), out["rows"], strict=True))
-            else:
-                rows[int(job.part)] = out
+            ks = [int(k) for k in str(job.part).split(",")]
+            rows.update(zip(ks, out["rows"] if isinstance(job.part, str) else [out], strict=True))
         order = sorted(rows)
         groups = [self.groups()[k] for k in order]
         tensors = self.stack_rows([rows[k] for k in order], groups)
@@ -218,11 +204,10 @@ class ArchitectureConfig(Experiment):
     def train_together(
         self, ks: list[int], *, checkpoint: Path | None = None, progress: bool = True
     ) -> list[dict]:
-        """Train groups ``ks`` (one family; its targets, its rates) as one ensemble: each
-        group's members zero-padded to the largest width (``models.padding``), each
-        at its group's rate (``member_lrs``), so each trains as it would alone, up to rounding.
-        Returns their rows as ``train_group`` would, each with the ensemble's wall time shared
-        out by its members."""
+        """Train groups ``ks`` (one family) as one ensemble: each group's members zero-padded to
+        the largest width (``models.padding``), each at its group's rate (``member_lrs``), so each
+        trains as it would alone, up to rounding. Their rows as ``train_group`` would return them
+        (the ensemble's wall time shared out)."""
         return self._train_groups(ks, checkpoint=checkpoint, progress=progress)
 
     def _init_group(self, k: int) -> tuple[int, dict]:
@@ -299,15 +284,8 @@ class ArchitectureConfig(Experiment):
 
     def _eval(self, fam, params: dict, ood: bool) -> torch.Tensor:
         """(E,) held-out loss of every member on ``eval_batch`` sequences of its own task."""
-        xs, ys = [], []
-        for s in self.seeds:
-            task = self.data_task(s)
-            task = task.ood() if ood else task
-            g = torch.Generator().manual_seed(derive_seed(s, "eval-ood" if ood else "eval"))
-            x, y = task.sample(self.eval_batch, g)
-            xs.append(x)
-            ys.append(y)
-        x, y = torch.stack(xs), torch.stack(ys)  # (E, N, T, d), (E, N, T, d_out)
+        tasks = [self.data_task(s).ood() if ood else self.data_task(s) for s in self.seeds]
+        x, y = held_out_batch(tasks, self.seeds, self.eval_batch, "eval-ood" if ood else "eval")
         with torch.no_grad():
             y_hat = fam.forward(x, params)
         t0 = self.data_task(self.seeds[0])
@@ -356,14 +334,11 @@ def architectures_config(
     """Fig. 4A ("teacher": d = 6 teacher-student) or Fig. 4B ("regression") in a profile.
 
     paper   T = 32 (teacher), 5 seeds, parameter targets 1,000 to 30,000, 100,000 steps of
-            batch 64 (ours: the paper gives neither its step count nor its rates here), the
-            LSTM's and GRU's cell loops compiled (``compile_cells``), each family's targets
-            trained together (``groups_together``), the data drawn 250 steps at a time, in
-            mode "compiled" (each family's loss and backward compiled: fewer kernels a step
-            on a GPU, where these runs are launch-bound; the same training up to rounding).
+            batch 64 (ours: the paper gives neither its step count nor its rates here),
+            ``compile_cells``, ``groups_together``, the data drawn 250 steps at a time, in mode
+            "compiled" (the same training up to rounding).
     quick   T = 8 (teacher; the construction is exact for every T), 3 seeds, targets 500 to
-            4,000, 1,200 steps (teacher) or 1,000 (regression, a costlier step), far below
-            the paper's budget.
+            4,000, 1,200 steps (teacher) or 1,000 (regression, a costlier step).
     smoke   2 seeds, two small targets, 4 steps: only proves the code path.
     """
     check_profile(profile)
@@ -381,8 +356,7 @@ def architectures_config(
             **common, T=8, targets=(500, 1000, 2000, 4000), seeds=(0, 1, 2), eval_batch=2048,
             train=tc,
         )  # fmt: skip
-    # data drawn 250 steps at a time (20 members: about 0.5 GB of float32 a chunk): drawing
-    # costs a GPU a few kernels per member per chunk
+    # data drawn 250 steps at a time (20 members: about 0.5 GB of float32 a chunk)
     tc = TrainConfig(
         steps=100_000, log_every=1000, chunk_steps=250, checkpoint_every=10_000, mode="compiled"
     )

@@ -1,12 +1,8 @@
 """Associative recall as an experiment (App. D.3, Fig. 7): gated RNNs with input-output gating
 and with side gating, several sizes and seeds, trained on
 ``tasks.associative_recall.AssociativeRecall`` and scored on the same held-out sequences (loss
-and accuracy).
-
-The engine trains the masked MSE of the task protocol; the paper trains a cross-entropy. The
-gating "io-ce" is our ablation of that deviation: input-output gating trained with the
-cross-entropy of the outputs at the query step (as logits), by the same engine
-(``TrainConfig(loss="cross_entropy")``). Each gating is one job of the experiment protocol.
+and accuracy). Each gating is one job; "io-ce" is our ablation of the engine's masked MSE: the
+paper's cross-entropy of the outputs at the query step (``TrainConfig(loss="cross_entropy")``).
 
 Glossary (code name -> meaning -> section):
     RecallConfig             the experiment: gatings, sizes n (= m), seeds, the optimiser  App. D.3
@@ -51,15 +47,12 @@ class RecallConfig(Experiment):
     For each gating, the members are (seed, n) pairs, sizes outer and seeds inner (``sizes``;
     ``ce_sizes`` for "io-ce"); an input-output gated network has n hidden and m = n
     output-gating neurons, a side-gated one n hidden neurons. The members of one gating train
-    together (``engine.train_by_size``; "io-ce" with ``ce_train``, its loss the
-    cross-entropy); all gatings with the same seed share the data stream and "io-ce" the
-    initial networks of "io". Every member is scored on the same ``eval_batch`` held-out
-    sequences.
+    together (``engine.train_by_size``); all gatings with the same seed share the data stream
+    and "io-ce" the initial networks of "io".
 
-    Choices the paper does not give (ours): weights N(0, 1/fan_in) (the student's default),
-    lam ~ U(lam_range); the optimiser in ``train`` (AdamW with weight decay on all but nu, as in
-    Sec. 4.1), chosen so that learning rate x weight decay x steps is about 10: a weight that
-    receives no gradient then decays by e^-5 (cosine schedule), enough for ``analysis.prune``.
+    Choices the paper does not give (ours; why: the chapter associative_recall.md): weights
+    N(0, 1/fan_in), lam ~ U(lam_range); the optimiser in ``train``, with learning rate x weight
+    decay x steps about 10.
     """
 
     name: str = "associative-recall"
@@ -105,14 +98,9 @@ class RecallConfig(Experiment):
         """The initial network of one member."""
         t, side = self.task, gating == "side"
         init = "io" if gating == "io-ce" else gating  # the ablation starts where "io" starts
+        seed = derive_seed(seed, f"student-{init}")
         return GatedRNN(
-            t.d,
-            n,
-            0 if side else n,
-            t.d_out,
-            side=side,
-            seed=derive_seed(seed, f"student-{init}"),
-            lam_range=self.lam_range,
+            t.d, n, 0 if side else n, t.d_out, side=side, seed=seed, lam_range=self.lam_range
         )
 
     def evaluation_batch(self) -> RecallBatch:
@@ -143,9 +131,7 @@ class RecallConfig(Experiment):
         the cross-entropy loss) and score them on ``evaluation_batch``; returns what
         ``assemble`` keeps of it (see there)."""
         members = self.members(gating)
-        tc = self.train
-        if gating == "io-ce":
-            tc = replace(self.ce_train, loss="cross_entropy")
+        tc = replace(self.ce_train, loss="cross_entropy") if gating == "io-ce" else self.train
         res = train_by_size(
             [self.task] * len(members),
             [self.student(gating, seed, n) for seed, n in members],
@@ -182,8 +168,8 @@ class RecallConfig(Experiment):
     def assemble(self, jobs: list[Job], outputs: list[dict]):
         """Every gating's output put together; (tensors, metrics) for the results cache.
 
-        ``tensors[gating]``: ``params`` (E, ...) float64, zero-padded as ``stack_students``
-        stacks them; ``sizes`` (E, 2) the (n, m) of each member (m = 0: side gating);
+        ``tensors[gating]``: ``params`` (E, ...) float64, zero-padded (``stack_students``);
+        ``sizes`` (E, 2) the (n, m) of each member (m = 0: side gating);
         ``seeds`` (E,); ``loss_steps`` (K,), ``losses`` (K, E) the training curve;
         ``eval_loss`` (E,) the trained loss (MSE; cross-entropy for "io-ce") and
         ``eval_accuracy`` (E,) on ``evaluation_batch``.
@@ -216,14 +202,10 @@ def associative_recall_config(profile: str, **overrides) -> RecallConfig:
     """The App. D.3 config of a profile (N_k = N_v = 4); ``overrides`` replace top-level fields.
 
     paper   sizes SIZES, 5 seeds, 100,000 steps of batch 64, lr 1e-3, weight decay 0.1
-            (lr x weight decay x steps = 10), checkpoints every 10,000 steps, 16,384 eval
-            sequences. The paper's own budget for this task is not in our copy.
-    quick   sizes QUICK_SIZES, 3 seeds, QUICK_STEPS steps of batch 128, lr 1e-2, weight decay
-            QUICK_WEIGHT_DECAY (lr x weight decay x steps = 10), 4,096 eval sequences.
-    smoke   sizes (4, 8), 2 seeds, 30 steps, 512 eval sequences: only proves the code path.
-    The cross-entropy ablation "io-ce" trains ``ce_sizes`` with ``ce_train``: in quick, the
-    sizes (6, 32) with QUICK_CE_STEPS steps of the quick optimiser; in paper, every size up to
-    32 with the paper profile's optimiser; in smoke, size 4 for 30 steps.
+    quick   sizes QUICK_SIZES, 3 seeds, QUICK_STEPS steps of batch 128, lr 1e-2
+    smoke   sizes (4, 8), 2 seeds, 30 steps: only proves the code path
+    Both budgets have lr x weight decay x steps = 10. "io-ce" trains ``ce_sizes`` (paper: every
+    size up to 32; quick: 6 and 32, QUICK_CE_STEPS steps) with the profile's optimiser.
     """
     check_profile(profile)
     if profile == "smoke":
@@ -271,17 +253,10 @@ PRUNE_WEIGHT_DECAY = 0.3
 
 
 def prune_budget_config(profile: str) -> RecallConfig:
-    """Side gating at the largest size with a decay budget that prunes (ours, beyond the paper).
-
-    The paper profile's 10 (lr 1e-3 x weight decay 0.1 x 100,000 steps) lets a weight that
-    receives no gradient decay by e^-5 under the cosine schedule (its mean rate is half the
-    peak): from a typical initial 0.3 to 2e-3, above ``analysis.prune``'s 1e-3, and the recorded
-    run kept 63 of 64 neurons. This config changes only the weight decay, to PRUNE_WEIGHT_DECAY
-    (budget 30, e^-15: such a weight ends near 1e-7), trains side gating alone at n = 64 with
-    the paper profile's five seeds, steps and schedule, so that a count after pruning measures
-    compression, not the absence of pruning. Fixed before its run.
-
-    paper (and quick)  as above; smoke  n = 8, 2 seeds, 30 steps.
+    """Side gating at the largest size with a decay budget that prunes (ours, beyond the paper;
+    why: the chapter associative_recall.md): the paper profile with only the weight decay
+    changed, to PRUNE_WEIGHT_DECAY (budget 30), side gating alone at n = 64. Fixed before its
+    run. paper (and quick): as said; smoke: n = 8, 2 seeds, 30 steps.
     """
     check_profile(profile)
     if profile == "smoke":

@@ -1,29 +1,18 @@
 """The results cache: ``run(config)`` computes an experiment once and loads it afterwards.
 
-An experiment config is a frozen dataclass with a ``name`` (str) that speaks the experiment
-protocol (``protocol.Experiment``: jobs, train_job, assemble); its ``compute(*, checkpoint,
-progress) -> (tensors, metrics)`` runs the jobs here: ``tensors`` a (nested) dict of tensors,
-``metrics`` a JSON-able dict; each job checkpoints beside ``checkpoint`` and resumes from there.
-``run`` does the rest: ``open_entry`` (found, or a folder to compute in), then ``store``, which
-``runner.run_all`` calls too, for entries whose jobs ran on another executor.
+A config is a frozen dataclass with a ``name`` (str) speaking ``protocol.Experiment``; its
+``compute(*, checkpoint, progress) -> (tensors, metrics)`` runs the jobs: ``tensors`` a (nested)
+dict of tensors, ``metrics`` a JSON-able dict. ``run`` is ``open_entry`` (found, or a folder to
+compute in), then ``store`` (which ``runner.run_all`` calls too).
 
-``run(config)`` returns the entry ``<cache>/<name>-<hash>/`` when it is complete and intact, else
-computes and stores it. ``<cache>`` (``cache_root``) is the folder the environment variable
-GATED_ATTENTION_CACHE names, if set; else ``results/`` at the repository root when the package
-runs from a source checkout (pyproject.toml of gated-attention beside the package folder: what
-the Makefile, CI and .gitignore use); else the user's cache folder, ``gated-attention`` in
-$XDG_CACHE_HOME (default ``~/.cache``; on Windows %LOCALAPPDATA%). It is never inside the
-installed package (site-packages). The hash covers the config and
-the source of exactly the modules its computation imports (``code_hash(config=...)``, found from
-the imports by ``code_key.closure``): a change to code the experiment runs invalidates it; a
-change to a family it does not use, to a chapter or to ``report/`` does not. An entry holds
-tensors.pt (loaded with weights_only=True), meta.json (config, package version, code hash, torch
-version, hardware, wall time, metrics) and manifest.json (sha256 of both), written last, each
-atomically. An entry whose manifest is missing or does not
-match is recomputed with a warning that names it; an interrupted run resumes in the entry's
-folder: its finished jobs from their outputs, the unfinished one from its checkpoint. A cache
-folder that cannot be created or written is a ``CacheWriteError`` (an OSError) naming the folder,
-the reason and GATED_ATTENTION_CACHE, the way to point the cache elsewhere.
+The entry is ``<cache>/<name>-<hash>/``; ``<cache>`` is ``cache_root()`` (where: the chapter
+reference.md), never inside the installed package. The hash covers the config and the source of
+exactly the modules its computation imports (``code_hash(config=...)``, ``code_key.closure``).
+An entry holds tensors.pt (loaded with weights_only=True), meta.json (config, package version,
+code hash, torch version, hardware, wall time, metrics) and manifest.json (sha256 of both),
+written last, each atomically. An entry whose manifest is missing or does not match is
+recomputed with a warning naming it; an interrupted run resumes in the entry's folder. A cache
+folder that cannot be written is a ``CacheWriteError`` (an OSError).
 """
 
 from __future__ import annotations
@@ -115,25 +104,20 @@ def cache_root(package: Path | None = None) -> Path:
     """Where results are cached: ``$GATED_ATTENTION_CACHE`` if set; else ``results/`` at the
     repository root of a source checkout (``source_checkout``); else ``user_cache_dir()``.
     Never inside the installed package. ``package``: the package folder (default: this one)."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env)
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
     root = source_checkout(package)
-    if root is not None:
-        return root / "results"
-    return user_cache_dir()
+    return user_cache_dir() if root is None else root / "results"
 
 
 class CacheWriteError(OSError):
-    """The results cache folder cannot be created or written; the message names the folder,
-    the reason and GATED_ATTENTION_CACHE (the original OSError is its ``__cause__``)."""
+    """The results cache folder cannot be created or written (the OSError is its cause)."""
 
 
 @contextlib.contextmanager
 def writing_cache(root: Path | None = None) -> Iterator[None]:
-    """Turn an OSError raised inside the block (creating or writing a folder or file of the
-    cache) into a ``CacheWriteError`` naming ``root`` (default ``cache_root()``), the reason
-    and the variable that points the cache elsewhere."""
+    """Turn an OSError raised inside the block into a ``CacheWriteError`` naming ``root``
+    (default ``cache_root()``), the reason and the variable that points the cache elsewhere."""
     try:
         yield
     except CacheWriteError:
@@ -149,13 +133,10 @@ def writing_cache(root: Path | None = None) -> Iterator[None]:
 
 
 def code_hash(root: str | os.PathLike | None = None, *, config: Any = None) -> str:
-    """sha256 over the source a result depends on.
-
-    With ``config``: the modules its computation imports (``code_key.closure`` of the module
-    that defines its class); a config class defined outside the package falls back to the
-    whole package. Without: every module but those of PRESENTATION_ONLY (what a sweep worker
-    and its client compare). ``root`` is the package folder (default: this package).
-    """
+    """sha256 over the source a result depends on: with ``config``, the modules its computation
+    imports (``code_key.closure`` of the module that defines its class); without (or for a class
+    defined outside the package), every module but those of PRESENTATION_ONLY. ``root``: the
+    package folder (default: this package)."""
     root = Path(__file__).resolve().parents[1] if root is None else Path(root)
     module = type(config).__module__ if config is not None else ""
     if module.startswith(code_key.PACKAGE + "."):
@@ -257,15 +238,12 @@ def rebuild_config(cls: type, fields: dict) -> Any:
 
 
 def refuse_nonfinite_params(tensors: dict, path: Path) -> None:
-    """Refuse to store an entry whose trained network holds NaN or inf.
+    """Refuse to store an entry whose trained network holds NaN or inf (a diverged run).
 
-    Checks ``tensors["params"]`` when it is the layout ``RunResult.params`` reads (a dict of
-    (E, ...) tensors, one network per member): a non-finite entry there is a diverged run,
-    which ``engine.train`` stops by default, and an entry must not serve it as a result. The
-    tensors are kept beside the entry as ``refused-tensors.pt`` (nothing is lost) and a
-    ValueError names the parameter and the members. Other tensors may hold NaN or inf on
-    purpose (no record at a step, a loss scored +inf), and so may parameters nested per group
-    (a rate sweep keeps its diverged members as results): those are stored as they are.
+    Checks ``tensors["params"]`` only in the layout ``RunResult.params`` reads (a dict of
+    (E, ...) tensors); other tensors, and parameters nested per group (a rate sweep keeps its
+    diverged members), may hold NaN or inf on purpose. The tensors are kept beside the entry as
+    ``refused-tensors.pt`` and a ValueError names the parameter and the members.
     """
     params = tensors.get("params") if isinstance(tensors, dict) else None
     if not isinstance(params, dict) or not params:
@@ -343,11 +321,8 @@ def store(
 
 
 def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:
-    """Return the cached results of ``config``, computing and storing them if needed.
-
-    ``recompute=True`` ignores a stored entry (and its checkpoint) and computes afresh.
-    ``experiments.runner.run_all`` does the same for several configs on any executor.
-    """
+    """Return the cached results of ``config``, computing and storing them if needed;
+    ``recompute=True`` ignores a stored entry (and its checkpoint) and computes afresh."""
     code, path, found = open_entry(config, recompute=recompute)
     if found is not None:
         return found

@@ -1,18 +1,14 @@
 """Teacher identification with lam capped below 1 (beyond the paper: is lam = 1 needed?).
 
-The students of Sec. 4.1 (``teacher_identification``: d = 4, the same teachers, optimiser
-and seeds' streams), trained with ``TrainConfig.lam_max`` (nu projected onto lam <=
-lam_max after every step) for every cap of ``CAPS`` and sequence length of ``LENGTHS``.
-Small on purpose: the question is what the cap does to the loss and to the lam ~ 1 group,
-not how close a long run gets to the construction.
+The students of Sec. 4.1 (``teacher_identification``: d = 4, the same teachers, optimiser and
+seeds' streams), trained with ``TrainConfig.lam_max`` (nu projected onto lam <= lam_max after
+every step) for every cap of ``CAPS`` and sequence length of ``LENGTHS`` (the chapter beyond.md).
 
-    quick   n = m = QUICK_N = 32, QUICK_STEPS = 10,000 steps, seeds (0, 1, 2) as one
-            ensemble
-            per (T, lam_max): six runs, about 10 to 15 minutes of one CPU core together
-            (3,000 steps took 4 minutes), more than a build affords: they ship as recorded
-            runs (``tools.record capped-memory-T<T>-lam<lam_max> --profile quick``).
-    paper   the same at 50,000 steps (ours; the paper has no such experiment).
-    smoke   n = m = 16, 30 steps, one seed: only proves the code path.
+    quick   n = m = QUICK_N = 32, QUICK_STEPS = 10,000 steps, seeds (0, 1, 2) as one ensemble
+            per (T, lam_max); longer than a build affords: recorded runs
+            (``tools.record capped-memory-T<T>-lam<lam_max> --profile quick``)
+    paper   the same at 50,000 steps (ours; the paper has no such experiment)
+    smoke   n = m = 16, 30 steps, one seed: only proves the code path
 
 Glossary (code name -> meaning):
     CAPS       the caps lam_max (1.0: no cap, the baseline)
@@ -50,12 +46,8 @@ QUICK_N, QUICK_STEPS = 32, 10_000
 
 
 def capped_memory_config(profile: str, T: int, lam_max: float) -> TeacherStudentConfig:
-    """The teacher-identification student of ``profile`` with lam <= lam_max, length T.
-
-    Students start with lam ~ U(0, lam_max) (``lam_range``) and train with
-    ``TrainConfig(lam_max=lam_max)``; teachers as in Sec. 4.1 (d = 4, entries N(0,
-    0.2^2)).
-    """
+    """The teacher-identification student of ``profile`` with lam <= lam_max, length T: lam ~
+    U(0, lam_max) at initialisation (``lam_range``), ``TrainConfig(lam_max=lam_max)``."""
     check_profile(profile)
     lam_max = check_lam_max(lam_max)
     if not isinstance(T, int) or isinstance(T, bool) or T < 1:
@@ -88,18 +80,11 @@ def capped_memory_configs(profile: str) -> dict[tuple[int, float], TeacherStuden
     return {(T, c): capped_memory_config(profile, T, c) for T in LENGTHS for c in CAPS}
 
 
-def capped_construction_loss(
-    config: TeacherStudentConfig,
-    *,
-    banks: int = 1,
-) -> np.ndarray:
-    """(R,) held-out MSE / Var(teacher output) of the construction capped at lam_max.
-
-    For each seed: the symmetric construction of the seed's teacher (App. A.3, float64)
-    with its key-value neurons at lam_max, in ``banks`` banks (``cap_memory``: n = 10
-    banks + 4 for d = 4), on the ``eval_batch`` held-out sequences the students are scored
-    on (``derive_seed(seed, "eval")``).
-    """
+def capped_construction_loss(config: TeacherStudentConfig, *, banks: int = 1) -> np.ndarray:
+    """(R,) held-out MSE / Var(teacher output) of the construction capped at lam_max, per seed:
+    the symmetric construction of its teacher (App. A.3, float64) with its key-value neurons at
+    lam_max in ``banks`` banks (``cap_memory``), on the held-out sequences its students are
+    scored on."""
     out = []
     for seed in config.seeds:
         task = config.task(seed)

@@ -1,7 +1,5 @@
-"""Which source code a result depends on: the import closure of an experiment's config.
-
-A results entry must be recomputed when code that its computation runs changes, and only then.
-The modules it runs are found from the imports, not from a list kept by hand:
+"""Which source code a result depends on: the import closure of an experiment's config, found
+from the imports, not from a list kept by hand:
 
     imports_of(module)  the package modules one module imports: every import statement of its
                         source, those inside functions too (a lazy ``from ..analysis import
@@ -11,8 +9,7 @@ The modules it runs are found from the imports, not from a list kept by hand:
     closure(module)     every module reachable from ``module`` (itself included), sorted
     source_hash(mods)   sha256 over the relative path and source of each module
 
-Modules under PRESENTATION_ONLY never enter a closure: they draw and print, and a result never
-depends on them. The chapters are not modules of the package and never enter either.
+Modules under PRESENTATION_ONLY (they draw and print) never enter a closure.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """The CPU budget: the longest run of each undecided learning claim that one sitting of about two
-hours on a 2-core CPU affords, between the quick profile (minutes) and the paper's (days on a CPU).
+hours on a 2-core CPU affords (what it trains and how to record it: the chapter reference.md).
 
-Each config is the quick profile's, with only its budget changed (steps, T, seeds, sizes; for
-Fig. 4A/4B also a warm-up and a learning-rate search on a held-out seed), so that a claim's rows
-at quick and at this budget differ by the budget alone. Two exceptions: App. D.3's paper profile
-fits a sitting, so its CPU budget is the paper profile; and Fig. 2's surplus is read on a
-ladder of budgets, the quick run's steps times LADDER (``--budget cpu-x2``, ``cpu-x4``; ``cpu``
-is the top rung), each a complete run with its own cosine schedule.
-
-They are fixed here before any of them is run, and recorded with the package as
-``<experiment>-<budget>`` (``python -m gated_attention.tools.record EXPERIMENT --budget cpu
---name EXPERIMENT-cpu``); a run longer than one sitting resumes from its checkpoints in the
-results cache when the command is given again. The chapters score them with the criteria of
-``report/paper_values.json``, unchanged.
-
-Each budget is the most steps of its config that fit about two hours at the one-thread step time
-measured on a 2-core CPU when the budgets were set (from about 7 ms a step for Fig. 2's students
-to about 650 ms for Fig. 4B's seven families; the table of those measurements is in this file's
-git history); ``PREDICTED_MIN`` keeps the minutes they predict.
+Each config is the quick profile's with only its budget changed (steps, T, seeds, sizes; for
+Fig. 4A/4B also a warm-up and a learning-rate search on a held-out seed). Two exceptions: App.
+D.3's paper profile fits a sitting, so it is its CPU budget; Fig. 2's surplus is read on a
+ladder of budgets (LADDER), each a complete run with its own cosine schedule. Fixed here before
+any of them ran, recorded as ``<experiment>-<budget>``; each budget is the most steps that fit
+about two hours at the one-thread step time measured when the budgets were set.
 
 Glossary (code name -> meaning):
     CPU_RUNS     experiment name -> its config at the CPU budget (``resolve`` obtains the entry
@@ -71,39 +60,28 @@ _ARCH = {"teacher": (12_000, 2_000), "regression": (10_000, 2_000)}
 _WARMUP = 0.05
 
 
+def _longer(quick: ArchitectureConfig, task: str, steps: int, **train) -> ArchitectureConfig:
+    """``quick`` at T = 32 for 4A, with ``steps`` steps (``_WARMUP`` of them warm-up) and the
+    ``train`` fields replaced."""
+    warmup = int(_WARMUP * steps)
+    tc = dataclasses.replace(quick.train, steps=steps, warmup_steps=warmup, **train)
+    return dataclasses.replace(quick, T=32 if task == "teacher" else quick.T, train=tc)
+
+
 def _architectures_sweep(task: str) -> ArchitectureConfig:
     """Fig. 4A/4B's learning-rate search at the CPU budget: every family at every rate of the
     grid, at the main run's middle target, on the held-out seed, with warm-up."""
     quick = architectures_sweep_config("quick", task)
-    steps = _ARCH[task][1]
-    tc = dataclasses.replace(
-        quick.train,
-        steps=steps,
-        warmup_steps=int(_WARMUP * steps),
-        log_every=100,
-        chunk_steps=50,
-        checkpoint_every=0,
-    )
-    T = 32 if task == "teacher" else quick.T
-    return dataclasses.replace(quick, T=T, seeds=(HELD_OUT,), train=tc)
+    sweep = _longer(quick, task, _ARCH[task][1], log_every=100, chunk_steps=50, checkpoint_every=0)
+    return dataclasses.replace(sweep, seeds=(HELD_OUT,))
 
 
 def _architectures_main(task: str, resolve: Callable[[Any], Any] = run) -> ArchitectureConfig:
     """Fig. 4A/4B's main run at the CPU budget: every family at the rate its search chose,
     3 seeds, T = 32 for 4A, 10x the quick steps with warm-up."""
     sweep = _architectures_sweep(task)
-    lrs = best_lrs(sweep, resolve(sweep).tensors)
-    quick = architectures_config("quick", task, lrs=lrs)
-    steps = _ARCH[task][0]
-    tc = dataclasses.replace(
-        quick.train,
-        steps=steps,
-        warmup_steps=int(_WARMUP * steps),
-        log_every=200,
-        checkpoint_every=1_000,
-    )
-    T = 32 if task == "teacher" else quick.T
-    return dataclasses.replace(quick, T=T, train=tc)
+    quick = architectures_config("quick", task, lrs=best_lrs(sweep, resolve(sweep).tensors))
+    return _longer(quick, task, _ARCH[task][0], log_every=200, checkpoint_every=1_000)
 
 
 #: Fig. 2's budgets: the quick run's steps times these (the last is the "cpu" budget)

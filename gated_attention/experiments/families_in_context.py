@@ -1,15 +1,11 @@
 """Does each family learn in-context regression? The setup check of Fig. 4B (Sec. 5.3), ours.
 
-Fig. 4B compares the families of ``models.family_registry`` out of distribution. That
-comparison means
-something only for families that have learned the task in distribution, so this experiment
-trains every family on in-context regression with the budget on which the gated RNN of the
-Sec. 5.2 chapter reaches the loss of one optimal GD step (``in_context_regression.QUICK_TRAIN``:
-5,000 steps of batch 128, linear warm-up, cosine annealing), all at one parameter count. Each
-family's learning rate is the best of a small grid on a held-out seed, trained on the same
-budget; the scored seeds then train at that rate. Both stages go through
-``architectures.ArchitectureConfig`` (the engine, as Fig. 4A/B), so nothing but the budget and
-the choice of the rate differs from the chapter's runs.
+Every family of ``models.family_registry`` trained on in-context regression at one parameter
+count with the budget on which the gated RNN of the Sec. 5.2 chapter reaches one optimal GD
+step (``in_context_regression.QUICK_TRAIN``); each family's rate the best of a small grid on a
+held-out seed, on the same budget. Both stages go through ``architectures.ArchitectureConfig``,
+so only the budget and the choice of the rate differ from Fig. 4B's runs. Why: the chapter
+other_rnns_in_context.md.
 
 Glossary (code name -> meaning -> shape):
     target       the parameter count every family is matched at (the largest quick target)
@@ -91,30 +87,22 @@ class SetupCheckConfig(Experiment):
 
     def sweep(self) -> ArchitectureConfig:
         """The rate search: every family at every rate of ``lr_grid``, on ``lr_seed`` only."""
-        return ArchitectureConfig(
-            name=f"{self.name}-lr",
-            task="regression",
-            families=self.families,
-            targets=(self.target,),
-            seeds=(self.lr_seed,),
-            lr_grid=self.lr_grid,
-            init_scales=self.init_scales,
-            eval_batch=self.eval_batch,
-            train=self.train,
-        )
+        return self._run(f"{self.name}-lr", seeds=(self.lr_seed,), lr_grid=self.lr_grid)
 
     def main(self, lrs: tuple[tuple[str, float], ...]) -> ArchitectureConfig:
         """The scored run: every family at its rate ``lrs`` ((family, lr), ...), on ``seeds``."""
+        return self._run(self.name, seeds=self.seeds, lrs=lrs)
+
+    def _run(self, name: str, **fields) -> ArchitectureConfig:
         return ArchitectureConfig(
-            name=self.name,
+            name=name,
             task="regression",
             families=self.families,
             targets=(self.target,),
-            seeds=self.seeds,
-            lrs=lrs,
             init_scales=self.init_scales,
             eval_batch=self.eval_batch,
             train=self.train,
+            **fields,
         )
 
     def jobs(self, device: str = "cpu") -> list[Job]:
@@ -175,12 +163,10 @@ def setup_check_config(profile: str) -> SetupCheckConfig:
     """The setup check of a profile.
 
     quick   every family at 4,000 parameters, 2 scored seeds and 1 held-out seed, the grid
-            SETUP_LR_GRID (3e-3, 1e-2, 3e-2), 5,000 steps of batch 128 with 200 warm-up steps:
-            35 trainings of 5,000 steps (per family 3 rates, then 2 seeds), about half an hour
-            of one CPU core, too long for the quick book: it ships as a recorded run,
-            ``fig4b-setup-quick``.
-    paper   the same: the check is ours, and this is the budget it is about.
-    smoke   300 parameters, 2 seeds, 2 rates, 4 steps: only proves the code path.
+            SETUP_LR_GRID (3e-3, 1e-2, 3e-2), 5,000 steps of batch 128 with 200 warm-up steps
+            (a recorded run, ``fig4b-setup-quick``).
+    paper   the same (the check is ours, and this is the budget it is about)
+    smoke   300 parameters, 2 seeds, 2 rates, 4 steps: only proves the code path
     """
     check_profile(profile)
     if profile == "smoke":

@@ -36,13 +36,10 @@ def how_many_neurons_config(profile: str, panel: str) -> TeacherStudentConfig:
     """Sec. 4.2: final loss against n = m; panel "A" (d = 4) or "B" (d = 12, rank-6 teacher).
 
     paper   5 seeds, T = 32, 1,000,000 steps, lr 1e-3, weight decay 1e-4 (the engine's
-            defaults; ours), in mode "compiled" (on a GPU the whole step one captured graph of
-            about 18 kernels, against 49 in mode "fast"; the same training up to rounding).
+            defaults; ours), in mode "compiled" (the same training up to rounding)
     quick   3 seeds, lr 1e-2, weight decay 1e-4 (the sweep measures the loss, not pruning),
-            T = QUICK_T = 8 (the construction is exact for every T; a step costs about a
-            quarter), 15,000 steps for A and 5,000 for B (B's members cost about five times
-            A's per step).
-    smoke   2 seeds, three small sizes, 20 steps.
+            T = QUICK_T = 8, 15,000 steps for A and 5,000 for B (a costlier step)
+    smoke   2 seeds, three small sizes, 20 steps
     """
     check_profile(profile)
     if panel not in PANELS:

@@ -1,57 +1,26 @@
 """Continuing a recorded teacher-identification network with three optimisers (ours, not the
-paper's): does the optimiser decide whether the surplus neurons survive?
-
-The recorded paper-profile students (Sec. 4.1) keep more hidden neurons than the construction's
-14; ``analysis.consolidation`` builds a 14-neuron network that computes nearly the same
-function with a smaller (balanced) weight penalty, so the surplus is no minimum of
-"loss + wd/2 |theta|^2" (up to that small change of the function). AdamW's decoupled weight
-decay minimises no such objective: its fixed points solve m/sqrt(v) = -wd theta (Adam's
-normalised gradient against the decay), not grad L = -wd theta. This experiment continues one
-trained member with
+paper's): does the optimiser decide whether the surplus neurons survive? Why: the chapter
+surplus_neurons.md ("The optimiser"); the five-member version is ``optimiser_members``.
 
     "adamw"    AdamW, decoupled weight decay: theta <- theta (1 - lr wd) - lr m/(sqrt(v) + eps)
-               (as the network was trained);
+               (as the network was trained); fixed points m/sqrt(v) = -wd theta
     "adam_l2"  Adam with the L2 penalty in the gradient (torch.optim.Adam(weight_decay=wd)):
-               g <- grad L + wd theta, then Adam's update; its fixed points are those of
-               L + wd/2 |theta|^2;
-    "sgd_l2"   plain SGD (no momentum) with the same L2 term: gradient descent on
-               L + wd/2 |theta|^2;
+               g <- grad L + wd theta; fixed points those of L + wd/2 |theta|^2
+    "sgd_l2"   plain SGD (no momentum) with the same L2 term: gradient descent on it
 
-each with a constant learning rate (no schedule: the recorded runs ended their cosine at 1e-6;
-a constant rate lets the three run for the same steps at a fixed strength), its own weight
-decay (AdamW's as trained; the L2 coefficient far smaller: the values below), no weight decay
-on nu (as the paper), the same data stream for all three (one generator seeded from ``seed``),
-float32: the engine's run (``engine.train`` with ``TrainConfig.optimiser`` and a "constant"
-schedule), each optimiser one job of the experiment protocol. Every ``counts_every`` steps
-(the engine's ``on_log``) the run prunes a float64 copy (``analysis.prune`` at ``prune_tol``)
-and counts the hidden neurons, those with lam ~ 1 and lam ~ 0 (``analysis.lam_groups`` at
-``lam_tol``) and the output neurons, and records the mean training loss of the steps since the
-last record.
-
-What is continued: the member's network with its exactly dead neurons removed first
-(``analysis.prune`` with tol 0). In the recorded runs every weight of those neurons is exactly
-0.0, and a neuron whose weights are all zero gets exactly zero gradient and stays exactly zero
-under all three optimisers (L2 and decay of 0 are 0): continuing the pruned network is the same
-computation as continuing the full one, several times cheaper (``metrics["removed_max_abs"]``
-records the largest removed weight, 0.0 when exact).
-
-T: the network is T-agnostic (Eq. 2 has no parameter that depends on T, and the construction is
-exact for every T), so the runs continue at T = 8 instead of the recorded 32: a step costs about a
-quarter. The held-out loss is measured at every record, at the same T, on one fixed batch of
-``eval_batch`` fresh sequences (float64).
-
-Chosen values (ours): lr 1e-3 for AdamW and Adam + L2 (AdamW kept every count at it and at the
-recorded runs' peak 1e-2, so the smaller); AdamW's decay 0.07 as trained; the L2
-coefficient 3e-5, chosen on member 0 of teacher-identification-paper-seed0 and -seed1 (at 0.07 the
-minimum of L + wd/2 |theta|^2 is the zero network; from 1e-4 up it cut the key-value group below
-the construction's 10 on one of the two or both); SGD's lr 0.1, the largest that does not spike
-the loss. The five-member version of this comparison is ``optimiser_members``.
+Each optimiser is one job (``engine.train``, a "constant" schedule, float32, no decay on nu),
+from the member with its exactly dead neurons removed (``analysis.prune``, tol 0: their weights
+are 0.0 and stay so, so this computes what continuing the full network would;
+``metrics["removed_max_abs"]``: the largest removed weight), on one data stream, at T = 8
+(Eq. 2 has no parameter that depends on T). Every ``counts_every`` steps a float64 copy is
+pruned (at ``prune_tol``) and counted (``analysis.lam_groups`` at ``lam_tol``). Chosen values
+(ours): the constants below; SGD's lr 0.1 is the largest that does not spike the loss.
 
 Glossary (code name -> meaning -> shape):
     counts      per optimiser: (hidden, lam ~ 1, lam ~ 0, output) after pruning  (K + 1, 4)
     steps       the steps at which counts and losses are recorded, 0 first        (K + 1,)
     train_loss  mean training loss since the previous record (NaN at step 0)      (K + 1,)
-    held_out    loss on the fixed held-out batch at each record (float64)         (K + 1,)
+    held_out    loss on a fixed batch of ``eval_batch`` held-out sequences (float64) (K + 1,)
 """
 
 from __future__ import annotations
@@ -82,7 +51,6 @@ __all__ = [
     "QUICK_STEPS",
     "PAPER_STEPS",
     "OptimiserComparisonConfig",
-    "Schedule",
     "continue_network",
     "optimiser_comparison_config",
     "recorded_start",
@@ -90,10 +58,11 @@ __all__ = [
 
 #: the columns of a counts trajectory
 COUNT_NAMES = ("hidden", "lam~1", "lam~0", "output")
-#: the constant learning rates and weight decays of every profile (the module docstring's values)
+#: the constant learning rates of every profile (ours)
 ADAM_LR, SGD_LR = 1e-3, 0.1
-#: AdamW's decoupled decay as trained (experiments.teacher_identification.WEIGHT_DECAY) and the
-#: L2 coefficient of "adam_l2" and "sgd_l2" (the same objective L + wd/2 |theta|^2 for both)
+#: AdamW's decoupled decay as trained (``teacher_identification.WEIGHT_DECAY``) and the L2
+#: coefficient of "adam_l2" and "sgd_l2", chosen on member 0 of teacher-identification-paper-seed0
+#: and -seed1 (at 0.07 the minimum of L + wd/2 |theta|^2 is the zero network)
 ADAMW_WEIGHT_DECAY, L2_WEIGHT_DECAY = 0.07, 3e-5
 #: steps per optimiser of the quick and paper profiles
 QUICK_STEPS, PAPER_STEPS = 10_000, 1_000_000
@@ -106,8 +75,7 @@ class OptimiserComparisonConfig(Experiment):
     ``lrs``: (optimiser, constant learning rate) pairs, one per optimiser. ``weight_decays``:
     (optimiser, value) pairs: the decoupled decay of "adamw", the L2 coefficient of "adam_l2"
     and "sgd_l2" (on every parameter but nu). ``T``: the sequence length of the continued
-    training (the network is T-agnostic). ``counts_every``: record counts and the training
-    loss every this many steps.
+    training. ``counts_every``: record counts and the training loss every this many steps.
     ``seed``: the data stream (the same for every optimiser) and the held-out batch.
     """
 
@@ -158,20 +126,20 @@ class OptimiserComparisonConfig(Experiment):
     def weight_decay(self, optimiser: str) -> float:
         return float(dict(self.weight_decays)[optimiser])
 
-    def start(self):
-        """(start network as a float64 parameter dict, teacher, largest removed weight)."""
-        return recorded_start(self.run, self.member)
-
     def jobs(self, device: str = "cpu") -> list[Job]:
         """One job per optimiser, each from the same start on the same data."""
         return [Job(key=f"optimiser-{o}", label=f"optimiser {o}", part=o) for o in self.optimisers]
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
         """One optimiser's continued run (``continue_network``; short: no checkpoints)."""
-        opt_name = str(job.part)
-        start, teacher, removed = self.start()
+        name = str(job.part)
+        start, teacher, removed = recorded_start(self.run, self.member)
         t0 = time.perf_counter()
-        out = _continue(self, opt_name, start, TeacherStudentTask(teacher, T=self.T))
+        seeds = [derive_seed(self.seed, f"optimiser-comparison-{s}") for s in ("data", "eval")]
+        task = TeacherStudentTask(teacher, T=self.T)
+        out = continue_network(
+            start, task, name, self.lr(name), self.weight_decay(name), self, *seeds
+        )
         out["wall_time_s"] = time.perf_counter() - t0
         out["start"], out["removed"] = start, removed
         return out
@@ -234,42 +202,28 @@ def _counts(params: dict, prune_tol: float, lam_tol: float) -> list[int]:
     return [pr.net.n, c["one"], c["zero"], pr.net.m]
 
 
-@dataclass(frozen=True)
-class Schedule:
-    """How one continued run trains and records (shared by every optimiser of a comparison).
-
-    ``data_seed``: the training stream; ``eval_seed``: the fixed held-out batch of ``eval_batch``
-    sequences, on which the loss is measured at every record.
-    """
-
-    steps: int
-    T: int
-    batch_size: int
-    counts_every: int
-    prune_tol: float
-    lam_tol: float
-    eval_batch: int
-    data_seed: int
-    eval_seed: int
-
-
-def continue_network(start: dict, task, name: str, lr: float, wd: float, s: Schedule) -> dict:
+def continue_network(
+    start: dict, task, name: str, lr: float, wd: float, c, data_seed: int, eval_seed: int
+) -> dict:
     """Train ``start`` (float64 parameter dict) further with optimiser ``name`` at the constant
     ``lr`` and weight decay ``wd`` (the engine: ``TrainConfig(optimiser=name,
-    schedule="constant")``, float32, no decay on nu), recording every ``s.counts_every`` steps;
-    returns steps (K + 1,), counts (K + 1, 4), train_loss (K + 1,), held_out (K + 1,), params
-    (float64 dict) and eval_loss (the last held_out)."""
+    schedule="constant")``, float32, no decay on nu) for ``c.steps`` steps of ``c.batch_size``
+    (``c``: a config of this module or ``optimiser_members``), its data drawn from ``data_seed``,
+    recording every ``c.counts_every`` steps (counts at ``c.prune_tol``, ``c.lam_tol``; the loss
+    on ``c.eval_batch`` held-out sequences drawn from ``eval_seed``); returns steps (K + 1,),
+    counts (K + 1, 4), train_loss (K + 1,), held_out (K + 1,), params (float64 dict) and
+    eval_loss (the last held_out)."""
     tc = TrainConfig(
-        steps=s.steps,
-        batch_size=s.batch_size,
+        steps=c.steps,
+        batch_size=c.batch_size,
         lr=lr,
         weight_decay=wd,
         optimiser=name,
         schedule="constant",
-        log_every=s.counts_every,
-        chunk_steps=s.counts_every,
+        log_every=c.counts_every,
+        chunk_steps=c.counts_every,
     )
-    x_eval, y_eval = task.sample(s.eval_batch, torch.Generator().manual_seed(s.eval_seed))
+    x_eval, y_eval = task.sample(c.eval_batch, torch.Generator().manual_seed(eval_seed))
 
     def held_out(params: dict) -> float:
         p = {k: v.detach().to(torch.float64) for k, v in params.items()}
@@ -277,13 +231,13 @@ def continue_network(start: dict, task, name: str, lr: float, wd: float, s: Sche
             return float((gated_rnn_fast(x_eval[None], p)[0] - y_eval).square().mean())
 
     P0 = {k: v[None] for k, v in start.items()}
-    counts, evals = [_counts(P0, s.prune_tol, s.lam_tol)], [held_out(P0)]
+    counts, evals = [_counts(P0, c.prune_tol, c.lam_tol)], [held_out(P0)]
 
     def record(step: int, params: dict) -> None:
-        counts.append(_counts(params, s.prune_tol, s.lam_tol))
+        counts.append(_counts(params, c.prune_tol, c.lam_tol))
         evals.append(held_out(params))
 
-    res = train([task], P0, tc, data_seeds=[s.data_seed], progress=False, on_log=record)
+    res = train([task], P0, tc, data_seeds=[data_seed], progress=False, on_log=record)
     final = {k: v[0].to(torch.float64) for k, v in res.params.items()}
     losses = [float("nan"), *res.losses[:, 0].tolist()]
     return {
@@ -294,24 +248,6 @@ def continue_network(start: dict, task, name: str, lr: float, wd: float, s: Sche
         "params": final,
         "eval_loss": torch.tensor(evals[-1], dtype=torch.float64),
     }
-
-
-def _continue(config: OptimiserComparisonConfig, name: str, start: dict, task) -> dict:
-    """One optimiser's run of ``config``; returns steps, counts, train_loss, held_out, params,
-    eval_loss."""
-    c = config
-    schedule = Schedule(
-        steps=c.steps,
-        T=c.T,
-        batch_size=c.batch_size,
-        counts_every=c.counts_every,
-        prune_tol=c.prune_tol,
-        lam_tol=c.lam_tol,
-        eval_batch=c.eval_batch,
-        data_seed=derive_seed(c.seed, "optimiser-comparison-data"),
-        eval_seed=derive_seed(c.seed, "optimiser-comparison-eval"),
-    )
-    return continue_network(start, task, name, c.lr(name), c.weight_decay(name), schedule)
 
 
 def optimiser_comparison_config(profile: str) -> OptimiserComparisonConfig:

@@ -1,25 +1,10 @@
 """The optimiser comparison over every recorded paper-budget member (ours, not the paper's).
 
-``optimiser_comparison`` continues one recorded teacher-identification network with several
-optimisers; this experiment does the same for a list of (recorded run, member) pairs and a list
-of *arms* (label, optimiser, constant lr, weight decay), every arm of a member from the same
-start (the member with its exactly dead neurons removed, ``recorded_start``), on the same data
-stream and held-out batch (seeded per member from ``seed`` and the pair), at T = 8 (the network
-is T-agnostic). Every ``counts_every`` steps it records the pruned counts (hidden, lam ~ 1,
-lam ~ 0, output), the mean training loss since the last record and the loss on the held-out
-batch. It stores these trajectories only, not the networks.
-
-The arms of every profile (``ARMS``; lr 1e-3 for all three):
-
-    "adamw"         AdamW with its decoupled decay as trained (0.07);
-    "adamw_strong"  AdamW with the decay 0.2: lr x wd x steps = 8 over the paper budget, the
-                    "several units" pruning needs and far above the L2 arm's;
-    "adam_l2"       Adam with the L2 coefficient 3e-5 in the gradient
-                    (``optimiser_comparison.L2_WEIGHT_DECAY``, chosen on member 0 of
-                    teacher-identification-paper-seed0 and -seed1).
-
-``HELD_OUT`` marks the members not used to choose that coefficient: the three of
-teacher-identification-paper-gpu.
+``optimiser_comparison`` for a list of (recorded run, member) pairs and a list of *arms* (label,
+optimiser, constant lr, weight decay; ``ARMS``, why: the chapter surplus_neurons.md): every arm
+of a member from the same start (``recorded_start``), on the same data stream and held-out batch
+(seeded per member from ``seed`` and the pair), at T = 8, recording as there; only the
+trajectories are stored, not the networks.
 
 Glossary (code name -> meaning -> shape), P members, A arms, K records after step 0:
     steps       the steps of the records, 0 first                                  (K + 1,)
@@ -44,7 +29,6 @@ from .optimiser_comparison import (
     ADAMW_WEIGHT_DECAY,
     L2_WEIGHT_DECAY,
     OPTIMISERS,
-    Schedule,
     continue_network,
     recorded_start,
 )
@@ -79,7 +63,7 @@ NEW_SEEDS_RUN = "teacher-identification-cpu"
 NEW_SEED_MEMBERS = tuple((NEW_SEEDS_RUN, k) for k in range(5))
 #: AdamW's stronger decoupled decay: lr x wd x PAPER_STEPS = 8
 STRONG_WEIGHT_DECAY = 0.2
-#: (arm, optimiser, constant lr, weight decay)
+#: (arm, optimiser, constant lr, weight decay): AdamW as trained, AdamW stronger, Adam + L2
 ARMS = (
     ("adamw", "adamw", ADAM_LR, ADAMW_WEIGHT_DECAY),
     ("adamw_strong", "adamw", ADAM_LR, STRONG_WEIGHT_DECAY),
@@ -117,13 +101,8 @@ class OptimiserMembersConfig(Experiment):
         if not self.members:
             raise ValueError("members must name at least one (recorded run, member) pair")
         for pair in self.members:
-            if not (
-                isinstance(pair, tuple)
-                and len(pair) == 2
-                and isinstance(pair[0], str)
-                and isinstance(pair[1], int)
-                and pair[1] >= 0
-            ):
+            ok = isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)
+            if not (ok and isinstance(pair[1], int) and pair[1] >= 0):
                 raise ValueError(f"a member is a (recorded run, member index >= 0) pair: {pair!r}")
         if len(set(self.members)) != len(self.members):
             raise ValueError(f"members repeat a pair: {self.members}")
@@ -165,21 +144,6 @@ class OptimiserMembersConfig(Experiment):
         _, lr, wd = self.arm(label)
         return lr * wd * self.steps
 
-    def schedule(self, pair: tuple[str, int]) -> Schedule:
-        """The schedule of member ``pair`` (its own data stream and held-out batch)."""
-        run, member = pair
-        return Schedule(
-            steps=self.steps,
-            T=self.T,
-            batch_size=self.batch_size,
-            counts_every=self.counts_every,
-            prune_tol=self.prune_tol,
-            lam_tol=self.lam_tol,
-            eval_batch=self.eval_batch,
-            data_seed=derive_seed(self.seed, f"optimiser-members-data/{run}/{member}"),
-            eval_seed=derive_seed(self.seed, f"optimiser-members-eval/{run}/{member}"),
-        )
-
     def jobs(self, device: str = "cpu") -> list[Job]:
         """One job per member: its arms, one after another, from its start."""
         return [
@@ -189,31 +153,35 @@ class OptimiserMembersConfig(Experiment):
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
         """Every arm of one member (``continue_network``; minutes: no checkpoints)."""
-        pair = self.members[int(job.part)]
-        start, teacher, removed = recorded_start(*pair)
+        run, member = self.members[int(job.part)]
+        start, teacher, removed = recorded_start(run, member)
         task = TeacherStudentTask(teacher, T=self.T)
+        # the member's data stream and held-out batch, shared by its arms
+        seeds = [
+            derive_seed(self.seed, f"optimiser-members-{s}/{run}/{member}")
+            for s in ("data", "eval")
+        ]
         rows, t0 = [], time.perf_counter()
         for label in self.labels:
             opt, lr, wd = self.arm(label)
-            rows.append(continue_network(start, task, opt, lr, wd, self.schedule(pair)))
+            rows.append(continue_network(start, task, opt, lr, wd, self, *seeds))
             if progress:
                 c = rows[-1]["counts"][-1].tolist()
-                print(f"{pair[0]} member {pair[1]}, {label}: end counts {c}", flush=True)
-        return {
-            "steps": rows[0]["steps"],
-            "counts": torch.stack([r["counts"] for r in rows]),
-            "train_loss": torch.stack([r["train_loss"] for r in rows]),
-            "held_out": torch.stack([r["held_out"] for r in rows]),
-            "removed": removed,
-            "wall_time": time.perf_counter() - t0,
+                print(f"{run} member {member}, {label}: end counts {c}", flush=True)
+        wall = time.perf_counter() - t0
+        stacked = {
+            k: torch.stack([r[k] for r in rows]) for k in ("counts", "train_loss", "held_out")
         }
+        return {"steps": rows[0]["steps"], **stacked, "removed": removed, "wall_time": wall}
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
         """The members' trajectories stacked (P, A, ...); (tensors, metrics)."""
         tensors = {
             "steps": outputs[0]["steps"],
-            **{k: torch.stack([o[k] for o in outputs]) for k in ("counts", "train_loss")},
-            "held_out": torch.stack([o["held_out"] for o in outputs]),
+            **{
+                k: torch.stack([o[k] for o in outputs])
+                for k in ("counts", "train_loss", "held_out")
+            },
         }
         metrics = {
             "removed_max_abs": [float(o["removed"]) for o in outputs],
@@ -242,12 +210,9 @@ def optimiser_members_config(profile: str) -> OptimiserMembersConfig:
 
 
 def optimiser_new_seeds_config(profile: str) -> OptimiserMembersConfig:
-    """The same comparison (the same arms, steps and records per profile) on new seeds: the five
-    members of ``NEW_SEEDS_RUN`` (seeds 3-7, trained at Fig. 2's CPU budget, 480,000 steps at
-    T = 8 with n = m = 48), none of them used to choose any arm's values and no twin of a member
-    that was, so every one is held out and independent. Their starts are smaller than the
-    paper-budget members' (n = 48 and T = 8 against n = 100 and T = 32): the finding they test is
-    the optimiser's, from networks that already learned the teacher.
+    """The same comparison (arms, steps and records per profile) on new seeds: the five members
+    of ``NEW_SEEDS_RUN`` (seeds 3-7, Fig. 2's CPU budget, n = m = 48, T = 8), none used to choose
+    any arm's values nor a twin of one that was: every one held out and independent.
 
     smoke   one member, 20 steps, counts every 10.
     quick   the five members, 10,000 steps, counts every 500.
@@ -260,7 +225,6 @@ def optimiser_new_seeds_config(profile: str) -> OptimiserMembersConfig:
         held_out=NEW_SEED_MEMBERS,
     )
     if profile == "smoke":
-        return dataclasses.replace(
-            base, members=NEW_SEED_MEMBERS[:1], held_out=NEW_SEED_MEMBERS[:1]
-        )
+        one = NEW_SEED_MEMBERS[:1]
+        return dataclasses.replace(base, members=one, held_out=one)
     return base

@@ -1,21 +1,13 @@
 """Named training settings: what each experiment of the book trains with, for a user's own runs.
 
 A preset is the task (T, the teacher's scale), the student's size and the optimiser of one
-experiment at its quick profile, read from that experiment's config (one source: change the
-experiment, the preset follows). ``workbench.fit`` takes one by name.
+experiment at its quick profile, read from that experiment's config (change the experiment, the
+preset follows). ``workbench.fit`` takes one by name (the chapter use_the_package.md).
 
-    identify   Sec. 4.1 (Fig. 2, Table 1): AdamW lr 1e-2, weight decay 0.07, cosine, 60,000
-               steps at T = 8, n = m = 48, teacher entries N(0, 0.2^2). Shows, on most seeds:
-               the student learns the teacher (held-out loss below 1e-6 on 15 of the 20 seeds
-               of the recorded quick run teacher-identification-quick-20-seeds, from 4e-10 to
-               2e-5) with the construction's states (Score KV and Score Q near 0); the decay
-               prunes neurons that carry nothing. Does not show: exactly 14 = 10 + 4 neurons;
-               surplus near-copies survive AdamW (the teacher-identification chapter).
-    sweep      Sec. 4.2 (Fig. 3A): lr 1e-2, weight decay 1e-4, 15,000 steps at T = 8. Shows: the
-               loss a student of a given size reaches (the loss edge); prunes nothing.
-    default    the engine's defaults (``TrainConfig(steps=3_000)``: lr 1e-3, weight decay
-               1e-4), T = 8, n = m = 48: a short run that shows the code path, not a finding
-               (nothing is pruned and most neurons' lam are neither ~1 nor ~0).
+    identify   Sec. 4.1 (Fig. 2, Table 1): ``teacher_identification_config("quick")``
+    sweep      Sec. 4.2 (Fig. 3A): ``how_many_neurons_config("quick", "A")``
+    default    the engine's defaults (``TrainConfig(steps=3_000)``), T and teacher of identify,
+               n = m = 48: the code path, not a finding
 
 Glossary (code name -> meaning):
     Preset       one named setting: train (TrainConfig), T, teacher_std, n, experiment, shows
@@ -52,47 +44,43 @@ class Preset:
     shows: str
 
 
-def _identify() -> Preset:
-    c = teacher_identification_config("quick")
-    return Preset(
-        "identify",
-        c.train,
-        c.T,
-        c.teacher_std,
-        c.n,
-        "teacher-identification",
-        "on most seeds the student learns the teacher with the construction's states (Score "
-        "KV and Score Q near 0); not exactly 14 = 10 + 4 neurons",
-    )
-
-
-def _sweep() -> Preset:
-    c = how_many_neurons_config("quick", "A")
-    return Preset(
-        "sweep",
-        c.train,
-        c.T,
-        c.teacher_std,
-        QUICK_N,
-        "how-many-neurons-A",
-        "the loss a student of a given size reaches (Fig. 3A's loss edge); prunes nothing",
-    )
-
-
-def _default() -> Preset:
-    return Preset(
-        "default",
-        TrainConfig(steps=3_000),
-        teacher_identification_config("quick").T,
-        teacher_identification_config("quick").teacher_std,
-        QUICK_N,
-        None,
-        "the code path only: nothing is pruned and the states are not yet the construction's",
+def _presets() -> tuple[Preset, ...]:
+    """identify, sweep and default, from the experiments' quick configs."""
+    ident, sweep = teacher_identification_config("quick"), how_many_neurons_config("quick", "A")
+    return (
+        Preset(
+            "identify",
+            ident.train,
+            ident.T,
+            ident.teacher_std,
+            ident.n,
+            "teacher-identification",
+            "on most seeds the student learns the teacher with the construction's states "
+            "(Score KV and Score Q near 0); not exactly 14 = 10 + 4 neurons",
+        ),
+        Preset(
+            "sweep",
+            sweep.train,
+            sweep.T,
+            sweep.teacher_std,
+            QUICK_N,
+            "how-many-neurons-A",
+            "the loss a student of a given size reaches (Fig. 3A's loss edge); prunes nothing",
+        ),
+        Preset(
+            "default",
+            TrainConfig(steps=3_000),
+            ident.T,
+            ident.teacher_std,
+            QUICK_N,
+            None,
+            "the code path only: nothing is pruned and the states are not yet the construction's",
+        ),
     )
 
 
 #: name -> Preset (built once, from the experiments' own configs)
-PRESETS: dict[str, Preset] = {p.name: p for p in (_identify(), _sweep(), _default())}
+PRESETS: dict[str, Preset] = {p.name: p for p in _presets()}
 
 
 def preset(name: str | Preset) -> Preset:

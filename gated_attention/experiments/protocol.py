@@ -2,20 +2,14 @@
 
 An experiment config (a frozen dataclass with a ``name``) derives from ``Experiment`` and gives
 
-    jobs(device)                        the plan: its independent pieces of training, ``Job``s
-                                        (an ensemble of a size sweep, a (family, target, lr)
-                                        group, a gating, a family's rate search and run, ...)
-    train_job(job, checkpoint, progress)  trains one job through the engine (whatever its loss
-                                        or optimiser: ``engine.TrainConfig``) and returns its
-                                        output: a dict of tensors and plain values
-    assemble(jobs, outputs)             the entry's (tensors, metrics) from every job's output
+    jobs(device)                          the plan: its independent pieces of training, ``Job``s
+    train_job(job, checkpoint, progress)  trains one job through the engine; returns its output,
+                                          a dict of tensors and plain values
+    assemble(jobs, outputs)               the entry's (tensors, metrics) from every job's output
 
-The runner (``experiments.runner``) runs the plan: ``Experiment.compute`` in this process
-(what ``cache.run`` calls), ``runner.run_all`` on any executor (side by side on a GPU, a Dask
-cluster), each assembling with the same ``assemble``. It knows nothing of an experiment's
-internals, so every executor makes the same entry, number for number. Jobs share nothing but
-the config: a job's output depends on the config and the job only, never on another job's
-output or on the order in which they run (resuming: see ``runner``).
+``experiments.runner`` runs the plan on any executor, knowing nothing of an experiment's
+internals, so every executor makes the same entry. A job's output depends on the config and the
+job only, never on another job's output or on the order in which they run.
 
 Glossary (code name -> meaning):
     Job                 key (unique in the experiment, a file name), label (for people),
@@ -62,8 +56,7 @@ class Job:
 
 
 class Experiment(abc.ABC):
-    """The protocol an experiment config speaks (see the module docstring); a config class
-    that leaves out one of the three methods cannot be instantiated."""
+    """The protocol an experiment config speaks (see the module docstring)."""
 
     @abc.abstractmethod
     def jobs(self, device: str = "cpu") -> list[Job]:
@@ -71,8 +64,7 @@ class Experiment(abc.ABC):
 
     @abc.abstractmethod
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
-        """Train ``job``; returns its output (tensors and plain values, loadable with
-        ``torch.load(weights_only=True)``)."""
+        """Train ``job``; its output (loadable with ``torch.load(weights_only=True)``)."""
 
     @abc.abstractmethod
     def assemble(self, jobs: list[Job], outputs: list[dict]) -> tuple[dict, dict]:

@@ -1,14 +1,10 @@
 """Does the real Mamba block learn attention? (ours, beyond the paper; issue 36): the Mamba block
 as released (``models.mamba_block``) and the simplified Mamba-style layer of Table 3
 (``models.mamba``) trained side by side on the teacher-student task, at one small parameter
-count and a small budget. A first look at learnability beside the constructions of
-``constructions.real_blocks``; no claim beyond what the run shows.
-
-Both families train as in the Fig. 4A comparison (``experiments.architectures``): the same
-teachers (d = 6, entries N(0, 0.2^2)), the same data seeds, AdamW with cosine annealing, the width
-whose parameter count is closest to ``target`` (``models.width_for``), the family's own
-``no_decay``. One learning rate serves both (``lr``, ours: of 3e-3 and 1e-2, tried on these seeds
-at 600 steps, 1e-2 gave both families the lower loss).
+count and a small budget, as in the Fig. 4A comparison (``experiments.architectures``: d = 6,
+teachers N(0, 0.2^2), AdamW with cosine annealing, the width closest to ``target``). One
+learning rate serves both (``lr``, ours: of 3e-3 and 1e-2, tried on these seeds at 600 steps,
+1e-2 gave both families the lower loss).
 
 Glossary (code name -> meaning -> shape):
     FAMILIES      name -> Family of the two blocks compared (not in the family registry)
@@ -31,7 +27,7 @@ from ..models.mamba_block import MAMBA_BLOCK
 from ..models.shell import parameter_count
 from ..tasks.protocol import masked_mse
 from ..tasks.teacher_student import TeacherStudentTask
-from .profiles import check_profile, derive_seed
+from .profiles import check_profile, derive_seed, held_out_batch
 from .protocol import Experiment, Job
 from .teacher_identification import TEACHER_STD
 
@@ -97,13 +93,7 @@ class RealBlockLearningConfig(Experiment):
 
     def _eval(self, fam, params: dict) -> torch.Tensor:
         """(E,) held-out loss over the teacher's output power, ``eval_batch`` sequences each."""
-        xs, ys = [], []
-        for s in self.seeds:
-            g = torch.Generator().manual_seed(derive_seed(s, "eval"))
-            x, y = self.task(s).sample(self.eval_batch, g)
-            xs.append(x)
-            ys.append(y)
-        x, y = torch.stack(xs), torch.stack(ys)
+        x, y = held_out_batch([self.task(s) for s in self.seeds], self.seeds, self.eval_batch)
         with torch.no_grad():
             y_hat = fam.forward(x, params)
         t0 = self.task(self.seeds[0])

@@ -1,18 +1,11 @@
-"""Recorded runs: results entries too long for ``make book`` (the paper profile), shipped with
-the package, unchanged, in ``gated_attention/recorded/<name>/`` with a ``provenance.json`` (the
-commit of the code that wrote it, the command, anything unusual about the run).
+"""Recorded runs: results entries too long for ``make book``, shipped with the package,
+unchanged, in ``gated_attention/recorded/<name>/`` with a ``provenance.json`` (the commit of the
+code that wrote it, the command, anything unusual about the run); why and which: the chapter
+reference.md. A recorded run is never recomputed: a damaged one is an error.
 
-``recorded(name)`` loads one, its config rebuilt from its meta.json. Its code hash is that of the
-code that produced it, not necessarily today's, and it is never recomputed: a damaged recorded
-entry is an error. ``save_recorded`` adds one from a cache entry (``python -m
-gated_attention.tools.record`` does it with the provenance filled in).
-
-``run_or_recorded(config)`` is what a chapter calls for a run that also ships recorded: the
-recorded run whose config equals ``config`` exactly (``recorded_match``), so ``make book`` does
-not retrain what the package already holds, unless retraining is asked (``retrain=True``, or
-``$GATED_ATTENTION_RETRAIN`` set to 1); otherwise, or when no recorded config matches,
-``cache.run(config)``. Which of the two happened is in the result (``provenance`` is empty for
-a run of this build), and ``report.run_source`` says it in a chapter.
+``run_or_recorded(config)`` is what a chapter calls: the recorded run whose config equals
+``config`` exactly (``recorded_match``), unless retraining is asked (``retrain=True``, or
+``$GATED_ATTENTION_RETRAIN`` set to 1); otherwise ``cache.run(config)``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,15 @@
 """Every experiment by name: its config class and its config of a profile.
 
 The command lines (``tools.record``, ``python -m gated_attention.sweep``) and
-``config_from_dict`` (which rebuilds a stored config from its class name, for the recorded runs)
-read these tables; a new experiment is added here and nowhere else. Every config speaks the
-experiment protocol (``protocol.Experiment``: jobs, train_job, assemble).
-
-The main runs of Fig. 4A and 4B ("architectures-teacher", "architectures-regression") take each
-family's learning rate as an input: ``architectures_main_config`` reads it from the entry of the
-profile's learning-rate sweep ("architectures-<task>-lr"), computing that entry first if the
-cache does not hold it.
+``config_from_dict`` (a stored config rebuilt from its class name) read these tables; a new
+experiment is added here and nowhere else. The main runs of Fig. 4A and 4B take each family's
+learning rate from the entry of the profile's rate sweep (``architectures_main_config``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from .architectures import (
@@ -68,20 +64,14 @@ def architectures_main_config(
 #: experiment name -> the function giving its config in a profile
 EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     "teacher-identification": teacher_identification_config,
-    "how-many-neurons-A": lambda profile: how_many_neurons_config(profile, "A"),
-    "how-many-neurons-B": lambda profile: how_many_neurons_config(profile, "B"),
+    "how-many-neurons-A": partial(how_many_neurons_config, panel="A"),
+    "how-many-neurons-B": partial(how_many_neurons_config, panel="B"),
     "in-context-regression": regression_config,
-    "architectures-teacher-lr": lambda profile: architectures_sweep_config(profile, "teacher"),
-    "architectures-regression-lr": lambda profile: architectures_sweep_config(
-        profile, "regression"
-    ),
+    "architectures-teacher-lr": partial(architectures_sweep_config, task="teacher"),
+    "architectures-regression-lr": partial(architectures_sweep_config, task="regression"),
     # the main runs of Fig. 4A/4B: their rates from the sweeps' entries above (NEEDS)
-    "architectures-teacher": lambda profile, resolve=run: architectures_main_config(
-        profile, "teacher", resolve=resolve
-    ),
-    "architectures-regression": lambda profile, resolve=run: architectures_main_config(
-        profile, "regression", resolve=resolve
-    ),
+    "architectures-teacher": partial(architectures_main_config, task="teacher"),
+    "architectures-regression": partial(architectures_main_config, task="regression"),
     "fig4b-setup": setup_check_config,
     "fig4b-setup-lru-init": setup_check_lru_init_config,
     "fig4b-setup-pilots": pilot_set_config,
@@ -91,15 +81,10 @@ EXPERIMENTS: dict[str, Callable[[str], Any]] = {
     "optimiser-comparison-members": optimiser_members_config,
     "optimiser-comparison-new-seeds": optimiser_new_seeds_config,
     # the counts' sensitivity to the optimiser: one experiment per SENSITIVITY setting
-    **{
-        f"teacher-identification-{s}": (lambda profile, s=s: sensitivity_config(profile, s))
-        for s in SENSITIVITY
-    },
+    **{f"teacher-identification-{s}": partial(sensitivity_config, setting=s) for s in SENSITIVITY},
     # beyond the paper: teacher identification with lam <= lam_max, a run per (T, lam_max)
     **{
-        f"capped-memory-T{T}-lam{c:g}": (
-            lambda profile, T=T, c=c: capped_memory_config(profile, T, c)
-        )
+        f"capped-memory-T{T}-lam{c:g}": partial(capped_memory_config, T=T, lam_max=c)
         for T in LENGTHS
         for c in CAPS
     },

@@ -1,43 +1,18 @@
-"""Is Fig. 3's edge ours or the paper's? Fig. 3A at the CPU budget under three of our choices
-changed one at a time (ours, beyond the paper).
-
-The CPU-budget sweep of Fig. 3A (``cpu_budget``, 100,000 steps, T = 32, 5 seeds) finds the loss
-edge at the construction's own count (14), not at the paper's ~28. Three settings of that run
-are ours, not the paper's, and could drive it:
-
-    wd        weight decay 0.07 (Fig. 2's, which prunes) instead of the sweeps' 1e-4
-    teacher   the teacher's entries N(0, 1/d) (the engine's default, variance 1/d) instead of
-              N(0, TEACHER_STD^2) = N(0, 0.04)
-    lr        learning rate 1e-3 (the paper profile's) instead of the sweeps' 1e-2
-
-Each variant is the CPU-budget config of Fig. 3A with that one setting changed and the sizes cut
-to ``SIZES`` (below the construction's count to its double, each a size of the baseline run),
-so that every member is paired with the baseline run's member of the same seed and size (same
-teacher except in ``teacher``, same initialisation and data). The baseline is the recorded
-``how-many-neurons-A-cpu``. They are fixed here, with the rows that score them
-(``report/paper_values.json``: ``fig3.robust.*``), before any of them ran; each is recorded as
-``how-many-neurons-A-cpu-<variant>``.
-
-Two later additions, fixed here with their rows before they ran:
-
-    lr-wd   both paper-like settings at once (learning rate 1e-3 and weight decay 0.07): the
-            fourth corner of the 2 x 2 of the two choices that moved the edge; its sizes are
-            ``SIZES`` and ``FINE_SIZES`` together
-    fine    ``FINE_SIZES`` for the variants whose edge sat at 20 on the coarse grid (``FINE``):
-            sqrt 2 x 14 = 19.8 lies between 19 and 20, so a fine sweep decides on which side
-            of it the edge lies; recorded as ``how-many-neurons-A-cpu-<variant>-fine`` and read
-            together with the coarse run (same seeds: same teachers and data)
-
-These train in mode "compiled" (the same step as "fast", fused: equal up to rounding, tested in
-tests/test_training.py), which a 2-core CPU runs about twice as fast; size 20 is in both the
-coarse and the fine sweep, so the two modes are compared member by member at one size.
+"""Is Fig. 3's edge ours or the paper's? Fig. 3A at the CPU budget (``cpu_budget``) with one of
+our choices changed (ours, beyond the paper; why and what the runs show: the chapter
+how_many_neurons.md, "Is the edge ours?"). Each variant is that config with one setting changed
+and the sizes cut to ``SIZES``, so every member pairs with the baseline's member of the same seed
+and size (the recorded ``how-many-neurons-A-cpu``); recorded as
+``how-many-neurons-A-cpu-<variant>`` (a fine sweep: ``...-<variant>-fine``), scored by the rows
+``fig3.robust.*`` of ``report/paper_values.json``, both fixed here before the runs.
 
 Glossary (code name -> meaning):
-    VARIANTS      variant name -> (what it changes, in words)
-    SIZES         n = m of each variant's members: 8 (below 14), 14 (the construction), 20,
-                  24, 28 (twice it)
-    FINE_SIZES    the fine sweep between 14 and 28: 16, 18, 19, 20, 22
+    VARIANTS      variant name -> what it changes, in words ("lr-wd": both paper-like settings
+                  at once, sizes ``SIZES`` and ``FINE_SIZES`` together)
+    SIZES         n = m of each variant's members: 8 (below 14), 14 (the construction) to 28
+    FINE_SIZES    the fine sweep between 14 and 28 (19 < sqrt 2 x 14 = 19.8 < 20)
     FINE          the variants that have a fine sweep
+    LATER_MODE    the mode of lr-wd and the fine sweeps ("compiled": the step of "fast", fused)
     robust_config the variant's config
     fine_config   the fine sweep of a variant of FINE
 """

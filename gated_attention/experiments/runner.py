@@ -1,9 +1,4 @@
-"""One way to run experiments' jobs: the runner and its interchangeable executors.
-
-An experiment (``protocol.Experiment``) plans its training as independent jobs, trains one
-with ``train_job`` and makes its entry from their outputs with ``assemble``. The runner hands
-the unfinished jobs to an executor, keeps each finished job's output, and assembles an
-experiment as soon as its last job is in:
+"""One way to run experiments' jobs (``protocol``): the runner and its interchangeable executors.
 
     compute(config, checkpoint=...)   one experiment's (tensors, metrics): what
                                       ``Experiment.compute``, so ``cache.run``, calls
@@ -15,12 +10,10 @@ Executors, each ``run(tasks)`` yielding ``(index, output, where)`` as tasks fini
                             (``side_by_side``); on a CPU, or n = 1, InProcess's order
     sweep.Cluster(client)   a Dask cluster: a LocalCluster, a scheduler, a SLURMCluster
 
-A job's output depends on its config and the job only, never on another job or the order, so
-every executor makes the same entry, number for number (same hardware and thread count).
+Every executor makes the same entry, number for number (same hardware and thread count).
 Resuming: with a ``checkpoint`` path, job ``key`` checkpoints to ``<key>.pt`` beside it and
 keeps its output in ``<key>-done.pt`` until the entry is assembled, so an interrupted run
-trains only its unfinished jobs, each from its last checkpoint. A failing job's error carries
-a note naming the job and its experiment.
+trains only its unfinished jobs. A failing job's error carries a note naming the job.
 """
 
 from __future__ import annotations
@@ -244,14 +237,9 @@ def run_all(
     echo: Echo = say,
 ) -> list[cache.RunResult | None]:
     """The results entry of each of ``configs`` (the entry ``cache.run`` makes and reads),
-    computing those not in the cache; as a campaign's policy:
-
-        order      ``configs``, and each one's jobs, start in the order given: put the
-                   central claims first (a Dask cluster runs them in that priority)
-        budget_s   no job starts after this many seconds; what finished is kept (each job's
-                   output beside its checkpoint) and the next call trains only the rest
-        pack       the executor: ``InProcess()`` one job at a time, ``Streams(n)`` n at once
-                   on one GPU, ``sweep.Cluster(client)`` one per worker of a Dask cluster
+    computing those not in the cache on ``executor`` (default ``InProcess()``). ``configs``,
+    and each one's jobs, start in the order given (put the central claims first); no job starts
+    after ``budget_s`` seconds, and the next call trains only the rest.
 
     Each entry is written as soon as its last job is in; an experiment whose jobs did not all
     finish within the budget is None. A failing job stops an in-process run (the entries

@@ -1,17 +1,15 @@
 """Why a family does not learn in-context regression: short-budget pilots of the Fig. 4B setup
-check (``families_in_context``), ours. One family, one held-out seed, a short budget, and one
-change at a time to how the family is drawn or trained (the rest as ``models.family_registry``):
+check (``families_in_context``), ours (the chapter other_rnns_in_context.md). One family, one
+held-out seed, a short budget, and one change at a time to how the family is drawn or trained
+(the rest as ``models.family_registry``):
 
     lr, warm-up      ``train.lr``, ``train.warmup_steps``
-    init_scale       every matrix drawn by nn.Linear's rule (embedding, GLU or MLP matrices,
-                     readout; LRU families) times this: sqrt 3 gives them variance 1 / fan_in,
-                     the scale of the gated RNN's weights, instead of 1 / (3 fan_in)
+    init_scale       every matrix drawn by nn.Linear's rule (LRU families) times this: sqrt 3
+                     gives them variance 1 / fan_in instead of 1 / (3 fan_in)
     skip_scale       the LRU's elementwise skip Dskip (N(0, 1) at init) times this
-    readout_scale    the readout times this (the gated RNN's D, every other family's W_out): the
-                     gated RNN of the Sec. 5.2 chapter starts with D x 0.1
-    prenorm          LRU families: u normalised over its H coordinates (zero mean, unit
-                     variance, no affine map) before each block and before the readout
-                     (``models.lru_pilots.forward_prenorm``)
+    readout_scale    the readout times this (the gated RNN's D, every other family's W_out)
+    prenorm          LRU families: u normalised over its H coordinates before each block and
+                     before the readout (``models.lru_pilots.forward_prenorm``)
 
 Glossary (code name -> meaning -> shape):
     eval_loss     (1,) in-distribution held-out query loss (``eval_batch`` sequences)
@@ -33,7 +31,7 @@ from ..tasks.protocol import masked_mse
 from ..tasks.regression import InContextRegression
 from .architectures import LRU_FAMILIES
 from .families_in_context import SETUP_TARGET, SETUP_TRAIN
-from .profiles import check_profile, derive_seed
+from .profiles import check_profile, derive_seed, held_out_batch
 from .protocol import Experiment, Job
 
 __all__ = [
@@ -133,26 +131,22 @@ class PilotConfig(Experiment):
             desc=f"{self.name} {self.family}",
         )
         p = {k: v.to(torch.float64) for k, v in res.params.items()}
-        g = torch.Generator().manual_seed(derive_seed(self.seed, "eval"))
-        x, y = task.sample(self.eval_batch, g)
+        x, y = held_out_batch([task], [self.seed], self.eval_batch)
         with torch.no_grad():
-            y_hat = self.forward()(x[None], p)
-        loss = masked_mse(y_hat, y[None], task.loss_mask, task.loss_scale)  # (1,)
+            y_hat = self.forward()(x, p)
+        loss = masked_mse(y_hat, y, task.loss_mask, task.loss_scale)  # (1,)
         curve = res.losses[:, 0].to(torch.float64)
         return {"eval_loss": loss, "train_curve": curve, "train_wall_time_s": res.wall_time}
 
 
 def pilot_configs(profile: str) -> list[PilotConfig]:
-    """The pilots the chapter shows: the gated RNN as drawn and with the Sec. 5.2 chapter's
-    readout scale (also on the check's full budget, ``families_in_context.SETUP_TRAIN``); the
-    LRU (2 layers) as drawn at the check's rate, then one change at a time (rate, warm-up,
-    initial scale, skip, normalisation) and the two that help most at 1,000 steps together;
-    last, on the full budget, the LRU at a rate below the check's grid and at two initial
-    scales.
+    """The pilots the chapter shows, in its order: the gated RNN as drawn and with the Sec. 5.2
+    chapter's readout scale (also on the check's full budget, ``SETUP_TRAIN``); the LRU as drawn,
+    then one change at a time and two together; last, on the full budget, the LRU at a lower rate
+    and at two initial scales.
 
-    quick, paper   1,000 steps (a fifth of the check), batch 128, 8,192 held-out sequences; the
-                   third pilot and the last three 5,000 steps
-    smoke          4 steps (those four: 6), 64 held-out sequences: only proves the code path
+    quick, paper   PILOT_TRAIN (a fifth of the check's steps); on the full budget, 5,000 steps
+    smoke          4 steps (on the full budget: 6): only proves the code path
     """
     check_profile(profile)
     base, full = PilotConfig(), dataclasses.replace(SETUP_TRAIN, lr=PILOT_TRAIN.lr)

@@ -1,20 +1,15 @@
 """Jobs side by side: several of an experiment's jobs at once on one GPU (``run_side_by_side``,
-what the runner's ``Streams`` executor calls).
+what the runner's ``Streams`` executor calls), each in a thread of its own on a CUDA stream of
+its own, so that their kernels overlap. Jobs share nothing and the engine records CUDA graphs in
+thread-local capture mode, so a job's numbers are those of the job alone. On a CPU, or with
+``n`` = 1, the calls run one after another (``threads=True`` runs them in threads there too: how
+the tests check that no number changes). ``n``: the caller's, else
+$GATED_ATTENTION_SIDE_BY_SIDE (default 1).
 
-A job of a few small members leaves most of a GPU idle. Up to ``n`` jobs run at once, each in
-a thread of its own on a CUDA stream of its own, so that their kernels overlap. Jobs share
-nothing and draw from their own generators, and the engine records CUDA graphs in thread-local
-capture mode, so a job's numbers are those of the job alone. On a CPU, or with ``n`` = 1, the
-calls run one after another in this thread (``threads=True`` runs them in threads there too:
-how the tests check that no number changes). ``n``: the caller's, else
-$GATED_ATTENTION_SIDE_BY_SIDE (default 1), so that a campaign can set it for its runs.
-
-Off on CUDA for now (``STREAMS_CHECKED``): on an H200 with torch 2.11 (2026-12-04) three jobs
-at once could not record their CUDA graphs ("operation not permitted when stream is
-capturing") and one job's loss became NaN (``tests/test_cuda.py``). The likely cause:
-``torch.cuda.graph`` records on one stream of its class unless given one; since then
-``engine.device.record_graph`` records each step on its own side stream. Until the GPU check
-passes, more than one job at once on CUDA runs them one after another, with a warning.
+Off on CUDA for now (``STREAMS_CHECKED``): on an H200 with torch 2.11 three jobs at once could
+not record their CUDA graphs ("operation not permitted when stream is capturing") and one job's
+loss became NaN (``tests/test_cuda.py``); until that check passes, more than one job at once on
+CUDA runs them one after another, with a warning.
 """
 
 from __future__ import annotations

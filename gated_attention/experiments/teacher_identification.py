@@ -1,20 +1,13 @@
 """Teacher identification (Sec. 4.1, Fig. 2, Table 1): the config of the chapter, per profile.
 
-A ``TeacherStudentConfig``: d = 4, a student of n = m hidden and output-gating neurons, three
-seeds as one ensemble (teacher, student and data from each seed). Our choices where the paper
-is silent:
+A ``TeacherStudentConfig``: d = 4, a student of n = m hidden and output-gating neurons, seeds as
+one ensemble. Our choices where the paper is silent (why: the chapter teacher_identification.md):
 
     teacher scale   W_V, W_K, W_Q entries N(0, TEACHER_STD^2), TEACHER_STD = 0.2: the teacher's
-                    output then has variance of order 1 averaged over the steps (with the
-                    default 1/sqrt(d) an absolute loss of 1e-4 would be a relative error of
-                    ~4e-7). The chapter's sensitivity section varies it.
+                    output then has variance of order 1 averaged over the steps
     optimiser       AdamW + cosine annealing (the paper's), learning rate LR and weight decay
-                    WEIGHT_DECAY (ours: the values did not survive in the copy of the paper we
-                    use), weight decay on every parameter but nu (the paper's). Pruning needs
-                    lr x weight decay x steps of several units; AdamW's default weight decay
-                    1e-4 at lr 1e-3 prunes nothing in 1,000,000 steps, a weight decay several
-                    times larger than ours collapses the student. The pilot runs behind these
-                    values are in the git history of this file.
+                    WEIGHT_DECAY (ours), weight decay on every parameter but nu (the paper's):
+                    pruning needs lr x weight decay x steps of several units
 
 Glossary (code name -> paper symbol -> section):
     teacher_identification_config   the d = 4 student of Sec. 4.1, Fig. 2, Table 1
@@ -56,38 +49,40 @@ HELD_OUT_SEEDS = (3, 4, 5, 6, 7)
 QUICK_T = 8
 
 
+def _train(profile: str, lr: float, wd: float) -> TrainConfig:
+    """The optimiser of a profile at learning rate ``lr`` and weight decay ``wd``."""
+    if profile == "smoke":
+        return TrainConfig(steps=30, lr=lr, weight_decay=wd, log_every=10, chunk_steps=10)
+    if profile == "quick":
+        return TrainConfig(
+            steps=QUICK_STEPS, lr=lr, weight_decay=wd, log_every=100, checkpoint_every=1000
+        )
+    return TrainConfig(
+        steps=1_000_000, lr=lr, weight_decay=wd, log_every=1000, checkpoint_every=10_000
+    )
+
+
 def teacher_identification_config(profile: str) -> TeacherStudentConfig:
     """Sec. 4.1: d = 4, seeds as one ensemble (paper: the tuning seeds 0-2, TUNING_SEEDS;
     quick: the held-out 3-7).
 
-    paper   T = 32, n = m = 100, 1,000,000 steps of batch 64 (the paper's), LR, WEIGHT_DECAY,
-            checkpoints every 10,000 steps; seeds 0-2, the seeds that chose LR and WEIGHT_DECAY
-            (none of them held out).
-    quick   T = QUICK_T = 8, n = m = QUICK_N = 48 (over three times the construction's 14),
-            QUICK_STEPS steps, the same optimiser, the five HELD_OUT_SEEDS as one ensemble.
-    smoke   n = m = 24, 30 steps, two seeds: only proves the code path.
+    paper   T = 32, n = m = 100, 1,000,000 steps of batch 64 (the paper's), LR, WEIGHT_DECAY
+    quick   T = QUICK_T, n = m = QUICK_N (over three times the construction's 14), QUICK_STEPS
+    smoke   n = m = 24, 30 steps, two seeds, the engine's default optimiser
     """
     check_profile(profile)
     base = TeacherStudentConfig(
         name="teacher-identification", d=4, T=32, teacher_std=TEACHER_STD, seeds=(0, 1, 2)
     )
     if profile == "smoke":
-        tc = TrainConfig(steps=30, log_every=10, chunk_steps=10)
+        default = TrainConfig(steps=30)
+        tc = _train(profile, default.lr, default.weight_decay)
         return dataclasses.replace(base, n=24, m=24, seeds=(0, 1), train=tc)
+    tc = _train(profile, LR, WEIGHT_DECAY)
     if profile == "quick":
-        tc = TrainConfig(
-            steps=QUICK_STEPS,
-            lr=LR,
-            weight_decay=WEIGHT_DECAY,
-            log_every=100,
-            checkpoint_every=1000,
-        )
         return dataclasses.replace(
             base, T=QUICK_T, n=QUICK_N, m=QUICK_N, seeds=HELD_OUT_SEEDS, train=tc
         )
-    tc = TrainConfig(
-        steps=1_000_000, lr=LR, weight_decay=WEIGHT_DECAY, log_every=1000, checkpoint_every=10_000
-    )
     return dataclasses.replace(base, n=100, m=100, train=tc)
 
 
@@ -105,25 +100,19 @@ SENSITIVITY = {
 def sensitivity_config(profile: str, setting: str) -> TeacherStudentConfig:
     """The paper's student (n = m = 100) with one optimiser setting of SENSITIVITY changed.
 
-    quick   T = QUICK_T, QUICK_STEPS steps, two held-out seeds (3, 4) as one ensemble: longer
-            than a build can afford, so the chapter reads these as recorded runs.
-    paper   T = 32, 1,000,000 steps, the tuning seeds 0-2 (the paper profile with the setting
-            changed).
-    smoke   n = m = 24, 30 steps, one seed.
+    quick   T = QUICK_T, QUICK_STEPS steps, two held-out seeds (3, 4) (recorded runs)
+    paper   the paper profile with the setting changed
+    smoke   n = m = 24, 30 steps, one seed
     """
     check_profile(profile)
     if setting not in SENSITIVITY:
         raise ValueError(f"unknown setting {setting!r}; expected one of {', '.join(SENSITIVITY)}")
-    lr, wd = SENSITIVITY[setting]
     base = teacher_identification_config("paper")
-    name = f"teacher-identification-{setting}"
+    base = dataclasses.replace(
+        base, name=f"teacher-identification-{setting}", train=_train(profile, *SENSITIVITY[setting])
+    )
     if profile == "smoke":
-        tc = TrainConfig(steps=30, lr=lr, weight_decay=wd, log_every=10, chunk_steps=10)
-        return dataclasses.replace(base, name=name, n=24, m=24, seeds=(3,), train=tc)
+        return dataclasses.replace(base, n=24, m=24, seeds=(3,))
     if profile == "quick":
-        tc = TrainConfig(
-            steps=QUICK_STEPS, lr=lr, weight_decay=wd, log_every=100, checkpoint_every=1000
-        )
-        return dataclasses.replace(base, name=name, T=QUICK_T, seeds=(3, 4), train=tc)
-    tc = dataclasses.replace(base.train, lr=lr, weight_decay=wd)
-    return dataclasses.replace(base, name=name, train=tc)
+        return dataclasses.replace(base, T=QUICK_T, seeds=(3, 4))
+    return base

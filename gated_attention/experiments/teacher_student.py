@@ -19,7 +19,7 @@ from ..engine import TrainConfig, combine_ensembles, plan_ensembles, train_ensem
 from ..models.fast_path import gated_rnn_fast
 from ..models.gated_rnn import GatedRNN
 from ..tasks.teacher_student import TeacherStudentTask, masked_mse
-from .profiles import derive_seed
+from .profiles import derive_seed, held_out_batch
 from .protocol import Experiment, Job, ensemble_jobs, ensemble_output, ensemble_result
 
 
@@ -30,14 +30,11 @@ class TeacherStudentConfig(Experiment):
     Every member of ``members()`` is one independent run: its seed gives its teacher
     (``random_attention(d, rank=teacher_rank, std=teacher_std)``), its student's initialisation
     and its data stream (``derive_seed(seed, stream)``), so members with one seed and different
-    sizes share teacher and data (a paired sweep). Members train as one ensemble, or as a few
-    ensembles of similar sizes (``ensembles``), each one job of the experiment protocol
-    (``protocol.Experiment``: ``jobs``, ``train_job``, ``assemble``).
+    sizes share teacher and data (a paired sweep). Members train as one ensemble, or a few of
+    similar sizes (``ensembles``), one job each.
 
-    Choices the paper does not give (ours): teacher weights N(0, 1/d); student weights
-    N(0, 1/fan_in) times ``init_scale``, lam ~ U(lam_range) at initialisation; the optimiser
-    settings in ``train`` (TrainConfig); the held-out evaluation batch of ``eval_batch``
-    sequences.
+    Choices the paper does not give (ours): teacher weights N(0, 1/d) by default; student
+    weights N(0, 1/fan_in) times ``init_scale``, lam ~ U(lam_range); ``train``; ``eval_batch``.
     """
 
     name: str = "teacher-student"
@@ -146,13 +143,9 @@ class TeacherStudentConfig(Experiment):
 
 def _eval_loss(config, tasks, members, params) -> torch.Tensor:
     """MSE of each member on ``eval_batch`` fresh held-out sequences (float64)."""
-    xs, ys = [], []
-    for seed, _, _ in members:
-        g = torch.Generator().manual_seed(derive_seed(seed, "eval"))
-        x, y = tasks[seed].sample(config.eval_batch, g)
-        xs.append(x)
-        ys.append(y)
+    seeds = [seed for seed, _, _ in members]
+    x, y = held_out_batch([tasks[seed] for seed in seeds], seeds, config.eval_batch)
     p = {k: v.detach().to(torch.float64) for k, v in params.items()}
     with torch.no_grad():
-        y_hat = gated_rnn_fast(torch.stack(xs), p)
-    return masked_mse(y_hat, torch.stack(ys))
+        y_hat = gated_rnn_fast(x, p)
+    return masked_mse(y_hat, y)

@@ -13,10 +13,8 @@ lru_pilots  the Fig. 4B setup pilots' LRU variants: normalised blocks, rescaled 
 mamba       a Mamba-style selective layer (simplified, no convolution) in the shell
 family_registry  every family above by name, in the shape the engine trains (Fig. 4A/4B)
 padding     networks of one family at several widths as one ensemble (zero-padded, masks)
-mamba_block the Mamba block as the Mamba paper defines it (convolution, SiLU, low-rank Delta,
-            SiLU gate), beside the simplified layer of ``mamba`` (ours, beyond the paper)
-lru_block   the LRU block as its reference code defines it (LRU, GELU, GLU, skip, optional
-            LayerNorm), beside the simplified blocks of ``lru`` (ours, beyond the paper)
+mamba_block the Mamba block as released (convolution, SiLU, low-rank Delta; ours, beyond the paper)
+lru_block   the LRU block as released (GELU, GLU, skip, optional LayerNorm; ours, beyond the paper)
 """
 
 from .attention import LinearSelfAttention, check_sequence, random_attention

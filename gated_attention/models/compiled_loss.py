@@ -1,9 +1,6 @@
-"""The loss of Eq. (2) and its gradients as one plain function, for the engine's "compiled" mode.
-
-``loss_and_grads`` computes what ``fast_path.FusedLoss`` computes (the squared error of the fused
-Eq. (2) on packed weights, and the gradients of its sum) without autograd, the recurrence as a
-scan over t, written for ``torch.compile`` to fuse the elementwise work around the GEMMs into a
-few loops (tests/test_training.py checks it against autograd in float64).
+"""The loss of Eq. (2) and its gradients as one plain function, for the engine's "compiled" mode:
+what ``fast_path.FusedLoss`` computes, without autograd, written for ``torch.compile`` to fuse
+the elementwise work around the GEMMs (tests/test_training.py checks it in float64).
 
     scan            h_t = lam h_(t-1) + u_t (and its adjoint), unrolled over t
     loss_and_grads  (loss, g_W_in, g_nu, g_W_out, g_D) of packed weights (``fast_path``'s glossary)
@@ -59,18 +56,11 @@ def loss_and_grads(
     recurrence: h = ``scan(u, lam)`` instead of the decay matrix, and its adjoint
     g_u = ``scan(g_h, lam, reverse=True)`` (g_h zero at steps the loss does not read), so
     g_lam = sum_t g_u_t h_(t-1) and g_nu = -g_lam lam exp(nu). Exact at lam = 0 and lam = 1 as
-    the scan is. ``tests/test_training.py`` checks it against ``FusedLoss`` in float64.
-
-    The input gating's products, W_in X and its gradient g_[p; q] X^T, have inner or outer
-    dimension d + 1 (5 in the paper): written as sums over the d + 1 inputs (``small_bmm``),
-    they are elementwise work that ``torch.compile`` fuses with the gating's product and the
-    scan, where a GEMM of that shape runs far below the machine's peak (and p, q are
-    recomputed in the backward rather than kept: ``input_gating``). So are the readout's
-    gradients, of dimension d_out: g_g = D^T g_y (fused with g_ab) and g_D = g_y g^T (a sum
-    over the T'*B tokens); on a 2-core CPU at the Sec. 4.1 config that took the compiled loss
-    and gradients from 2.59 to 2.24 ms (min of 30 interleaved rounds; the bmm of g_g alone
-    took 0.12 ms for 1.6 MFLOP). The output gating and readout: ``_output_by_tokens`` for one
-    member, else ``_output_by_neurons`` (their docstrings say why).
+    the scan is. The products with a dimension of d + 1 or d_out (the input gating, the
+    readout's gradients) are written as sums (``small_bmm``, ``column_sums``) that
+    ``torch.compile`` fuses with their neighbours, where a GEMM of that shape runs far below
+    peak. The output gating and readout: ``_output_by_tokens`` for one member, else
+    ``_output_by_neurons``.
     """
     E, _, TB = X.shape
     B, n = TB // T, W_in.shape[1] // 2
@@ -110,12 +100,9 @@ def _output_by_neurons(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
 
 def _output_by_tokens(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
     """``_output_by_neurons`` with the T'*B tokens as rows: h^T (E, T'*B, n) copied once, then
-    the three GEMMs write token-major outputs, which MKL makes faster here (one member, 2-core
-    CPU, Sec. 4.1 config: the compiled step 1.98 / 2.01 ms against 2.06 / 2.08, min / q1 of
-    40 interleaved rounds; n = 64 0.98 against 1.09; n = 28 level); for two or more members
-    the batched GEMMs and the loops of this layout were slower (2 x 28 0.64 against 0.59 ms,
-    4 x 100 9.4 against 8.1, 16 x 28 5.5 against 4.7), so ``loss_and_grads`` keeps this one
-    for one member. The same function up to rounding (tested in float64)."""
+    the three GEMMs write token-major outputs, faster on a CPU (MKL) for one member and slower
+    for several, so ``loss_and_grads`` uses it for one member. The same function up to rounding
+    (tested in float64)."""
     E, n, T_out, B = h.shape
     m, hT = W_out.shape[1] // 2, h.permute(0, 2, 3, 1).reshape(E, -1, n)
     ab = torch.bmm(hT, W_out.transpose(1, 2))  # (E, T'*B, 2m)
@@ -137,11 +124,7 @@ def input_gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Cal
     inputs (``small_bmm``), fused by ``torch.compile`` with the gating's product and the
     scan; the backward computes p and q again from X (d + 1 numbers a column) rather than
     keep the 2n-wide [p; q], once a column for all d + 1 sums of each gradient
-    (``column_sums``): less memory moved, the same numbers (float32, compiled: bit for bit).
-    On a 2-core CPU, the compiled step with AdamW, min / q1 of 40 interleaved rounds: the
-    16 x 28 ensemble 6.15 / 6.61 ms against 6.43 / 6.96 with [p; q] kept, then 4.90 / 5.12
-    against 5.00 / 5.29 with the sums in one pass (one student: 2.33 / 2.48 against
-    2.34 / 2.56, then 2.12 / 2.15 against 2.19 / 2.26)."""
+    (``column_sums``): less memory moved, the same numbers (float32, compiled: bit for bit)."""
     n = W_in.shape[1] // 2
     W1, W2 = W_in[:, :n], W_in[:, n:]
 
@@ -155,21 +138,17 @@ def input_gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Cal
 
 def small_bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b (a (E, M, K), b (E, K, N)) as a broadcast product summed over K, for
-    ``torch.compile`` to fuse with its neighbours where K or N is tiny (d + 1): the sum runs
-    over dim 2 of (E, M, K, N) when K <= N, else over the last dim of (E, M, N, K), along
-    memory contiguous in both operands as ``loss_and_grads`` passes them. The same numbers as
-    ``torch.bmm`` up to the order of the sum; eagerly it builds all M K N products."""
+    ``torch.compile`` to fuse with its neighbours where K or N is tiny (d + 1); the sum runs
+    along memory contiguous in both operands as ``loss_and_grads`` passes them. The same
+    numbers as ``torch.bmm`` up to the order of the sum."""
     if a.shape[2] <= b.shape[2]:  # K the smaller: sum over dim 2 of (E, M, K, N)
         return (a[:, :, :, None] * b[:, None, :, :]).sum(2)
     return (a[:, :, None, :] * b.transpose(1, 2)[:, None, :, :]).sum(3)  # (E, M, N, K)
 
 
 def column_sums(a: list[torch.Tensor], b: torch.Tensor) -> torch.Tensor:
-    """Each a_i b^T (a_i (E, M, N), b (E, K, N)) as K sums over the N columns, one per row of
-    b, for ``torch.compile`` to run in one pass over the columns where K is tiny (d + 1):
-    whatever the a_i are computed from is computed once a column, not once for each of the K
-    sums. Returns (E, len(a) * K, M), row i * K + k the sums of a_i times row k of b (stacked
-    on a dimension of whole (E, M) blocks: the sums are written where they go, no copies).
-    The same numbers as ``small_bmm(a_i, b.transpose(1, 2))``, bit for bit (the same sums in
-    the same order); eagerly it builds K products of each a_i's size."""
+    """Each a_i b^T (a_i (E, M, N), b (E, K, N)) as K sums over the N columns, for
+    ``torch.compile`` to run in one pass over the columns where K is tiny (d + 1). Returns
+    (E, len(a) * K, M), row i * K + k the sums of a_i times row k of b; bit for bit
+    ``small_bmm(a_i, b.transpose(1, 2))``."""
     return torch.stack([(x * b[:, None, k]).sum(-1) for x in a for k in range(b.shape[1])], dim=1)

@@ -12,34 +12,21 @@ Glossary (code name -> paper symbol -> shape, E ensemble members, n = m = width)
 
     h_t = A h_{t-1} + (W_in1 x~_t) * (W_in2 x~_t),      y_t = D ((W_out1 h_t) * (W_out2 h_t))
 
-The only change from Eq. (2) is that A is a full n x n matrix instead of diag(lam). There is no
-separate embedding: the input gating is already a (bilinear) function of a linear map of x~, so
-an embedding x -> W_e x + b_e in front of it would only re-parametrise W_in1 and W_in2.
+Eq. (2) with a full n x n matrix A instead of diag(lam); no separate embedding (it would only
+re-parametrise W_in1 and W_in2). Parameters of one member: 2 w (d_in + 1) + 3 w^2 + d_out w.
+Initialisation as ``GatedRNN``'s: W_* ~ N(0, 1/fan_in), A = diag(lam), lam ~ U(0, 1); A gets no
+weight decay (as nu in Sec. 4.1) and no stability parametrisation.
 
-Width: width = n = m (hidden and output-gating neurons). Parameters of one member:
-    2 n (d_in + 1) + n^2 + 2 m n + d_out m  =  2 w (d_in + 1) + 3 w^2 + d_out w   (w = width).
-
-Initialisation as ``GatedRNN`` draws it: W_* ~ N(0, 1/fan_in); A = diag(lam), lam ~ U(0, 1)
-(the same draw as GatedRNN's lam_range = (0, 1)), off-diagonal entries 0. A gets no weight decay
-(as nu in Sec. 4.1); it is trained as a plain matrix, with no stability parametrisation.
-
-Two forms of the same map:
-    reference  a Python loop over t: h = A h + u_t.
-    forward    u for all t in one product, then a doubling scan in ceil(log2 T) steps: after
-               the step with shift s, h_t holds sum_{t-2s < r <= t} A^(t-r) u_r; each step adds
-               A^s applied to the partial sums s steps earlier, then squares A^s. Exact (up to
-               rounding), since A is the same at every t.
+Forms: ``reference`` loops over t; ``forward`` solves the recurrence by doubling (``dense_scan``).
 """
 
 from __future__ import annotations
 
 import torch
 
-from .shell import Family, linear
+from .shell import Family, Params, linear
 
 __all__ = ["DENSE", "init", "forward", "reference", "parameter_count_formula", "dense_scan"]
-
-Params = dict[str, torch.Tensor]
 
 
 def init(
@@ -88,7 +75,10 @@ def _readout(h: torch.Tensor, params: Params) -> torch.Tensor:
 
 
 def dense_scan(u: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
-    """h_t = A h_{t-1} + u_t (h_0 = 0) for all t: u (E, B, T, n), A (E, n, n) -> (E, B, T, n)."""
+    """h_t = A h_{t-1} + u_t (h_0 = 0) for all t: u (E, B, T, n), A (E, n, n) -> (E, B, T, n).
+
+    ceil(log2 T) doubling steps: after the step with shift s, h_t holds
+    sum_{t-2s < r <= t} A^(t-r) u_r. Exact up to rounding, since A is the same at every t."""
     T = u.shape[2]
     h, P, s = u, A, 1  # P = A^s
     while s < T:

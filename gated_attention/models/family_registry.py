@@ -1,15 +1,7 @@
-"""Every recurrent family of Sec. 4.3 / 5.3 by name, in the shape the engine trains.
-
-    gated          Eq. (2), diagonal recurrence (trained through the engine's fused path)
-    dense          Eq. (2) with a dense recurrence A
-    lstm, gru      1-layer LSTM / GRU (torch's gate equations)
-    lru            2 stacked LRU layers (output GLU)
-    lru_inout      1 LRU layer with an input and an output GLU
-    lru_inout_mlp  the same with each GLU replaced by an MLP of equal size
-    mamba          a Mamba-style selective layer (side gating)
-
-``family(name)`` returns the ``Family``; ``width_for(family, d_in, d_out, target)`` the width
-whose parameter count is closest to ``target`` (the comparisons of Fig. 4 are at matched counts).
+"""Every recurrent family of Sec. 4.3 / 5.3 by name (``FAMILIES``: gated, dense, lstm, gru, lru,
+lru_inout, lru_inout_mlp, mamba; each module's docstring defines it), in the shape the engine
+trains. ``family(name)`` returns the ``Family``; ``width_for`` the width whose parameter count is
+closest to a target (Fig. 4 compares at matched counts).
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """The fused forward of Eq. (2) that the training engine runs (arXiv:2309.01775v2, Sec. 2).
 
 The same function as ``gated_rnn.gated_rnn_forward`` (tests/test_training.py checks outputs and
-gradients in float64), arranged for speed on a CPU:
-
-* neuron-major activations: every activation is (E, neurons, T*B) with time-major columns
-  (column t*B + b), so each product of Eq. (2) is one plain batched GEMM without copies;
-* packed weights: W_in = [W_in1; W_in2] (E, 2n, d+1) and W_out = [W_out1; W_out2] (E, 2m, n),
-  so each gating is one GEMM followed by an elementwise product (``GatedProduct``, whose
-  backward writes both halves of the gradient into one buffer instead of concatenating);
-* the scan h_t = sum_{s<=t} lam^(t-s) u_s is one GEMM with the decay matrix L (T x T per
-  neuron), exact for lam = 0 and lam = 1;
-* the output gating (most of the FLOPs) runs only at the time steps the loss reads;
-* for training, ``fused_loss``: Eq. (2) and the squared error as one autograd node with a
-  hand-written backward (``FusedLoss``): a dozen GEMMs and a few elementwise products per step,
-  no autograd graph of small operations, the decay matrix as one ``exp``;
-* for the engine's "compiled" mode, ``compiled_loss.loss_and_grads``: the same loss and its
-  gradients as one plain function (no autograd), beside this module.
+gradients in float64), arranged for speed: neuron-major activations (E, neurons, T*B) with
+time-major columns (column t*B + b), so each product is one batched GEMM; packed weights
+W_in = [W_in1; W_in2], W_out = [W_out1; W_out2], so each gating is one GEMM and an elementwise
+product (``GatedProduct``); the scan as one GEMM with the decay matrix L, exact for lam = 0 and
+1; the output gating only at the steps the loss reads. For training, ``fused_loss``: Eq. (2) and
+its squared error as one autograd node with a hand-written backward (``FusedLoss``); for the
+engine's "compiled" mode the same as one plain function, ``compiled_loss.loss_and_grads``.
 
 Glossary (code name -> paper symbol -> shape):
     X          x~_t = [x_t; 1] for every (t, b), neuron-major          (E, d+1, T*B)
@@ -38,6 +30,7 @@ from .gated_rnn import NU_MAX
 
 __all__ = [
     "GatedProduct",
+    "halves_grad",
     "decay_matrix_from_nu",
     "pack_params",
     "unpack_params",
@@ -70,24 +63,29 @@ class GatedProduct(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         W, X = ctx.saved_tensors
-        ab = ctx.ab
-        k = W.shape[1] // 2
-        g_ab = torch.empty_like(ab)
-        torch.mul(grad, ab[:, k:], out=g_ab[:, :k])
-        torch.mul(grad, ab[:, :k], out=g_ab[:, k:])
+        g_ab = halves_grad(grad, ctx.ab)
         g_W = torch.bmm(g_ab, X.transpose(1, 2)) if ctx.needs_input_grad[0] else None
         g_X = torch.bmm(W.transpose(1, 2), g_ab) if ctx.needs_input_grad[1] else None
         return g_W, g_X
+
+
+def halves_grad(g: torch.Tensor, ab: torch.Tensor) -> torch.Tensor:
+    """The gradient [g * b; g * a] of ab = [a; b] (E, 2k, R) under a * b, from g (E, k, R),
+    written into one buffer (no concatenation)."""
+    k = ab.shape[1] // 2
+    g_ab = torch.empty_like(ab)
+    torch.mul(g, ab[:, k:], out=g_ab[:, :k])
+    torch.mul(g, ab[:, :k], out=g_ab[:, k:])
+    return g_ab
 
 
 def decay_matrix_from_nu(nu: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
     """L[..., t, s] = lam^(t-s) for s <= t, else 0, from nu (lam = exp(-exp(nu))), neuron-major.
 
     nu (*E, n) -> L (*E, n, T, T) and exp(nu) (*E, n), clamped as ``lam_from_nu`` clamps it.
-    ``gated_rnn.decay_matrix`` is the readable twin (time-major, from lam, by a cumulative
-    product). Here L = exp((t - s) log lam) with log lam = -exp(nu): one elementwise kernel and
-    its backward, and still exact where lam is 0 (exp(nu) = exp(NU_MAX) sends every power above
-    0 to 0) or 1 (log lam is set to 0), with finite gradients (tested against the twin).
+    The fast twin of ``gated_rnn.decay_matrix``: L = exp((t - s) log lam), log lam = -exp(nu),
+    one elementwise kernel, still exact where lam is 0 or 1 (log lam set to 0), with finite
+    gradients (tested against the twin).
     """
     e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
     log_lam = -e_nu
@@ -226,11 +224,8 @@ class FusedLoss(torch.autograd.Function):
         Lo = L if out_steps is None else L[:, :, out_steps]
         g_L = torch.matmul(g_h, u4.transpose(-1, -2))  # (E, n, T', T)
         g_u = torch.matmul(Lo.transpose(-1, -2), g_h).view(E, n, T * B)
-        g_pq = torch.empty_like(pq)
-        torch.mul(g_u, pq[:, n:], out=g_pq[:, :n])
-        torch.mul(g_u, pq[:, :n], out=g_pq[:, n:])
-        # g_W_in = g_pq X^T, computed as (X g_pq^T)^T: with only d + 1 columns the product in
-        # this orientation is ~4x faster on a CPU (MKL), the same numbers up to rounding
+        g_pq = halves_grad(g_u, pq)
+        # g_W_in = g_pq X^T as (X g_pq^T)^T: faster on a CPU with only d + 1 columns
         g_W_in = torch.bmm(X, g_pq.transpose(1, 2)).transpose(1, 2)
         # d L[t, s] / d nu = d exp((t - s) log lam) / d nu = (t - s) L[t, s] (-exp(nu))
         neg_lag = _negative_lags(T, X.dtype, X.device)  # -(t - s): the sign in the constant
@@ -260,13 +255,10 @@ def output_backward(g_loss, scale: float, r, D, W_out, ab, g, h) -> tuple:
     (E, d_out, T'*B), ab = W_out h, g = g_out(h) and h (E, n, T'*B), to (g_D, g_W_out, g_h),
     g_h (E, n, T'*B). Shared with the bench's ways that change the recurrence only."""
     _, d_out, TB_out = r.shape
-    m = g.shape[1]
     g_y = r * (g_loss * (2.0 * scale / (d_out * TB_out)))[:, None, None]
     g_D = torch.bmm(g_y, g.transpose(1, 2))
     g_g = torch.bmm(D.transpose(1, 2), g_y)  # (E, m, T'*B)
-    g_ab = torch.empty_like(ab)
-    torch.mul(g_g, ab[:, m:], out=g_ab[:, :m])
-    torch.mul(g_g, ab[:, :m], out=g_ab[:, m:])
+    g_ab = halves_grad(g_g, ab)
     g_W_out = torch.bmm(g_ab, h.transpose(1, 2))
     return g_D, g_W_out, torch.bmm(W_out.transpose(1, 2), g_ab)
 

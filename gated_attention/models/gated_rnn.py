@@ -15,13 +15,11 @@ Glossary (code name -> paper symbol -> shape):
 
 Two forms of the same recurrence:
     reference  a Python loop over t: the definition, readable, slow.
-    parallel   h_t = sum_{s<=t} lam^(t-s) u_s for all t at once, as one contraction with the
-               decay matrix L[t, s] = lam^(t-s) (s <= t). Exact, because the recurrence is linear
-               and diagonal; cheap for the short sequences of the paper (T <= 33).
+    parallel   h_t = sum_{s<=t} lam^(t-s) u_s for all t at once, one contraction with the decay
+               matrix L[t, s] = lam^(t-s) (s <= t): exact, and cheap for T <= 33.
 
-The functional core (``gated_rnn_forward``) accepts parameters with any leading ensemble
-dimensions ``*E`` (then x is (*E, B, T, d)): independent networks of a sweep run as one batched
-computation. ``GatedRNN`` is the ``nn.Module`` around it.
+The functional core (``gated_rnn_forward``) takes parameters with any leading ensemble dims *E
+(x then (*E, B, T, d)); ``GatedRNN`` is the ``nn.Module`` around it.
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ __all__ = [
     "gated_rnn_forward",
     "hidden_states",
     "decay_matrix",
+    "lagged",
     "input_gating",
     "scan_reference",
     "scan_parallel",
@@ -85,13 +84,18 @@ def scan_reference(u: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
     return torch.stack(hs, dim=-2)
 
 
+def lagged(powers: torch.Tensor) -> torch.Tensor:
+    """L[..., t, s, :] = powers[..., t - s, :] for s <= t, else 0: (..., T, n) -> (..., T, T, n)."""
+    t = torch.arange(powers.shape[-2], device=powers.device)
+    lag = t[:, None] - t[None, :]  # (T, T)
+    return powers[..., lag.clamp(min=0), :] * (lag >= 0).to(powers.real.dtype)[:, :, None]
+
+
 def decay_matrix(lam: torch.Tensor, T: int) -> torch.Tensor:
     """L[..., t, s, :] = lam^(t-s) for s <= t, else 0. lam: (*E, n) -> (*E, T, T, n).
 
     The powers come from a cumulative product, so that lam = 0 and lam = 1 are exact and their
-    gradients finite for any lam (exp((t-s) log lam) would need log 0). The fast path builds the
-    same matrix from nu instead (``fast_path.decay_matrix_from_nu``), where log lam = -exp(nu)
-    is always finite.
+    gradients finite (the fast twin from nu: ``fast_path.decay_matrix_from_nu``).
     """
     ones = lam[..., None, :] * 0.0 + 1.0  # (*E, 1, n); keeps lam in the graph when T = 1
     if T > 1:
@@ -99,10 +103,7 @@ def decay_matrix(lam: torch.Tensor, T: int) -> torch.Tensor:
         powers = torch.cat([ones, torch.cumprod(reps, dim=-2)], dim=-2)  # (*E, T, n): lam^k
     else:
         powers = ones
-    t = torch.arange(T, device=lam.device)
-    lag = t[:, None] - t[None, :]  # (T, T)
-    L = powers[..., lag.clamp(min=0), :]  # (*E, T, T, n)
-    return L * (lag >= 0).to(lam.dtype)[:, :, None]
+    return lagged(powers)  # (*E, T, T, n)
 
 
 def scan_parallel(u: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:

@@ -2,9 +2,8 @@
 
 Glossary (code name -> symbol -> shape, E ensemble members, H = N = width):
     W_e, b_e    embedding u_t = W_e x_t + b_e                                   (E, H, d_in), (E, H)
-    W_ih, b_ih  input weights of the three gates, stacked in PyTorch's order r, z, n
-                                                                                (E, 3N, H), (E, 3N)
-    W_hh, b_hh  recurrent weights of the three gates, same order                (E, 3N, N), (E, 3N)
+    W_ih, b_ih  input weights of the gates, in PyTorch's order r, z, n           (E, 3N, H), (E, 3N)
+    W_hh, b_hh  recurrent weights of the gates, same order                      (E, 3N, N), (E, 3N)
     h           hidden state h_t, h_0 = 0                                       (E, B, N)
     W_o, b_o    readout y_t = W_o h_t + b_o                        (E, d_out, N), (E, d_out)
 
@@ -14,19 +13,12 @@ PyTorch's gate equations (``torch.nn.GRU``):
     n_t = tanh(W_in u_t + b_in + r_t * (W_hn h_{t-1} + b_hn))         candidate
     h_t = (1 - z_t) * n_t + z_t * h_{t-1}
 
-Width: width = N (the hidden size = the recurrent state) and the embedding size H = width.
-Parameters of one member:
-    H (d_in + 1) + 3N (H + N) + 6N + d_out (N + 1)    (embedding, GRU, readout).
-The GRU part, 3N (H + N) + 6N, is what ``torch.nn.GRU(H, N)`` counts (b_hn is not redundant:
-it sits inside the reset gate's product; the other biases could merge, PyTorch keeps both).
+Parameters of one member: H (d_in + 1) + 3N (H + N) + 6N + d_out (N + 1) (embedding, GRU as
+``torch.nn.GRU(H, N)`` counts it, readout). Initialisation as ``torch.nn.Linear`` and
+``torch.nn.GRU`` (``shell.init_gated_cell``); everything gets weight decay.
 
-Initialisation: embedding and readout as ``torch.nn.Linear``; GRU weights and biases
-U(-1/sqrt(N), 1/sqrt(N)), as ``torch.nn.GRU``. Everything gets weight decay (no_decay = ()).
-
-Two forms: ``forward`` projects the inputs of all t in one product and loops over t with one
-batched product per step for the recurrent part, all members at once (``compiled``: the
-same loop compiled, with a hand-written backward, ``GRUScan``); ``reference`` loads each
-member's weights into a ``torch.nn.GRU`` (batch_first) and runs PyTorch's own forward.
+Forms: ``forward`` (one batched product per step, all members at once), ``compiled`` (that loop
+compiled, with the hand-written backward of ``GRUScan``), ``reference`` (``torch.nn.GRU`` itself).
 """
 
 from __future__ import annotations
@@ -95,15 +87,10 @@ class GRUScan(torch.autograd.Function):
     """The recurrence of ``gru_states`` with a hand-written backward: pre (E, B, T, 3N) (the
     input part of the gates with b_ih), W_hh (E, 3N, N), b_hh (E, 3N) -> h (E, B, T, N).
 
-    Autograd's backward of the loop makes two products a step, one for dh_{t-1} and one for
-    W_hh's share; here W_hh's gradient is one product over all t after the loop, sum_t
-    drec_t^T h_{t-1} (rec_t = W_hh h_{t-1} + b_hh), and h_0 = 0 skips the first step's
-    product both ways: about a sixth fewer kernels in a compiled step. Each saved value is a
-    stack of its own and the backward keeps dh_t, the gradients of all t computed after the
-    loop in one pass (``_gate_grads``): no copy of each step's values, which concatenated values
-    cost. The forward's step is one generated kernel, of loop nests that a CPU splits by how
-    they index the member's bias (a GPU fuses loops of one size). The same numbers up to
-    rounding (tested; bit for bit the same as the concatenated form).
+    W_hh's gradient is one product over all t after the loop, sum_t drec_t^T h_{t-1}
+    (rec_t = W_hh h_{t-1} + b_hh), h_0 = 0 skips the first step's product both ways, and the
+    gates' gradients of all t come in one pass after the loop (``_gate_grads``): fewer kernels
+    in a compiled step than autograd's. The same numbers up to rounding (tested).
     """
 
     @staticmethod

@@ -21,45 +21,31 @@ One block (LRU layer with its gates, applied to u_t (H)):
     y_t = Re(C h_t) + Dskip * v_t                                         (H)
     o_t = output GLU (or output MLP) of y_t                               (H)
     u_t <- u_t + o_t                                                      residual connection
-The residual is the LRU paper's block (x + block(x), without its normalisation, which would make
-the map non-polynomial). It costs no parameters and the App. B constructions still work: the
-embedding and each block write to disjoint coordinates of u, so a later block or the readout reads
-exactly the coordinates it needs (see ``gated_attention.constructions.lru``).
+The residual is the LRU paper's block without its normalisation (which would make the map
+non-polynomial); the App. B constructions write each block to its own coordinates of u
+(``gated_attention.constructions.lru``).
 
 Families (all: embedding -> block(s) -> readout, as in Sec. 4.3):
     LRU             2 blocks with output GLU only     12 H^2 + 10 H + H (d_in + 1) + d_out (H + 1)
     LRU_IN_OUT      1 block, input and output GLU      8 H^2 +  7 H + H (d_in + 1) + d_out (H + 1)
     LRU_IN_OUT_MLP  1 block, both GLUs -> MLPs          the same as LRU_IN_OUT, exactly
-Per block: recurrence 4 N H + 2 N + H (B, C complex; nu, theta; Dskip), each GLU 2 H^2 + 2 H. An
-MLP H -> M -> H has 2 H M + M + H parameters; equal to the GLU's when M (2 H + 1) = 2 H^2 + H,
-i.e. M = H exactly (``mlp_hidden_size``), so the ablation has the very same count.
+Per block: recurrence 4 N H + 2 N + H (B, C complex; nu, theta; Dskip), each GLU 2 H^2 + 2 H,
+each MLP H -> M -> H as many at M = H (``mlp_hidden_size``).
 
 Three forms of the same map:
     forward    the recurrence for all t at once, h_t = sum_{s<=t} lam^(t-s) gamma B v_s, as one
-               contraction with the complex decay matrix L[t, s] = lam^(t-s) (s <= t), where
-               lam^k = exp(k (-exp(nu) + i exp(theta))) in closed form (T <= 33 here: T^2 is
-               cheap, and a log-depth scan would not pay off).
-    forward_real  the same in real arithmetic, for ``torch.compile`` (``compiled_form``, the
-               families' ``Family.compiled``; its code generator does not fuse complex
-               operations, which run one kernel each):
-               lam^k = exp(-k exp(nu)) (cos + i sin)(k exp(theta)); the real and imaginary parts
-               of L and of gamma B v go through one product ([B_re; B_im], [L_re; L_im],
-               [C_re, -C_im]), a GLU's two branches through one ([W_a; W_g]). Equal to
-               ``forward`` up to rounding (tested); a compiled step of the 2-layer LRU launches
-               about half the kernels (``lab.device_time``).
+               contraction with the complex decay matrix L[t, s] = lam^(t-s) (s <= t), lam^k in
+               closed form (T <= 33 here: T^2 is cheap).
+    forward_real  the same in real arithmetic (``decay_parts``, ``glu_joint``), for
+               ``torch.compile``, which does not fuse complex operations (``compiled_form``,
+               the families' ``Family.compiled``). Equal to ``forward`` up to rounding (tested).
     reference  a plain loop over t: the whole network stepped one time step at a time.
 Parameters are real (float32 or float64); the complex numbers are formed on the fly in the
-matching complex dtype (complex64 or complex128).
+matching complex dtype.
 
-Departures from the reference code (the LRU of the paper's first author, minimal-LRU in JAX,
-github.com/NicolasZucchet/minimal-LRU; also stated in the chapter which_rnns_can_be_attention):
-    no GELU     the reference applies a GELU to y_t before the GLU; here the GLU reads y_t
-    no norm     the reference normalises every block (layer or batch norm); here none
-    gamma       tied to nu (``gamma_from_nu``, recomputed every call); the reference starts
-                gamma_log at that value and trains it as a free parameter
-    decay on B  the reference exempts B (B_re, B_im) from weight decay, with nu, theta and
-                gamma_log, and gives them a learning rate of their own; here only nu and theta
-                are exempt (``no_decay`` of each family) and one learning rate serves all
+Departures from the reference code (minimal-LRU: no GELU, no normalisation, gamma tied to nu,
+weight decay on B): the chapter which_rnns_can_be_attention lists them. The real block is
+``models.lru_block``.
 """
 
 from __future__ import annotations
@@ -70,7 +56,11 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from .shell import Family, compile_loop, init_linear, linear
+from .gated_rnn import (
+    NU_MAX,
+    lagged,
+)  # nu and theta are clamped to it: |lam| = 0 and 1 are reachable
+from .shell import Family, Params, compile_loop, init_linear, linear, member
 
 __all__ = [
     "NU_MAX",
@@ -79,6 +69,9 @@ __all__ = [
     "LRU_IN_OUT_MLP",
     "lam_from",
     "gamma_from_nu",
+    "drive",
+    "observe",
+    "init_recurrence",
     "decay_matrix",
     "decay_parts",
     "lru_layer",
@@ -99,19 +92,10 @@ __all__ = [
     "init_lru_in_out_mlp",
 ]
 
-Params = dict[str, torch.Tensor]
-
-#: nu and theta are clamped to [-NU_MAX, NU_MAX]: exp(-exp(40)) == 0.0 and exp(-exp(-40)) == 1.0
-#: in float64, so |lam| = 0 and |lam| = 1 are reachable, and lam^k never meets 0 * inf.
-NU_MAX = 40.0
-
-#: Ring initialisation (Orvieto et al. 2023, Sec. 3.3): |lam|^2 uniform in [r_min^2, r_max^2]
-#: (lam uniform on the ring's area), phase uniform in [0, max_phase]. r_min = 0: the attention
-#: construction needs both instantaneous (lam ~ 0) and perfect-memory (lam ~ 1) neurons, so the
-#: whole disc is covered, as lam ~ U(0, 1) for the student of Eq. (2). r_max = 0.99: for T <= 32 a
-#: |lam| = 0.99 neuron keeps 72% of the first step, while gamma >= 0.14 keeps B's scale sane at
-#: init. max_phase = pi/10 (the LRU paper's choice for long sequences): the target needs real lam,
-#: so start near the real axis but leave the phase trainable.
+#: Ring initialisation (Orvieto et al. 2023, Sec. 3.3): |lam|^2 uniform in [r_min^2, r_max^2],
+#: phase uniform in [0, max_phase]. r_min = 0: the construction needs lam ~ 0 and lam ~ 1 neurons
+#: (as lam ~ U(0, 1) for Eq. (2)); r_max = 0.99 keeps gamma >= 0.14; max_phase = pi/10 (the LRU
+#: paper's choice): the target needs real lam, but the phase stays trainable.
 R_MIN, R_MAX, MAX_PHASE = 0.0, 0.99, math.pi / 10
 
 
@@ -141,38 +125,33 @@ def decay_matrix(nu: torch.Tensor, theta: torch.Tensor, T: int) -> torch.Tensor:
     """
     k = torch.arange(T, device=nu.device, dtype=nu.dtype)
     powers = torch.exp(k[None, :, None] * _log_lam(nu, theta)[:, None, :])  # (E, T, N)
-    t = torch.arange(T, device=nu.device)
-    lag = t[:, None] - t[None, :]  # (T, T)
-    L = powers[:, lag.clamp(min=0), :]  # (E, T, T, N)
-    return L * (lag >= 0).to(nu.dtype)[None, :, :, None]
+    return lagged(powers)  # (E, T, T, N)
 
 
-def _member(a: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    """A per-member vector a (E, n) viewed as (E, 1, ..., 1, n) to broadcast against ``like``."""
-    return a.reshape(a.shape[0], *([1] * (like.dim() - 2)), a.shape[-1])
-
-
-def _drive(v: torch.Tensor, P: Params, l: int) -> torch.Tensor:
-    """gamma * (B v): v (E, ..., H) real -> (E, ..., N) complex."""
+def drive(v: torch.Tensor, P: Params, l: int, gamma: torch.Tensor | None = None) -> torch.Tensor:
+    """gamma * (B v): v (E, ..., H) real -> (E, ..., N) complex; gamma (E, N), None:
+    ``gamma_from_nu`` of layer l's nu."""
     Bv = torch.complex(linear(v, P[f"l{l}_B_re"]), linear(v, P[f"l{l}_B_im"]))
-    return _member(gamma_from_nu(P[f"l{l}_nu"]), v) * Bv
+    gamma = gamma_from_nu(P[f"l{l}_nu"]) if gamma is None else gamma
+    return member(gamma, v) * Bv
 
 
-def _observe(h: torch.Tensor, v: torch.Tensor, P: Params, l: int) -> torch.Tensor:
+def observe(h: torch.Tensor, v: torch.Tensor, P: Params, l: int) -> torch.Tensor:
     """y = Re(C h) + Dskip * v = C_re Re(h) - C_im Im(h) + Dskip * v: (E, ..., H) real."""
     Ch = linear(h.real, P[f"l{l}_C_re"]) - linear(h.imag, P[f"l{l}_C_im"])
-    return Ch + _member(P[f"l{l}_D"], v) * v
+    return Ch + member(P[f"l{l}_D"], v) * v
 
 
-def lru_layer(v: torch.Tensor, P: Params, l: int = 1) -> torch.Tensor:
+def lru_layer(v: torch.Tensor, P: Params, l: int = 1, gamma=None) -> torch.Tensor:
     """One LRU recurrence (layer l), all steps at once: v (E, B, T, H) -> y (E, B, T, H).
 
-    h_t = lam * h_{t-1} + gamma * (B v_t), h_0 = 0;  y_t = Re(C h_t) + Dskip * v_t.
+    h_t = lam * h_{t-1} + gamma * (B v_t), h_0 = 0;  y_t = Re(C h_t) + Dskip * v_t (``gamma``
+    as for ``drive``).
     """
-    w = _drive(v, P, l)  # (E, B, T, N)
+    w = drive(v, P, l, gamma)  # (E, B, T, N)
     L = decay_matrix(P[f"l{l}_nu"], P[f"l{l}_theta"], v.shape[-2])  # (E, T, T, N)
     h = torch.einsum("etsn,ebsn->ebtn", L, w)  # (E, B, T, N)
-    return _observe(h, v, P, l)
+    return observe(h, v, P, l)
 
 
 def decay_parts(nu: torch.Tensor, theta: torch.Tensor, T: int) -> torch.Tensor:
@@ -183,10 +162,7 @@ def decay_parts(nu: torch.Tensor, theta: torch.Tensor, T: int) -> torch.Tensor:
     modulus = torch.exp(k * -torch.exp(nu.clamp(-NU_MAX, NU_MAX))[:, None, :])  # (E, T, N)
     angle = k * torch.exp(theta.clamp(-NU_MAX, NU_MAX))[:, None, :]
     powers = torch.stack([modulus * torch.cos(angle), modulus * torch.sin(angle)], dim=1)
-    t = torch.arange(T, device=nu.device)
-    lag = t[:, None] - t[None, :]  # (T, T)
-    L = powers[:, :, lag.clamp(min=0), :]  # (E, 2, T, T, N)
-    return (L * (lag >= 0).to(nu.dtype)[None, None, :, :, None]).transpose(1, 2)
+    return lagged(powers).transpose(1, 2)  # (E, 2, T, T, N) -> (E, T, 2, T, N)
 
 
 def lru_layer_real(v: torch.Tensor, P: Params, l: int = 1) -> torch.Tensor:
@@ -194,12 +170,12 @@ def lru_layer_real(v: torch.Tensor, P: Params, l: int = 1) -> torch.Tensor:
     N = P[f"l{l}_nu"].shape[-1]
     B = torch.cat([P[f"l{l}_B_re"], P[f"l{l}_B_im"]], dim=1)  # (E, 2N, H)
     gamma = gamma_from_nu(P[f"l{l}_nu"]).repeat(1, 2)  # (E, 2N)
-    w = (linear(v, B) * _member(gamma, v)).unflatten(-1, (2, N))  # (E, B, T, 2, N): re, im
+    w = (linear(v, B) * member(gamma, v)).unflatten(-1, (2, N))  # (E, B, T, 2, N): re, im
     L = decay_parts(P[f"l{l}_nu"], P[f"l{l}_theta"], v.shape[-2])  # (E, T, 2, T, N)
     r = torch.einsum("etcsn,ebsdn->ebtcdn", L, w)  # r[..., c, d, :] = sum_s L_c w_d
     h = torch.cat([r[..., 0, 0, :] - r[..., 1, 1, :], r[..., 0, 1, :] + r[..., 1, 0, :]], -1)
     C = torch.cat([P[f"l{l}_C_re"], -P[f"l{l}_C_im"]], dim=2)  # (E, H, 2N): y = Re(C h)
-    return linear(h, C) + _member(P[f"l{l}_D"], v) * v
+    return linear(h, C) + member(P[f"l{l}_D"], v) * v
 
 
 def glu(z: torch.Tensor, W_a, b_a, W_g, b_g) -> torch.Tensor:
@@ -291,8 +267,8 @@ def reference(x: torch.Tensor, P: Params) -> torch.Tensor:
         u = linear(x[:, :, t], P["W_emb"], P["b_emb"])  # (E, B, H)
         for l in layers:
             v = gate(u, P, l, "in")
-            h[l] = lam[l] * h[l] + _drive(v, P, l)
-            u = u + gate(_observe(h[l], v, P, l), P, l, "out")
+            h[l] = lam[l] * h[l] + drive(v, P, l)
+            u = u + gate(observe(h[l], v, P, l), P, l, "out")
         ys.append(linear(u, P["W_out"], P["b_out"]))  # (E, B, d_out)
     return torch.stack(ys, dim=2)
 
@@ -308,34 +284,44 @@ def closed_form_count(name: str, d_in: int, d_out: int, width: int) -> int:
     raise ValueError(f"unknown LRU family {name!r}")
 
 
-def _normal(E: int, *shape: int, std: float, g: torch.Generator) -> torch.Tensor:
-    return torch.randn(E, *shape, generator=g, dtype=torch.float64) * std
-
-
-def _init_recurrence(P: Params, l: int, E: int, H: int, g: torch.Generator, ring: dict) -> None:
-    """Ring init of nu, theta, and B, C, Dskip with the LRU paper's scales (H = N)."""
-    N = H
-    r_min, r_max, max_phase = ring["r_min"], ring["r_max"], ring["max_phase"]
+def init_recurrence(
+    P: Params,
+    l: int,
+    E: int,
+    H: int,
+    N: int,
+    g: torch.Generator,
+    *,
+    r_min: float = R_MIN,
+    r_max: float = R_MAX,
+    max_phase: float = MAX_PHASE,
+    gamma_log: bool = False,
+) -> None:
+    """Layer l's recurrence into P, float64: the ring init of nu, theta (with ``gamma_log``, a
+    free l{l}_gamma_log = log sqrt(1 - |lam|^2) after them, as ``models.lru_block`` has), then
+    B, C, Dskip with the LRU paper's scales: E|B_nh|^2 = 1/H, E|C_hn|^2 = 2/N, Dskip ~ N(0, 1)."""
     mod2 = torch.rand(E, N, generator=g, dtype=torch.float64) * (r_max**2 - r_min**2) + r_min**2
     P[f"l{l}_nu"] = torch.log(-0.5 * torch.log(mod2)).clamp(-NU_MAX, NU_MAX)  # |lam|^2 = mod2
     phase = torch.rand(E, N, generator=g, dtype=torch.float64) * max_phase
     P[f"l{l}_theta"] = torch.log(phase).clamp(-NU_MAX, NU_MAX)
-    # complex B with E|B_nh|^2 = 1/H (Glorot-like); C with E|C_hn|^2 = 2/N; Dskip ~ N(0, 1)
-    P[f"l{l}_B_re"] = _normal(E, N, H, std=(2 * H) ** -0.5, g=g)
-    P[f"l{l}_B_im"] = _normal(E, N, H, std=(2 * H) ** -0.5, g=g)
-    P[f"l{l}_C_re"] = _normal(E, H, N, std=N**-0.5, g=g)
-    P[f"l{l}_C_im"] = _normal(E, H, N, std=N**-0.5, g=g)
-    P[f"l{l}_D"] = _normal(E, H, std=1.0, g=g)
+    if gamma_log:
+        P[f"l{l}_gamma_log"] = 0.5 * torch.log1p(-mod2)
+    for part, rows, cols, std in (("B", N, H, (2 * H) ** -0.5), ("C", H, N, N**-0.5)):
+        for kind in ("re", "im"):
+            draw = torch.randn(E, rows, cols, generator=g, dtype=torch.float64)
+            P[f"l{l}_{part}_{kind}"] = draw * std
+    P[f"l{l}_D"] = torch.randn(E, H, generator=g, dtype=torch.float64)
 
 
-def _init(d_in, d_out, width, E, g, dtype, *, layers: int, maps: tuple, ring: dict) -> Params:
+def _init(d_in, d_out, width, E, g, dtype, *, layers: int, maps: tuple, **ring) -> Params:
     """Embedding, ``layers`` blocks whose (input, output) maps are ``maps``, readout; float64
     draws (nn.Linear's for the shell, GLUs and MLPs), cast to ``dtype`` at the end."""
     H = width
+    ring = _ring(**ring)  # an unknown override is a TypeError
     P: Params = {}
     P["W_emb"], P["b_emb"] = init_linear(E, H, d_in, g)
     for l in range(1, layers + 1):
-        _init_recurrence(P, l, E, H, g, ring)
+        init_recurrence(P, l, E, H, H, g, **ring)
         for where, kind in zip(("in", "out"), maps, strict=True):
             if kind == "glu":  # value branch W_a and gate branch W_g, both H -> H
                 W_a, b_a, W_g, b_g = (f"l{l}_{k}" for k in _GLU_NAMES[where])
@@ -358,20 +344,17 @@ def _ring(r_min: float = R_MIN, r_max: float = R_MAX, max_phase: float = MAX_PHA
 
 def init_lru(d_in, d_out, width, E, generator, dtype=torch.float64, **ring) -> Params:
     """2 blocks, output GLU only; width = H = N. ``ring``: r_min, r_max, max_phase overrides."""
-    ring = _ring(**ring)
-    return _init(d_in, d_out, width, E, generator, dtype, layers=2, maps=(None, "glu"), ring=ring)
+    return _init(d_in, d_out, width, E, generator, dtype, layers=2, maps=(None, "glu"), **ring)
 
 
 def init_lru_in_out(d_in, d_out, width, E, generator, dtype=torch.float64, **ring) -> Params:
     """1 block with input and output GLU; width = H = N. ``ring`` as for ``init_lru``."""
-    ring = _ring(**ring)
-    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("glu", "glu"), ring=ring)
+    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("glu", "glu"), **ring)
 
 
 def init_lru_in_out_mlp(d_in, d_out, width, E, generator, dtype=torch.float64, **ring) -> Params:
     """1 block, both GLUs replaced by GELU MLPs of hidden size M = H; width = H = N."""
-    ring = _ring(**ring)
-    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("mlp", "mlp"), ring=ring)
+    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("mlp", "mlp"), **ring)
 
 
 def _no_decay(layers: int) -> tuple[str, ...]:

@@ -1,8 +1,7 @@
 """The LRU block as the reference code of the LRU's first author defines it (minimal-LRU: the LRU
-of Orvieto et al. (2023), then a GELU, then a GLU, then a skip connection, optionally with a
-normalisation before the LRU): the real block, beside the simplified blocks of
-``gated_attention.models.lru`` (no GELU, no normalisation, gamma tied to nu) that Table 3's
-constructions are written for.
+of Orvieto et al. (2023), then a GELU, a GLU and a skip connection, optionally with a LayerNorm
+before the LRU), beside the simplified blocks of ``models.lru`` that Table 3's constructions are
+written for (ours, beyond the paper; the chapter which_rnns_can_be_attention, "The real blocks").
 
 Network: embedding u_t = W_emb x_t + b_emb -> L blocks -> readout out_t = W_out u_t + b_out.
 One block (layer l), on u_t (H):
@@ -11,14 +10,11 @@ One block (layer l), on u_t (H):
     y_t = Re(C h_t) + Dskip * v_t                                       (H)
     g_t = gelu(y_t)                     (the tanh form by default, as the reference's flax gelu)
     u_t <- u_t + (W_1 g_t + b_1) * sigmoid(W_2 g_t + b_2)               GLU and skip connection
-lam = exp(-exp(nu) + i exp(theta)) (nu, theta clamped to [-NU_MAX, NU_MAX] as in models.lru).
-gamma_log is a free parameter, as in the reference (started at log sqrt(1 - |lam|^2)).
+lam = exp(-exp(nu) + i exp(theta)) as in ``models.lru``; gamma_log is a free parameter.
 LayerNorm(u) = (u - mean u) / sqrt(var u + ln_eps) * ln_scale + ln_bias over the H coordinates
-of one step (biased variance, ln_eps = 1e-6 as flax's). The reference's other normalisation,
-BatchNorm, is at inference a fixed affine map (running statistics), and in training mixes the
-statistics of every sequence of a batch and every step of a sequence (not a causal map of one
-sequence), so it is not offered here. The reference's default puts the normalisation after the
-skip connection (postnorm); only the prenorm form is built here.
+of one step (biased variance, ln_eps = 1e-6 as flax's). Only the prenorm form is built; the
+reference's BatchNorm is not offered (in training it mixes the statistics of a batch's sequences
+and steps: not a causal map of one sequence).
 
 Glossary (code name -> symbol -> shape; E members, H = width model size, N = n_hidden):
     W_emb, b_emb            embedding                                     (E, H, d_in), (E, H)
@@ -31,18 +27,15 @@ Glossary (code name -> symbol -> shape; E members, H = width model size, N = n_h
     l{l}_ln_scale, _ln_bias LayerNorm's affine map (norm="layer" only)                (E, H)
     W_out, b_out            readout                                     (E, d_out, H), (E, d_out)
 
-Parameters of one member (``parameter_count_formula``), L blocks:
+Parameters of one member, L blocks:
     H (d_in + 1) + d_out (H + 1) + L (4 N H + 3 N + H + 2 H^2 + 2 H) + [norm] 2 L H.
 
-Initialisation (``LRUBlockConfig``): the ring of ``models.lru`` for lam (|lam| in [0, 0.99],
-phase in [0, pi/10]), gamma_log = log sqrt(1 - |lam|^2), B with E|B_nh|^2 = 1/H, C with
-E|C_hn|^2 = 2/N, Dskip ~ N(0, 1) (the reference's scales), the dense maps as
-``torch.nn.Linear`` (``shell.init_linear``), LayerNorm scale 1 and bias 0. nu, theta and
+Initialisation: the recurrence as ``models.lru.init_recurrence`` (gamma_log = log sqrt(1 -
+|lam|^2)), the dense maps as ``torch.nn.Linear``, LayerNorm scale 1 and bias 0. nu, theta and
 gamma_log get no weight decay.
 
-Two forms: ``reference`` steps the network one t at a time; ``forward`` runs each recurrence for
-all steps at once with the decay matrix of ``models.lru.decay_matrix``. Constructions:
-``gated_attention.constructions.real_blocks``.
+Forms: ``reference`` steps the network one t at a time; ``forward`` runs each recurrence for all
+steps at once (``models.lru.lru_layer``). Constructions: ``constructions.real_blocks``.
 """
 
 from __future__ import annotations
@@ -52,8 +45,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .lru import MAX_PHASE, NU_MAX, R_MAX, R_MIN, decay_matrix, lam_from
-from .shell import Family, init_linear, linear
+from .lru import drive, gate, init_recurrence, lam_from, layers_of, lru_layer, observe
+from .shell import Family, Params, init_linear, linear, member
 
 __all__ = [
     "LN_EPS",
@@ -66,8 +59,6 @@ __all__ = [
     "parameter_count_formula",
     "config_of",
 ]
-
-Params = dict[str, torch.Tensor]
 
 #: LayerNorm's epsilon (flax's default)
 LN_EPS = 1e-6
@@ -91,17 +82,10 @@ class LRUBlockConfig:
             )
 
 
-def _layers(P: Params) -> list[int]:
-    layers = []
-    while f"l{len(layers) + 1}_nu" in P:
-        layers.append(len(layers) + 1)
-    return layers
-
-
 def config_of(P: Params, gelu: str = "tanh") -> LRUBlockConfig:
     """The config of a parameter dict (the GELU form is not in the parameters: pass it)."""
     return LRUBlockConfig(
-        layers=len(_layers(P)),
+        layers=len(layers_of(P)),
         n_hidden=P["l1_nu"].shape[-1],
         norm="layer" if "l1_ln_scale" in P else None,
         gelu=gelu,
@@ -136,16 +120,7 @@ def init(
     P: Params = {}
     P["W_emb"], P["b_emb"] = init_linear(E, H, d_in, g)
     for l in range(1, config.layers + 1):
-        mod2 = torch.rand(E, N, generator=g, dtype=torch.float64) * (R_MAX**2 - R_MIN**2) + R_MIN**2
-        P[f"l{l}_nu"] = torch.log(-0.5 * torch.log(mod2)).clamp(-NU_MAX, NU_MAX)
-        phase = torch.rand(E, N, generator=g, dtype=torch.float64) * MAX_PHASE
-        P[f"l{l}_theta"] = torch.log(phase).clamp(-NU_MAX, NU_MAX)
-        P[f"l{l}_gamma_log"] = 0.5 * torch.log1p(-mod2)  # log sqrt(1 - |lam|^2)
-        for part, rows, cols, std in (("B", N, H, (2 * H) ** -0.5), ("C", H, N, N**-0.5)):
-            for kind in ("re", "im"):
-                draw = torch.randn(E, rows, cols, generator=g, dtype=torch.float64)
-                P[f"l{l}_{part}_{kind}"] = draw * std
-        P[f"l{l}_D"] = torch.randn(E, H, generator=g, dtype=torch.float64)
+        init_recurrence(P, l, E, H, N, g, gamma_log=True)
         P[f"l{l}_W_1"], P[f"l{l}_b_1"] = init_linear(E, H, H, g)
         P[f"l{l}_W_2"], P[f"l{l}_b_2"] = init_linear(E, H, H, g)
         if config.norm == "layer":
@@ -155,16 +130,11 @@ def init(
     return {k: v.to(dtype) for k, v in P.items()}
 
 
-def _member(a: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    """A per-member vector a (E, n) viewed as (E, 1, ..., 1, n) to broadcast against ``like``."""
-    return a.reshape(a.shape[0], *([1] * (like.dim() - 2)), a.shape[-1])
-
-
 def layer_norm(u: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """(u - mean u) / sqrt(var u + LN_EPS) * scale + bias over the last axis (per member)."""
     centred = u - u.mean(-1, keepdim=True)
     normed = centred / (centred.pow(2).mean(-1, keepdim=True) + LN_EPS).sqrt()
-    return normed * _member(scale, u) + _member(bias, u)
+    return normed * member(scale, u) + member(bias, u)
 
 
 def _in(u: torch.Tensor, P: Params, l: int) -> torch.Tensor:
@@ -174,37 +144,23 @@ def _in(u: torch.Tensor, P: Params, l: int) -> torch.Tensor:
     return u
 
 
-def _drive(v: torch.Tensor, P: Params, l: int) -> torch.Tensor:
-    """exp(gamma_log) * (B v): v (E, ..., H) real -> (E, ..., N) complex."""
-    Bv = torch.complex(linear(v, P[f"l{l}_B_re"]), linear(v, P[f"l{l}_B_im"]))
-    return _member(torch.exp(P[f"l{l}_gamma_log"]), v) * Bv
-
-
-def _glu_of(h: torch.Tensor, v: torch.Tensor, P: Params, l: int, gelu: str) -> torch.Tensor:
-    """GLU(gelu(Re(C h) + Dskip v)): h (E, ..., N) complex, v (E, ..., H) -> (E, ..., H)."""
-    y = linear(h.real, P[f"l{l}_C_re"]) - linear(h.imag, P[f"l{l}_C_im"])
-    y = y + _member(P[f"l{l}_D"], v) * v
-    g = F.gelu(y, approximate=gelu)
-    value = linear(g, P[f"l{l}_W_1"], P[f"l{l}_b_1"])
-    return value * torch.sigmoid(linear(g, P[f"l{l}_W_2"], P[f"l{l}_b_2"]))
+def _gamma(P: Params, l: int) -> torch.Tensor:
+    return torch.exp(P[f"l{l}_gamma_log"])
 
 
 def forward(x: torch.Tensor, P: Params, gelu: str = "tanh") -> torch.Tensor:
     """The fast form: x (E, B, T, d_in) -> out (E, B, T, d_out)."""
     u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
-    for l in _layers(P):
-        v = _in(u, P, l)
-        w = _drive(v, P, l)  # (E, B, T, N)
-        L = decay_matrix(P[f"l{l}_nu"], P[f"l{l}_theta"], v.shape[-2])  # (E, T, T, N)
-        h = torch.einsum("etsn,ebsn->ebtn", L, w)
-        u = u + _glu_of(h, v, P, l, gelu)
+    for l in layers_of(P):
+        y = lru_layer(_in(u, P, l), P, l, _gamma(P, l))  # (E, B, T, H)
+        u = u + gate(F.gelu(y, approximate=gelu), P, l, "out")  # the GLU of gelu(y)
     return linear(u, P["W_out"], P["b_out"])
 
 
 def reference(x: torch.Tensor, P: Params, gelu: str = "tanh") -> torch.Tensor:
     """The definition, the whole network stepped one t at a time: x (E, B, T, d_in) -> out."""
     E, B, T, _ = x.shape
-    layers = _layers(P)
+    layers = layers_of(P)
     lam = {l: lam_from(P[f"l{l}_nu"], P[f"l{l}_theta"])[:, None, :] for l in layers}
     h = {l: torch.zeros_like(lam[l]).expand(E, B, -1) for l in layers}  # (E, B, N) complex
     outs = []
@@ -212,14 +168,10 @@ def reference(x: torch.Tensor, P: Params, gelu: str = "tanh") -> torch.Tensor:
         u = linear(x[:, :, t], P["W_emb"], P["b_emb"])  # (E, B, H)
         for l in layers:
             v = _in(u, P, l)
-            h[l] = lam[l] * h[l] + _drive(v, P, l)
-            u = u + _glu_of(h[l], v, P, l, gelu)
+            h[l] = lam[l] * h[l] + drive(v, P, l, _gamma(P, l))
+            u = u + gate(F.gelu(observe(h[l], v, P, l), approximate=gelu), P, l, "out")
         outs.append(linear(u, P["W_out"], P["b_out"]))
     return torch.stack(outs, dim=2)
-
-
-def _no_decay(layers: int) -> tuple[str, ...]:
-    return tuple(f"l{l}_{k}" for l in range(1, layers + 1) for k in ("nu", "theta", "gamma_log"))
 
 
 LRU_BLOCK = Family(
@@ -228,5 +180,5 @@ LRU_BLOCK = Family(
     init=init,
     forward=forward,
     reference=reference,
-    no_decay=_no_decay(2),
+    no_decay=tuple(f"l{l}_{k}" for l in (1, 2) for k in ("nu", "theta", "gamma_log")),
 )

@@ -1,11 +1,6 @@
 """The LRU variants of the Fig. 4B setup check's pilots (ours, beyond the paper): the LRU
-family of ``lru`` with its blocks' inputs normalised, and with its nn.Linear-drawn matrices
-rescaled at init. The families of Fig. 4 use neither.
-
-    LINEAR_ENDINGS   the names' endings of every matrix drawn by nn.Linear's rule
-    scale_linear     those matrices times a factor (sqrt 3: variance 1 / fan_in)
-    normalise        zero mean, unit variance over the last axis, no affine map
-    forward_prenorm  ``lru.forward`` with u normalised before each block and the readout
+family of ``lru`` with its blocks' inputs normalised (``forward_prenorm``), and with its
+nn.Linear-drawn matrices rescaled at init (``scale_linear``). The families of Fig. 4 use neither.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 Glossary (code name -> symbol -> shape, E ensemble members, H = N = width):
     W_e, b_e    embedding u_t = W_e x_t + b_e                                   (E, H, d_in), (E, H)
-    W_ih, b_ih  input weights of the four gates, stacked in PyTorch's order i, f, g, o
-                                                                                (E, 4N, H), (E, 4N)
-    W_hh, b_hh  recurrent weights of the four gates, same order                 (E, 4N, N), (E, 4N)
+    W_ih, b_ih  input weights of the gates, in PyTorch's order i, f, g, o        (E, 4N, H), (E, 4N)
+    W_hh, b_hh  recurrent weights of the gates, same order                      (E, 4N, N), (E, 4N)
     c, h        cell state c_t and hidden state h_t, c_0 = h_0 = 0             (E, B, N)
     W_o, b_o    readout y_t = W_o h_t + b_o                        (E, d_out, N), (E, d_out)
 
@@ -15,20 +14,14 @@ PyTorch's gate equations (``torch.nn.LSTM``):
     o_t = sigmoid(W_io u_t + b_io + W_ho h_{t-1} + b_ho)      output gate
     c_t = f_t * c_{t-1} + i_t * g_t,      h_t = o_t * tanh(c_t)
 
-Width: width = N (the hidden size; the recurrent state (c, h) has 2N numbers) and the embedding
-size H = width. Parameters of one member:
-    H (d_in + 1) + 4N (H + N) + 8N + d_out (N + 1)    (embedding, LSTM, readout).
-The LSTM part, 4N (H + N) + 8N, is what ``torch.nn.LSTM(H, N)`` counts (two bias vectors, as
-PyTorch keeps them; only their sum matters).
+Parameters of one member (the state (c, h) has 2N numbers): H (d_in + 1) + 4N (H + N) + 8N +
+d_out (N + 1) (embedding, LSTM as ``torch.nn.LSTM(H, N)`` counts it, readout). Initialisation as
+``torch.nn.Linear`` and ``torch.nn.LSTM`` (``shell.init_gated_cell``); everything gets weight
+decay.
 
-Initialisation: embedding and readout as ``torch.nn.Linear``; LSTM weights and biases
-U(-1/sqrt(N), 1/sqrt(N)), as ``torch.nn.LSTM``. Everything gets weight decay (no_decay = ()).
-
-Two forms: ``forward`` projects the inputs of all t in one product and loops over t with one
-batched product per step for the recurrent part, all members at once (``compiled``: the
-same loop compiled, with a hand-written backward, ``LSTMScan``); ``reference`` loads each
-member's weights into a ``torch.nn.LSTM`` (batch_first) and runs PyTorch's own forward, an
-independent implementation (and differentiable: the weights go in through ``functional_call``).
+Forms: ``forward`` (one batched product per step, all members at once), ``compiled`` (that loop
+compiled, with the hand-written backward of ``LSTMScan``), ``reference`` (``torch.nn.LSTM``
+itself, differentiable through ``functional_call``).
 """
 
 from __future__ import annotations
@@ -95,16 +88,10 @@ class LSTMScan(torch.autograd.Function):
     """The recurrence of ``lstm_states`` with a hand-written backward: pre (E, B, T, 4N) (the
     input part of the gates with both biases), W_hh (E, 4N, N) -> h (E, B, T, N).
 
-    Autograd's backward of the loop makes two products a step, one for dh_{t-1} and one for
-    W_hh's share; here W_hh's gradient is one product over all t after the loop, sum_t
-    dgates_t^T h_{t-1}, and h_0 = 0 skips the first step's product both ways: about a sixth
-    fewer kernels in a compiled step. Each step writes its values where they are kept: every
-    gate's activations a stack of its own, and the backward keeps dh_t and dc_t, the gates'
-    gradients of all t computed after the loop in one pass (``_gate_grads``, which computes
-    again the gradients that the step's product needed: cheaper than a copy of each step's,
-    which concatenated gates cost). A step of the loop is one or two generated loop nests each
-    way besides its product, inside one generated kernel each way, as before. The same numbers
-    up to rounding (tested; bit for bit the same as the concatenated form).
+    W_hh's gradient is one product over all t after the loop, sum_t dgates_t^T h_{t-1}, h_0 = 0
+    skips the first step's product both ways, and the gates' gradients of all t come in one pass
+    after the loop (``_gate_grads``): fewer kernels in a compiled step than autograd's. The same
+    numbers up to rounding (tested).
     """
 
     @staticmethod

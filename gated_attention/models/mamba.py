@@ -1,15 +1,9 @@
 """A Mamba-style selective layer (Gu & Dao, 2023; simplified, no convolution) in the shell of
 Sec. 4.3: linear embedding -> selective diagonal recurrence -> side gate -> linear readout.
 
-Departures from a minimal Mamba block (mamba-minimal in PyTorch,
-github.com/johnma2006/mamba-minimal; also stated in the chapter which_rnns_can_be_attention):
-    no conv     no depthwise causal convolution over the last few steps, hence no SiLU after it:
-                the scanned channels are u_t itself, and Delta_t, B_t and C_t read u_t alone
-                (channels linear in the input: what makes the attention construction exact)
-    full Delta  Delta_t = softplus(W_Delta u_t + b_Delta) with a square W_Delta; the reference
-                goes through a low-rank bottleneck (x_proj to dt_rank numbers, then dt_proj)
-    bare layer  no RMSNorm, no residual connection, no channel expansion; the side gate reads
-                x_t, not a projection of the block's normalised input
+Departures from a minimal Mamba block (no convolution and no SiLU after it, a full-rank Delta, a
+bare layer with the side gate reading x_t): the chapter which_rnns_can_be_attention lists them.
+The real block is ``models.mamba_block``.
 
 Glossary (code name -> symbol -> shape, E ensemble members, H = width channels, N states each):
     W_e, b_e        embedding u_t = W_e x_t + b_e                          (E, H, d_in), (E, H)
@@ -27,24 +21,19 @@ For every channel c and state index k:
     y_t[c]    = sum_k C_t[k] h_t[c, k] + Dskip[c] u_t[c]
     o_t       = y_t * silu(W_z x_t + b_z)          (side gating, App. A.2: the gate sees x_t)
     out_t     = W_o o_t + b_o
-The product B_t[k] u_t[c] is the input gating of Eq. (2) (a product of two projections of the
-input), C_t reads the state with a query-like projection: one layer can implement linear
-attention (``gated_attention.constructions.mamba``).
+B_t[k] u_t[c] is the input gating of Eq. (2) and C_t reads the state like a query: one layer can
+implement linear attention (``gated_attention.constructions.mamba``).
 
-Width: width = H (channels = embedding size); each channel has N = ``n_state`` states (a fixed
-small state, default 4; Mamba's own default is 16), so the recurrent state has H N numbers. The
-attention construction needs N >= d_k and H >= d_v + d. Parameters of one member:
-    2 H (d_in + 1) + H^2 + 2 H + 3 N H + d_out (H + 1)
-    (embedding, gate; W_Delta, b_Delta, Dskip; W_B, W_C, A_log; readout).
+Width: width = H; each channel has N = ``n_state`` states (default 4; Mamba's is 16). The attention
+construction needs N >= d_k and H >= d_v + d. Parameters of one member:
+    2 H (d_in + 1) + H^2 + 2 H + 3 N H + d_out (H + 1).
 
-Initialisation as Mamba: A_log[c, k] = log(k + 1) (A = -1, ..., -N), Dskip = 1,
-b_Delta = softplus^-1(dt) with dt log-uniform in [1e-3, 1e-1] (so Delta starts in that range
-up to the W_Delta u term), W_Delta ~ U(-1/sqrt(H), 1/sqrt(H)); every other matrix as
-``torch.nn.Linear``. A_log and Dskip get no weight decay (as in Mamba).
+Initialisation as Mamba: A_log[c, k] = log(k + 1), Dskip = 1, b_Delta = softplus^-1(dt) with dt
+log-uniform in [1e-3, 1e-1], every matrix as ``torch.nn.Linear``. A_log and Dskip get no weight
+decay.
 
-Two forms: ``reference`` is a loop over t; ``forward`` computes the decays a_t = exp(Delta A)
-and inputs b_t = Delta B u of all t at once and solves h_t = a_t h_{t-1} + b_t by a doubling
-scan (ceil(log2 T) steps of elementwise products; no exp of differences, so a_t = 1 is exact).
+Forms: ``reference`` loops over t; ``forward`` solves the recurrence by doubling
+(``diagonal_scan``; no exp of differences, so a_t = 1 is exact).
 """
 
 from __future__ import annotations
@@ -54,13 +43,34 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .shell import Family, init_linear, linear
+from .shell import Family, Params, init_linear, linear
 
-__all__ = ["MAMBA", "init", "forward", "reference", "parameter_count_formula", "diagonal_scan"]
-
-Params = dict[str, torch.Tensor]
+__all__ = [
+    "MAMBA",
+    "init",
+    "forward",
+    "reference",
+    "parameter_count_formula",
+    "diagonal_scan",
+    "init_dt_bias",
+    "init_A_log",
+    "selective_scan",
+]
 
 DT_MIN, DT_MAX = 1e-3, 1e-1
+
+
+def init_dt_bias(E: int, H: int, generator: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
+    """Mamba's Delta bias softplus^-1(dt), dt log-uniform in [DT_MIN, DT_MAX]: (E, H)."""
+    log_dt = torch.rand(E, H, generator=generator, dtype=torch.float64)
+    dt = torch.exp(log_dt * (math.log(DT_MAX) - math.log(DT_MIN)) + math.log(DT_MIN))
+    return (dt + torch.log(-torch.expm1(-dt))).to(dtype)  # softplus(b) = dt
+
+
+def init_A_log(E: int, H: int, N: int, dtype: torch.dtype) -> torch.Tensor:
+    """Mamba's A_log[c, k] = log(k + 1), so A = -1, ..., -N in every channel: (E, H, N)."""
+    A_log = torch.log(torch.arange(1, N + 1, dtype=torch.float64)).expand(E, H, N)
+    return A_log.to(dtype).clone()
 
 
 def init(
@@ -75,31 +85,17 @@ def init(
 ) -> Params:
     """Draw E members with Mamba's initialisation (see the module docstring)."""
     H, N = width, n_state
-    W_e, b_e = init_linear(E, H, d_in, generator, dtype)
-    W_Delta, _ = init_linear(E, H, H, generator, dtype, bias=False)
-    log_dt = torch.rand(E, H, generator=generator, dtype=torch.float64)
-    dt = torch.exp(log_dt * (math.log(DT_MAX) - math.log(DT_MIN)) + math.log(DT_MIN))
-    b_Delta = (dt + torch.log(-torch.expm1(-dt))).to(dtype)  # softplus(b_Delta) = dt
-    W_B, _ = init_linear(E, N, H, generator, dtype, bias=False)
-    W_C, _ = init_linear(E, N, H, generator, dtype, bias=False)
-    A_log = torch.log(torch.arange(1, N + 1, dtype=torch.float64)).expand(E, H, N).to(dtype)
-    Dskip = torch.ones(E, H, dtype=dtype)
-    W_z, b_z = init_linear(E, H, d_in, generator, dtype)
-    W_o, b_o = init_linear(E, d_out, H, generator, dtype)
-    return {
-        "W_e": W_e,
-        "b_e": b_e,
-        "W_Delta": W_Delta,
-        "b_Delta": b_Delta,
-        "W_B": W_B,
-        "W_C": W_C,
-        "A_log": A_log.clone(),
-        "Dskip": Dskip,
-        "W_z": W_z,
-        "b_z": b_z,
-        "W_o": W_o,
-        "b_o": b_o,
-    }
+    P: Params = {}
+    P["W_e"], P["b_e"] = init_linear(E, H, d_in, generator, dtype)
+    P["W_Delta"], _ = init_linear(E, H, H, generator, dtype, bias=False)
+    P["b_Delta"] = init_dt_bias(E, H, generator, dtype)
+    P["W_B"], _ = init_linear(E, N, H, generator, dtype, bias=False)
+    P["W_C"], _ = init_linear(E, N, H, generator, dtype, bias=False)
+    P["A_log"] = init_A_log(E, H, N, dtype)
+    P["Dskip"] = torch.ones(E, H, dtype=dtype)
+    P["W_z"], P["b_z"] = init_linear(E, H, d_in, generator, dtype)
+    P["W_o"], P["b_o"] = init_linear(E, d_out, H, generator, dtype)
+    return P
 
 
 def parameter_count_formula(d_in: int, d_out: int, width: int, n_state: int = 4) -> int:
@@ -124,23 +120,23 @@ def diagonal_scan(a: torch.Tensor, b: torch.Tensor, dim: int = 2) -> torch.Tenso
     return b
 
 
-def _gate(x: torch.Tensor, params: Params) -> torch.Tensor:
-    """silu(W_z x + b_z): x (E, ..., d_in) -> (E, ..., H)."""
-    return F.silu(linear(x, params["W_z"], params["b_z"]))
+def selective_scan(xs, Delta, B_t, C_t, params: Params) -> torch.Tensor:
+    """The scan and readout of the module docstring for all t (``diagonal_scan``), the scanned
+    channels xs, Delta (E, B, T, H), B_t, C_t (E, B, T, N) -> y (E, B, T, H)."""
+    A = -torch.exp(params["A_log"])  # (E, H, N)
+    a = torch.exp(Delta[..., None] * A[:, None, None])  # (E, B, T, H, N)
+    b = (Delta * xs)[..., None] * B_t[..., None, :]  # (E, B, T, H, N)
+    h = diagonal_scan(a, b, dim=2)  # (E, B, T, H, N)
+    return torch.einsum("ebthn,ebtn->ebth", h, C_t) + params["Dskip"][:, None, None] * xs
 
 
 def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
     """The fast form: x (E, B, T, d_in) -> out (E, B, T, d_out)."""
     u = linear(x, params["W_e"], params["b_e"])  # (E, B, T, H)
     Delta = F.softplus(linear(u, params["W_Delta"], params["b_Delta"]))  # (E, B, T, H)
-    B_t = linear(u, params["W_B"])  # (E, B, T, N)
-    C_t = linear(u, params["W_C"])  # (E, B, T, N)
-    A = -torch.exp(params["A_log"])  # (E, H, N)
-    a = torch.exp(Delta[..., None] * A[:, None, None])  # (E, B, T, H, N)
-    b = (Delta * u)[..., None] * B_t[..., None, :]  # (E, B, T, H, N)
-    h = diagonal_scan(a, b, dim=2)  # (E, B, T, H, N)
-    y = torch.einsum("ebthn,ebtn->ebth", h, C_t) + params["Dskip"][:, None, None] * u
-    return linear(y * _gate(x, params), params["W_o"], params["b_o"])
+    y = selective_scan(u, Delta, linear(u, params["W_B"]), linear(u, params["W_C"]), params)
+    gate = F.silu(linear(x, params["W_z"], params["b_z"]))  # (E, B, T, H)
+    return linear(y * gate, params["W_o"], params["b_o"])
 
 
 def reference(x: torch.Tensor, params: Params) -> torch.Tensor:

@@ -1,6 +1,6 @@
-"""The Mamba block as the Mamba paper defines it (Gu & Dao, 2023, Sec. 3.4, Fig. 3): the real
-block, beside the simplified Mamba-style layer of ``gated_attention.models.mamba`` (no
-convolution, no SiLU after it, a full-rank Delta) that Table 3's construction is written for.
+"""The Mamba block as the Mamba paper defines it (Gu & Dao, 2023, Sec. 3.4, Fig. 3), beside the
+simplified layer of ``models.mamba`` that Table 3's construction is written for (ours, beyond
+the paper; the chapter which_rnns_can_be_attention, "The real blocks").
 
 One block maps x_t (d_in) to out_t (d_out), per member of an ensemble of E:
     [xi_t; z_t] = W_in x_t (+ b_in)              input projection to D inner channels and the gate
@@ -10,15 +10,11 @@ One block maps x_t (d_in) to out_t (d_out), per member of an ensemble of E:
     [delta_t; B_t; C_t] = W_x xs_t                x_proj, no bias: dt_rank R, N, N numbers
     Delta_t    = softplus(W_dt delta_t + b_dt)    the input-dependent, rank-R step size (D)
     h_t[c, k]  = exp(Delta_t[c] A[c, k]) h_{t-1}[c, k] + Delta_t[c] B_t[k] xs_t[c],  h_0 = 0
-                 (zero-order hold for A, the simplified Delta B for B, as mamba-minimal does)
     y_t[c]     = sum_k C_t[k] h_t[c, k] + Dskip[c] xs_t[c]
     out_t      = W_out (y_t * silu(z_t)) (+ b_out)
-A = -exp(A_log). As in the Mamba paper's code, the input and output projections have no bias by
-default (``bias=False``) and the convolution has one (``conv_bias=True``). The residual
-connection and the RMSNorm around the block (the "residual block" of a Mamba network) are not
-part of it; the block's own output projection maps to d_out (the network's d_model when
-d_out = d_in). The selective scan is the block's only product of two input-dependent factors
-besides the gate, and A, Delta, B, C are per channel and state as in the paper.
+A = -exp(A_log). As in the Mamba paper's code, the projections have no bias by default
+(``bias=False``) and the convolution has one (``conv_bias=True``); the residual connection and
+RMSNorm around the block are not part of it.
 
 Glossary (code name -> symbol -> shape; E members, D = width inner channels, N = n_state,
 R = dt_rank, K = d_conv):
@@ -32,19 +28,14 @@ R = dt_rank, K = d_conv):
     h               state h_t[c, k], h_0 = 0                          (E, B, D, N)
 b_in and b_out exist only with ``bias=True``, b_conv only with ``conv_bias=True``.
 
-Parameters of one member (``parameter_count_formula``):
-    D (2 d_in + K + 2 R + 3 N + 2 + d_out) + [bias] (2 D + d_out) + [conv_bias] D
-    (W_in; w_conv; W_x's delta rows and W_dt; W_x's B, C rows and A_log; Dskip and b_dt; W_out).
+Parameters of one member: D (2 d_in + K + 2 R + 3 N + 2 + d_out) + [bias] (2 D + d_out) +
+[conv_bias] D. Initialisation (the Mamba paper's code): projections as ``torch.nn.Linear``, the
+convolution as ``torch.nn.Conv1d`` (fan-in K), A_log, Dskip, b_dt as ``models.mamba``, W_dt
+~ U(-R^-1/2, R^-1/2); A_log and Dskip get no weight decay. Defaults: N = 16, R = ceil(d_in / 16),
+K = 4.
 
-Initialisation (``MambaBlockConfig``, the Mamba paper's code): every projection as
-``torch.nn.Linear`` (``shell.init_linear``), the convolution as ``torch.nn.Conv1d`` (fan-in K),
-A_log[c, k] = log(k + 1), Dskip = 1, W_dt ~ U(-R^-1/2, R^-1/2) and b_dt = softplus^-1(dt) with dt
-log-uniform in [1e-3, 1e-1]. A_log and Dskip get no weight decay. Defaults: N = 16,
-R = ceil(d_in / 16), K = 4.
-
-Two forms: ``reference`` steps the block one t at a time (a buffer of the last K inputs for the
-convolution); ``forward`` convolves all steps at once and solves the scan by recursive doubling
-(``models.mamba.diagonal_scan``). Constructions: ``gated_attention.constructions.real_blocks``.
+Forms: ``reference`` steps one t at a time (a buffer of the last K inputs); ``forward``
+convolves all steps at once and scans by doubling. Constructions: ``constructions.real_blocks``.
 """
 
 from __future__ import annotations
@@ -55,8 +46,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .mamba import DT_MAX, DT_MIN, diagonal_scan
-from .shell import Family, init_linear, linear
+from .mamba import init_A_log, init_dt_bias, selective_scan
+from .shell import Family, Params, init_linear, linear
 
 __all__ = [
     "MambaBlockConfig",
@@ -67,8 +58,6 @@ __all__ = [
     "parameter_count_formula",
     "config_of",
 ]
-
-Params = dict[str, torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -100,15 +89,11 @@ def init(
     D, N, K, R = width, config.n_state, config.d_conv, config.rank(d_in)
     P: Params = {}
     P["W_in"], b_in = init_linear(E, 2 * D, d_in, generator, dtype, bias=config.bias)
-    w_conv, b_conv = init_linear(E, D, K, generator, dtype, bias=config.conv_bias)
-    P["w_conv"] = w_conv
+    P["w_conv"], b_conv = init_linear(E, D, K, generator, dtype, bias=config.conv_bias)
     P["W_x"], _ = init_linear(E, R + 2 * N, D, generator, dtype, bias=False)
     P["W_dt"], _ = init_linear(E, D, R, generator, dtype, bias=False)
-    log_dt = torch.rand(E, D, generator=generator, dtype=torch.float64)
-    dt = torch.exp(log_dt * (math.log(DT_MAX) - math.log(DT_MIN)) + math.log(DT_MIN))
-    P["b_dt"] = (dt + torch.log(-torch.expm1(-dt))).to(dtype)  # softplus(b_dt) = dt
-    A_log = torch.log(torch.arange(1, N + 1, dtype=torch.float64)).expand(E, D, N)
-    P["A_log"] = A_log.to(dtype).clone()
+    P["b_dt"] = init_dt_bias(E, D, generator, dtype)
+    P["A_log"] = init_A_log(E, D, N, dtype)
     P["Dskip"] = torch.ones(E, D, dtype=dtype)
     P["W_out"], b_out = init_linear(E, d_out, D, generator, dtype, bias=config.bias)
     if config.bias:
@@ -138,11 +123,6 @@ def parameter_count_formula(
     return count + config.bias * (2 * D + d_out) + config.conv_bias * D
 
 
-def _split(params: Params) -> tuple[int, int]:
-    """(D, N): inner channels and states per channel."""
-    return params["A_log"].shape[-2], params["A_log"].shape[-1]
-
-
 def _conv(xi: torch.Tensor, params: Params) -> torch.Tensor:
     """Depthwise causal convolution over t: xi (E, B, T, D) -> (E, B, T, D)."""
     w = params["w_conv"]  # (E, D, K)
@@ -156,24 +136,20 @@ def _conv(xi: torch.Tensor, params: Params) -> torch.Tensor:
 
 def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
     """The fast form: x (E, B, T, d_in) -> out (E, B, T, d_out)."""
-    D, N = _split(params)
+    D, N = params["A_log"].shape[-2:]  # inner channels, states per channel
     R = params["W_dt"].shape[-1]
     xi, z = linear(x, params["W_in"], params.get("b_in")).split([D, D], dim=-1)
     xs = F.silu(_conv(xi, params))  # (E, B, T, D)
     delta, B_t, C_t = linear(xs, params["W_x"]).split([R, N, N], dim=-1)
     Delta = F.softplus(linear(delta, params["W_dt"], params["b_dt"]))  # (E, B, T, D)
-    A = -torch.exp(params["A_log"])  # (E, D, N)
-    a = torch.exp(Delta[..., None] * A[:, None, None])  # (E, B, T, D, N)
-    b = (Delta * xs)[..., None] * B_t[..., None, :]  # (E, B, T, D, N)
-    h = diagonal_scan(a, b, dim=2)
-    y = torch.einsum("ebtcn,ebtn->ebtc", h, C_t) + params["Dskip"][:, None, None] * xs
+    y = selective_scan(xs, Delta, B_t, C_t, params)  # (E, B, T, D)
     return linear(y * F.silu(z), params["W_out"], params.get("b_out"))
 
 
 def reference(x: torch.Tensor, params: Params) -> torch.Tensor:
     """The definition, one time step at a time: x (E, B, T, d_in) -> out (E, B, T, d_out)."""
     E, B, T, _ = x.shape
-    D, N = _split(params)
+    D, N = params["A_log"].shape[-2:]  # inner channels, states per channel
     R, K = params["W_dt"].shape[-1], params["w_conv"].shape[-1]
     A = -torch.exp(params["A_log"])[:, None]  # (E, 1, D, N)
     h = x.new_zeros(E, B, D, N)

@@ -1,24 +1,18 @@
 """Networks of one family at several widths as one ensemble: each zero-padded to the largest
 width, with 0/1 masks that say where the padding is (``engine.train(..., masks=...)``).
 
-A family's parameter axis either does not depend on the width (the input, the output, a state
-size) or holds ``a`` blocks of ``width`` units (``a`` = 1; the LSTM's 4 and the GRU's 3 gates
-stacked as torch stacks them). Padding puts a narrower member's units first in each block of
-the wider layout, zeros after them:
+A parameter axis either does not depend on the width or holds ``a`` blocks of ``width`` units
+(``a`` = 1; the LSTM's 4 and the GRU's 3 gates, stacked as torch stacks them). Padding puts a
+narrower member's units first in each block of the wider layout, zeros after them:
 
     width 2, a = 2 (gates [i, f]):   [i1 i2 f1 f2]  ->  width 3:  [i1 i2 0 f1 f2 0]
 
-Why the padding is inert: a padded unit's incoming weights and biases are zero, so its
-pre-activations are zero and its state and output stay zero (a recurrence multiplies zero, a
-gate times a zero candidate is zero, GELU(0) = 0); its outgoing weights are zero, so the member
-computes exactly what it computes alone, and nothing downstream depends on the padded unit, so
-every gradient into a padded weight is a product with an exact zero. AdamW moves a zero weight
-with zero gradient by exactly zero (weight decay included). The padding therefore stays exactly
-zero through training without masks (``experiments.architectures`` trains so, its step then
-launches the kernels of an unpadded one); the masks of ``pad_members`` say where it is, and
-keep anything else that might sit there out of a model's view (``engine.train(masks=...)``).
-``tests/test_padding.py`` checks every family of Fig. 4 against each member alone (float64),
-forward and training, and that the padding is still exactly zero after training.
+The padding is inert: a padded unit's incoming weights and biases are zero, so its state and
+output stay zero, and its outgoing weights are zero, so the member computes exactly what it
+computes alone; every gradient into a padded weight is a product with an exact zero, which AdamW
+(weight decay included) leaves at zero. So the padding stays zero through training even without
+masks (``experiments.architectures`` trains so); ``tests/test_padding.py`` checks every family of
+Fig. 4 against each member alone (float64), forward and training.
 
 Glossary (code name -> meaning):
     members    [params of E_i members at width w_i]: dicts of (E_i, ...) tensors, the same names

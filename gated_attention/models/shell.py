@@ -5,15 +5,10 @@ Glossary (code name -> meaning -> shape):
     E            ensemble members (independent networks trained in one computation)
     B, T         batch size, sequence length
     params       dict of (E, ...) tensors; a member's parameters are ``params[k][e]``
-    Family       one architecture: how to draw its parameters, its fast forward, its reference
-                 forward (a plain loop over t), which parameters get no weight decay, and (LSTM,
-                 GRU, the LRUs) its form for compiled training
-    compile_loop a loop over t (or a forward) compiled by torch.compile on first call (for long
-                 runs)
+    Family       one architecture in the shape the engine trains (see its docstring)
 
 Every family's ``forward(x, params)`` maps x (E, B, T, d_in) to y (E, B, T, d_out), so the
-training engine (``engine.train(..., forward=family.forward)``) trains any of them as it trains
-the gated RNN of Eq. (2).
+engine (``engine.train(..., forward=family.forward)``) trains any of them as the gated RNN.
 """
 
 from __future__ import annotations
@@ -30,6 +25,7 @@ __all__ = [
     "compile_loop",
     "Params",
     "linear",
+    "member",
     "init_linear",
     "init_gated_cell",
     "parameter_count",
@@ -46,6 +42,11 @@ def linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None) -> t
     if b is not None:
         y = y + b[:, None, :]
     return y.reshape(*x.shape[:-1], W.shape[1])
+
+
+def member(a: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """A per-member vector a (E, n) viewed as (E, 1, ..., 1, n) to broadcast against ``like``."""
+    return a.reshape(a.shape[0], *([1] * (like.dim() - 2)), a.shape[-1])
 
 
 def init_linear(
@@ -88,21 +89,14 @@ def init_gated_cell(
     W_o (E, d_out, N), b_o.
     """
     H = N = width
-    W_e, b_e = init_linear(E, H, d_in, generator, dtype)
+    P: Params = {}
+    P["W_e"], P["b_e"] = init_linear(E, H, d_in, generator, dtype)
     # init_linear's bound is scale / sqrt(n_in): scale sqrt(H / N) gives 1 / sqrt(N)
-    W_ih, b_ih = init_linear(E, gates * N, H, generator, dtype, scale=(H / N) ** 0.5)
-    W_hh, b_hh = init_linear(E, gates * N, N, generator, dtype)
-    W_o, b_o = init_linear(E, d_out, N, generator, dtype)
-    return {
-        "W_e": W_e,
-        "b_e": b_e,
-        "W_ih": W_ih,
-        "W_hh": W_hh,
-        "b_ih": b_ih,
-        "b_hh": b_hh,
-        "W_o": W_o,
-        "b_o": b_o,
-    }
+    P["W_ih"], b_ih = init_linear(E, gates * N, H, generator, dtype, scale=(H / N) ** 0.5)
+    P["W_hh"], b_hh = init_linear(E, gates * N, N, generator, dtype)
+    P["b_ih"], P["b_hh"] = b_ih, b_hh
+    P["W_o"], P["b_o"] = init_linear(E, d_out, N, generator, dtype)
+    return P
 
 
 def torch_cell_reference(x: torch.Tensor, params: Params, module: type) -> torch.Tensor:
@@ -134,10 +128,8 @@ CXX = ("g++", "c++", "clang++")
 def compile_loop(fn: Callable) -> Callable:
     """``fn`` (a recurrent loop over t, states(u, params), or a whole forward(x, params))
     compiled by ``torch.compile`` on its first call (one graph per input shape, a loop unrolled
-    and its elementwise steps fused:
-    about 3x faster a training step of the LSTM on the CPU, for about a minute of compiling
-    per shape, so worth it for long runs only). Where inductor has no C++ compiler on the CPU,
-    the first call raises a RuntimeError saying so."""
+    and its elementwise steps fused; compiling takes a while per shape, so worth it for long runs
+    only). Where inductor has no C++ compiler on the CPU, the first call raises a RuntimeError."""
     compiled = None
 
     def call(u: torch.Tensor, params: Params) -> torch.Tensor:

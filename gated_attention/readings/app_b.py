@@ -1,20 +1,11 @@
 """Readings of the chapter "Which RNNs can be attention" (App. B, Tables 3 and 4): what the
 constructions of ``constructions`` (Mamba-style, LSTM, GRU, LRU) hold and how far they are from
-attention, measured on a random teacher in float64. No training; rows of numbers only.
-
-    MambaWeights   where Table 3's Mamba-style weights hold the keys, queries and memory
-    mamba_weights  those of one construction
-    GruStack       the two-layer GRU's size, its weights' growth, and the same weights run by
-                   ``torch.nn.GRU(num_layers=2)``
-    gru_stack      those of one teacher
-    SummaryRow     one architecture of Tables 3 and 4: layers (paper, ours), error and slope
-    summary_rows   the rows of every architecture
+attention, on a random teacher in float64. No training; rows of numbers only.
 
 Glossary (code name -> paper symbol):
     eps      epsilon, the input scale of a linearised sigmoid (App. B)
     curves   construction label -> relative errors over ``eps``
-    findings ``constructions.gru.gru_findings``: the GRU's Taylor terms and slopes
-"""
+    findings ``constructions.gru.gru_findings``: the GRU's Taylor terms and slopes"""
 
 from __future__ import annotations
 
@@ -61,16 +52,8 @@ def mamba_weights(P: Mapping[str, torch.Tensor], teacher, d: int) -> MambaWeight
     A = -P["A_log"][0].exp()
     keys = torch.allclose(P["W_B"][0, :, d:] * Delta0, teacher.W_K, 0, 1e-15)
     queries = torch.equal(P["W_C"][0, :, d:], teacher.W_Q)
-    nonzero, big = weight_summary(P)
-    return MambaWeights(
-        keys_in_b=keys,
-        queries_in_c=queries,
-        decay=A.abs().max().item(),
-        channels=P["W_e"].shape[1],
-        states=P["W_B"].shape[1],
-        nonzero=nonzero,
-        largest=big,
-    )
+    channels, states = P["W_e"].shape[1], P["W_B"].shape[1]
+    return MambaWeights(keys, queries, A.abs().max().item(), channels, states, *weight_summary(P))
 
 
 @dataclasses.dataclass(frozen=True)

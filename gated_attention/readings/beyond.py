@@ -1,22 +1,10 @@
 """Readings of the chapter "Beyond the paper": compressed output gating and capped memory, as
 rows of numbers (the recorded students' output-gating counts: ``readings.beyond_counts``).
 
-    law              e_p(x), the T -> infinity limit of the capped construction's error
-    seed_median      the median over seeds of one field of the capped students at (T, lam_max)
-    memory_split     the hidden neurons of a construction with lam = 1 and lam = 0
-    neuron_bounds    output-gating neurons per d against the column-rank lower bound
-    planted_max_error  the planted case: largest |measured - closed form| error
-    law_rows         the capped construction's errors beside the law, one row per point
-    CappedSource     where the students of one capped configuration come from
-    capped_runs      the capped-training students: recorded when shipped, else trained
-    student_rows     one row per capped student, beside the capped constructions
-    capped_medians   the seed-median ratios the scorecard rows hold
-
 Glossary (code name -> symbol):
     x        T (1 - lam_max), the memory deficit of a capped key-value neuron
     e_p(x)   the constant-input error for T -> infinity at fixed x, p banks:
-             int_0^1 (1 - exp(-x u))^p du  (``law``); e_1(x) = 1 - (1 - exp(-x)) / x
-"""
+             int_0^1 (1 - exp(-x u))^p du  (``law``); e_1(x) = 1 - (1 - exp(-x)) / x"""
 
 from __future__ import annotations
 

@@ -1,21 +1,11 @@
 """Readings of the construction chapters (App. A: "The construction", "Compressions"; App. B:
 "Which RNNs can be attention"): what a construction costs and how far it is from attention,
-as rows of numbers. No training; the chapters render the rows with ``report.table``.
-
-    weight_summary   nonzero weights and the largest finite |weight| of a construction
-    scale_key        the column name of one scale (eps, delta, a) in a row: ``f"{s:.0e}"``
-    error_curves     errors against a small parameter, one row per curve, with the slope
-    error_rows       max |RNN - attention| per d, one row per d, one column per variant
-    symbolic_rows    one row per exact sympy check of a construction
-    Counts           hidden neurons n, output-gating neurons m and parameters of a variant
-    variant_counts   those of a variant for a teacher of size d and rank r (None: n/a)
-    side_by_side     one row per teacher: attention's parameters and each variant's Counts
+as rows of numbers. No training.
 
 Glossary (code name -> symbol):
     n, m     hidden neurons, output-gating neurons of the gated RNN
     r        the teacher's rank (r_V = r_KQ = r; None: full rank d)
-    eps      the input scale epsilon of a linearised construction (App. B)
-"""
+    eps      the input scale epsilon of a linearised construction (App. B)"""
 
 from __future__ import annotations
 

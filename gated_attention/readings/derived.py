@@ -1,29 +1,14 @@
 """Analyses of a recorded run, computed once: ``derived(run, label, args, compute, modules)``.
 
-A chapter that reads a shipped recorded run may analyse it at length (App. D.3's
-squared-difference fits of 145 networks: about two minutes on a 2-core CPU). Such an analysis
-depends on the run, on its arguments and on the code that computes it, never on the build's
-profile, so it is computed once and kept as JSON. Its key (12 hex digits) is the sha256 of
-
-    the recorded run's manifest    (the run's content: a re-recorded run is a new key)
-    label and args                 (what is computed, e.g. the held-out batch, as JSON)
-    the source of ``modules``      (the modules that compute it and every package module
-                                    they import, readings/ ones included: ``code_key``)
-
-and the value is looked up, in order, in
-
-    <recorded run>/derived-<label>-<key>.json   shipped beside the run (``ship``)
-    <cache>/derived/<run>-<label>-<key>.json    the results cache (``cache.cache_root``)
-
-and else computed and written to the cache. A change to the code that computes it is a new key,
-so a stale value is never read: it is recomputed (a shipped file then only costs time until it
-is shipped again). A file whose checksum does not match is reported and recomputed. Each file
-holds the run, label, args, key, the value and the sha256 of the value's JSON.
-
-``ship(run, label, args, modules)`` copies the cached value beside the recorded run (a maintainer's
-step after a change to the analysis code, so that a fresh clone reads it instead of recomputing):
-``python -m gated_attention readings`` ships every derived value the chapters use.
-"""
+An analysis of a shipped recorded run may be long (App. D.3's squared-difference fits of 145
+networks: minutes on a CPU); it depends on the run, its arguments and the code that computes
+it, never on the build's profile, so it is computed once and kept as JSON. Its key (12 hex
+digits) is the sha256 of the run's manifest, the label and args (as JSON) and the source of
+``modules`` and every package module they import (readings/ ones included). The value is read
+from ``<recorded run>/derived-<label>-<key>.json`` (shipped, ``ship``), else from
+``<cache>/derived/<run>-<label>-<key>.json``, else computed and cached. Changed code is a new
+key, so a stale value is never read; a file whose checksum does not match is reported and
+recomputed. ``python -m gated_attention readings`` ships every derived value the chapters use."""
 
 from __future__ import annotations
 
@@ -48,8 +33,7 @@ def _canonical(value: Any) -> str:
 
 
 def _code(modules: list[str]) -> str:
-    """sha256 over ``modules`` and every package module they import, directly or not (readings/
-    ones too: unlike a results entry's, a derived value is computed there)."""
+    """sha256 over ``modules`` and every package module they import, directly or not."""
     if not modules:
         raise ValueError("derived: name at least one module that computes the value")
     todo, found = list(modules), set()
@@ -96,13 +80,10 @@ def _read(path: Path) -> tuple[bool, Any]:
 
 
 def derived(run: str, label: str, args: Any, compute: Callable[[], Any], modules: list[str]) -> Any:
-    """The value ``compute()`` (JSON-able) of recorded run ``run``, computed once.
-
-    ``args``: what, besides the run, the value depends on (JSON-able); ``modules``: the package
-    modules that compute it (dotted names). Read from the shipped file or the cache when its
-    key matches, else computed and cached (see the module docstring). The value comes back as
-    JSON gives it: tuples as lists, dict keys as strings.
-    """
+    """The value ``compute()`` (JSON-able) of recorded run ``run``, computed once (see the
+    module docstring). ``args``: what, besides the run, the value depends on (JSON-able);
+    ``modules``: the package modules that compute it (dotted names). The value comes back as
+    JSON gives it: tuples as lists, dict keys as strings."""
     key = derived_key(run, label, args, modules)
     for path in (shipped_path(run, label, key), cached_path(run, label, key)):
         found, value = _read(path)

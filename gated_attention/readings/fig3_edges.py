@@ -1,18 +1,6 @@
-"""Fig. 3A-C read one way: the loss edge of every sweep at the levels of ``analysis.loss_edge``,
-with its interval over seeds and whether its students were still learning.
-
-    Sweep            one finished sweep: sizes, excess losses (sizes, seeds), budget, setting
-    from_teacher     a Fig. 3A/B sweep (a teacher-student size sweep) -> Sweep
-    from_regression  a Fig. 3C sweep (an in-context regression run) -> Sweep
-    merge            a coarse sweep and its fine sweep (same seeds) -> one Sweep
-    read             a recorded run, by name -> Sweep
-    largest          the largest recorded sweep of each panel and of each setting of Fig. 3A
-    SizeRow          one size of a sweep: its median excess loss over seeds, min, max, still
-    size_rows        a sweep's SizeRows
-    LevelRow         the edge at one level: n*, n*/count, whether it is the central level
-    level_rows       a sweep's LevelRows
-    SETTINGS         the keys of ``largest`` in the order of the finding's table (``fig3_map``)
-"""
+"""Fig. 3A-C read one way: the loss edge of every sweep (``Sweep``: sizes, excess losses over
+seeds, budget, setting) at the levels of ``analysis.loss_edge``, with its interval over seeds
+and whether its students were still learning."""
 
 from __future__ import annotations
 
@@ -63,7 +51,7 @@ class Sweep:
     """One finished sweep of panel ``panel``: ``excess`` (S, R) at ``sizes`` (S,), trained
     ``steps`` steps at ``T`` (``T`` None: the task's own length); ``still`` (S,) how many seeds
     of each size were still learning at the end (``analysis.loss_edge.still_learning``; None:
-    not known); ``runs`` the recorded runs read (empty: this build's own)."""
+    not known)."""
 
     panel: str  # "A", "B" or "C"
     sizes: np.ndarray
@@ -176,30 +164,19 @@ def from_regression(run: Any, name: str = "") -> Sweep:
 def merge(coarse: Sweep, fine: Sweep) -> Sweep:
     """One sweep of ``coarse``'s sizes and ``fine``'s (the same panel, seeds, steps and T: the
     same teachers and data per seed); a size in both is read from ``coarse``."""
-    if (coarse.panel, coarse.seeds, coarse.steps, coarse.T, coarse.setting) != (
-        fine.panel,
-        fine.seeds,
-        fine.steps,
-        fine.T,
-        fine.setting,
-    ):
+    setting = lambda s: (s.panel, s.seeds, s.steps, s.T, s.setting)  # noqa: E731
+    if setting(coarse) != setting(fine):
         raise ValueError(f"cannot merge {coarse.run!r} and {fine.run!r}: not one setting's runs")
     extra = ~np.isin(fine.sizes, coarse.sizes)
-    sizes = np.concatenate([coarse.sizes, fine.sizes[extra]])
-    order = np.argsort(sizes)
+    order = np.argsort(np.concatenate([coarse.sizes, fine.sizes[extra]]))
     stack = lambda a, b: np.concatenate([a, b[extra]])[order]  # noqa: E731
-    still = None
-    if coarse.still is not None and fine.still is not None:
-        still = stack(coarse.still, fine.still)
-    return Sweep(
-        coarse.panel,
-        sizes[order],
-        stack(coarse.excess, fine.excess),
-        coarse.steps,
-        coarse.T,
-        f"{coarse.run} + {fine.run}",
-        still,
-        coarse.setting,
+    unknown = coarse.still is None or fine.still is None
+    return dataclasses.replace(
+        coarse,
+        sizes=stack(coarse.sizes, fine.sizes),
+        excess=stack(coarse.excess, fine.excess),
+        run=f"{coarse.run} + {fine.run}",
+        still=None if unknown else stack(coarse.still, fine.still),
     )
 
 

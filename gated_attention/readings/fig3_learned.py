@@ -1,16 +1,6 @@
 """Fig. 3A/B's second reading, ours: did each student of a size sweep learn the construction?
 (a low loss AND the lam ~ 1 states hold M_t: ``analysis.success``). The central reading, the
-loss edge, is ``fig3_edges``.
-
-    sweep_success    a finished sweep -> normalised losses, Score KV, per-seed fractions and n*
-    read_sweep       a finished sweep -> SweepReading (the per-seed fractions and Score KV)
-    LearnedRow       one size: seeds that learned (Wilson 95%), the range of Score KV
-    learned_rows     a reading's LearnedRows
-    score_rows       its row ``fig3<p>.transition_learned`` (values for the scorecard)
-    all_learn_from   the smallest size from which every seed of every larger size learned
-    SetupRow         a panel's teacher, sizes, seeds and training, beside the paper profile's
-    setup_rows       the SetupRow of each panel
-"""
+loss edge, is ``fig3_edges``."""
 
 from __future__ import annotations
 

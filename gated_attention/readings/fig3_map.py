@@ -1,13 +1,6 @@
 """Fig. 3's finding as rows: the loss edge per panel and per setting of ours, with its interval
 over seeds, its budget as a share of the paper's steps x T and how many students were still
-learning (the sweeps: ``fig3_edges.largest``).
-
-    EdgeRow        one row: a panel at one setting
-    finding_rows   the rows, in the order of ``fig3_edges.SETTINGS``
-    span           the lowest and highest n*/count of a panel
-    Finding        the numbers the finding's sentence glues
-    finding        those numbers, from the rows
-"""
+learning (the sweeps: ``fig3_edges.largest``)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """Fig. 3A-C's scorecard values: what a chapter hands to ``report.scorecard.record`` for each
 row of a sweep (``fig3_edges.Sweep``), the premise of a row at our settings, Fig. 3A's
-recorded settings and the size trained in both modes.
-
-    ScoreRow         one row's values: id, ours, seeds, note, run, interval (the chapter adds
-                     the profile and the budget: ``scorecard.record(**vars(row), ...)``)
-    edge_rows        a sweep's rows ``fig3<p>.edge`` (central) and the two other levels
-    settings_premise whether our unstated settings decide a Fig. 3A/B row (its premise)
-    robust_rows      the row ``fig3.robust.<variant>`` of a recorded variant of Fig. 3A
-    robust_all       every variant's sweep and rows (with its fine sweep where recorded)
-    ModeRow          the size trained in both modes (fast, compiled), its seeds' excess losses
-    mode_rows        those rows, per variant with a fine sweep
-"""
+recorded settings and the size trained in both modes (fast, compiled)."""
 
 from __future__ import annotations
 

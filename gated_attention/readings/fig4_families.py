@@ -1,17 +1,5 @@
 """Readings of the Fig. 4A/B runs (the families at matched parameter counts), shared by the
-chapters "Which RNNs learn attention" and "Other RNNs in context": typed rows, no prose.
-
-    sweep_rows       the rate search: per family its seed-mean loss at each rate of the grid
-    summary_rows     per family at the largest target: width, parameters, rate, loss, step cost
-    rate_rows        the rate each family trains at, and whether it is the top of the grid
-    fall_rows        how much each family's training loss still fell over the last fifth
-    unstable_rows    the groups with a seed that diverged or ran unstable at its rate
-    member_rows      each family's seeds at the largest target, the excluded ones flagged
-    premise_fails    the rows whose premise fails (id -> note)
-    cannot_decide    the scored rows whose seeds cannot decide them (id -> that part of the note)
-    scored_rows      each row's value, note (straddled: "three seeds cannot decide"), interval
-                     and value before, ready for ``report.scorecard.record(**vars(row), ...)``
-"""
+chapters "Which RNNs learn attention" and "Other RNNs in context": typed rows, no prose."""
 
 from __future__ import annotations
 
@@ -21,6 +9,7 @@ import math
 from ..analysis.family_losses import PREMISE, late_fall, unstable
 from ..experiments.architectures import at_grid_edge
 from ..models.family_registry import family
+from .fig3_rows import ScoreRow
 
 __all__ = [
     "CANNOT_DECIDE",
@@ -191,16 +180,11 @@ _WORDS = dict(enumerate("zero one two three four five six seven eight nine ten".
 
 
 @dataclasses.dataclass(frozen=True)
-class Scored:
-    """One Fig. 4 row as ``report.scorecard.record`` takes it (its keyword names)."""
+class Scored(ScoreRow):
+    """One Fig. 4 row as ``report.scorecard.record`` takes it (its keyword names): a
+    ``fig3_rows.ScoreRow`` and its value under the rule in force when its run was made."""
 
-    id: str
-    ours: float
-    seeds: int
-    note: str
-    run: str
-    interval: tuple[float, float] | None
-    before: float | None
+    before: float | None = None
 
 
 def scored_rows(

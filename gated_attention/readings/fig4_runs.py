@@ -1,11 +1,6 @@
 """Readings of the recorded Fig. 4A/B runs at a longer budget (``experiments.recorded``): the run,
 its rate search (recorded as ``<config name>-lr-cpu``, when it is), its rows and members, and
-each row's value under the rule in force when the run was made (``values_before``).
-
-    teacher_run      the recorded Fig. 4A run (``analysis.family_losses.fig4a_rows``)
-    regression_run   the recorded Fig. 4B run (``analysis.family_losses.fig4b_rows``)
-    search_minutes   how long a recorded rate search trained, in minutes
-"""
+each row's value under the rule in force when the run was made (``values_before``)."""
 
 from __future__ import annotations
 
@@ -39,44 +34,39 @@ class LongerRun:
         return self.run.tensors
 
 
-def _search(run):
-    name = f"{run.config.name}-lr-cpu"
+def _recorded(name: str):
+    """The recorded run ``name``, or None when it is not recorded."""
     return experiments.recorded(name) if name in experiments.recorded_names() else None
+
+
+def _longer(name: str, read) -> LongerRun | None:
+    """The recorded run ``name`` read with ``read(config, tensors, rule=...)`` (its rows, its
+    members); None when not recorded."""
+    run = _recorded(name)
+    if run is None:
+        return None
+    rc, RT = run.config, run.tensors
+    rows, members = read(rc, RT)
+    then = values_before(lambda rule: read(rc, RT, rule=rule)[0], run.meta["created_utc"])
+    return LongerRun(name, run, _recorded(f"{rc.name}-lr-cpu"), rows, members, then)
 
 
 def teacher_run(name: str) -> LongerRun | None:
     """The recorded Fig. 4A run ``name`` read with ``fig4a_rows``; None when not recorded."""
-    if name not in experiments.recorded_names():
-        return None
-    run = experiments.recorded(name)
-    rc, RT = run.config, run.tensors
-    search = _search(run)
-    rows, members = fig4a_rows(rc, RT)
-    then = values_before(lambda rule: fig4a_rows(rc, RT, rule=rule)[0], run.meta["created_utc"])
-    return LongerRun(name, run, search, rows, members, then)
+    return _longer(name, fig4a_rows)
 
 
 def regression_run(name: str, gd_in: float, gd_ood: float, bar: float) -> LongerRun | None:
     """The recorded Fig. 4B run ``name`` read with ``fig4b_rows`` (OOD loss over ``gd_ood``,
     a seed kept where its in-distribution loss over ``gd_in`` is at most ``bar``); None when
     not recorded."""
-    if name not in experiments.recorded_names():
-        return None
-    run = experiments.recorded(name)
-    rc, RT = run.config, run.tensors
-    search = _search(run)
-    rows, members, _ = fig4b_rows(rc, RT, gd_ood, gd_in=gd_in, bar=bar)
-
-    def under(rule):
-        return fig4b_rows(rc, RT, gd_ood, gd_in=gd_in, bar=bar, rule=rule)[0]
-
-    then = values_before(under, run.meta["created_utc"])
-    return LongerRun(name, run, search, rows, members, then)
+    return _longer(
+        name, lambda rc, RT, **rule: fig4b_rows(rc, RT, gd_ood, gd_in=gd_in, bar=bar, **rule)[:2]
+    )
 
 
 def search_minutes(name: str) -> float | None:
     """The minutes the recorded run ``name`` (a rate search, ``<config name>-lr-cpu``) took;
     None when it is not recorded."""
-    if name not in experiments.recorded_names():
-        return None
-    return experiments.recorded(name).meta["wall_time_s"] / 60
+    run = _recorded(name)
+    return None if run is None else run.meta["wall_time_s"] / 60

@@ -2,19 +2,9 @@
 it is read out of distribution?), its pilots and its variant with larger LRU maps: typed rows and
 the numbers the chapter "Other RNNs in context" quotes, every loss over one optimal GD step's.
 
-    SETUP_RUN, PILOTS_RUN, LRU_INIT_RUN   the recorded runs of the check, its pilots, its variant
-    setup_lines      per family of a check: width, parameters, rate, both ratios, late fall
-    setup_scored     the check's rows ``fig4b.setup.<family>_learns``, for ``scorecard.record``
-    pilot_lines      per pilot: its change, steps, held-out loss and training curve over GD's
-    pilot_loss       one pilot's held-out loss over one GD step's
-    setup_numbers, pilot_numbers, lru_init_numbers
-                     the numbers the prose quotes (name -> number)
-    late_rate        where the cosine schedule stands over the last fifth of training
-
 Glossary (code name -> meaning):
     gd_in    7/74, the exact in-distribution loss of one optimal GD step (App. D.2)
-    gd_ood   14/74, the same step's exact loss with the variance of W doubled
-"""
+    gd_ood   14/74, the same step's exact loss with the variance of W doubled"""
 
 from __future__ import annotations
 

@@ -1,35 +1,16 @@
-"""Which algorithm the trained RNNs learned: the Sec. 5.2 analysis of an in-context regression run.
-
-One function, ``analyse_regression``, turns a run of ``RegressionConfig`` (from the
-results cache or a recorded run) into every number the chapter "RNNs learn gradient descent"
-reports and scores, so the profile's own run and a recorded paper-profile run are read the
-same way. It reads an experiment's results entry, so it sits in ``readings``, above
-``experiments``; the steps it calls (polynomials, pruning, success) are ``analysis``'s:
-
-    loss         Table 2's networks (every seed of the largest size): each one's paired gap to the
-                 optimal GD step, and the seed mean's gap, paired sequence by sequence; the RNN's
-                 loss is reported as 7/74 + that gap (unbiased, with the gap's small error)
-    polynomial   the coefficients of x_t[i] y_t[1] x_q[i] of each network's first output, read off
-                 its weights (``rnn_polynomial``), against eta* = 5/74, and the norm of all other
-                 coefficients relative to theirs (``gd_theory.gd_terms``)
-    Fig. 3C      the paired gap relative to the GD loss for every size and seed (its loss edge:
-                 ``fig3_edges``), and the per-seed reading ``transition_learned``
-    OOD          the same gap on the set with doubled variance of W
-    memory       lam of the used hidden neurons of Table 2's networks (used: |W_in1 row| x
-                 |W_in2 row| > PRUNE_TOL, the first pruning rule); one GD step needs lam = 1
-                 for its memory neurons
-
-``score_rows`` turns the analysis into the values of the chapter's scorecard rows (the GD loss's
-Monte Carlo row aside), for the profile's run and for a recorded run alike; the chapter scores
-them (``report.scorecard.record``) with the budget of the claim "sec5" over ``len(a.top)``
-seeds.
+"""Which algorithm the trained RNNs learned: the Sec. 5.2 analysis of an in-context regression run
+(``analyse_regression``), read the same way for the profile's own run and a recorded one: the
+paired gap of Table 2's networks to the optimal GD step (the RNN's loss is 7/74 + that gap), the
+coefficients of x_t[i] y_t[1] x_q[i] of each network's first output read off its weights against
+eta*, the gap of every size and seed (Fig. 3C), the same gap out of distribution, and lam of
+the used hidden neurons (one GD step needs lam = 1 for its memory neurons). Why and how: the
+chapter rnns_learn_gd.md.
 
 Glossary (code name -> paper symbol -> section):
     eta_star     eta* = 5/74, the optimal GD step size        Sec. 5.1 / App. D.2
     gd_loss      7/74, the loss of one optimal GD step        Sec. 5.2
     n_top        n = m = 80, the networks of Table 2          Table 2
-    k            len(top), the networks of Table 2 (every seed of size n_top)
-"""
+    k            len(top), the networks of Table 2 (every seed of size n_top)"""
 
 from __future__ import annotations
 

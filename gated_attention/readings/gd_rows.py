@@ -1,24 +1,6 @@
 """The rows of the chapter "RNNs learn gradient descent" (Sec. 5.2, Table 2): what
-``gd_learned.analyse_regression`` computed, per network, per coefficient and per size, for the
-profile's own run and for recorded runs alike.
-
-    SeedGap          one Table 2 network: its loss and paired gap to one GD step
-    seed_gaps        the SeedGap of each Table 2 network
-    Table2Row        one coordinate i: eta*, the RNNs' coefficient (mean, std over seeds) and
-                     its spread over t
-    table2_rows      Table 2's three rows
-    Residual         the residual ratio's mean and std over seeds
-    residual         that of an analysis
-    Memory           the memory neurons per network, their median lam, the coefficient's range
-    memory           that of an analysis
-    TransitionRow    one size of Fig. 3C's per-seed reading: seeds within the threshold, of R
-    transition_rows  the rows of ``RegressionAnalysis.transition_learned``
-
-Glossary (code name -> paper symbol -> section):
-    eta_star     eta* = 5/74, the optimal GD step size        Sec. 5.1 / App. D.2
-    gd_mean      the GD step's mean loss on the evaluation set
-    top          the networks of Table 2 (every seed of the largest size n_top)
-"""
+``gd_learned.analyse_regression`` computed, per network, per coefficient and per size (the
+glossary: ``gd_learned``)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
 """One GD step checked by Monte Carlo (App. D.2): the Monte Carlo loss against the exact one,
-and the learning rate where the Monte Carlo loss is smallest.
-
-    MonteCarloCheck      the Monte Carlo loss at eta* against the exact one, in standard errors
-    monte_carlo_check    that check, over every learning rate sampled
-    quadratic_minimiser  where a loss sampled on a grid of learning rates, a quadratic in eta,
-                         is smallest (the Monte Carlo eta* of App. D.2)
-"""
+and the learning rate where the Monte Carlo loss is smallest."""
 
 from __future__ import annotations
 

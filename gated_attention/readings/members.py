@@ -1,11 +1,5 @@
-"""A results entry's trained members as rows, whatever the experiment: what ``python -m
-gated_attention run`` prints as a table.
-
-    member_rows(result)   one row per member: its size and seed where the entry records them,
-                          then every per-member number of its metrics (final training loss,
-                          held-out loss, ...); for an entry that keeps its losses per group and
-                          seed (Fig. 4's families), one row per group and seed
-"""
+"""A results entry's trained members as rows, whatever the experiment: the table ``python -m
+gated_attention run`` prints."""
 
 from __future__ import annotations
 
@@ -27,8 +21,10 @@ def _size(sizes: torch.Tensor, e: int) -> Any:
 
 
 def member_rows(result: Any) -> list[dict]:
-    """The rows of ``result`` (``experiments.run`` or a recorded run); [] where the entry keeps
-    no per-member numbers."""
+    """The rows of ``result`` (``experiments.run`` or a recorded run): one per member, its size
+    and seed where the entry records them, then every per-member number of its metrics; for an
+    entry that keeps its losses per group and seed (Fig. 4's families), one per group and seed;
+    [] where the entry keeps no per-member numbers."""
     metrics, tensors = result.metrics, result.tensors
     per_member = {k: v for k, v in metrics.items() if _numbers(v)}
     if per_member:

@@ -1,10 +1,5 @@
 """The single-member optimiser comparison (``experiments.optimiser_comparison``; ours, not the
-paper's): one recorded network continued with each optimiser, as rows of numbers.
-
-    OptimiserRow     one optimiser: lr, weight decay, the end counts, the first step with at
-                     most the construction's hidden neurons, the last training and held-out loss
-    optimiser_rows   (the start counts, the construction's, an OptimiserRow per optimiser)
-"""
+paper's): one recorded network continued with each optimiser, as rows of numbers."""
 
 from __future__ import annotations
 

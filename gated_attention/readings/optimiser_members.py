@@ -1,24 +1,6 @@
 """The optimiser comparison over the recorded members (``experiments.optimiser_members``; ours,
 not the paper's): one row per member, the values of its scorecard rows and the numbers the
-surplus-neurons chapter quotes.
-
-Glossary (code name -> meaning):
-    construction_step  first recorded step whose (hidden, lam ~ 1, lam ~ 0) is the target's
-    MemberRow          one member: start and end counts, held-out losses, the step and cost
-    member_rows        a ``MemberRow`` per member of an ``OptimiserMembersConfig`` result
-    construction_target  the construction's (hidden, lam ~ 1, lam ~ 0) of the members' teacher
-    twins              the held-out members that share a seed with a member that chose values
-    member_seed        the seed of a member of a recorded run (its teacher, start and data)
-    missed             the members whose REACH_ARM does not end at the construction's counts
-    Arm                one arm: its optimiser, lr, weight decay and decay budget lr x wd x steps
-    arms               an Arm per arm of a comparison
-    table_rows         a MemberRow per member flattened for a table: one column per arm
-    members_scores     the values of the optim.* scorecard rows
-    new_seeds_scores   the values of the optim.new_seeds_* rows (the comparison on new seeds)
-    Provenance         where a recorded comparison ran and whether it is the paper profile's
-    provenance         that of a recorded comparison
-    cost_numbers       the numbers the prose quotes: start losses and loss costs, their ranges
-"""
+surplus-neurons chapter quotes. Counts are (hidden, lam ~ 1, lam ~ 0, output)."""
 
 from __future__ import annotations
 
@@ -66,16 +48,12 @@ def construction_step(steps: Sequence[int], counts, target: tuple[int, int, int]
 
 @dataclass(frozen=True)
 class MemberRow:
-    """One member of the comparison. Counts are (hidden, lam ~ 1, lam ~ 0, output).
-
-    ``start_loss``: the held-out loss at step 0 (the same start for every arm). ``end`` and
-    ``held_out_loss``: per arm label, at the last step. ``reach_step``: the first
+    """One member of the comparison: ``start_loss`` the held-out loss at step 0 (every arm's
+    start); ``end``, ``held_out_loss``: per arm, at the last step; ``reach_step``: the first
     recorded step at which REACH_ARM has the construction's (hidden, lam ~ 1, lam ~ 0), or None;
     ``cost_at_reach``: REACH_ARM's held-out loss over REFERENCE_ARM's at that step (None without
-    it); ``cost_end``: the same ratio at the last step; ``cost_late``: the ratio of the two
-    arms' median held-out losses over the records of the second half of the run (steps above
-    half the last), less noisy than one record.
-    """
+    it), ``cost_end`` at the last step, ``cost_late`` the ratio of their medians over the
+    records of the second half of the run (steps above half the last; less noisy)."""
 
     label: str
     held_out: bool
@@ -190,11 +168,8 @@ def arms(config) -> list[Arm]:
 
 
 def table_rows(result) -> list[dict]:
-    """A ``MemberRow`` per member of ``result`` flattened for a table: member, held out ("yes",
-    "twin": held out but a twin, ``twins``; "no"), the start counts (hidden, lam ~ 1, lam ~ 0,
-    output) and held-out loss, per arm ``<arm> end`` (its end counts) and ``<arm> held-out``
-    (its held-out loss), the step REACH_ARM first has the construction's counts and the
-    costs at that step, at the end and over the second half (``MemberRow``)."""
+    """Each ``MemberRow`` of ``result`` flattened for a table: held out "yes", "twin" (held out
+    but a twin, ``twins``) or "no", and one ``<arm> end`` and ``<arm> held-out`` column per arm."""
     config, out = result.config, []
     for row in member_rows(result):
         flat = {

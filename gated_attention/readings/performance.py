@@ -1,14 +1,5 @@
 """The Performance chapter's readings: the benches and GPU step times that the lab wrote
-(``lab/``, not installed), and what each recorded run cost, as rows for ``report.table``.
-
-    benches()       name -> bench dict: the recorded GPU bench, and this machine's
-                    ``<build>/bench.json`` when ``make bench`` wrote it
-    bench_rows      one row per measure, one column per bench (formatted; "-" not measured)
-    step_rows       the recorded GPU's step times, one row per timed step
-    cost_rows       every recorded run that trained networks: where, how many, how long
-    thread_rows     training on 1 and 2 threads, quiet and loaded (``<build>/threads.json``,
-                    written by ``make bench``), or [] where it was not measured
-"""
+(``lab/``, not installed), and what each recorded run cost, as rows for ``report.table``."""
 
 from __future__ import annotations
 

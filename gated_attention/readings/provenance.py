@@ -1,13 +1,6 @@
-"""Where a run a chapter reads came from, as a row: trained in this build, loaded from the results
-cache, or read from a recorded run (``experiments.run_or_recorded``), with the commit that trained
-it, where, how long, and whether its training code has changed since (its code hash against
-today's).
-
-    Source, source(result)        a run as a chapter reads it (the row under each run)
-    Recorded, recorded(name, run, paper_config)
-                                  a recorded run: seeds, steps, device, wall time, commit, and
-                                  whether it is the paper profile
-"""
+"""Where a run a chapter reads came from, as a row: trained in this build, read from the results
+cache or from a recorded run (``experiments.run_or_recorded``), with the commit that trained it,
+where, how long, and whether its training code has changed since (its code hash against today's)."""
 
 from __future__ import annotations
 

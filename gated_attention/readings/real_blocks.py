@@ -2,21 +2,11 @@
 beyond the paper): what each construction costs, and its errors, as rows of numbers. No
 training but the small run the chapter hands to ``learning_rows``.
 
-    CostRow        channels, states and parameters of one construction for one teacher size
-    cost_rows      those of the gated RNN, the simplified blocks of Table 3, the real blocks
-    exact_errors   the Mamba block's relative error per d, without and with biases
-    identity_rows  the odd-pair identities, in float64 and by sympy
-    growth_rows    max |out(a x)| / a of the LRU block's construction against attention's
-    LearningRow    one family of the small training run of experiments.real_block_learning
-    learning_rows  its rows, per family
-    learning_ratio the real block's seed median over the simplified layer's
-
 Glossary (code name -> symbol):
     d, d_v, d_k  the teacher's input, value and key sizes (here d_v = d_k = d)
     n            d_v d_k, the entries of the key-value matrix M_t
     D, N, R      inner channels, states per channel, dt_rank of a Mamba block
-    H, N         width and hidden size of an LRU block
-"""
+    H, N         width and hidden size of an LRU block"""
 
 from __future__ import annotations
 
@@ -59,8 +49,10 @@ class CostRow:
 
 
 def cost_rows(d: int) -> list[CostRow]:
-    """One ``CostRow`` per construction for a d -> d teacher (d_v = d_k = d)."""
-    c = neuron_count("full", d)
+    """One ``CostRow`` per construction for a d -> d teacher (d_v = d_k = d): the gated RNN, the
+    simplified Mamba-style layer and LRU of Table 3, the Mamba block with biases and as
+    released, and the LRU block without and with LayerNorm."""
+    c, H = neuron_count("full", d), 2 * d
     rows = [
         CostRow(
             "gated RNN (Eq. 2, App. A)",
@@ -69,67 +61,30 @@ def cost_rows(d: int) -> list[CostRow]:
             gated_parameter_count("full", d),
             "exact",
         ),
-    ]
-    H = 2 * d
-    rows.append(
         CostRow(
             "Mamba-style, simplified (Table 3)",
             "1",
             f"H = {H}, N = {d}",
             mamba_model.parameter_count_formula(d, d, H, d),
             "exact",
-        )
-    )
-    return rows + _mamba_block_rows(d) + _lru_rows(d)
-
-
-def _mamba_block_rows(d: int) -> list[CostRow]:
-    """``cost_rows``'s Mamba blocks, with biases and as released."""
-    rows = []
+        ),
+    ]
     for bias, name in ((True, "Mamba block, with biases"), (False, "Mamba block, as released")):
         s = real_blocks.mamba_block_size(d, d, d, bias=bias)
         config = mamba_block.MambaBlockConfig(n_state=s["N"], dt_rank=s["R"], bias=bias)
-        rows.append(
-            CostRow(
-                name,
-                "1",
-                f"D = {s['D']}, N = {s['N']}, R = {s['R']}",
-                mamba_block.parameter_count_formula(d, d, s["D"], config),
-                "exact",
-            )
-        )
-    return rows
-
-
-def _lru_rows(d: int) -> list[CostRow]:
-    """``cost_rows``'s LRUs: simplified (Table 3), and the block with and without LayerNorm."""
-    n = d * d
-    rows = []
-    H = d + 4 * n
-    rows.append(
-        CostRow(
-            "LRU, simplified (Table 3)",
-            "2",
-            f"H = N = {H}",
-            lru_model.closed_form_count("lru", d, d, H),
-            "limit eps^2",
-        )
-    )
+        count = mamba_block.parameter_count_formula(d, d, s["D"], config)
+        rows.append(CostRow(name, "1", f"D = {s['D']}, N = {s['N']}, R = {s['R']}", count, "exact"))
+    H = d + 4 * d * d
+    count = lru_model.closed_form_count("lru", d, d, H)
+    rows.append(CostRow("LRU, simplified (Table 3)", "2", f"H = N = {H}", count, "limit eps^2"))
     s = real_blocks.lru_block_size(d, d, d)
     for norm, name, kind in (
         (None, "LRU block (GELU)", "limit eps^2"),
         ("layer", "LRU block (GELU, LayerNorm)", "limit eps^2, delta^2"),
     ):
         config = lru_block.LRUBlockConfig(layers=2, n_hidden=s["N"], norm=norm)
-        rows.append(
-            CostRow(
-                name,
-                "2",
-                f"H = {s['H']}, N = {s['N']}",
-                lru_block.parameter_count_formula(d, d, s["H"], config),
-                kind,
-            )
-        )
+        count = lru_block.parameter_count_formula(d, d, s["H"], config)
+        rows.append(CostRow(name, "2", f"H = {s['H']}, N = {s['N']}", count, kind))
     return rows
 
 
@@ -162,14 +117,14 @@ def growth_rows(teacher, scales: Sequence[float], *, eps: float = 1e-2) -> list[
     ``"model"`` and one column per scale a (``construction.scale_key``)."""
     x = random_inputs(teacher.d, B=2, T=8)
     att = [float(attention_output(teacher, a * x).abs().max()) / a for a in scales]
-    rows = [{"model": "attention", **{scale_key(a): v for a, v in zip(scales, att, strict=True)}}]
+    per_model = {"attention": att}
     for norm, delta, label in ((None, 1.0, "LRU block"), ("layer", 1e-5, "with LayerNorm")):
         P = real_blocks.lru_block_construction(teacher, eps, norm=norm, delta=delta)
-        per_a = real_blocks.growth(lru_block.forward, P, x, scales)
-        rows.append(
-            {"model": label, **{scale_key(a): v for a, v in zip(scales, per_a, strict=True)}}
-        )
-    return rows
+        per_model[label] = real_blocks.growth(lru_block.forward, P, x, scales)
+    return [
+        {"model": label, **{scale_key(a): v for a, v in zip(scales, per_a, strict=True)}}
+        for label, per_a in per_model.items()
+    ]
 
 
 @dataclasses.dataclass(frozen=True)

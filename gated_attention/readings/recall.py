@@ -1,15 +1,6 @@
 """Readings of the associative recall chapter (App. D.3, Fig. 7): every trained network
 analysed, seed means per size, and what single networks hold, as rows of numbers (the
-scorecard values and the readings of recorded runs: ``readings.recall_scores``).
-
-    analyse_members  ``analysis.recall_algorithms.analyse_recall`` of every member of one gating
-    size_rows        seed means per size: accuracy, loss, kept neurons, Score KV, R^2_SD, ...
-    planted_rows     accuracy, Score KV, R^2_SD, rank 1 and negative peak of hand-built networks
-    side_seed_rows   the side-gated networks of the largest size, seed by seed
-    io_fit_rows      the squared-difference fit of each input-output network of one size
-    ValueNeurons     what one network's memory and current neurons hold
-    value_neurons    those of one ``RecallAnalysis``
-"""
+scorecard values and the readings of recorded runs: ``readings.recall_scores``)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""The App. D.3 numbers of the scorecard (associative recall, Fig. 7), and the readings of the
-chapter's recorded runs, computed once (``readings.derived``).
-
-    scorecard_values     id -> (ours, note) of the App. D.3 rows (CE_ROWS: those read on the
-                         networks trained with the paper's cross-entropy)
-    prune_budget_values  the appD3.pruned.* rows, on the run at a decay budget that prunes
-    row_steps            the training steps each row reads (its budget)
-    recorded_reading     size_rows and the scorecard values of a recorded run, computed once
-    ship_readings        those of the chapter's recorded runs, shipped beside the runs
-
-The notes are the scorecard rows' notes (what each value was read on); the chapter scores the
-values (``report.scorecard.record``).
-"""
+"""The App. D.3 numbers of the scorecard (associative recall, Fig. 7): id -> (ours, note), the
+note saying what each value was read on, and the readings of the chapter's recorded runs,
+computed once (``readings.derived``)."""
 
 from __future__ import annotations
 
@@ -89,16 +79,22 @@ def _io_rows(config, analyses) -> dict[str, tuple[float, str]]:
     return rows
 
 
+def _side(config, analyses) -> tuple[list, int, list[int], float, float]:
+    """(the side-gating members of the largest size, that size, the neurons each kept, their
+    median, their mean Score KV)."""
+    side, top = config.largest("side"), max(config.sizes)
+    kept = [analyses["side"][e].pruned.net.n for e in side]
+    kv = statistics.mean(analyses["side"][e].score_kv for e in side)
+    return side, top, kept, float(statistics.median(kept)), kv
+
+
 def scorecard_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
     """id -> (ours, note) of the App. D.3 rows, at the largest size (see paper_values.json);
     the input-output rows as ``_io_rows`` makes them (CE_ROWS: on the cross-entropy networks).
     The compression rows are NaN with a "premise fails" note where pruning kept at least
     PRUNES_BELOW of the neurons: the claim is then undecided at that budget."""
-    io, side = config.largest("io"), config.largest("side")
-    kv_side = statistics.mean(analyses["side"][e].score_kv for e in side)
-    kept = [analyses["side"][e].pruned.net.n for e in side]
-    top = max(config.sizes)
-    median_kept = float(statistics.median(kept))
+    io = config.largest("io")
+    side, top, kept, median_kept, kv_side = _side(config, analyses)
     premise = ""
     if median_kept >= PRUNES_BELOW * top:
         premise = (
@@ -129,11 +125,8 @@ def prune_budget_values(config, tensors, analyses) -> dict[str, tuple[float, str
     at a decay budget that prunes (``experiments.associative_recall.prune_budget_config``). The
     count is NaN with a "premise fails" note where the networks no longer recall (mean
     accuracy below 0.95) or pruning kept at least PRUNES_BELOW of the neurons."""
-    side = config.largest("side")
-    top = max(config.sizes)
+    side, top, kept, median_kept, kv_side = _side(config, analyses)
     accuracy = float(tensors["side"]["eval_accuracy"][side].mean())
-    kept = [analyses["side"][e].pruned.net.n for e in side]
-    median_kept = float(statistics.median(kept))
     premise = ""
     if accuracy < 0.95:
         premise = f"premise fails: held-out accuracy {accuracy:.3f} < 0.95; "
@@ -145,10 +138,7 @@ def prune_budget_values(config, tensors, analyses) -> dict[str, tuple[float, str
             float("nan") if premise else median_kept,
             f"{premise}kept per seed {kept} of {top}",
         ),
-        "appD3.pruned.side_is_attention": (
-            statistics.mean(analyses["side"][e].score_kv for e in side),
-            f"n = {top}, pruned",
-        ),
+        "appD3.pruned.side_is_attention": (kv_side, f"n = {top}, pruned"),
     }
 
 
@@ -163,11 +153,7 @@ def recorded_reading(name: str, values: str = "scorecard") -> dict:
     """The recorded App. D.3 run ``name`` read on the held-out batch of READING_PROFILE:
     ``{"rows": {gating: size_rows}, "values": id -> [ours, note]}``, the values those of
     ``scorecard_values`` (``values="scorecard"``) or ``prune_budget_values`` ("prune").
-
-    Computed once (``readings.derived``: shipped beside the run or cached), since it depends
-    on the run, the batch and this code only: about two minutes of squared-difference fits on
-    a 2-core CPU for the 145 networks of associative-recall-cpu.
-    """
+    Computed once (``readings.derived``): it depends on the run, the batch and this code only."""
     reading, label, args = reading_key(values)
 
     def compute() -> dict:

@@ -1,12 +1,5 @@
 """Why the surplus neurons survive (ours, not the paper's): the consolidation of every trained
-member of the teacher-identification runs (``analysis.consolidation``), as rows of numbers.
-
-    consolidate_members  the consolidation of every recorded paper-budget member and every seed
-                         of this build, with the weight decay each trained with
-    ConsolidationRow     one member's consolidation, flattened for a table
-    consolidation_rows   a ConsolidationRow per (label, Consolidation)
-    folded               the members that fold into fewer neurons that weight decay prefers
-"""
+member of the teacher-identification runs (``analysis.consolidation``), as rows of numbers."""
 
 from __future__ import annotations
 

@@ -1,20 +1,7 @@
 """Fig. 2's surplus against the training budget (ours: the paper gives one budget): the same
 quick config trained at 1, 2, 4 and 8 times its steps (``experiments.cpu_budget.LADDER``),
 each rung a complete run read member by member (``teacher_members.member_rows``), and the
-learning-rate / weight-decay sensitivity runs.
-
-    Rung          one budget: its name, steps, the rows of its members
-    LadderRow     one rung as a table row: steps, each seed's hidden neurons after pruning,
-                  the mean surplus over the construction's 14, how many seeds prune to 14
-                  and learned it
-    ladder_rows   a LadderRow per rung, in order of steps
-    read_rungs    a Rung per recorded run of the ladder, and the names not recorded
-    LADDER_RUNS   the recorded rungs, 2, 4 and 8 times the quick steps
-    Surplus       over a run's seeds: how many, how many learned, how many keep a surplus
-    surplus       the Surplus of a run's members
-    Setting       one recorded sensitivity run: its setting, lr, weight decay and members
-    sensitivity   a Setting per recorded sensitivity run
-"""
+learning-rate / weight-decay sensitivity runs."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""The normalised losses of a teacher-student sweep (Fig. 3A/B): what the loss edge
-(``readings.fig3_edges``) and the per-seed reading (``readings.fig3_learned``) read. They depend on
-the experiment's config (its held-out sequences), so they live here, not in ``analysis``.
-
-    normalised loss   l(n, seed) = final held-out MSE / Var(teacher output)   (1 = predicting 0,
-                      0 = the construction's loss: Fig. 3A/B's excess loss)
-
-Glossary (code name -> paper symbol -> section):
-    normalised_losses   the loss of each size and seed of a sweep   Sec. 4.2, Fig. 3A/B
-"""
+"""The normalised held-out losses of a teacher-student sweep (Sec. 4.2, Fig. 3A/B), read by
+``fig3_edges`` and ``fig3_learned``: l(n, seed) = final held-out MSE / Var(teacher output), 1 =
+predicting 0, 0 = the construction's loss (Fig. 3A/B's excess loss). They depend on the
+experiment's config (its held-out sequences), so they live here, not in ``analysis``."""
 
 from __future__ import annotations
 

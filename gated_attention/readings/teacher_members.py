@@ -1,30 +1,10 @@
 """Sec. 4.1 member by member: is each trained member of a teacher-identification run the
 construction? (Fig. 2A/B, Table 1; the surplus neurons' state spectra are ours.)
 
-Every table of the teacher-identification chapters that goes member by member (this build's
-held-out seeds, the recorded paper-budget runs, the sensitivity runs, the many-seed run) is the
-same five steps: reverse-engineer the member (``analysis.reverse_engineer``), count its groups,
-normalise its held-out loss by the teacher's variance, decide whether it learned the
-construction (``analysis.learned``), and keep the row. This module does them once:
-
-    MemberRow      one member: seed, counts after pruning (hidden = lam~1 + lam~0 + between,
-                   output), normalised loss, Score KV / Q, learned, merged output groups
-    member_rows    the rows of every member of a run (a results entry of TeacherStudentConfig)
-    fractions      over the rows: how many prune to exactly 14 = 10 + 4, how many learned the
-                   construction, how many have an output-gating group that merges
-    Share          one of those fractions: seeds, of how many, its Wilson 95% interval
-    shares         the Shares of the seeds pruned to 14 = 10 + 4 and that learned it
-    held_out_values  Table 1 over every held-out seed (medians), and App. C.2's merging: is the
-                   neuron a merged group becomes the construction's output neuron?
-    PruneStep      one pruning threshold: the neurons kept and the largest output change
-    prune_sweep    a PruneStep per threshold (Fig. 2A: is pruning lossless?)
-    Spectrum       one group's state spectrum (ours: are surplus neurons near-copies?)
-    spectra        a Spectrum per group of a network
-    member_spectra those of a construction, then of each member's pruned network
-    MachineRow     one seed trained on one machine: its counts and normalised loss
-    machine_rows   those rows of [(run, MemberRow)], by seed
-    wilson_ends    how roughly n seeds pin a fraction down (0 of n: upper end; n of n: lower)
-"""
+Every member-by-member table of the teacher-identification chapters takes the same steps, done
+once here (``member_rows``): reverse-engineer the member (``analysis.reverse_engineer``), count
+its groups, normalise its held-out loss by the teacher's variance, and decide whether it
+learned the construction (``analysis.learned``)."""
 
 from __future__ import annotations
 

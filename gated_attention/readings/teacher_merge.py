@@ -1,10 +1,5 @@
 """Fig. 2C: the group of output-gating neurons whose kernels the chapter draws: a trained
-network's merged group where any member has one, else a planted group (App. C.2).
-
-    planted_merge_group  the symmetric construction with one output neuron split into three
-    MergeShown           the group drawn: its network, indices, seed (None: planted), error
-    merge_figure_group   the first merged group of any member, or the planted one
-"""
+network's merged group where any member has one, else a planted group (App. C.2)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
 """Sec. 4.1's recorded runs (the paper-budget runs of the tuning seeds, the twenty held-out
 seeds of the quick configuration): where each ran, its members, and the state spectra of
-their surplus groups (ours).
-
-    RunFacts       a recorded run's provenance: seeds, the paper profile?, size, budget,
-                   machine, versions, minutes, code
-    run_facts      those of one recorded run, against the paper profile's config
-    paper_members  every member of the recorded paper-budget runs, and their state spectra
-    Drops          over the spectra with a surplus: the drop after the construction's count
-                   against the ratios within it
-    drops          those numbers, from the spectra
-"""
+their surplus groups (ours)."""
 
 from __future__ import annotations
 

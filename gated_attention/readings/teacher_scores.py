@@ -1,27 +1,10 @@
 """Fig. 2 and Table 1 over every seed of a run: the values of their scorecard rows, read from
-the members (``teacher_members.MemberRow``). The chapter scores them:
+the members (``teacher_members.MemberRow``), for
 ``scorecard.record(**vars(row), profile=..., budget=...)``.
-
-    ScoreRow        one row's values: id, ours, seeds, note, interval (``scorecard.record``'s
-                    keyword names)
-    tuning_label    the label of a run's tuning seeds (they chose lr and weight decay), or ""
-    with_tuning     a budget text with that label appended, where there is one
-    seeds_budget    Fig. 2's budget of a run's seeds (``report.verdict.budget`` handed in), labelled
-    paper_counts    the paper's Fig. 2A/B counts, from the paper values handed in
-    paper_row       those counts as a member-table row (the other columns None)
-    count_values    Fig. 2A/B's counts over every seed: the median, (min, max), a note
-    count_rows      those, as rows (the median; its range as the interval)
-    fraction_rows   the shares of seeds pruned to 14 = 10 + 4 and that learned it
-    merged_output_value  App. C.2 over seeds: the share with a merged output neuron, interval
-    seed_rows       Table 1's medians and App. C.2's merging (the share of seeds)
-    merge_rows      ``fig2.merge_found`` (seeds with a merged group), then ``seed_rows``
-    first_seed_rows Table 1's four numbers of the first seed
-    rung_rows       a run's Fig. 2 rows: the counts, the fractions, the merges, over its seeds
 
 A row's note names the tuning seeds among its seeds (``tuning_label``); ``late`` maps the ids
 whose rule came after the recorded run a build's rows were read from to the note that says so
-(``report.scorecard.RULE_AFTER``): such a row does not decide its claim.
-"""
+(``report.scorecard.RULE_AFTER``): such a row does not decide its claim."""
 
 from __future__ import annotations
 
@@ -36,7 +19,6 @@ from .teacher_members import SELECTOR_SHARE, fractions, held_out_values
 __all__ = [
     "ScoreRow",
     "tuning_label",
-    "with_tuning",
     "seeds_budget",
     "COUNTS",
     "paper_counts",
@@ -85,25 +67,20 @@ def tuning_label(seeds) -> str:
     return f"tuning seeds {named} (they chose lr and weight decay)"
 
 
-def with_tuning(budget: str, seeds) -> str:
-    """``budget`` (``report.verdict.budget`` of Fig. 2 for ``seeds``) with ``tuning_label``
-    appended where any of ``seeds`` tuned the optimiser: such rows are never held out."""
-    label = tuning_label(seeds)
-    return f"{budget}; {label}" if label else budget
-
-
 def seeds_budget(budget: Callable[..., str], steps: int, T: int, seeds) -> str:
     """``budget`` (``report.verdict.budget``) of Fig. 2 for ``seeds`` (a run's seeds) trained
-    ``steps`` at ``T``, with ``tuning_label`` appended (``with_tuning``)."""
-    return with_tuning(budget("fig2", steps=steps, T=T, seeds=len(seeds)), seeds)
+    ``steps`` at ``T``, with ``tuning_label`` appended where any of ``seeds`` tuned the
+    optimiser: such rows are never held out."""
+    text, label = budget("fig2", steps=steps, T=T, seeds=len(seeds)), tuning_label(seeds)
+    return f"{text}; {label}" if label else text
 
 
-def _row(id_, value, seeds_of, *, late: Mapping[str, str] | None = None, note: str = "", **kw):
-    """A ScoreRow over the seeds ``seeds_of``, its note: ``late``'s note for ``id_``, then
-    ``tuning_label(seeds_of)``, then ``note``."""
-    rule = (late or {}).get(id_, "")
-    note = "; ".join(t for t in (rule, tuning_label(seeds_of), note) if t)
-    return ScoreRow(id_, value, note=note, **kw)
+def _row(id_, value, rows, *, late: Mapping[str, str] | None = None, note: str = "", **kw):
+    """A ScoreRow over the members ``rows``, its note: ``late``'s note for ``id_``, then
+    ``tuning_label`` of their seeds, then ``note``."""
+    rule, tuning = (late or {}).get(id_, ""), tuning_label([r.seed for r in rows])
+    note = "; ".join(t for t in (rule, tuning, note) if t)
+    return ScoreRow(id_, value, seeds=len(rows), note=note, **kw)
 
 
 def paper_counts(values: Mapping[str, Mapping]) -> dict[str, int]:
@@ -145,9 +122,8 @@ def count_rows(
     rows: list, paper: Mapping[str, int], *, late: Mapping[str, str] | None = None
 ) -> list:
     """The rows of ``count_values``: the median, its range over seeds as the interval."""
-    seeds = [r.seed for r in rows]
     return [
-        _row(id_, v, seeds, late=late, note=note, interval=span, seeds=len(rows))
+        _row(id_, v, rows, late=late, note=note, interval=span)
         for id_, v, span, note in count_values(rows, paper)
     ]
 
@@ -156,10 +132,9 @@ def fraction_rows(rows: list, *, late: Mapping[str, str] | None = None) -> list:
     """The fractions of ``rows`` pruned to exactly 14 = 10 + 4 and that learned the
     construction (``teacher_members.fractions``). No interval: these rows' rule predates the
     runs, and an interval would change which of them decide (``verdict.undecided``)."""
-    f, R = fractions(rows), len(rows)
-    seeds = [r.seed for r in rows]
+    f = fractions(rows)
     return [
-        _row(id_, f[key][0] / R, seeds, late=late, seeds=R)
+        _row(id_, f[key][0] / len(rows), rows, late=late)
         for id_, key in (
             ("fig2.construction_counts_fraction", "construction_counts"),
             ("fig2.learned_fraction", "learned"),
@@ -200,16 +175,14 @@ def seed_rows(rows: list, *, late: Mapping[str, str] | None = None) -> list:
     """The rows over every seed of ``rows``: Table 1's medians
     (``teacher_members.held_out_values``) and App. C.2's merging over seeds
     (``merged_output_value``)."""
-    seeds = [r.seed for r in rows]
-    where = dict(late=late, seeds=len(rows))
     out = [
-        _row(id_, value, seeds, note=note, **where)
+        _row(id_, value, rows, late=late, note=note)
         for id_, value, note in held_out_values(rows)
         if id_.startswith("table1.")  # its fig2 row counted groups, not seeds: replaced below
     ]
     value, interval, note = merged_output_value(rows)
     out.append(
-        _row("fig2.merged_is_output_neuron", value, seeds, note=note, interval=interval, **where)
+        _row("fig2.merged_is_output_neuron", value, rows, late=late, note=note, interval=interval)
     )
     return out
 
@@ -219,8 +192,7 @@ def merge_rows(rows: list, *, note: bool = False, late: Mapping[str, str] | None
     seeds), then Table 1's medians and App. C.2's share of seeds (``seed_rows``)."""
     merged = [str(row.seed) for row in rows if row.merged]
     text = f"seeds with a merged group: {', '.join(merged) or 'none'}" if note else ""
-    seeds = [row.seed for row in rows]
-    found = _row("fig2.merge_found", len(merged), seeds, late=late, note=text, seeds=len(rows))
+    found = _row("fig2.merge_found", len(merged), rows, late=late, note=text)
     return [found, *seed_rows(rows, late=late)]
 
 
@@ -252,17 +224,12 @@ def first_seed_rows(
             f"output change over the seeds {change:.2g})"
         )
     return [
-        _row(id_, v, [first.seed], late=late, seeds=1, note="; ".join(t for t in (own, n) if t))
+        _row(id_, v, rows[:1], late=late, note="; ".join(t for t in (own, n) if t))
         for id_, v, n in values
     ]
 
 
 def rung_rows(rows: list, paper: Mapping[str, int]) -> list:
     """The Fig. 2 rows of one run (a rung of the surplus ladder), each over all its seeds: the
-    counts (``count_rows``), the fractions, the seeds with a merging output group, Table 1 and
-    App. C.2 (``seed_rows``)."""
-    seeds = [r.seed for r in rows]
-    out = count_rows(rows, paper) + fraction_rows(rows)
-    found = sum(r.merged > 0 for r in rows)
-    out.append(_row("fig2.merge_found", found, seeds, seeds=len(rows)))
-    return out + seed_rows(rows)
+    counts (``count_rows``), the fractions and ``merge_rows``."""
+    return count_rows(rows, paper) + fraction_rows(rows) + merge_rows(rows)

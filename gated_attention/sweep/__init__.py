@@ -1,28 +1,18 @@
 """Sweeps: experiments' jobs on a Dask cluster, through the package's one runner
 (``experiments.runner``), into the very entries a local ``cache.run(config)`` writes.
 
-    python -m gated_attention.sweep EXPERIMENT --profile P [--scheduler tcp://HOST:PORT]
-                                    [--workers N] [--gpu] [--cache DIR]    (``__main__``)
-
     Cluster(client, device, retries)   the runner's Dask executor: each task (``runner.train``)
                                        on a worker, which first checks its code is the client's
     connect(scheduler, workers, gpu)   a client: a LocalCluster on this machine (``workers``
                                        processes, one thread each) or a running scheduler
     sweep(configs, client)             their entries: ``runner.run_all`` on a Cluster
 
-An entry made here is the local run's, number for number (same thread count and hardware), its
-meta with a "sweep" field: where each job trained. Failures: a worker with other code
-(``CodeHashMismatchError``: an entry is keyed by the hash of the code that computed it) stops
-the sweep at once, every other job cancelled. A job that keeps failing, or whose workers keep
-dying (the scheduler runs it again, up to distributed.scheduler.allowed-failures times), is
-named once the other jobs are done (``SweepError``); their entries are written, its checkpoint
-is kept, and the next sweep resumes it.
-
-Shared storage: each job checkpoints and keeps its output in its entry's folder (``runner``),
-so the results cache (``--cache`` or $GATED_ATTENTION_CACHE) must be one folder that the client
-and every worker see at the same path, where a rename within a folder is atomic. GPUs:
-``--gpu`` submits every job with ``resources={"GPU": 1}`` and trains it on "cuda"; the workers
-must declare that resource (``--resources GPU=1``; a local cluster with ``--gpu`` does).
+The command line is ``__main__``. An entry made here is the local run's, number for number
+(same thread count and hardware), its meta with a "sweep" field: where each job trained. A
+worker with other code (``CodeHashMismatchError``) stops the sweep at once; a job that keeps
+failing, or whose workers keep dying, is named once the other jobs are done (``SweepError``),
+its checkpoint kept for the next sweep. What the shared storage must provide, and GPUs
+(``--gpu``: resource ``GPU: 1``): book/reference.md, "Running the paper profile on a cluster".
 """
 
 from __future__ import annotations
@@ -42,6 +32,7 @@ from distributed import Client, Future, LocalCluster, as_completed, get_worker
 from distributed.scheduler import KilledWorker
 
 from ..engine import DEVICE_ENV, flush_denormals, hardware, resolve_device
+from ..engine.device import keep_freed_memory
 from ..experiments.cache import RunResult, code_hash
 from ..experiments.runner import Task, run_all, say, train
 
@@ -311,27 +302,3 @@ def on_device(device: str) -> Iterator[None]:
             os.environ.pop(DEVICE_ENV, None)
         else:
             os.environ[DEVICE_ENV] = old
-
-
-#: glibc's mallopt parameters (malloc.h)
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-
-
-def keep_freed_memory(mmap_mb: int = 64, trim_mb: int = 256) -> bool:
-    """Let this process keep and reuse freed memory (glibc only; False elsewhere).
-
-    Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also fixes glibc's
-    mmap threshold at 128 kB: every activation of a training step is then mapped, touched page
-    by page and unmapped again, and a step costs twice its time in page faults (measured: 2,000
-    steps of a 6-member ensemble, 12.7 s in a worker against 6.1 s in a plain process; 4.3 s
-    after this call). Allocations below ``mmap_mb`` come from the heap again, and the heap is
-    returned to the system only beyond ``trim_mb`` free.
-    """
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        ok = libc.mallopt(M_MMAP_THRESHOLD, mmap_mb << 20) == 1
-        return ok and libc.mallopt(M_TRIM_THRESHOLD, trim_mb << 20) == 1
-    except (OSError, AttributeError):
-        return False

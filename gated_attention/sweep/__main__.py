@@ -1,15 +1,10 @@
-"""The command line of a sweep:
-
-    python -m gated_attention.sweep EXPERIMENT [EXPERIMENT ...] --profile P
-        [--scheduler tcp://HOST:PORT] [--workers N] [--gpu] [--cache DIR] [--seeds S ...]
-        [--retries R] [--timeout SECONDS]
-
-trains the experiments' jobs on a Dask cluster (a local one of N worker processes unless
-``--scheduler`` names a running scheduler) and writes their results entries, the entries a
-local run writes. ``--cache`` is the results cache (default $GATED_ATTENTION_CACHE, else
-``results/``); with a scheduler it must be shared storage that every worker sees at the same
-path. Exit status 0 when every entry is written, 1 when the sweep failed (the message says
-why), 2 for a wrong command line (an unknown experiment or profile).
+"""The command line of a sweep (``python -m gated_attention.sweep --help``; how to run it on a
+cluster: book/reference.md, "Running the paper profile on a cluster"): the experiments' jobs on
+a Dask cluster (a local one of N worker processes unless ``--scheduler`` names a running
+scheduler), written into the entries a local run writes. ``--cache``: the results cache
+(default $GATED_ATTENTION_CACHE, else ``results/``), with a scheduler on storage every worker
+sees at the same path. Exit status 0 when every entry is written, 1 when the sweep failed (the
+message says why), 2 for a wrong command line (an unknown experiment or profile).
 """
 
 from __future__ import annotations
@@ -21,33 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..experiments.cache import CACHE_ENV
 from ..experiments.profiles import PROFILES, check_profile
 from ..experiments.registry import EXPERIMENTS, experiment_config
 from . import DEFAULT_RETRIES, DEFAULT_TIMEOUT, SweepError, connect, sweep
-
-#: the environment variable ``cache.cache_root`` reads
-CACHE_ENV = "GATED_ATTENTION_CACHE"
-
-
-def check_names(names: list[str], profile: str) -> None:
-    """A ValueError listing the known ones for an unknown experiment or profile."""
-    check_profile(profile)
-    unknown = [n for n in names if n not in EXPERIMENTS]
-    if unknown:
-        known = ", ".join(EXPERIMENTS)
-        raise ValueError(f"unknown experiment {unknown[0]!r}; expected one of {known}")
-
-
-def configs_for(
-    names: list[str], profile: str, seeds: list[int] | None = None, resolve: Any = None
-) -> list[Any]:
-    """The configs of experiments ``names`` in ``profile`` (only ``seeds`` if given; unknown
-    names: ``check_names``); ``resolve`` gives the entry an experiment of ``registry.NEEDS``
-    reads (default: ``cache.run``)."""
-    check_names(names, profile)
-    extra = {} if resolve is None else {"resolve": resolve}
-    configs = [experiment_config(name, profile, **extra) for name in names]
-    return [dataclasses.replace(c, seeds=tuple(seeds)) for c in configs] if seeds else configs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.scheduler and args.workers is not None:
         parser.error("--workers sizes the local cluster; with --scheduler its workers run")
     try:
-        check_names(args.experiments, args.profile)
+        check_profile(args.profile)
+        unknown = [n for n in args.experiments if n not in EXPERIMENTS]
+        if unknown:
+            known = ", ".join(EXPERIMENTS)
+            raise ValueError(f"unknown experiment {unknown[0]!r}; expected one of {known}")
     except ValueError as err:
         parser.error(str(err))
     if args.cache is not None:  # before the cluster starts: its workers inherit it
@@ -90,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
                 (result,) = sweep([config], c, device=device, retries=args.retries)
                 return result
 
-            configs = configs_for(args.experiments, args.profile, args.seeds, on_cluster)
+            configs = [
+                experiment_config(n, args.profile, resolve=on_cluster) for n in args.experiments
+            ]
+            if args.seeds:
+                configs = [dataclasses.replace(x, seeds=tuple(args.seeds)) for x in configs]
             results = sweep(configs, c, device=device, retries=args.retries)
     except SweepError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -7,18 +7,10 @@ value; one pair per step as the one-hot input [key; value]. The last step is the
 at the query step only (``loss_mask``). T = n_keys + 1 steps of dimension d = n_keys + n_values,
 outputs of dimension n_values.
 
-Our choices where our copy of the paper is silent or where the engine differs:
-    sizes            n_keys = n_values = 4 by default (d = 8, T = 5): the naive attention
-                     construction then needs 16 key-value neurons, the squared-difference
-                     solution 4 + 1 (see book/associative_recall.md), far enough apart to count.
-    values           ``distinct_values=True`` (default): the values are distinct too (a random
-                     one-to-one pairing), as the paper states that every key and every value
-                     appears exactly once per sequence. ``False`` draws each value i.i.d.
-    loss             the paper trains a cross-entropy; the engine trains a masked, scaled MSE,
-                     so the loss here is ``loss_scale`` x the mean over the n_values outputs of
-                     the squared error against the one-hot target (a deviation, documented in the
-                     chapter). Accuracy (argmax at the query step, ``accuracy``) is reported
-                     beside it.
+Our choices (the chapter associative_recall tells why): n_keys = n_values = 4 by default;
+distinct values (a random one-to-one pairing; ``distinct_values=False`` draws each value i.i.d.);
+a masked, scaled MSE against the one-hot target instead of the paper's cross-entropy, with the
+accuracy (argmax at the query step, ``accuracy``) beside it.
 
 Glossary (code name -> meaning -> shape):
     n_keys, n_values  N_k keys, N_v values (one-hot codes)                    App. D.3
@@ -34,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+
+from .protocol import QueryTask
 
 __all__ = ["AssociativeRecall", "RecallBatch", "accuracy", "query_mse"]
 
@@ -60,14 +54,13 @@ class RecallBatch:
 
 
 @dataclass(frozen=True)
-class AssociativeRecall:
+class AssociativeRecall(QueryTask):
     """The task of App. D.3, following the task protocol of ``tasks.protocol``."""
 
     n_keys: int = 4
     n_values: int = 4
     distinct_values: bool = True
     loss_scale: float = 1.0
-    draws_on_device = True  # ``sample`` draws on its generator's device (not a field)
 
     def __post_init__(self) -> None:
         for name in ("n_keys", "n_values"):
@@ -98,13 +91,6 @@ class AssociativeRecall:
     def T(self) -> int:
         """Sequence length: one step per key, then the query."""
         return self.n_keys + 1
-
-    @property
-    def loss_mask(self) -> torch.Tensor:
-        """(T,) bool: only the query step is scored."""
-        mask = torch.zeros(self.T, dtype=torch.bool)
-        mask[-1] = True
-        return mask
 
     def sample_batch(self, batch_size: int, generator: torch.Generator) -> RecallBatch:
         """A batch with its keys, values and query, float64, drawn from ``generator`` only."""

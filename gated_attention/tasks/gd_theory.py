@@ -1,31 +1,18 @@
-"""One step of gradient descent on in-context linear regression, derived exactly (App. D.2).
+"""One step of gradient descent on in-context linear regression, derived exactly (App. D.2;
+the derivation: the chapter gradient_descent).
 
-The task (Sec. 5.1 of arXiv:2309.01775v2): a fresh W (d_y x d_x, i.i.d. entries of variance
-sigma2 / d_x) per sequence, T observations (x_t, y_t = W x_t), a query x_q; the inputs are i.i.d.
-with unit variance and fourth moment kappa = E[x^4]. One GD step from W_0 = 0 on the in-context
-loss 1/2 sum_t ||y_t - W x_t||^2 with learning rate eta predicts
+One GD step from W_0 = 0 on 1/2 sum_t ||y_t - W x_t||^2 (the task of Sec. 5.1, ``regression``)
+predicts y^ = eta sum_t y_t x_t^T x_q = W (eta S) x_q. For inputs of unit variance and fourth
+moment kappa, and W entries of variance sigma2 / d_x, its expected loss is
 
-    y^ = eta * sum_t y_t x_t^T x_q = W (eta S) x_q,      S = sum_t x_t x_t^T.
+    L(eta) = sigma2 / (2 d_x) * (eta^2 E tr S^2 - 2 eta E tr S + d_x),
+    E tr S = T d_x,   E tr S^2 = T d_x (d_x - 1 + kappa) + T (T - 1) d_x,
 
-Its expected loss, 1/2 * mean over the d_y outputs of (y^ - W x_q)^2, is a quadratic in eta:
-
-    L(eta) = sigma2 / (2 d_x) * E tr[(eta S - I)^2]
-           = sigma2 / (2 d_x) * (eta^2 E tr S^2 - 2 eta E tr S + d_x),
-    E tr S   = T d_x,
-    E tr S^2 = T E||x||^4 + T (T - 1) E(x^T x')^2 = T d_x (d_x - 1 + kappa) + T (T - 1) d_x,
-
-so eta* = 1 / (T + d_x - 2 + kappa) and L(eta*) = sigma2 / 2 * (1 - T eta*). For T = 12,
-d_x = 3 and x ~ U(-sqrt 3, sqrt 3) (kappa = 9/5): eta* = 5/74 and L(eta*) = 7/74.
-
-Two independent routes are implemented, and the tests check that they agree:
-    ``gd_loss_formula``     the derivation above, with T, d_x, kappa, sigma2 as sympy symbols.
-    ``gd_loss_bruteforce``  expands the loss as a polynomial in every x, W entry (small sizes
-                            only) and takes its expectation monomial by monomial from the moments
-                            of the input and weight laws; no algebra done by hand.
-
-``gd_terms`` reads the same step off a trained network's exact input-output polynomial: the
-coefficients of the monomials x_t[i] y_t[k] x_q[i] (eta* each for one GD step) and the norm of
-every other coefficient (Table 2).
+so eta* = 1 / (T + d_x - 2 + kappa) and L(eta*) = sigma2 / 2 * (1 - T eta*). Two independent
+routes, checked against each other by the tests: ``gd_loss_formula`` (the formula above in sympy)
+and ``gd_loss_bruteforce`` (the loss expanded in every x and W entry, its expectation taken
+monomial by monomial; small sizes only). ``gd_terms`` reads the step off a trained network's
+input-output polynomial (Table 2).
 
 Glossary (code name -> symbol -> where):
     T, d_x, d_y   number of observations, input and output dimensions        Sec. 5.1

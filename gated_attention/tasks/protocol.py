@@ -1,27 +1,19 @@
 """The task protocol the training engine reads (Sec. 4 of arXiv:2309.01775v2), and the masked MSE.
 
 The task protocol (what ``engine.train`` needs; ``Task`` below spells it out):
-    d            input dimension
-    d_out        output dimension (may differ from d: the in-context regression task has d = 6,
-                 d_out = 3)
+    d, d_out     input and output dimensions (they may differ: in-context regression 6 and 3)
     T            sequence length
-    loss_mask    None (every step counts) or a bool tensor (T,): e.g. only the last (query)
-                 step for in-context regression. The engine computes the student's output only
-                 at these steps (the output gating is most of the cost), so a mask also saves time.
-    loss_scale   float multiplying the mean squared error (1.0 for the teacher-student MSE of
-                 Sec. 4.1; 0.5 for the in-context regression loss of Sec. 5)
+    loss_mask    None (every step counts) or a bool tensor (T,), e.g. only the query step; the
+                 engine computes the student's output only at these steps
+    loss_scale   float multiplying the mean squared error (1.0 in Sec. 4.1; 0.5 in Sec. 5)
     sample(batch_size, generator) -> (x, y)
                  fresh data: x (batch_size, T, d), y (batch_size, T, d_out), float64, drawn from
-                 ``generator`` only (same generator state, same numbers). The engine asks for many
-                 steps at once (batch_size = steps * B) and splits the result into steps, so a
-                 task must not assume one call per step.
+                 ``generator`` only (same state, same numbers). The engine asks for many steps at
+                 once (batch_size = steps * B): a task must not assume one call per step.
     draws_on_device  (optional) True: ``sample`` draws on its generator's device and returns
-                 tensors there, so that on a GPU the engine draws the data where it trains
-                 (``data_on_device``); absent or False: the engine draws on the host (CPU
-                 generators) and moves the data
+                 tensors there (on a GPU, ``data_on_device``); else the engine draws on the host
 
-Any object with these attributes is a task (a ``typing.Protocol``, no base class needed);
-``check_task`` validates one and names what is missing.
+Any object with these attributes is a task (a ``typing.Protocol``); ``check_task`` validates one.
 """
 
 from __future__ import annotations
@@ -30,7 +22,7 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-__all__ = ["Task", "check_task", "masked_mse"]
+__all__ = ["Task", "QueryTask", "check_task", "masked_mse"]
 
 
 @runtime_checkable
@@ -46,6 +38,19 @@ class Task(Protocol):
     def sample(
         self, batch_size: int, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+
+class QueryTask:
+    """Base of the tasks scored at their last (query) step only, drawn on the generator's device."""
+
+    draws_on_device = True  # ``sample`` draws on its generator's device (not a field)
+
+    @property
+    def loss_mask(self) -> torch.Tensor:
+        """(T,) bool: only the query step is scored."""
+        mask = torch.zeros(self.T, dtype=torch.bool)
+        mask[-1] = True
+        return mask
 
 
 def check_task(task: object) -> Task:

@@ -5,12 +5,10 @@ w_var = 1 in training, 2 for the out-of-distribution validation set), T observat
 z_t = [x_t; y_t] with y_t = W x_t and x_t ~ U(-sqrt 3, sqrt 3)^{d_x} (unit variance), then the
 query z_q = [x_q; 0]: T + 1 = 13 steps of dimension d = d_x + d_y = 6. Only the output at the query
 step is scored, against y_q = W x_q, with the loss 1/2 * mean over the d_y outputs of the squared
-error (the normalisation under which one optimal GD step loses 7/74 = 0.0946, the paper's 0.0947).
+error (one optimal GD step loses 7/74 under it: ``gd_theory``).
 
-One step of gradient descent from W_0 = 0 on 1/2 sum_t ||y_t - W x_t||^2 with learning rate eta
-predicts y^ = eta * sum_t y_t x_t^T x_q. It is a linear self-attention layer (von Oswald et al.,
-2023) with values y_t, keys x_t and queries x_q (the query step's own value is 0, so it adds
-nothing), and through App. A.4 a gated RNN with r_KQ (r_V + 1) = 3 * 4 = 12 neurons.
+One GD step from W_0 = 0 with learning rate eta predicts y^ = eta * sum_t y_t x_t^T x_q: a linear
+self-attention layer (``gd_attention``) and, through App. A.4, a gated RNN (``gd_rnn``).
 
 Glossary (code name -> symbol -> where):
     d_x, d_y      input / output dimensions                           Sec. 5.1 (3, 3)
@@ -34,6 +32,7 @@ import torch
 from ..constructions.gated_rnn import construct_rnn
 from ..models.attention import LinearSelfAttention
 from ..models.gated_rnn import GatedRNN
+from .protocol import QueryTask
 
 __all__ = [
     "InContextRegression",
@@ -57,13 +56,11 @@ ZERO_LOSS = 0.5
 
 
 @dataclass(frozen=True)
-class InContextRegression:
+class InContextRegression(QueryTask):
     """The task of Sec. 5.1, following the task protocol of ``tasks.protocol``.
 
     ``observations`` is the paper's T (12); the protocol's ``T`` is the sequence length, T + 1.
-    ``sample`` returns the targets W x_t at every step (y[..., -1, :] = y_q = W x_q), and
-    ``loss_mask`` keeps only the query step, so the engine's loss is
-    ``loss_scale * mean (y^ - y_q)^2 = 1/2 * mean over outputs``, Eq. (regression-loss).
+    ``sample`` returns the targets W x_t at every step; ``loss_mask`` keeps only the query step.
     """
 
     d_x: int = 3
@@ -71,7 +68,6 @@ class InContextRegression:
     observations: int = 12  # the paper's T
     w_var: float = 1.0  # W entries ~ N(0, w_var / d_x); the OOD validation set doubles it
     loss_scale: float = 0.5
-    draws_on_device = True  # ``sample`` draws on its generator's device (not a field)
 
     def __post_init__(self):
         for name in ("d_x", "d_y", "observations"):
@@ -95,13 +91,6 @@ class InContextRegression:
     def T(self) -> int:
         """Sequence length: the observations and one query."""
         return self.observations + 1
-
-    @property
-    def loss_mask(self) -> torch.Tensor:
-        """(T,) bool: only the query step is scored."""
-        mask = torch.zeros(self.T, dtype=torch.bool)
-        mask[-1] = True
-        return mask
 
     def ood(self) -> InContextRegression:
         """The out-of-distribution validation task: W variance doubled."""
@@ -165,10 +154,8 @@ def gd_predict_reference(z: torch.Tensor, eta: float, d_x: int) -> torch.Tensor:
     """The readable definition: W^ = eta sum_t y_t x_t^T (a loop), y^ = W^ x_q. -> (..., B, d_y)."""
     x, y, x_q = _split(z, d_x)
     W_hat = torch.zeros(*y.shape[:-2], y.shape[-1], d_x, dtype=z.dtype)
-    for t in range(x.shape[-2]):
-        W_hat = (
-            W_hat + eta * y[..., t, :, None] * x[..., t, None, :]
-        )  # gradient of 1/2||y - W x||^2
+    for t in range(x.shape[-2]):  # the gradient of 1/2||y - W x||^2
+        W_hat = W_hat + eta * y[..., t, :, None] * x[..., t, None, :]
     return (W_hat @ x_q[..., None])[..., 0]
 
 

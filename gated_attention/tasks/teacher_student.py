@@ -22,7 +22,7 @@ __all__ = ["Task", "TeacherStudentTask", "check_task", "masked_mse"]
 
 
 #: sequences labelled at a time on the CPU (``TeacherStudentTask.labels``): their float64
-#: (T, T) scores, 2 MiB at T = 32, stay in a core's L2 cache (fastest of 128-1024 here)
+#: (T, T) scores stay in a core's cache
 LABEL_BLOCK = 256
 
 
@@ -97,8 +97,8 @@ class TeacherStudentTask:
         return x, self.labels(x)
 
     def draw_inputs(self, batch_size: int, generator: torch.Generator) -> torch.Tensor:
-        """x ~ N(0, I) of shape (batch_size, T, d), drawn in float32 (five times faster than
-        float64) on the generator's device, then held in float64."""
+        """x ~ N(0, I) of shape (batch_size, T, d), drawn in float32 (faster than float64) on the
+        generator's device, then held in float64."""
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         dev = generator.device  # drawn where the generator lives (on a GPU: no host work)
@@ -107,11 +107,8 @@ class TeacherStudentTask:
 
     def labels(self, x: torch.Tensor) -> torch.Tensor:
         """y = teacher(x) (N, T, d_v), float64, from the parallel form of Eq. (1), y_t =
-        sum_{s<=t} (q_t . k_s) v_s, as two batched products (at d = 4, T = 32 about half the
-        time of the recurrent form M_t q_t, whose 4 x 4 products are tiny). On the CPU the
-        sequences go ``LABEL_BLOCK`` at a time, so that each block's (T, T) scores stay in the
-        cache: each sequence's products are the same, so are the labels, bit for bit (tested),
-        in about 0.7 of the time of one block of all N."""
+        sum_{s<=t} (q_t . k_s) v_s, as two batched products; on the CPU ``LABEL_BLOCK``
+        sequences at a time (the same labels bit for bit, tested)."""
         W = self.teacher
         block = LABEL_BLOCK if x.device.type == "cpu" else max(x.shape[0], 1)
         with torch.no_grad():

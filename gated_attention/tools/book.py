@@ -1,6 +1,5 @@
-"""Execute the book's chapters once with papermill, and write plain notebooks.
-
-The book's Reference page ("Architecture") says why the book is executed once and rendered apart.
+"""Execute the book's chapters once with papermill, and write plain notebooks (why executed once
+and rendered apart: book/reference.md, "Architecture").
 
     python -m gated_attention.tools.book execute --profile quick    every chapter, in _toc.yml order
     python -m gated_attention.tools.book execute --profile smoke --only construction
@@ -185,15 +184,11 @@ def _select(only: list[str] | None, root: Path) -> list[Path]:
 def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> dict[str, float]:
     """Execute chapters with papermill in ``profile``; returns seconds per chapter.
 
-    The chapters run in lanes (``_lanes``: two at once on a 2-core machine, each kernel with one
-    thread, the longest first), except those of ALONE (timings), UNION_CLAIMS and READ_RECORDS,
-    which run afterwards, one at a time.
-
-    Every chapter is attempted; if any fails, a RuntimeError lists the failures at the end (the
-    results cache keeps what the others computed). A run of every chapter (``only`` None) first
-    removes the profile's scorecard records of earlier builds (and the rows of recorded runs),
-    so a chapter that fails cannot hide behind records it wrote before: the scorecard then reads
-    only this build's records.
+    The chapters run in lanes (``_lanes``, the longest first), except those of ALONE,
+    UNION_CLAIMS and READ_RECORDS, which run afterwards, one at a time. Every chapter is
+    attempted; a RuntimeError lists the failures at the end. A run of every chapter (``only``
+    None) first removes the profile's scorecard records of earlier builds (and the rows of
+    recorded runs): a chapter that fails cannot hide behind records it wrote before.
     """
 
     check_profile(profile)

@@ -1,44 +1,29 @@
-"""The package's command line: list the experiments and presets, run one with overrides.
+"""The package's command line (click): list the experiments and presets, run one with overrides.
 
     python -m gated_attention list
     python -m gated_attention run EXPERIMENT [--profile smoke|quick|paper] [--steps N]
                                              [--seeds 0,1,2] [--set FIELD=VALUE ...] [--retrain]
     python -m gated_attention readings
 
-The command line is click's: the experiment and the profile are choices, ``--steps`` a positive
-integer, ``--help`` on every command. ``list`` gives one line per experiment
-(``experiments.registry.DESCRIPTIONS``) and its recorded runs; ``run`` ends with a table of the
-entry's members (``readings.members``: size, seed, final and held-out loss), drawn by tabulate.
-
 ``run`` builds the experiment's config in the profile (the chapter's own), applies the
-overrides, and then either loads a recorded run whose config is exactly that one (shipped with
-the package: nothing is retrained unless ``--retrain``) or runs it through the results cache
-(``experiments.run``: a finished entry is reused, an interrupted one resumes). ``--steps`` sets
-the training steps (``train.steps`` or ``steps``), ``--seeds`` the seeds (``0,1,2``), ``--set``
-any field, dotted for a nested one (``--set train.lr=3e-3 --set T=16``). A value is read as the
-field's declared type (``overrides.coerce``): a bool from true/false, yes/no or 1/0 (any case),
-an int or float as a number, a tuple as ``(0.5,1.0)`` or ``0.5,1.0``, ``none`` where the field
-may be None. The new config is checked by its own __post_init__, and what that leaves to the
-first training step (each seed's task, a member's initial network, the held-out batch:
-``preflight``) is built before any step. An unknown field is an error naming the fields there
-are.
+overrides, and either loads a recorded run whose config is exactly that one (``--retrain``:
+train anyway) or runs it through the results cache (``experiments.run``: a finished entry is
+reused, an interrupted one resumes); it ends with a table of the entry's members
+(``readings.members``). ``--steps`` sets ``train.steps`` (or ``steps``), ``--set`` any field,
+dotted for a nested one (``--set train.lr=3e-3``), read as the field's declared type
+(``overrides.coerce``). The new config is checked by its own __post_init__ and by
+``preflight`` before any step.
 
-Expected failures print one line to stderr and exit with status 2, without a traceback: a bad
-value or field, a config that fails its checks, a run that diverged (``NonFiniteLossError``), an
-unwritable results cache (``CacheWriteError``), Ctrl-C (the run resumes from its last
-checkpoint when the command is run again) and ``readings`` outside a source checkout. Other
-errors keep their traceback.
+Expected failures (a bad value or field, a config that fails its checks, a diverged run, an
+unwritable results cache, Ctrl-C: the run resumes when the command is run again) print one line
+to stderr and exit with status 2; other errors keep their traceback.
 
-``readings`` computes the chapters' long analyses of recorded runs (``readings.derived``:
-today the App. D.3 readings, ``readings.recall_scores.RECORDED_READINGS``) and ships them beside
-the runs, so that a fresh clone reads them instead of recomputing: a maintainer's step after a
-change to the code they depend on (until then they are recomputed, once, into the cache). It
-writes into the package's ``recorded/`` folder, so it needs a source checkout of the repository.
+``readings`` recomputes the chapters' long analyses of recorded runs (``readings.derived``) and
+ships them beside the runs (a source checkout only; book/reference.md, "Profiles").
 
 Glossary (code name -> meaning):
     coerce           a --set value (text) or a Python value as a field's declared type
-    override         a config with one (dotted) field replaced, the new value coerced and
-                     checked by the config's own __post_init__
+    override         a config with one (dotted) field replaced, coerced and checked
     preflight        what a config's first training step builds, built without training
     recorded_match   the recorded run whose config equals a config, if any (experiments)
     main             the command line
@@ -116,26 +101,6 @@ def _steps_field(config: Any) -> str:
     raise ValueError(f"{type(config).__name__} has no steps to set; use --set")
 
 
-def _list() -> None:
-    recorded_by = {}
-    for name in recorded_names():
-        meta = json.loads((RECORDED_ROOT / name / "meta.json").read_text())
-        recorded_by.setdefault(meta.get("name"), []).append(name)
-    print("experiments (python -m gated_attention run NAME --profile smoke|quick|paper):")
-    for name in EXPERIMENTS:
-        shipped = recorded_by.get(name, [])
-        print(f"  {name:<32} {DESCRIPTIONS[name]}")
-        if shipped:
-            print(f"  {'':<32} recorded: {', '.join(shipped)}")
-    print("presets (gated_attention.workbench.fit(..., preset=NAME)):")
-    for p in PRESETS.values():
-        t = p.train
-        print(
-            f"  {p.name:<9} lr {t.lr:g}, weight decay {t.weight_decay:g}, {t.steps:,} steps, "
-            f"T = {p.T}, n = m = {p.n}: {p.shows}"
-        )
-
-
 def _summary(result) -> str:
     """The entry's folder, its members as a table (``readings.members``), then its other
     metrics one line each."""
@@ -160,21 +125,6 @@ def _fail(prog: str, message: object) -> typing.NoReturn:
     line = " ".join(str(message).split())  # one line, whatever the message holds
     print(f"{prog}: error: {line}", file=sys.stderr)
     raise SystemExit(2)
-
-
-def _readings(prog: str) -> None:
-    if source_checkout() is None:
-        _fail(
-            prog,
-            "readings writes the readings into the package's recorded runs "
-            f"({RECORDED_ROOT}), so it needs a source checkout of the repository (clone it "
-            "and run `python -m gated_attention readings` there); this package is installed",
-        )
-    from ..readings import recall_scores as rt
-
-    for path, now in rt.ship_readings():
-        where = path.relative_to(RECORDED_ROOT.parent)
-        print(f"shipped {where}" if now else f"current {where} (already shipped)")
 
 
 def _config(experiment: str, profile: str, steps, seeds, items) -> Any:
@@ -213,7 +163,23 @@ def cli() -> None:
 
 @cli.command("list", help="The experiments, one line each, their recorded runs, and the presets.")
 def list_command() -> None:
-    _list()
+    recorded_by = {}
+    for name in recorded_names():
+        meta = json.loads((RECORDED_ROOT / name / "meta.json").read_text())
+        recorded_by.setdefault(meta.get("name"), []).append(name)
+    print("experiments (python -m gated_attention run NAME --profile smoke|quick|paper):")
+    for name in EXPERIMENTS:
+        shipped = recorded_by.get(name, [])
+        print(f"  {name:<32} {DESCRIPTIONS[name]}")
+        if shipped:
+            print(f"  {'':<32} recorded: {', '.join(shipped)}")
+    print("presets (gated_attention.workbench.fit(..., preset=NAME)):")
+    for p in PRESETS.values():
+        t = p.train
+        print(
+            f"  {p.name:<9} lr {t.lr:g}, weight decay {t.weight_decay:g}, {t.steps:,} steps, "
+            f"T = {p.T}, n = m = {p.n}: {p.shows}"
+        )
 
 
 @cli.command("run", help="Run EXPERIMENT in a profile (or load its recorded run), with overrides.")
@@ -251,7 +217,18 @@ def run_command(experiment, profile, steps, seeds, items, retrain) -> None:
 
 @cli.command("readings", help="Compute and ship the chapters' readings of recorded runs.")
 def readings_command() -> None:
-    _readings(f"{PROG} readings")
+    if source_checkout() is None:
+        _fail(
+            f"{PROG} readings",
+            "readings writes the readings into the package's recorded runs "
+            f"({RECORDED_ROOT}), so it needs a source checkout of the repository (clone it "
+            "and run `python -m gated_attention readings` there); this package is installed",
+        )
+    from ..readings import recall_scores as rt
+
+    for path, now in rt.ship_readings():
+        where = path.relative_to(RECORDED_ROOT.parent)
+        print(f"shipped {where}" if now else f"current {where} (already shipped)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,18 +2,15 @@
 training them (``experiments.run_or_recorded``), and their re-recording after a change to the
 training code.
 
-    python -m gated_attention.tools.quick_runs              each run: recorded? is the code
-                                                            that trains it unchanged since?
-    python -m gated_attention.tools.quick_runs --rerecord   train again each run whose training
-                                                            code changed, and replace its
-                                                            recording, with its difference
-                                                            from the one it replaces
+    python -m gated_attention.tools.quick_runs             each run: recorded? training code
+                                                           unchanged since?
+    python -m gated_attention.tools.quick_runs --rerecord  re-record each run whose training
+                                                           code changed; print how far it moved
 
-A chapter says under each such run whether its training code has changed since it was recorded
-(``report.run_source``); a change that should not move any number (a refactor of the engine)
-shows here as a difference of exactly 0 after ``--rerecord``. Re-recording trains through the
-results cache (about 40 minutes of one core for all seven; the rate searches first, since the
-Fig. 4 runs take their rates from them) and records from the working tree, so commit first.
+A change that should not move any number (a refactor of the engine) shows as a difference of
+exactly 0 after ``--rerecord``, which trains through the results cache (the rate searches
+first: the Fig. 4 runs take their rates from them) and records from the working tree, so commit
+first (book/reference.md, "Profiles").
 
 Glossary (code name -> meaning):
     QUICK_RECORDED   the experiments whose quick run ships recorded, in the order they train

@@ -3,26 +3,14 @@
     python -m gated_attention.tools.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
                                      [--resume-from CHECKPOINT] [--budget cpu|cpu-x2|cpu-x4]
 
-EXPERIMENT is one of ``EXPERIMENTS`` (the configs the chapters run). The run goes through the
-results cache (``experiments.run``: a finished entry is reused, an interrupted one resumes from
-its checkpoint), on the device that $GATED_ATTENTION_DEVICE names (default: the CPU). With
-``--name`` the finished entry is copied to ``gated_attention/recorded/<name>/`` as a recorded
-run (``experiments.save_recorded``), with a provenance that this module writes itself: the git
-commit of the package and whether the working tree differed from it, the command line, the
-device. Recorded runs are committed to git, so an entry larger than ``LARGE_MB`` is refused
-unless ``--allow-large``.
-
-``--budget cpu`` takes the config of ``experiments.cpu_budget`` (the longest run a sitting on a
-2-core CPU affords) instead of a profile's; ``--budget cpu-x2`` and ``cpu-x4`` the lower rungs
-of Fig. 2's ladder of budgets.
-
-``--resume-from CHECKPOINT`` continues a run from a checkpoint written elsewhere (another
-machine, an earlier session, possibly an earlier commit): it must hold the config's members and
-fewer steps than its budget; it is placed as the entry's checkpoint, with a note of it
-(``RESUMED_NOTE``: file, sha256, step) that stays in the entry, so a run interrupted again and
-finished by a later call without the option still names it. The run must then resume from that
-step or a later one of its own (else nothing is recorded, and the finished entry stays in the
-cache), and the provenance holds the note (``resumed_from``).
+The run goes through the results cache (``experiments.run``: a finished entry is reused, an
+interrupted one resumes) on the device $GATED_ATTENTION_DEVICE names (default: the CPU). With
+``--name`` the entry is copied to ``gated_attention/recorded/<name>/`` (``save_recorded``) with
+its provenance: the git commit, whether the working tree differed, the command, the device. An
+entry larger than ``LARGE_MB`` (it goes into git) needs ``--allow-large``. ``--budget``: the
+config of ``experiments.cpu_budget`` instead of a profile's. ``--resume-from CHECKPOINT``
+continues a run from a checkpoint written elsewhere (``place_checkpoint``; the provenance names
+it). Their use: book/reference.md, "Profiles".
 
 Glossary (code name -> meaning):
     EXPERIMENTS   experiment name -> config factory of a profile (the chapters' own configs)
@@ -112,8 +100,9 @@ RESUMED_NOTE = "resumed_from.json"
 
 def place_checkpoint(config: Any, checkpoint: str | os.PathLike) -> dict:
     """Copy ``checkpoint`` into the results entry of ``config`` as the checkpoint its (one) job
-    resumes from, after checking it fits, and note it there (``RESUMED_NOTE``); returns the note
-    (file, sha256, step)."""
+    resumes from, after checking it fits (the config's members, fewer steps than its budget),
+    and note it there (``RESUMED_NOTE``: it stays in the entry, so a run interrupted again and
+    finished without ``--resume-from`` still names it); returns the note (file, sha256, step)."""
     src = Path(checkpoint)
     try:
         state = torch.load(src, weights_only=True, map_location="cpu")
@@ -166,7 +155,8 @@ def record(
     """Run ``experiment`` in ``profile`` (or at ``budget``) through the results cache; with
     ``name``, save the entry as a recorded run with its provenance. Returns (result, recorded
     folder or None). ``replace``: a recorded run ``name`` that exists is replaced once the new
-    one is ready (kept aside until it is written, put back if writing fails)."""
+    one is ready (kept aside until it is written, put back if writing fails). A RuntimeError
+    when a run given ``resume_from`` did not resume from its step or later (nothing recorded)."""
     config = config_for(experiment, profile, seeds, budget)
     dev = resolve_device()
     if name is not None and name in experiments.recorded_names() and not replace:
