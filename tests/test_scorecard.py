@@ -325,3 +325,21 @@ def test_score_stores_nothing_and_store_writes_where_collect_reads(build, monkey
     scorecard.store(run_rec)
     assert [(r.ours, r.run) for r in scorecard.collect_recorded()] == [(11, "some-run")]
     assert [r.ours for r in scorecard.collect("quick")] == [10]  # the build's row untouched
+
+
+def test_the_code_a_row_names_exists():
+    """A row's words that name the code of its rule (``readings.fig3_rows.settings_premise``)
+    name a module and an attribute that exist: a move of the code must carry the words along."""
+    import importlib
+    import re
+
+    named = re.compile(r"\b((?:readings|report|analysis|experiments)\.[a-z0-9_]+)\.([A-Za-z_]\w*)")
+    for entry in scorecard.paper_values().values():
+        for module, name in named.findall(entry.get("words", "")):
+            try:
+                found = importlib.import_module(f"gated_attention.{module}")
+            except ModuleNotFoundError:
+                found = None
+            if found is not None and not hasattr(found, name):
+                found = None
+            assert found is not None, f"{entry['id']}: its words name {module}.{name}"
