@@ -28,6 +28,7 @@ import platform
 from pathlib import Path
 
 from ..atomic import atomic_write_json
+from . import table
 from .scorecard import build_dir
 
 __all__ = ["versions", "record_chapter", "read_status", "to_markdown", "show"]
@@ -109,21 +110,22 @@ def _seconds(value) -> str:
 
 
 def to_markdown(rows: list[dict]) -> str:
-    """A markdown table: chapter, profile, wall time, python, torch, numpy (and status when a
-    chapter failed), with a total line."""
+    """A markdown table (``table.markdown``): chapter, profile, wall time, python, torch, numpy
+    (and status when a chapter failed), with a total line."""
     with_status = any(r.get("status", "ok") != "ok" for r in rows)
-    head = ["chapter", "profile", "wall time", *VERSION_KEYS] + (["status"] if with_status else [])
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = []
     for r in rows:
-        cells = [f"`{r['chapter']}`", r["profile"], _seconds(r.get("wall_s"))]
-        cells += [str(r.get(k, UNKNOWN)) for k in VERSION_KEYS]
+        line = {"chapter": f"`{r['chapter']}`", "profile": r["profile"]}
+        line["wall time"] = _seconds(r.get("wall_s"))
+        line |= {k: str(r.get(k, UNKNOWN)) for k in VERSION_KEYS}
         if with_status:
-            cells.append("ok" if r.get("status") == "ok" else f"**{r.get('status')}**")
-        lines.append("| " + " | ".join(cells) + " |")
+            line["status"] = "ok" if r.get("status") == "ok" else f"**{r.get('status')}**"
+        lines.append(line)
     total = sum(r["wall_s"] for r in rows if r.get("wall_s") is not None)
-    blanks = [""] * (len(head) - 3)
-    lines.append("| " + " | ".join(["**total**", "", _seconds(total), *blanks]) + " |")
-    return "\n".join(lines)
+    lines.append(
+        dict.fromkeys(lines[0], "") | {"chapter": "**total**", "wall time": _seconds(total)}
+    )
+    return table.markdown(lines)
 
 
 def show(profile: str, order: list[str] | None = None, build: Path | None = None):
