@@ -8,17 +8,17 @@ import dataclasses
 import pytest
 import torch
 
+from dev import quick_runs
 from gated_attention import experiments
 from gated_attention.experiments import recorded_runs
 from gated_attention.experiments.cache import code_hash
 from gated_attention.experiments.registry import experiment_config
 from gated_attention.readings.provenance import source
-from gated_attention.tools import quick_runs
 
 
 def test_every_quick_run_the_chapters_read_ships_recorded():
     # a change of the training code is said under the run (readings.provenance) and by
-    # tools.quick_runs, which re-records: it does not fail the tests
+    # dev.quick_runs, which re-records: it does not fail the tests
     rows = quick_runs.status()
     assert [exp for exp, _, _ in rows] == list(quick_runs.QUICK_RECORDED)
     assert all(name == quick_runs.label(exp) for exp, name, _ in rows), rows

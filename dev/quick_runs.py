@@ -2,9 +2,9 @@
 training them (``experiments.run_or_recorded``), and their re-recording after a change to the
 training code.
 
-    python -m gated_attention.tools.quick_runs             each run: recorded? training code
+    python -m dev.quick_runs             each run: recorded? training code
                                                            unchanged since?
-    python -m gated_attention.tools.quick_runs --rerecord  re-record each run whose training
+    python -m dev.quick_runs --rerecord  re-record each run whose training
                                                            code changed; print how far it moved
 
 A change that should not move any number (a refactor of the engine) shows as a difference of
@@ -23,10 +23,10 @@ import argparse
 
 import torch
 
-from .. import experiments
-from ..experiments.cache import code_hash
-from ..experiments.registry import CENTRAL_CLAIMS, experiment_config
-from .record import record
+from gated_attention import experiments
+from gated_attention.experiments.cache import code_hash
+from gated_attention.experiments.registry import CENTRAL_CLAIMS, experiment_config
+from gated_attention.tools.record import record
 
 __all__ = ["QUICK_RECORDED", "label", "status", "tensor_difference", "rerecord", "main"]
 
@@ -98,7 +98,7 @@ def rerecord(names: tuple[str, ...] = QUICK_RECORDED, progress: bool = True) -> 
     for exp in [n for n in QUICK_RECORDED if n in names and n in changed]:
         have = label(exp) in experiments.recorded_names()
         old = experiments.recorded(label(exp)).tensors if have else None
-        command = f"python -m gated_attention.tools.quick_runs --rerecord ({exp})"
+        command = f"python -m dev.quick_runs --rerecord ({exp})"
         result, _ = record(
             exp, "quick", name=label(exp), progress=progress, replace=True, command=command
         )
@@ -108,7 +108,7 @@ def rerecord(names: tuple[str, ...] = QUICK_RECORDED, progress: bool = True) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.quick_runs", description=__doc__.splitlines()[0]
+        prog="python -m dev.quick_runs", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--rerecord", action="store_true", help="re-record the changed ones")
     args = parser.parse_args(argv)
