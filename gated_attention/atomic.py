@@ -10,8 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write", "atomic_write_json"]
-
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], Any]) -> None:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it onto ``path``.

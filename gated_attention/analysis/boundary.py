@@ -30,8 +30,6 @@ import torch
 
 from ..models.gated_rnn import GatedRNN, lam_from_nu
 
-__all__ = ["Network", "network", "member", "require"]
-
 _OUTPUT = ("W_in1", "W_in2", "nu", "W_out1", "W_out2", "D")
 _SIDE = ("W_in1", "W_in2", "nu", "W_side", "D")
 F64 = torch.float64

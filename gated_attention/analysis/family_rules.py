@@ -25,22 +25,6 @@ from datetime import datetime
 
 import numpy as np
 
-__all__ = [
-    "BOOT_SEED",
-    "DRAWS",
-    "MEAN_ALL",
-    "MEDIANS_SINCE",
-    "MEDIAN_KEPT",
-    "Members",
-    "PREMISE",
-    "Row",
-    "Rule",
-    "TODAY",
-    "bootstrap_interval",
-    "rule_row",
-    "values_before",
-]
-
 #: how the note of a row whose premise fails begins (``report.verdict``: undecided)
 PREMISE = "premise fails"
 

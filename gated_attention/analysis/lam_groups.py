@@ -20,8 +20,6 @@ import torch
 from .boundary import Network
 from .thresholds import LAM_TOL
 
-__all__ = ["LamGroups", "lam_groups"]
-
 
 @dataclasses.dataclass(frozen=True)
 class LamGroups:

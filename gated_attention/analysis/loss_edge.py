@@ -31,17 +31,6 @@ import dataclasses
 
 import numpy as np
 
-__all__ = [
-    "CENTRAL_LEVEL",
-    "LEVELS",
-    "Edge",
-    "edge_interval",
-    "edges",
-    "loss_edge",
-    "median_excess",
-    "still_learning",
-]
-
 #: the levels of "loss ~0" at which the edge is given (excess loss: 1 = predicting 0)
 LEVELS = (1e-2, 1e-4, 1e-6)
 #: the level that scores the claim (fixed before the runs it scores)

@@ -27,15 +27,6 @@ import torch
 
 from .boundary import Network, require
 
-__all__ = [
-    "Merged",
-    "output_kernels",
-    "merge_error",
-    "merge",
-    "selector_share",
-    "merged_selector_shares",
-]
-
 
 def output_kernels(net: Network, neurons) -> torch.Tensor:
     """K_o = sum_{m in neurons} D[o, m] sym(W_out1[m] W_out2[m]^T): (d_out, n, n), float64."""

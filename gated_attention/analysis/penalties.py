@@ -14,8 +14,6 @@ import torch
 
 from .boundary import Network, require
 
-__all__ = ["DECAYED", "output_gating", "weight_penalty", "balanced_penalty"]
-
 #: the parameters that weight decay acts on (all but nu, Sec. 4.1)
 DECAYED = ("W_in1", "W_in2", "W_out1", "W_out2", "D")
 

@@ -34,8 +34,6 @@ import torch
 from ..models.attention import LinearSelfAttention
 from .boundary import Network, require
 
-__all__ = ["Polynomial", "rnn_polynomial", "attention_polynomial", "polynomial_distance"]
-
 Monomial = tuple[tuple[int, int], ...]  # ((s, i), ...), sorted: x[s0, i0] * x[s1, i1] * ...
 
 

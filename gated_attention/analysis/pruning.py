@@ -29,8 +29,6 @@ from ..models.gated_rnn import gated_rnn_forward
 from .boundary import Network, require
 from .thresholds import PRUNE_TOL
 
-__all__ = ["Pruned", "prune", "output_change", "contributions", "input_products"]
-
 
 @dataclasses.dataclass(frozen=True)
 class Pruned:

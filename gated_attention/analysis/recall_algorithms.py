@@ -27,23 +27,6 @@ from .pruning import Pruned, prune
 from .scores import reconstruction_score
 from .thresholds import MEMORY_LAM_RECALL, PRUNE_TOL
 
-__all__ = [
-    "pair_blocks",
-    "query_increments",
-    "double_centre",
-    "BlockStructure",
-    "block_structure",
-    "key_value_matrices",
-    "recall_score_kv",
-    "ValueNeurons",
-    "value_neurons",
-    "SquaredDifferenceFit",
-    "squared_difference_fit",
-    "permute",
-    "RecallAnalysis",
-    "analyse_recall",
-]
-
 F64 = torch.float64
 
 

@@ -24,8 +24,6 @@ from .boundary import Network, require
 from .lam_groups import lam_groups
 from .thresholds import LAM_TOL
 
-__all__ = ["Reordered", "reorder"]
-
 
 @dataclasses.dataclass(frozen=True)
 class Reordered:

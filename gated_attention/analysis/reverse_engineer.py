@@ -23,8 +23,6 @@ from .reorder import Reordered, reorder
 from .scores import gaussian_inputs, score_kv, score_q
 from .thresholds import LAM_TOL, PRUNE_TOL
 
-__all__ = ["ReverseEngineering", "reverse_engineer", "MERGE_MAX_M"]
-
 #: merging searches all groups of up to 3 output neurons: only for pruned networks this small
 MERGE_MAX_M = 40
 

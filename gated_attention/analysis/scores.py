@@ -25,8 +25,6 @@ from ..models.attention import LinearSelfAttention
 from ..models.gated_rnn import hidden_states
 from .boundary import Network, require
 
-__all__ = ["reconstruction_score", "score_kv", "score_q", "gaussian_inputs"]
-
 
 def gaussian_inputs(d: int, T: int, batch: int, seed: int) -> torch.Tensor:
     """i.i.d. N(0, 1) inputs (batch, T, d) in float64, as in the teacher-student task."""

@@ -24,8 +24,6 @@ import torch
 from .boundary import Network, require
 from .scores import neuron_states
 
-__all__ = ["state_spectrum", "drop_after"]
-
 
 def state_spectrum(net: Network, x: torch.Tensor, neurons) -> torch.Tensor:
     """s_1 = 1 >= s_2 >= ... of the states of ``neurons`` on inputs x (B, T, d); (k,) float64.

@@ -31,16 +31,6 @@ from .boundary import Network, require
 from .scores import score_kv
 from .thresholds import LAM_TOL
 
-__all__ = [
-    "LEARNED_LOSS",
-    "LEARNED_SCORE",
-    "learned",
-    "kv_score_unpruned",
-    "wilson_interval",
-    "Fractions",
-    "transition_by_fraction",
-]
-
 #: "learned the construction": normalised held-out loss at most this ...
 LEARNED_LOSS = 1e-4
 #: ... and Score KV (and Score Q where scored) at most this (paper_values.json, fig2/fig3 rows)

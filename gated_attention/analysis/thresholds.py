@@ -15,8 +15,6 @@ Every analysis, experiment and chapter reads these; none keeps a literal of its 
                              criteria were committed with this cut
 """
 
-__all__ = ["PRUNE_TOL", "LAM_TOL", "MEMORY_LAM_ICL", "MEMORY_LAM_RECALL"]
-
 PRUNE_TOL = 1e-3
 LAM_TOL = 0.01
 MEMORY_LAM_ICL = 0.9

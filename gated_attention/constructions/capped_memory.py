@@ -30,18 +30,6 @@ from ..models.gated_rnn import GatedRNN
 from .gated_rnn import construct_rnn
 from .linearised import error_slope
 
-__all__ = [
-    "check_lam_max",
-    "bank_coefficients",
-    "memory_kernel",
-    "planted_error",
-    "constant_input_error",
-    "cap_memory",
-    "CappedPoint",
-    "capped_errors",
-    "fit_exponent",
-]
-
 
 def check_lam_max(lam_max: float) -> float:
     """lam_max as a float in (0, 1]; a ValueError that says what is wrong otherwise."""

@@ -26,16 +26,6 @@ from ..models.attention import LinearSelfAttention, random_attention
 from ..models.gated_rnn import GatedRNN
 from .gated_rnn import ConstructionError, numerical_rank, query_key_value_layout, zero_rnn
 
-__all__ = [
-    "compressed_neuron_count",
-    "fill_compressed_output",
-    "construct_compressed",
-    "compressed_errors",
-    "symmetric_product_matrix",
-    "general_product_matrix",
-    "column_rank",
-]
-
 
 def compressed_neuron_count(r: int) -> dict:
     """Hidden neurons n and output-gating neurons m for rank r (r = d for invertible W_V).

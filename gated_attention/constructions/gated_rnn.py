@@ -26,22 +26,6 @@ import torch
 from ..models.attention import LinearSelfAttention, check_finite
 from ..models.gated_rnn import GatedRNN
 
-__all__ = [
-    "VARIANTS",
-    "ConstructionError",
-    "construct_rnn",
-    "neuron_count",
-    "parameter_count",
-    "attention_parameter_count",
-    "numerical_rank",
-    "query_key_value_layout",
-    "fill_query_key_value",
-    "fill_side",
-    "low_rank_rows",
-    "zero_rnn",
-    "check_variant",
-]
-
 VARIANTS = ("full", "symmetric", "low_rank", "side")
 
 

@@ -26,17 +26,6 @@ from ..models.gru import gru_states
 from ..models.shell import init_linear
 from .linearised import attention_output, error_slope, random_inputs, relative_error
 
-__all__ = [
-    "hessian_check",
-    "random_gru_cross_terms",
-    "gru_kv_construction",
-    "gru_kv_error",
-    "gru_two_layer_construction",
-    "gru_stack_forward",
-    "gru_two_layer_error",
-    "gru_findings",
-]
-
 CLOSED = 50.0  # z = sigmoid(-50) ~ 2e-22: (1 - z) == 1.0 in float64, no memory
 
 Params = dict[str, torch.Tensor]

@@ -16,15 +16,6 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = [
-    "error_slope",
-    "sigmoid_odd_part",
-    "pair_product",
-    "relative_error",
-    "random_inputs",
-    "attention_output",
-]
-
 
 def error_slope(eps: Sequence[float], errors: Sequence[float]) -> float:
     """Least-squares slope of log(error) against log(eps): the construction's convergence rate.

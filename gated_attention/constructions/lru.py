@@ -35,16 +35,6 @@ from ..models.lru import LRU, LRU_IN_OUT, NU_MAX, gamma_from_nu
 from ..models.shell import Family
 from .linearised import relative_error
 
-__all__ = [
-    "SLOPE",
-    "pair_units",
-    "lru_construction",
-    "lru_inout_construction",
-    "construction_error",
-    "lru_error",
-    "lru_inout_error",
-]
-
 Params = dict[str, torch.Tensor]
 
 #: the predicted log-log slope of the relative error against eps (see the module docstring)

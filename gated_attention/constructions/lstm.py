@@ -27,8 +27,6 @@ from ..models.attention import LinearSelfAttention
 from ..models.lstm import forward as lstm_forward
 from .linearised import attention_output, random_inputs, relative_error
 
-__all__ = ["FORGET_BIAS", "lstm_construction", "lstm_error", "cell_index"]
-
 #: sigmoid(50) == 1.0 exactly in float64 (1 - sigmoid(50) ~ 2e-22 < 2^-53): perfect memory
 FORGET_BIAS = 50.0
 

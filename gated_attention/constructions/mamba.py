@@ -33,8 +33,6 @@ from ..models.attention import LinearSelfAttention
 from ..models.mamba import forward as mamba_forward
 from .linearised import attention_output, random_inputs
 
-__all__ = ["mamba_construction", "mamba_error"]
-
 
 def mamba_construction(
     attention: LinearSelfAttention,

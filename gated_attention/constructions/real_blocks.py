@@ -45,20 +45,6 @@ from ..models.mamba_block import init as mamba_block_init
 from .linearised import attention_output, random_inputs, relative_error
 from .lru import pair_units
 
-__all__ = [
-    "SLOPE",
-    "odd_pair_gaps",
-    "symbolic_odd_pairs",
-    "growth",
-    "mamba_block_size",
-    "mamba_block_construction",
-    "mamba_block_error",
-    "transplanted_mamba_construction",
-    "lru_block_size",
-    "lru_block_construction",
-    "lru_block_error",
-]
-
 Params = dict[str, torch.Tensor]
 
 #: the predicted log-log slope of the LRU block's error against eps (and against delta)

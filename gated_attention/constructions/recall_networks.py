@@ -24,16 +24,6 @@ from ..models.attention import LinearSelfAttention
 from ..models.gated_rnn import GatedRNN
 from .gated_rnn import construct_rnn, zero_rnn
 
-__all__ = [
-    "recall_attention",
-    "attention_rnn",
-    "compressed_side_rnn",
-    "squared_difference_rnn",
-    "default_code",
-    "naive_neurons",
-    "compressed_neurons",
-]
-
 F64 = torch.float64
 
 

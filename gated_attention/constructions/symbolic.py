@@ -42,21 +42,6 @@ from .gated_rnn import (
 )
 from .polynomial_ring import eq1, eq2, lift, lift_vec, lower, ring_of
 
-__all__ = [
-    "symbol_matrix",
-    "symbol_inputs",
-    "SymbolicAttention",
-    "symbolic_attention",
-    "attention_outputs",
-    "symbolic_weights",
-    "symbolic_rnn",
-    "SymbolicProof",
-    "symbolic_construction",
-    "count_terms",
-    "numeric_errors",
-    "symbolic_compressed",
-]
-
 
 def symbol_matrix(name: str, rows: int, cols: int) -> sp.Matrix:
     """A (rows, cols) sympy Matrix of distinct symbols ``name_{ij}`` (1-based indices)."""

@@ -20,16 +20,6 @@ import torch
 
 from ..tasks.protocol import Task
 
-__all__ = [
-    "ON_NONFINITE",
-    "NonFiniteLossError",
-    "check_gated_shapes",
-    "check_ensemble",
-    "check_on_nonfinite",
-    "DivergenceGuard",
-    "nonfinite_members",
-]
-
 #: what ``train`` does when a member's loss or weights turn non-finite (``on_nonfinite``)
 ON_NONFINITE = ("raise", "keep")
 

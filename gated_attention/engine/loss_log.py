@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["LossLog"]
-
 
 class LossLog:
     """The windowed loss curve (module docstring). ``window`` is one tensor for the whole run:

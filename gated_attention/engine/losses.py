@@ -18,8 +18,6 @@ from ..models.fast_path import forward_packed
 from ..models.gated_rnn import gated_rnn_forward
 from ..tasks.protocol import masked_mse
 
-__all__ = ["LossSpec", "loss_function", "cross_entropy"]
-
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 

@@ -25,8 +25,6 @@ import torch
 
 from .config import TrainConfig, cosine_lr
 
-__all__ = ["MemberRates", "check_member_lrs"]
-
 
 def check_member_lrs(member_lrs: Sequence[float] | None, E: int, config: TrainConfig) -> None:
     """A ValueError unless ``member_lrs`` is None or E positive finite rates, for a run whose

@@ -31,19 +31,6 @@ from ..models.fast_path import fused_loss
 from .device import GraphedStep, on_side_stream, record_graph
 from .losses import LossSpec, loss_function
 
-__all__ = [
-    "FusedStep",
-    "CompiledStep",
-    "PART_BYTES",
-    "PART_MIN",
-    "batch_parts",
-    "whole_batches",
-    "adamw_update",
-    "ForwardStep",
-    "ReferenceStep",
-    "make_step",
-]
-
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 

@@ -40,17 +40,6 @@ from .profiles import check_profile, derive_seed, held_out_batch
 from .protocol import Experiment, Job
 from .teacher_identification import TEACHER_STD
 
-__all__ = [
-    "ArchitectureConfig",
-    "at_grid_edge",
-    "FIG4_FAMILIES",
-    "LRU_FAMILIES",
-    "LR_GRID",
-    "architectures_config",
-    "architectures_sweep_config",
-    "best_lrs",
-]
-
 #: the families of Fig. 4A/B, in the order the figures list them
 FIG4_FAMILIES = ("gated", "dense", "lstm", "gru", "lru", "lru_inout", "lru_inout_mlp")
 #: the LRU families (``init_scales`` may scale their linear maps)

@@ -27,14 +27,6 @@ from ..tasks.associative_recall import AssociativeRecall, RecallBatch, query_mse
 from .profiles import check_profile, derive_seed
 from .protocol import Experiment, Job
 
-__all__ = [
-    "GATINGS",
-    "RecallConfig",
-    "associative_recall_config",
-    "PRUNE_WEIGHT_DECAY",
-    "prune_budget_config",
-]
-
 #: the two gatings of App. D.3, input-output gating (Eq. 2) and side gating (App. A.2), and the
 #: first trained with the paper's cross-entropy instead of the engine's MSE (our ablation)
 GATINGS = ("io", "side", "io-ce")

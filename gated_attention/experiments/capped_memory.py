@@ -30,16 +30,6 @@ from .profiles import check_profile, derive_seed
 from .teacher_identification import LR, TEACHER_STD, WEIGHT_DECAY
 from .teacher_student import TeacherStudentConfig
 
-__all__ = [
-    "CAPS",
-    "LENGTHS",
-    "QUICK_N",
-    "QUICK_STEPS",
-    "capped_memory_config",
-    "capped_memory_configs",
-    "capped_construction_loss",
-]
-
 CAPS = (1.0, 0.99, 0.9)
 LENGTHS = (8, 32)
 QUICK_N, QUICK_STEPS = 32, 10_000

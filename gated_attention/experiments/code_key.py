@@ -19,8 +19,6 @@ import functools
 import hashlib
 from pathlib import Path
 
-__all__ = ["PACKAGE", "PRESENTATION_ONLY", "imports_of", "closure", "source_hash"]
-
 PACKAGE = "gated_attention"
 #: folders of the package whose source never changes a result
 PRESENTATION_ONLY = ("tools/", "report/")

@@ -35,8 +35,6 @@ from .how_many_neurons import how_many_neurons_config
 from .robustness import FINE, VARIANTS, fine_config, robust_config
 from .teacher_identification import teacher_identification_config
 
-__all__ = ["BUDGETS", "CPU_RUNS", "HELD_OUT", "LADDER", "PREDICTED_MIN", "cpu_config"]
-
 #: the seed the CPU budget's learning-rate searches train: none of the main runs' seeds
 HELD_OUT = 100
 

@@ -31,15 +31,6 @@ from .in_context_regression import QUICK_TRAIN
 from .profiles import check_profile
 from .protocol import Experiment, Job
 
-__all__ = [
-    "SETUP_LR_GRID",
-    "SETUP_TARGET",
-    "SETUP_TRAIN",
-    "SetupCheckConfig",
-    "setup_check_config",
-    "setup_check_lru_init_config",
-]
-
 #: the gated RNN's in-context budget (Sec. 5.2 chapter, quick profile); the rate is per family
 SETUP_TRAIN = dataclasses.replace(QUICK_TRAIN, checkpoint_every=0)
 #: the one parameter count of the check: the largest target of the quick Fig. 4B run

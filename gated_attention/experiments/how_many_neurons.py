@@ -18,8 +18,6 @@ from .profiles import check_profile
 from .teacher_identification import QUICK_T, TEACHER_STD
 from .teacher_student import TeacherStudentConfig
 
-__all__ = ["PANELS", "TRANSITION_LOSS", "how_many_neurons_config"]
-
 #: Fig. 3A/B: a size "reaches" the teacher when its normalised held-out loss (1 = predicting 0)
 #: is below this (ours: the paper reads the transition off a plot)
 TRANSITION_LOSS = 1e-2

@@ -35,19 +35,6 @@ from .optimiser_comparison import (
 from .profiles import check_profile, derive_seed
 from .protocol import Experiment, Job
 
-__all__ = [
-    "MEMBERS",
-    "HELD_OUT",
-    "ARMS",
-    "STRONG_WEIGHT_DECAY",
-    "PAPER_STEPS",
-    "OptimiserMembersConfig",
-    "optimiser_members_config",
-    "NEW_SEEDS_RUN",
-    "NEW_SEED_MEMBERS",
-    "optimiser_new_seeds_config",
-]
-
 _CPU0, _CPU1, _GPU = (
     "teacher-identification-paper-seed0",
     "teacher-identification-paper-seed1",

@@ -25,8 +25,6 @@ from ..engine import TrainConfig
 from .how_many_neurons import how_many_neurons_config
 from .teacher_identification import QUICK_N, teacher_identification_config
 
-__all__ = ["Preset", "PRESETS", "preset", "with_overrides"]
-
 
 @dataclass(frozen=True)
 class Preset:

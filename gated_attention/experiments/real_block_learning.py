@@ -31,8 +31,6 @@ from .profiles import check_profile, derive_seed, held_out_batch
 from .protocol import Experiment, Job
 from .teacher_identification import TEACHER_STD
 
-__all__ = ["FAMILIES", "RealBlockLearningConfig", "real_block_learning_config"]
-
 #: the two blocks compared, in the order the tables list them
 FAMILIES = {MAMBA.name: MAMBA, MAMBA_BLOCK.name: MAMBA_BLOCK}
 

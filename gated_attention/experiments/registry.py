@@ -38,17 +38,6 @@ from .setup_pilots import PilotConfig, PilotSetConfig, pilot_set_config
 from .teacher_identification import SENSITIVITY, sensitivity_config, teacher_identification_config
 from .teacher_student import TeacherStudentConfig
 
-__all__ = [
-    "DESCRIPTIONS",
-    "CENTRAL_CLAIMS",
-    "EXPERIMENTS",
-    "NEEDS",
-    "architectures_main_config",
-    "config_types",
-    "config_from_dict",
-    "experiment_config",
-]
-
 
 def architectures_main_config(
     profile: str, task: str = "teacher", *, resolve: Callable[[Any], Any] = run

@@ -24,8 +24,6 @@ import dataclasses
 from .how_many_neurons import PANELS
 from .teacher_student import TeacherStudentConfig
 
-__all__ = ["FINE", "FINE_SIZES", "SIZES", "VARIANTS", "fine_config", "robust_config"]
-
 #: n = m of each variant's members: from below the construction's 14 to its double
 SIZES = (8, 14, 20, 24, 28)
 #: the fine sweep: 19 < sqrt 2 x 14 = 19.8 < 20 decides which side of sqrt 2 an edge lies on

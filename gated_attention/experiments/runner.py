@@ -32,21 +32,6 @@ from ..engine import resolve_device
 from . import cache
 from .side_by_side import run_side_by_side, side_by_side
 
-__all__ = [
-    "Executor",
-    "InProcess",
-    "Plan",
-    "Streams",
-    "Task",
-    "compute",
-    "execute",
-    "overall_progress",
-    "plan",
-    "run_all",
-    "say",
-    "train",
-]
-
 Echo = Callable[[str], None]
 
 

@@ -34,14 +34,6 @@ from .families_in_context import SETUP_TARGET, SETUP_TRAIN
 from .profiles import check_profile, derive_seed, held_out_batch
 from .protocol import Experiment, Job
 
-__all__ = [
-    "PilotConfig",
-    "PilotSetConfig",
-    "PILOT_TRAIN",
-    "pilot_configs",
-    "pilot_set_config",
-]
-
 #: the pilots' budget: a fifth of the check's steps, its batch, warm-up and schedule
 PILOT_TRAIN = TrainConfig(
     steps=1000, batch_size=128, lr=1e-2, warmup_steps=200, log_every=200, chunk_steps=50

@@ -23,8 +23,6 @@ import torch
 
 from ..engine.device import positive_env
 
-__all__ = ["SIDE_BY_SIDE_ENV", "STREAMS_CHECKED", "side_by_side", "run_side_by_side"]
-
 SIDE_BY_SIDE_ENV = "GATED_ATTENTION_SIDE_BY_SIDE"
 #: jobs at once on CUDA streams passed tests/test_cuda.py's check on a GPU (module docstring)
 STREAMS_CHECKED = False

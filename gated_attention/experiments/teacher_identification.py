@@ -21,18 +21,6 @@ from ..engine import TrainConfig
 from .profiles import check_profile
 from .teacher_student import TeacherStudentConfig
 
-__all__ = [
-    "SENSITIVITY",
-    "sensitivity_config",
-    "TEACHER_STD",
-    "HELD_OUT_SEEDS",
-    "TUNING_SEEDS",
-    "LR",
-    "WEIGHT_DECAY",
-    "QUICK_T",
-    "teacher_identification_config",
-]
-
 TEACHER_STD = 0.2
 #: the optimiser of every profile but smoke (see the module docstring)
 LR, WEIGHT_DECAY = 1e-2, 0.07

@@ -18,8 +18,6 @@ import numbers
 import torch
 from torch import nn
 
-__all__ = ["LinearSelfAttention", "random_attention", "check_sequence", "check_finite"]
-
 
 def check_finite(w: torch.Tensor, name: str, what: str = "attention weights") -> None:
     """Raise a ValueError naming ``name`` unless every entry of ``w`` is finite (not NaN, inf)."""

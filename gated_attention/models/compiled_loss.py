@@ -17,8 +17,6 @@ import torch
 
 from .gated_rnn import NU_MAX
 
-__all__ = ["scan", "loss_and_grads", "input_gating", "small_bmm", "column_sums"]
-
 
 def scan(u: torch.Tensor, lam: torch.Tensor, reverse: bool = False) -> torch.Tensor:
     """h_t = lam * h_(t-1) + u_t along dim 2 of u (E, n, T, B), lam (E, n): the recurrence of

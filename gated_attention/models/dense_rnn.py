@@ -26,8 +26,6 @@ import torch
 
 from .shell import Family, Params, linear
 
-__all__ = ["DENSE", "init", "forward", "reference", "parameter_count_formula", "dense_scan"]
-
 
 def init(
     d_in: int,

@@ -17,8 +17,6 @@ from .lstm import LSTM
 from .mamba import MAMBA
 from .shell import Family, Params, parameter_count
 
-__all__ = ["FAMILIES", "GATED", "family", "width_for"]
-
 
 def _init_gated(d_in, d_out, width, E, generator, dtype=torch.float64) -> Params:
     """E gated RNNs of Eq. (2) with n = m = width, stacked (E, ...); seeds from ``generator``."""

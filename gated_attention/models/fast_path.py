@@ -28,22 +28,6 @@ import torch
 
 from .gated_rnn import NU_MAX
 
-__all__ = [
-    "GatedProduct",
-    "halves_grad",
-    "decay_matrix_from_nu",
-    "pack_params",
-    "unpack_params",
-    "inputs_neuron_major",
-    "targets_neuron_major",
-    "forward_packed",
-    "gated_rnn_fast",
-    "FusedLoss",
-    "output_forward",
-    "output_backward",
-    "fused_loss",
-]
-
 
 class GatedProduct(torch.autograd.Function):
     """(W_1 X) * (W_2 X) for W = [W_1; W_2] (E, 2k, K) and X (E, K, R) -> (E, k, R).

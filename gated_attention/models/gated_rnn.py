@@ -29,20 +29,6 @@ import math
 import torch
 from torch import nn
 
-__all__ = [
-    "NU_MAX",
-    "GatedRNN",
-    "gated_rnn_forward",
-    "hidden_states",
-    "decay_matrix",
-    "lagged",
-    "input_gating",
-    "scan_reference",
-    "scan_parallel",
-    "lam_from_nu",
-    "nu_from_lam",
-]
-
 #: |nu| is clamped to NU_MAX: exp(-exp(-40)) == 1.0 and exp(-exp(40)) == 0.0 exactly, in float32
 #: and float64, so lam can be set *exactly* to 1 or 0 with finite gradients everywhere.
 NU_MAX = 40.0

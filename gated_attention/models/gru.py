@@ -27,18 +27,6 @@ import torch
 
 from .shell import Family, Params, compile_loop, init_gated_cell, linear, torch_cell_reference
 
-__all__ = [
-    "GRU",
-    "init",
-    "forward",
-    "compiled",
-    "reference",
-    "parameter_count_formula",
-    "gru_states",
-    "gru_states_scan",
-    "GRUScan",
-]
-
 
 def init(
     d_in: int,

@@ -48,18 +48,6 @@ import torch.nn.functional as F
 from .lru import drive, gate, init_recurrence, lam_from, layers_of, lru_layer, observe
 from .shell import Family, Params, init_linear, linear, member
 
-__all__ = [
-    "LN_EPS",
-    "LRUBlockConfig",
-    "LRU_BLOCK",
-    "init",
-    "forward",
-    "reference",
-    "layer_norm",
-    "parameter_count_formula",
-    "config_of",
-]
-
 #: LayerNorm's epsilon (flax's default)
 LN_EPS = 1e-6
 

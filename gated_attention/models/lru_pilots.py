@@ -12,9 +12,6 @@ import torch
 from . import lru
 from .shell import linear
 
-__all__ = ["LINEAR_ENDINGS", "scale_linear", "normalise", "forward_prenorm"]
-
-
 #: the endings of the names of every matrix drawn by nn.Linear's rule: embedding, readout,
 #: GLU value and gate matrices, MLP matrices (not B, C, Dskip or the recurrence)
 LINEAR_ENDINGS = ("W_emb", "W_out", "_W_1", "_W_2", "_W_3", "_W_4", "_W1", "_W2")

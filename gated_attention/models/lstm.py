@@ -30,18 +30,6 @@ import torch
 
 from .shell import Family, Params, compile_loop, init_gated_cell, linear, torch_cell_reference
 
-__all__ = [
-    "LSTM",
-    "init",
-    "forward",
-    "compiled",
-    "reference",
-    "parameter_count_formula",
-    "lstm_states",
-    "lstm_states_scan",
-    "LSTMScan",
-]
-
 
 def init(
     d_in: int,

@@ -45,18 +45,6 @@ import torch.nn.functional as F
 
 from .shell import Family, Params, init_linear, linear
 
-__all__ = [
-    "MAMBA",
-    "init",
-    "forward",
-    "reference",
-    "parameter_count_formula",
-    "diagonal_scan",
-    "init_dt_bias",
-    "init_A_log",
-    "selective_scan",
-]
-
 DT_MIN, DT_MAX = 1e-3, 1e-1
 
 

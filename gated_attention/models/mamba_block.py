@@ -49,16 +49,6 @@ import torch.nn.functional as F
 from .mamba import init_A_log, init_dt_bias, selective_scan
 from .shell import Family, Params, init_linear, linear
 
-__all__ = [
-    "MambaBlockConfig",
-    "MAMBA_BLOCK",
-    "init",
-    "forward",
-    "reference",
-    "parameter_count_formula",
-    "config_of",
-]
-
 
 @dataclass(frozen=True)
 class MambaBlockConfig:

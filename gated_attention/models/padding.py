@@ -27,8 +27,6 @@ import torch
 
 from .shell import Params
 
-__all__ = ["pad_members", "split_members"]
-
 
 def _blocks(size: int, wide: int, width: int, wide_width: int, where: str) -> int:
     """``a`` of an axis of ``size`` at ``width`` and ``wide`` at ``wide_width`` (0: the axis does

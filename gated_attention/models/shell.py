@@ -20,18 +20,6 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = [
-    "Family",
-    "compile_loop",
-    "Params",
-    "linear",
-    "member",
-    "init_linear",
-    "init_gated_cell",
-    "parameter_count",
-    "torch_cell_reference",
-]
-
 Params = dict[str, torch.Tensor]
 
 

@@ -18,15 +18,6 @@ from ..constructions import gru, linearised
 from ..constructions.linearised import error_slope
 from .construction import weight_summary
 
-__all__ = [
-    "MambaWeights",
-    "mamba_weights",
-    "GruStack",
-    "gru_stack",
-    "SummaryRow",
-    "summary_rows",
-]
-
 #: torch.nn.GRU's names of the construction's weights
 _TORCH_NAMES = {"W_ih": "weight_ih", "W_hh": "weight_hh", "b_ih": "bias_ih", "b_hh": "bias_hh"}
 

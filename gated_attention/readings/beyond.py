@@ -21,21 +21,6 @@ from ..constructions.gated_rnn import neuron_count
 from ..experiments.teacher_student import TeacherStudentConfig
 from .sweep_losses import normalised_losses
 
-__all__ = [
-    "law",
-    "seed_median",
-    "memory_split",
-    "neuron_bounds",
-    "planted_max_error",
-    "law_rows",
-    "CappedStudent",
-    "capped_students",
-    "CappedSource",
-    "capped_runs",
-    "student_rows",
-    "capped_medians",
-]
-
 
 def law(x: np.ndarray, banks: int = 1, grid: int = 2001) -> np.ndarray:
     """e_p(x) = int_0^1 (1 - exp(-x u))^p du, the T -> infinity limit of ``planted_error``

@@ -12,8 +12,6 @@ from ..analysis.thresholds import PRUNE_TOL
 from ..experiments import recorded, recorded_names
 from .teacher_members import member_rows
 
-__all__ = ["OutputCount", "student_output_counts", "recorded_output_counts"]
-
 
 @dataclasses.dataclass(frozen=True)
 class OutputCount:

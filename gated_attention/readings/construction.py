@@ -17,17 +17,6 @@ import torch
 from ..constructions.gated_rnn import neuron_count, parameter_count
 from ..constructions.linearised import error_slope
 
-__all__ = [
-    "weight_summary",
-    "scale_key",
-    "error_curves",
-    "error_rows",
-    "symbolic_rows",
-    "Counts",
-    "variant_counts",
-    "side_by_side",
-]
-
 
 def weight_summary(params: Mapping) -> tuple[int, float]:
     """(nonzero weights, largest finite |weight|) of a construction's parameters: tensors of

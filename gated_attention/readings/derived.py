@@ -25,8 +25,6 @@ from ..experiments import code_key
 from ..experiments.cache import cache_root
 from ..experiments.recorded_runs import RECORDED_ROOT, recorded_names
 
-__all__ = ["derived", "derived_key", "ship", "shipped_path", "cached_path"]
-
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)

@@ -22,22 +22,6 @@ from ..experiments.robustness import FINE, VARIANTS
 from ..tasks import regression
 from .sweep_losses import normalised_losses
 
-__all__ = [
-    "Sweep",
-    "from_teacher",
-    "from_regression",
-    "merge",
-    "read",
-    "largest",
-    "SizeRow",
-    "size_rows",
-    "LevelRow",
-    "level_rows",
-    "CONSTRUCTION",
-    "PREFIX",
-    "SETTINGS",
-]
-
 #: the construction's neuron count per panel (App. A.3, A.4; the previous chapter for C)
 CONSTRUCTION = {"A": 14, "B": 42, "C": 12}
 #: the recorded runs' name prefix per panel

@@ -15,18 +15,6 @@ from ..analysis.success import LEARNED_LOSS, LEARNED_SCORE
 from .fig3_rows import ScoreRow
 from .sweep_losses import normalised_losses
 
-__all__ = [
-    "SweepReading",
-    "sweep_success",
-    "read_sweep",
-    "LearnedRow",
-    "learned_rows",
-    "score_rows",
-    "all_learn_from",
-    "SetupRow",
-    "setup_rows",
-]
-
 #: the Score KV inputs (sequences, seed): the same for every sweep the chapter reads
 KV_INPUTS, KV_SEED = 256, 7
 

@@ -11,8 +11,6 @@ import numpy as np
 from ..analysis.loss_edge import CENTRAL_LEVEL
 from .fig3_edges import SETTINGS, Sweep
 
-__all__ = ["EdgeRow", "finding_rows", "span", "Finding", "finding"]
-
 
 @dataclasses.dataclass(frozen=True)
 class EdgeRow:

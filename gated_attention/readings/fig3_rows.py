@@ -14,19 +14,6 @@ from ..analysis.loss_edge import CENTRAL_LEVEL
 from ..experiments.robustness import FINE, VARIANTS
 from .fig3_edges import PREFIX, Sweep, read
 
-__all__ = [
-    "ScoreRow",
-    "edge_rows",
-    "settings_premise",
-    "robust_rows",
-    "robust_all",
-    "ModeRow",
-    "mode_rows",
-    "ROW_LEVELS",
-    "OURS",
-    "BAND",
-]
-
 #: the row of each level ("" is the central row)
 ROW_LEVELS = {1e-2: "_at_1e-2", CENTRAL_LEVEL: "", 1e-6: "_at_1e-6"}
 #: the setting of Fig. 3A/B's main sweeps (ours), whose edge Fig. 3A's variants test

@@ -11,25 +11,6 @@ from ..experiments.architectures import at_grid_edge
 from ..models.family_registry import family
 from .fig3_rows import ScoreRow
 
-__all__ = [
-    "CANNOT_DECIDE",
-    "cannot_decide",
-    "FallRow",
-    "MemberRow",
-    "RateRow",
-    "Scored",
-    "SummaryRow",
-    "UnstableRow",
-    "fall_rows",
-    "member_rows",
-    "premise_fails",
-    "rate_rows",
-    "scored_rows",
-    "summary_rows",
-    "sweep_rows",
-    "unstable_rows",
-]
-
 
 def sweep_rows(config, tensors, key: str = "eval_loss") -> list[dict]:
     """Per family ``{"family": label, rate: seed-mean loss, ...}`` over the sweep's grid

@@ -9,8 +9,6 @@ import dataclasses
 from .. import experiments
 from ..analysis.family_losses import fig4a_rows, fig4b_rows, values_before
 
-__all__ = ["LongerRun", "regression_run", "search_minutes", "teacher_run"]
-
 
 @dataclasses.dataclass(frozen=True)
 class LongerRun:

@@ -16,22 +16,6 @@ from ..analysis.family_losses import setup_rows
 from ..models.family_registry import family
 from .fig4_families import Scored
 
-__all__ = [
-    "LRU_INIT_RUN",
-    "PILOTS_RUN",
-    "SETUP_RUN",
-    "PilotLine",
-    "SetupLine",
-    "late_rate",
-    "lru_init_numbers",
-    "pilot_lines",
-    "pilot_loss",
-    "pilot_numbers",
-    "setup_lines",
-    "setup_numbers",
-    "setup_scored",
-]
-
 #: the recorded runs of the setup check, its pilots and its variant with larger LRU maps
 SETUP_RUN = "fig4b-setup-quick"
 PILOTS_RUN = "fig4b-setup-pilots-quick"

@@ -28,14 +28,6 @@ from ..models.gated_rnn import lam_from_nu
 from ..tasks import gd_theory, regression
 from .fig3_rows import ScoreRow
 
-__all__ = [
-    "RegressionAnalysis",
-    "analyse_regression",
-    "score_rows",
-    "PAPER_GAP",
-    "gap_note",
-]
-
 #: the paper's gap of the RNN to one GD step, relative to GD: (0.0945 - 0.0947) / 0.0947, about
 #: -0.2% (Sec. 5.2 states the two losses, not the gap: derived, so never in a paper column)
 PAPER_GAP = (0.0945 - 0.0947) / 0.0947

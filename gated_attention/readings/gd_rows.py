@@ -10,19 +10,6 @@ import numpy as np
 
 from .gd_learned import RegressionAnalysis
 
-__all__ = [
-    "SeedGap",
-    "seed_gaps",
-    "Table2Row",
-    "table2_rows",
-    "Residual",
-    "residual",
-    "Memory",
-    "memory",
-    "TransitionRow",
-    "transition_rows",
-]
-
 
 @dataclasses.dataclass(frozen=True)
 class SeedGap:

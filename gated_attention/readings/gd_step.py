@@ -8,8 +8,6 @@ import dataclasses
 import numpy as np
 import torch
 
-__all__ = ["MonteCarloCheck", "monte_carlo_check", "quadratic_minimiser"]
-
 
 @dataclasses.dataclass(frozen=True)
 class MonteCarloCheck:

@@ -8,8 +8,6 @@ from typing import Any
 
 import torch
 
-__all__ = ["member_rows"]
-
 
 def _numbers(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, Real) for v in value)

@@ -7,8 +7,6 @@ import dataclasses
 
 from ..analysis.consolidation import construction_counts
 
-__all__ = ["OptimiserRow", "optimiser_rows"]
-
 
 @dataclasses.dataclass(frozen=True)
 class OptimiserRow:

@@ -13,26 +13,6 @@ from ..analysis.consolidation import construction_counts
 from ..experiments.cache import RECORDED_ROOT
 from ..experiments.optimiser_members import HELD_OUT, MEMBERS
 
-__all__ = [
-    "construction_step",
-    "MemberRow",
-    "member_rows",
-    "construction_target",
-    "twins",
-    "member_seed",
-    "missed",
-    "Arm",
-    "arms",
-    "table_rows",
-    "members_scores",
-    "new_seeds_scores",
-    "Provenance",
-    "provenance",
-    "cost_numbers",
-    "REACH_ARM",
-    "REFERENCE_ARM",
-]
-
 #: the arm whose counts are checked against the construction, and the arm its loss is set against
 REACH_ARM, REFERENCE_ARM = "adam_l2", "adamw"
 

@@ -9,17 +9,6 @@ from pathlib import Path
 from ..experiments import recorded, recorded_names
 from ..experiments.recorded_runs import RECORDED_ROOT
 
-__all__ = [
-    "MEASURES",
-    "benches",
-    "bench_rows",
-    "step_times",
-    "step_rows",
-    "trained",
-    "cost_rows",
-    "thread_rows",
-]
-
 #: bench key -> (the row's label, its format)
 MEASURES: dict[str, tuple[str, str]] = {
     "reference_steps_per_s": ("reference, steps/s", ".1f"),

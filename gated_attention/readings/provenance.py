@@ -8,8 +8,6 @@ import dataclasses
 
 from ..experiments.cache import RunResult, code_hash
 
-__all__ = ["Source", "source", "same_code", "Recorded", "recorded"]
-
 
 @dataclasses.dataclass(frozen=True)
 class Source:

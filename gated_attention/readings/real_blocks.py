@@ -25,17 +25,6 @@ from ..models import mamba as mamba_model
 from ..models.attention import random_attention
 from .construction import scale_key
 
-__all__ = [
-    "CostRow",
-    "cost_rows",
-    "exact_errors",
-    "identity_rows",
-    "growth_rows",
-    "LearningRow",
-    "learning_rows",
-    "learning_ratio",
-]
-
 
 @dataclasses.dataclass(frozen=True)
 class CostRow:

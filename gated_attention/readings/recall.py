@@ -13,16 +13,6 @@ from ..analysis.boundary import network
 from ..analysis.recall_algorithms import RecallAnalysis, analyse_recall
 from ..analysis.thresholds import PRUNE_TOL
 
-__all__ = [
-    "analyse_members",
-    "size_rows",
-    "planted_rows",
-    "side_seed_rows",
-    "io_fit_rows",
-    "ValueNeurons",
-    "value_neurons",
-]
-
 
 def analyse_members(config, tensors, gating, batch, *, prune_tol=PRUNE_TOL) -> list[RecallAnalysis]:
     """``analyse_recall`` of every member of one gating (squared-difference fit for all)."""

@@ -13,19 +13,6 @@ from ..experiments.recorded_runs import recorded
 from .derived import derived, derived_key, ship, shipped_path
 from .recall import analyse_members, size_rows
 
-__all__ = [
-    "PRUNES_BELOW",
-    "CE_ROWS",
-    "row_steps",
-    "scorecard_values",
-    "prune_budget_values",
-    "READING_PROFILE",
-    "reading_key",
-    "recorded_reading",
-    "RECORDED_READINGS",
-    "ship_readings",
-]
-
 #: the compression rows' premise: pruning removes something at the budget, the median neurons
 #: kept below this share of the trained size (else they measure that nothing was pruned)
 PRUNES_BELOW = 0.9

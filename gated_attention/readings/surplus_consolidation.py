@@ -10,8 +10,6 @@ from .. import analysis, experiments
 from ..analysis import consolidation
 from ..analysis.consolidation import Consolidation
 
-__all__ = ["consolidate_members", "ConsolidationRow", "consolidation_rows", "folded"]
-
 
 def consolidate_members(config, result, *, profile: str, prune_tol: float):
     """``analysis.consolidation.consolidate_student`` of every member of the recorded

@@ -12,18 +12,6 @@ import numpy as np
 from .. import experiments
 from .teacher_members import CONSTRUCTION, MemberRow, member_rows
 
-__all__ = [
-    "Rung",
-    "LadderRow",
-    "ladder_rows",
-    "read_rungs",
-    "LADDER_RUNS",
-    "Surplus",
-    "surplus",
-    "Setting",
-    "sensitivity",
-]
-
 #: the recorded rungs of the ladder (``experiments.cpu_budget``): 2, 4 and 8 times the steps
 LADDER_RUNS = tuple(f"teacher-identification-cpu{s}" for s in ("-x2", "-x4", ""))
 

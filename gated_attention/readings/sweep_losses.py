@@ -11,8 +11,6 @@ import torch
 from ..experiments.profiles import derive_seed
 from ..experiments.teacher_student import TeacherStudentConfig
 
-__all__ = ["normalised_losses"]
-
 
 def normalised_losses(config: TeacherStudentConfig, eval_loss: torch.Tensor):
     """(sizes (S,), losses (S, R)): held-out MSE / Var(teacher output) of each size and seed.

@@ -14,26 +14,6 @@ import statistics
 from .. import analysis
 from .sweep_losses import normalised_losses
 
-__all__ = [
-    "MemberRow",
-    "member_rows",
-    "fractions",
-    "Share",
-    "shares",
-    "held_out_values",
-    "SELECTOR_SHARE",
-    "CONSTRUCTION",
-    "THRESHOLDS",
-    "PruneStep",
-    "prune_sweep",
-    "Spectrum",
-    "spectra",
-    "member_spectra",
-    "MachineRow",
-    "machine_rows",
-    "wilson_ends",
-]
-
 #: the symmetric construction's counts for d = 4: (hidden, lam ~ 1, lam ~ 0)
 CONSTRUCTION = (14, 10, 4)
 #: the pruning thresholds of the sweep (Fig. 2A): is pruning lossless at each?

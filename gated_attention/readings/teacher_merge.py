@@ -12,8 +12,6 @@ from ..analysis.merging import merge
 from ..constructions.gated_rnn import construct_rnn
 from ..models.attention import LinearSelfAttention
 
-__all__ = ["planted_merge_group", "MergeShown", "merge_figure_group"]
-
 
 def planted_merge_group(teacher: LinearSelfAttention) -> tuple[Network, list[int]]:
     """The symmetric construction of ``teacher`` with output-gating neuron 0 split into three

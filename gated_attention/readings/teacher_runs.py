@@ -9,8 +9,6 @@ import dataclasses
 from .. import experiments
 from .teacher_members import member_rows, spectra
 
-__all__ = ["RunFacts", "run_facts", "paper_members", "Drops", "drops"]
-
 
 @dataclasses.dataclass(frozen=True)
 class RunFacts:

@@ -16,23 +16,6 @@ from .. import analysis
 from ..experiments.teacher_identification import TUNING_SEEDS
 from .teacher_members import SELECTOR_SHARE, fractions, held_out_values
 
-__all__ = [
-    "ScoreRow",
-    "tuning_label",
-    "seeds_budget",
-    "COUNTS",
-    "paper_counts",
-    "paper_row",
-    "count_values",
-    "count_rows",
-    "fraction_rows",
-    "merged_output_value",
-    "seed_rows",
-    "merge_rows",
-    "first_seed_rows",
-    "rung_rows",
-]
-
 #: the count rows of Fig. 2A/B and the member row's attribute each reads
 COUNTS = (
     ("fig2.hidden_after_pruning", "hidden"),

@@ -19,12 +19,6 @@ import numpy as np
 
 from ..readings.beyond import law
 
-__all__ = [
-    "plot_output_counts",
-    "plot_capped_law",
-    "plot_capped_training",
-]
-
 
 def plot_output_counts(
     ds: Sequence[int],

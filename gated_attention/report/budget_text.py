@@ -15,8 +15,6 @@ import operator
 import re
 from importlib import resources
 
-__all__ = ["budget", "budget_size"]
-
 
 def _claims() -> dict[str, dict]:
     """The claims of paper_values.json by id (their paper budget and whether they are ours)."""

@@ -28,20 +28,6 @@ from importlib import resources
 
 from .scorecard import RULE_AFTER, Record, paper_values, straddles
 
-__all__ = [
-    "PREMISE_FAILS",
-    "Claim",
-    "claims",
-    "claim_of",
-    "rows_of",
-    "premise_fails",
-    "rule_after",
-    "undecided",
-    "status",
-    "budget_free",
-    "with_budget_free",
-]
-
 #: how a row's note says its premise fails (its value is NaN): the claim is undecided there
 PREMISE_FAILS = "premise fails"
 

@@ -12,8 +12,6 @@ import numpy as np
 
 from ..analysis.loss_edge import CENTRAL_LEVEL, FLOOR, LEVELS, median_excess
 
-__all__ = ["plot_edges"]
-
 
 def plot_edges(sweeps: Sequence, titles: Sequence[str], ncols: int = 3) -> plt.Figure:
     """Every seed's excess loss against n = m (thin lines), their median (points and line), the

@@ -31,8 +31,6 @@ from ..atomic import atomic_write_json
 from . import table
 from .scorecard import build_dir
 
-__all__ = ["versions", "record_chapter", "read_status", "to_markdown", "show"]
-
 UNKNOWN = "?"
 VERSION_KEYS = ("python", "torch", "numpy")
 

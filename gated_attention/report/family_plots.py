@@ -13,8 +13,6 @@ from matplotlib.ticker import NullFormatter
 from ..analysis.family_losses import curves
 from ..models.family_registry import family
 
-__all__ = ["plot_budgets", "plot_loss_vs_params"]
-
 _STYLE = {
     "gated": ("C0", "o", "-"),
     "dense": ("C0", "s", "--"),

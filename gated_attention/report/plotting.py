@@ -31,15 +31,6 @@ from ..constructions.gated_rnn import (
 )
 from ..models.gated_rnn import GatedRNN, decay_matrix
 
-__all__ = [
-    "lam_blocks",
-    "plot_construction",
-    "construction_counts",
-    "plot_counts",
-    "plot_error_vs_eps",
-    "plot_decay_matrices",
-]
-
 Groups = Sequence[tuple[str, int, int]]
 
 

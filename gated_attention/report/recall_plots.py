@@ -18,8 +18,6 @@ from ..analysis.recall_algorithms import RecallAnalysis, squared_difference_fit
 from ..constructions.recall_networks import compressed_neurons, naive_neurons
 from ..models.gated_rnn import gated_rnn_forward
 
-__all__ = ["LABELS", "plot_accuracy_loss", "plot_blocks", "plot_sd_fit"]
-
 LABELS = {
     "io": "input-output gating",
     "side": "side gating",

@@ -23,15 +23,6 @@ import torch
 from ..analysis.polynomial import Polynomial
 from ..models.gated_rnn import GatedRNN
 
-__all__ = [
-    "plot_gd_rnn_weights",
-    "plot_training_losses",
-    "gd_monomials",
-    "plot_coefficient_histogram",
-    "plot_memory",
-    "plot_gd_loss_eta",
-]
-
 #: the task's sizes: T = 12 observations of x (3 entries) and y (3 entries), then the query
 STEPS, D_X, D_Z = 12, 3, 6
 

@@ -15,22 +15,6 @@ import json
 import math
 from importlib import resources
 
-__all__ = [
-    "STATUSES",
-    "EXACT_BUDGET",
-    "SET_AFTER",
-    "RULE_AFTER",
-    "SAME_BEFORE",
-    "REF_OURS",
-    "Record",
-    "paper_values",
-    "fmt",
-    "straddles",
-    "straddled",
-    "ours_cell",
-    "paper_cell",
-]
-
 STATUSES = ("pass", "miss", "report")
 #: the budget text of a row that needs no training
 EXACT_BUDGET = "exact, no budget"

@@ -14,8 +14,6 @@ import dataclasses
 from ..experiments.cache import RunResult
 from ..readings.provenance import same_code
 
-__all__ = ["trained_by", "with_source", "TRAINED_BY"]
-
 #: how a row's note names the code that trained its recorded run
 TRAINED_BY = "trained by the code at commit"
 

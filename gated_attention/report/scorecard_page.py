@@ -30,8 +30,6 @@ from .verdict import (
     with_budget_free,
 )
 
-__all__ = ["Tally", "tally", "claim_status", "grouped_html", "summary_html"]
-
 
 def _claim(record_id: str) -> str:
     c = claim_of(record_id)

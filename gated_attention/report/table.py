@@ -14,8 +14,6 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["markdown", "show"]
-
 
 def _as_dict(row: Any) -> dict:
     if dataclasses.is_dataclass(row) and not isinstance(row, type):

@@ -24,15 +24,6 @@ from ..analysis.consolidation import construction_counts
 from ..analysis.merging import output_kernels
 from ..readings.optimiser_members import construction_target, member_rows
 
-__all__ = [
-    "plot_contributions",
-    "plot_merge_kernels",
-    "plot_surplus",
-    "plot_optimiser_counts",
-    "plot_members_counts",
-    "OPTIMISER_LABELS",
-]
-
 #: the three contributions of ``analysis.contributions``, with the panel titles of Fig. 2A
 CONTRIBUTIONS = (
     ("hidden_in", "hidden: |W_in1| |W_in2|"),

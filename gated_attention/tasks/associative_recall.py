@@ -29,8 +29,6 @@ import torch
 
 from .protocol import QueryTask
 
-__all__ = ["AssociativeRecall", "RecallBatch", "accuracy", "query_mse"]
-
 
 @dataclass(frozen=True)
 class RecallBatch:

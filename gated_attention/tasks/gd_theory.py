@@ -31,19 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-__all__ = [
-    "GDTheory",
-    "uniform_moment",
-    "gaussian_moment",
-    "expectation",
-    "gd_loss_formula",
-    "gd_loss_bruteforce",
-    "optimal_eta",
-    "derive",
-    "GDTerms",
-    "gd_terms",
-]
-
 eta, T_, d_x_, kappa_, sigma2_ = sp.symbols("eta T d_x kappa sigma2", positive=True)
 
 

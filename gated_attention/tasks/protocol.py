@@ -22,8 +22,6 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-__all__ = ["Task", "QueryTask", "check_task", "masked_mse"]
-
 
 @runtime_checkable
 class Task(Protocol):

@@ -34,20 +34,6 @@ from ..models.attention import LinearSelfAttention
 from ..models.gated_rnn import GatedRNN
 from .protocol import QueryTask
 
-__all__ = [
-    "InContextRegression",
-    "ETA_STAR",
-    "GD_MIN_LOSS",
-    "query_loss",
-    "gd_predict",
-    "gd_predict_reference",
-    "gd_attention",
-    "gd_rnn",
-    "paired_difference",
-    "gd_loss_monte_carlo",
-    "MONTE_CARLO_SEQUENCES",
-]
-
 #: eta* = 1 / (T + d_x - 2 + E[x^4]) = 5/74 and the loss of that step, 7/74 (gd_theory.derive()).
 ETA_STAR = 5 / 74
 GD_MIN_LOSS = 7 / 74

@@ -29,8 +29,6 @@ from pathlib import Path
 from ..experiments.profiles import check_profile
 from ..report import execution_status, scorecard
 
-__all__ = ["chapters", "check_parameters", "execute", "write_notebooks", "main"]
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -18,8 +18,6 @@ import types
 import typing
 from typing import Any
 
-__all__ = ["TRUE_WORDS", "FALSE_WORDS", "parse_value", "coerce", "override"]
-
 TRUE_WORDS, FALSE_WORDS = ("true", "yes", "1"), ("false", "no", "0")  # a bool's, any case
 
 
