@@ -10,9 +10,11 @@ each imports only the wings above it in this list (``tests/test_wings.py`` check
     engine          training: loop, ensembles, data, checkpoints, device
     analysis        reverse engineering: pruning, lam groups, scores, polynomials, loss edges
     experiments     profiles, the results cache, recorded runs, one config per experiment
-    report          the scorecard, the plots, the readings of results entries
-    tools, sweep    command lines: book, bench, record; an experiment's jobs on a Dask cluster
-This module, ``__main__`` and ``workbench`` sit above every wing.
+    readings        recorded runs read as typed rows, one module per claim
+    report          the scorecard, the verdicts, the tables and the figures
+    tools, sweep    command lines: the book, record a run; an experiment's jobs on a Dask cluster
+This module, ``__main__`` and ``workbench`` (start there: train a student, identify what it
+learned) sit above every wing.
 """
 
 import os

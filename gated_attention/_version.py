@@ -1,5 +1,4 @@
-"""The package's version, in a module of its own at the bottom of the wings: a wing that records
-it (the results cache, the sweep, the execution status) imports it from here, never from the
-package's ``__init__``, which sits above every wing. ``pyproject.toml`` states the same number."""
+"""The package's version (``pyproject.toml`` states the same number): a wing that records it
+imports it from here, never from the package's ``__init__``, which sits above every wing."""
 
 __version__ = "0.1.0"

@@ -12,10 +12,8 @@ from typing import Any
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], Any]) -> None:
-    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it onto ``path``.
-
-    The temporary file is removed if ``write`` fails, so nothing computed earlier is touched.
-    """
+    """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it onto ``path``; if
+    ``write`` fails, the temporary file is removed and ``path`` is left as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")

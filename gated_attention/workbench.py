@@ -4,18 +4,15 @@
     trained = fit(student(task, seed=3), task)       # the "identify" preset: Sec. 4.1's optimiser
     print(identify(trained, task))                   # counts, lam groups, scores, polynomial
 
-``fit`` trains one student with the engine (``engine.train_ensemble``, an ensemble of one);
-``identify`` runs the reverse engineering of Sec. 4.1 (``analysis.reverse_engineer``) against
-the construction that fits the teacher (``teacher_construction``: App. A.3 or A.4). Sweeps of
-many students use the engine and ``experiments`` directly.
+Sweeps of many students use the engine and ``experiments`` directly.
 
 Glossary (code name -> meaning):
     teacher_task   a TeacherStudentTask with a preset's T and teacher scale
     student        a fresh GatedRNN of a preset's size for a task
-    fit            train a student on a task with a preset (and overrides); the trained student
+    fit            train a student with a preset (``engine.train_ensemble``, an ensemble of one)
+    identify       Sec. 4.1's reverse engineering (``analysis.reverse_engineer``) of a student
     Identification what ``identify`` found: counts, lam groups, Score KV / Q, distance
-    identify       reverse-engineer a trained student against its teacher
-    teacher_construction  the construction a teacher's student is compared with, from its ranks
+    teacher_construction  the construction (App. A.3 or A.4) a teacher's student is compared with
     recorded_student  a trained student shipped with the package, and its task
 """
 
@@ -132,13 +129,11 @@ def fit(
 class Identification:
     """What a trained student computes, against its teacher (Sec. 4.1, Table 1).
 
-    ``hidden``, ``output``: neurons left after pruning at ``prune_tol``; ``lam_one``,
-    ``lam_zero``, ``lam_between``: the pruned hidden neurons by lam (within ``lam_tol`` of 1,
-    of 0, neither); ``score_kv``, ``score_q``: 1 - R^2 of the key-value and query neurons
-    (0: the construction's); ``poly_distance``: the student's output polynomial against the
-    teacher's (0: the same function); ``construction``: the (hidden, lam ~ 1, lam ~ 0) of the
-    construction that fits the teacher, ``construction_name`` which one
-    (``teacher_construction``); ``details``: the whole ``ReverseEngineering``.
+    ``hidden``, ``output``: neurons left after pruning; ``lam_one``, ``lam_zero``,
+    ``lam_between``: the pruned hidden neurons by lam (within ``lam_tol`` of 1, of 0, neither);
+    ``score_kv``, ``score_q``: 1 - R^2 of the key-value and query neurons (0: the construction's);
+    ``poly_distance``: the output polynomial's distance to the teacher's (0: the same function);
+    ``construction``: (hidden, lam ~ 1, lam ~ 0) of ``teacher_construction``.
     """
 
     hidden: int
@@ -200,13 +195,11 @@ def identify(
     rank_rtol: float = RANK_RTOL,
 ) -> Identification:
     """Reverse-engineer ``student`` against ``teacher`` (a task, whose T is used unless ``T``
-    is given, or an attention layer, which needs ``T``).
+    is given, or an attention layer, which needs ``T``); the counts are compared with
+    ``teacher_construction(teacher, rank_rtol)``.
 
-    The counts are compared with the construction that fits the teacher
-    (``teacher_construction``, its ranks read at ``rank_rtol``). ``student`` must have input-
-    output gating: the Sec. 4.1 analysis merges output-gating neurons and reads the queries off
-    lam ~ 0 neurons, and a side-gating student (App. A.2) has neither (a ValueError names the
-    steps of ``analysis`` that do apply to one).
+    A side-gating student (App. A.2) is a ValueError naming the steps of ``analysis`` that apply
+    to it: Sec. 4.1 merges output-gating neurons and reads queries off lam ~ 0 ones (it has none).
     """
     if isinstance(teacher, TeacherStudentTask):
         T = teacher.T if T is None else T

@@ -169,3 +169,39 @@ def test_the_readme_wings_table_names_every_module():
         modules = {p.stem for p in (ROOT / wing).glob("*.py")} - {"__init__", "__main__"}
         missing = sorted(modules - named)
         assert not missing, f"the Reference page's row for {wing}/ omits {missing}"
+
+
+def private_imports(root: Path = ROOT) -> list[str]:
+    """'module:line imports _name from other' for each ``from X import _name`` in the package
+    whose X is a module of the package (a private name used outside the module defining it)."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        module = _module_name(path, root)
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = package[: len(package) - node.level + 1] if node.level else []
+            source = ".".join(base + ([node.module] if node.module else []))
+            if source != PACKAGE and not source.startswith(PACKAGE + "."):
+                continue
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    bad.append(f"{module}:{node.lineno} imports {a.name} from {source}")
+    return bad
+
+
+def test_no_module_imports_a_private_name_of_another():
+    assert private_imports() == []
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    pkg = tmp_path / PACKAGE
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "models" / "__init__.py").write_text("")
+    (pkg / "models" / "a.py").write_text("def _helper():\n    return 1\n")
+    (pkg / "models" / "b.py").write_text("from .a import _helper\nfrom . import __name__\n")
+    assert private_imports(pkg) == [
+        "gated_attention.models.b:1 imports _helper from gated_attention.models.a"
+    ]

@@ -1,11 +1,8 @@
 """Reverse engineering a trained gated RNN (Sec. 4.1, App. C): is it the construction?
 
-Every function takes a trained network as ONE type, ``Network``, converted once with
-``analysis.network(x)`` (``boundary``).
-
-Modules (one step of the analysis each):
-    boundary     Network, the one type of a trained network; network(x), the one conversion;
-                 member, one network's parameters out of an ensemble
+Every function takes a trained network as ONE type, ``Network``: convert once with
+``analysis.network(x)``. Modules:
+    boundary     Network; network(x), the one conversion; member, one network of an ensemble
     pruning      lossless pruning of dead neurons (Fig. 2A)
     lam_groups   lam ~ 1 / lam ~ 0 / in between (Fig. 2B)
     scores       Score KV and Score Q, 1 - R^2 of linear read-outs (Table 1)

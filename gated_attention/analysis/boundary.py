@@ -1,15 +1,12 @@
 """One trained network as every analysis function takes it, converted once at the boundary.
 
-The analysis works on one network at a time and takes ONE type for it, ``Network``: the weights
-of Eq. (2) as detached float64 tensors, shapes checked, every entry finite (a diverged network
-is refused here, its bad tensors named). Convert once, where a network is handed over:
+``Network``: the weights of Eq. (2) as detached float64 tensors, shapes checked, every entry
+finite (a diverged network is refused, its bad tensors named). Every analysis function that reads
+a network takes one (else a TypeError says how to convert); prune, merge, reorder, consolidate and
+permute return one; ``net.rnn()`` builds a GatedRNN again.
 
     net = analysis.network(student)          # a GatedRNN, or one network's parameter dict
     net = analysis.network(analysis.member(result.params, e))   # member e of an ensemble
-
-Every analysis function that reads a network takes a ``Network`` (anything else is a TypeError
-that says how to convert; ``lam_groups`` also takes lam itself); the steps that produce one
-(prune, merge, reorder, consolidate, permute) return one; ``net.rnn()`` builds a GatedRNN again.
 
 Glossary (code name -> paper symbol -> shape), as in models/gated_rnn.py (Eq. 2, App. A.2):
     W_in1, W_in2    input gating                                  (n, d+1)
@@ -17,9 +14,7 @@ Glossary (code name -> paper symbol -> shape), as in models/gated_rnn.py (Eq. 2,
     W_out1, W_out2  output gating (None for side gating)          (m, n)
     W_side          side gating, App. A.2 (None: output gating)   (n, d+1)
     D               read-out                                      (d_out, m), side: (d_out, n)
-    n, m, d, d_out  hidden and output-gating neurons (m = 0 for side gating), input and output
-                    dimension
-    member          one network's parameter dict out of an ensemble's (leading dims *E)
+    n, m, d, d_out  hidden, output-gating (0 for side gating) neurons; input, output dimension
 """
 
 from __future__ import annotations
@@ -37,12 +32,7 @@ F64 = torch.float64
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class Network:
-    """One gated RNN's weights (float64, detached, finite): output gating or side gating.
-
-    Build it with ``network(x)`` (= ``Network.of(x)``) from a GatedRNN or a parameter dict; the
-    analysis steps build it from tensors they computed (shapes and finiteness are checked
-    either way). Treat the tensors as read-only: the analysis never writes into them.
-    """
+    """One gated RNN's weights, output or side gating: build it with ``network(x)``; read-only."""
 
     W_in1: torch.Tensor
     W_in2: torch.Tensor
@@ -67,11 +57,10 @@ class Network:
 
     @classmethod
     def of(cls, x: GatedRNN | dict | Network) -> Network:
-        """The boundary: a GatedRNN or one network's parameter dict -> a Network (copied).
+        """A GatedRNN or one network's parameter dict -> a Network (copied; a Network as it is).
 
-        A Network is returned as it is. Raises TypeError for anything else, ValueError for
-        missing keys, leading ensemble dims, inconsistent shapes or non-finite weights.
-        """
+        Raises TypeError for anything else, ValueError for missing keys, leading ensemble dims,
+        inconsistent shapes or non-finite weights."""
         if isinstance(x, Network):
             return x
         if isinstance(x, GatedRNN):
@@ -133,8 +122,7 @@ class Network:
         return rnn
 
     def subnetwork(self, hidden, output=None) -> Network:
-        """Hidden neurons ``hidden`` and output-gating neurons ``output`` (default all), in the
-        given order: rows of W_in1, W_in2, nu (W_side), columns and rows of W_out1, W_out2, D."""
+        """Hidden neurons ``hidden``, output neurons ``output`` (default all), in that order."""
         h = torch.as_tensor(hidden, dtype=torch.long)
         q = {"W_in1": self.W_in1[h], "W_in2": self.W_in2[h], "nu": self.nu[h]}
         if self.side:

@@ -1,40 +1,24 @@
 """Consolidation (ours): is a pruned network with surplus neurons a larger copy of a 14-neuron one?
 
-``state_spectrum`` shows that the surplus neurons of a trained student add hardly any direction
-to their group's states. This module builds the smaller network this suggests and measures what
-it costs (why: the chapter surplus_neurons.md, "Why the surplus neurons survive"). For each lam
-group G (key-value: lam ~ 1, query: lam ~ 0) with input-gating rows w1_i, w2_i (rows of W_in1,
-W_in2, length d+1) and a batch x:
+Why: book/surplus_neurons.md, "Why the surplus neurons survive". For each lam group G (key-value:
+lam ~ 1, query: lam ~ 0) with input-gating rows w1_i, w2_i (length d+1) and a batch x (B, T, d):
 
     S_G = U diag(s) V^T  the group's states (B T, |G|), all steps, not centred; V_r (|G|, r) its
-                         top r right singular vectors, r the construction's count (d(d+1)/2
-                         key-value, d query; fewer if |G| is smaller)
-    kept energy          sum_{k<=r} s_k^2 / sum_k s_k^2: h_G ~ V_r V_r^T h_G, exact iff rank <= r
+                         top r right singular vectors, r the construction's count (App. A.3:
+                         d(d+1)/2 key-value, d query; fewer if |G| is smaller)
     z = A^T h_G          obeys z_t = lam z_{t-1} + A^T u_t, A^T u = (x~^T F_k x~)_k,
                          F_k = sum_i A_ik sym(w1_i w2_i^T), sym(M) = (M + M^T) / 2
     A = V_r V_r[J]^T     J: r neurons of the group picked by QR with column pivoting of V_r^T;
                          new neuron k holds neuron J_k's state projected on the top r directions
-    fit_errors           a gated neuron computes one product (a . x~)(b . x~), so each F_k is
-                         replaced by its best sym(a b^T) (``merging.product_fit``): the relative
-                         Frobenius errors (``svd_fit_error``: the same for A = V_r, for contrast)
+    fit_errors           each F_k replaced by its best product sym(a b^T) (a gated neuron computes
+                         one product): the relative Frobenius errors (``merging.product_fit``)
     lam                  the state-energy-weighted mean of the group's lam
     W_out'_G             W_out_G V_r (A^T V_r)^{-1}, both W_out1 and W_out2 (since
                          V_r^T h_G = (A^T V_r)^{-1} z)
 
-For exact copies (S_G of rank r) the consolidated network computes the same function
-(tests/test_analysis_consolidation.py). Neurons in neither group and the output-gating neurons
-are kept; a group with at most r neurons is kept as it is (fit errors 0, ``lam`` only reported).
-Reported for both networks on x: the loss (MSE to the teacher), the weight penalty |theta|^2 and
-the balanced penalty (``penalties``); a stationary point of "loss + wd/2 |theta|^2" is balanced,
-so the balanced penalties are the ones to compare.
-
-Glossary (code name -> paper symbol -> shape):
-    x           input sequences                                        (B, T, d)
-    groups      LamGroups of the network: one (lam ~ 1), zero (lam ~ 0)  Sec. 4.1
-    S           a group's states                                       (B T, |G|)
-    V_r         top right singular vectors of S                        (|G|, r)
-    forms       F_k, quadratic forms of x~ = [x; 1]                     (r, d+1, d+1)
-    counts      r of each group: d(d+1)/2 key-value, d query           App. A.3
+Exact copies (S_G of rank r) give the same function. Neurons in neither group and the output
+neurons are kept; a group of at most r neurons is kept as it is. A stationary point of
+"loss + wd/2 |theta|^2" is balanced, so compare the balanced penalties (``penalties``).
 """
 
 from __future__ import annotations
@@ -145,10 +129,7 @@ def _pivots(V: torch.Tensor, r: int) -> list[int]:
 
 
 def _fit(forms: torch.Tensor):
-    """Best sym(a b^T) of each form (k, d+1, d+1): (errors (k,), a (k, d+1), b (k, d+1)).
-
-    The factors are balanced (|a| = |b|), the sign of the form carried by a.
-    """
+    """Best sym(a b^T) of each form (k, d+1, d+1): errors (k,), a, b (k, d+1), |a| = |b|."""
     err, u, a, b = product_fit(forms[:, None])  # u (k, 1): the scale of the unit fit
     u = u[:, 0]
     scale = u.abs().sqrt()[:, None]
@@ -165,14 +146,9 @@ def consolidate(
 ) -> Consolidation:
     """Replace each lam group by r neurons in its top r state directions (module docstring).
 
-    Args:
-        net: the (pruned) network, output gating.
-        groups: its lam groups (``lam_groups``): ``one`` and ``zero`` are consolidated.
-        x: the batch (B, T, d) the states, the output change and the losses are computed on.
-        teacher: the attention layer the losses are measured against.
-        counts: r of each group, {"one": ..., "zero": ...}; default the construction's
-            (``construction_counts(d)``). A group smaller than its r keeps its size.
-    """
+    ``net``: pruned, output gating; ``groups``: its ``lam_groups``; ``x`` (B, T, d): the batch for
+    the states, output change and losses (MSE to ``teacher``); ``counts``: r of each group,
+    {"one": ..., "zero": ...}, default ``construction_counts(d)``."""
     x, counts = _checked(net, groups, x, counts)
     with torch.no_grad():
         H = hidden_states(x, net.params).reshape(-1, net.n)  # (B T, n)
@@ -205,8 +181,7 @@ def _consolidated_network(
     Q: torch.Tensor,
     counts: dict[str, int],
 ) -> tuple[Network, tuple[GroupConsolidation, ...]]:
-    """The network with its "one" and "zero" lam groups consolidated (``_consolidate_group``)
-    and the neurons between them kept, and what was done to each group."""
+    """The network with its "one" and "zero" groups consolidated, and each group's record."""
     done: list[GroupConsolidation] = []
     W1, W2, NU, O1, O2 = [], [], [], [], []
     for name, key in (("key-value", "one"), ("query", "zero")):
@@ -235,7 +210,7 @@ def _consolidated_network(
 def _checked(
     net: Network, groups: LamGroups, x: torch.Tensor, counts: dict[str, int] | None
 ) -> tuple[torch.Tensor, dict[str, int]]:
-    """``consolidate``'s inputs checked: x as float64 (B, T, d), counts filled in."""
+    """``consolidate``'s inputs checked: x as float64, counts filled in."""
     output_gating(net, "consolidate")
     n, d = net.n, net.d
     x = torch.as_tensor(x, dtype=torch.float64)
@@ -259,12 +234,8 @@ def _consolidate_group(
     net: Network,
     count: int,
 ) -> tuple[GroupConsolidation, tuple[torch.Tensor, ...]]:
-    """One lam group (neurons ``idx``) replaced by r = min(count, |G|) neurons.
-
-    H: the hidden states (B T, n); lam (n,); Q: the input product forms (n, d+1, d+1).
-    Returns its record and (W_in1 rows, W_in2 rows, nu, readout (|G|, r)): the old states are
-    read back as h_G ~ readout z from the new ones z. A group of at most ``count`` neurons
-    stays as it is (readout the identity)."""
+    """Group ``idx`` as r = min(count, |G|) neurons: (record, (W_in1 rows, W_in2 rows, nu,
+    readout (|G|, r): h_G ~ readout z)); H (B T, n), lam (n,), Q (n, d+1, d+1)."""
     S = H[:, idx]  # (B T, |G|)
     _, s, Vh = torch.linalg.svd(S, full_matrices=False)
     r = min(count, len(idx))

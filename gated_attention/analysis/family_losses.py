@@ -1,20 +1,14 @@
-"""Reading a run of ``experiments.architectures``: the loss of each family at each parameter
-count (mean and spread over seeds) and the scorecard rows of Fig. 4A/B.
+"""Reading a run of ``experiments.architectures``: each family's loss against its parameter
+count (seed mean and spread) and the scorecard rows of Fig. 4A/B.
 
 Glossary:
     key       "eval_loss" (Fig. 4A: normalised held-out loss) or "ood_loss" (Fig. 4B)
-    curve     per family: parameter counts (K,), seed mean (K,), min and max over seeds (K,)
-    ratio     seed-mean loss of one family over another's at the largest parameter target
-    worst     the largest per-seed loss at the largest target (a diverged seed: +inf)
     members   the seeds of a family at the largest target, each kept or excluded: diverged (a
-              non-finite loss) or not learned (a gate loss above its bar: for Fig. 4A the
-              normalised loss above 1, worse than predicting zero; for Fig. 4B the
-              in-distribution loss above the setup check's bar, 1.05 x one GD step)
-    rows      the scorecard rows of Fig. 4A/B: ratios of seed MEDIANS over the kept members,
-              NaN with a premise note when a family of a row keeps half of its seeds or fewer,
-              and a bootstrap interval; how a row reads the seeds (``rule``, ``TODAY`` by
-              default), the premise, the interval and the values under older rules
-              (``values_before``) are ``family_rules``'s, importable from here too
+              non-finite loss) or not learned (Fig. 4A: normalised loss above 1, worse than
+              predicting zero; Fig. 4B: in-distribution loss above 1.05 x one GD step's)
+    rows      the scorecard rows: ratios of seed MEDIANS over the kept members, NaN with a
+              premise note when a family keeps half of its seeds or fewer, with a bootstrap
+              interval; the rules (``TODAY``, older ones: ``values_before``) are ``family_rules``'s
 """
 
 from __future__ import annotations
@@ -83,8 +77,7 @@ def _rows(config, tensors: dict, fam: str, key: str) -> list[tuple[int, torch.Te
 
 
 def curves(config, tensors: dict, key: str = "eval_loss") -> list[Curve]:
-    """A ``Curve`` per family of the run (a diverged seed counts as +inf in low/high, and
-    makes the mean +inf: it is not hidden)."""
+    """A ``Curve`` per family of the run (a diverged seed is +inf: in the mean too)."""
     out = []
     for fam in config.families:
         rows = _rows(config, tensors, fam, key)
@@ -108,8 +101,7 @@ def loss_at(config, tensors: dict, fam: str, key: str = "eval_loss") -> float:
 
 
 def worst_seed_at(config, tensors: dict, fam: str, key: str = "eval_loss") -> float:
-    """The largest per-seed loss of ``fam`` at the largest parameter target of the run: below a
-    bound only when every seed is (the seed band lies below it)."""
+    """The largest per-seed loss of ``fam`` at the largest parameter target of the run."""
     target, vals, _ = _rows(config, tensors, fam, key)[-1]
     return float(vals.nan_to_num(nan=float("inf")).max())
 
@@ -129,10 +121,8 @@ def members(
     bar: float = 1.0,
     scale: float = 1.0,
 ) -> Members:
-    """The seeds of ``fam`` at the largest target of the run, scored on ``key``: a seed is
-    diverged when its ``key`` or ``gate`` loss (default: ``key``) is non-finite, not learned
-    when its ``gate`` loss over ``scale`` is above ``bar`` (Fig. 4A: eval_loss, bar 1, the loss
-    of predicting zero; Fig. 4B: eval_loss over one GD step's loss, bar 1.05)."""
+    """The seeds of ``fam`` at the largest target, scored on ``key``: diverged when its ``key``
+    or ``gate`` loss (default: ``key``) is non-finite, not learned when gate / scale > bar."""
     _, vals, _ = _rows(config, tensors, fam, key)[-1]
     target, gates, _ = _rows(config, tensors, fam, gate or key)[-1]
     vals, gates = vals.double(), gates.double()
@@ -161,18 +151,15 @@ WORSE_THAN_ZERO = "worse than predicting zero"
 
 
 def _ratio(c, a, b) -> float:
-    """The ratio of the centres ``c`` (median or mean) of two families' losses."""
     return c(a) / c(b)
 
 
 def fig4a_rows(
     config, tensors: dict, *, rule: Rule = TODAY
 ) -> tuple[dict[str, Row], dict[str, Members]]:
-    """Fig. 4A's scorecard rows (id -> ``Row``) at the largest target, from the normalised
-    held-out loss (``eval_loss``), and the members of every family (a seed that diverged or
-    ended above 1 is excluded): each row of ``FIG4A_RATIOS`` a ratio of seed medians, and
-    ``fig4a.mlp_fails_like_lstm_gru`` the MLP variant's median over the lower of the LSTM's and
-    the GRU's. ``rule`` (``family_rules``): read the seeds as an older rule did."""
+    """Fig. 4A's rows (id -> ``Row``) from ``eval_loss``, and every family's members: the rows of
+    ``FIG4A_RATIOS``, and ``fig4a.mlp_fails_like_lstm_gru`` (the MLP variant over the lower of
+    the LSTM and the GRU). ``rule`` (``family_rules``): read the seeds as an older rule did."""
     ms = {f: members(config, tensors, f) for f in config.families}
     why = WORSE_THAN_ZERO
     rows = {}
@@ -192,13 +179,11 @@ def fig4a_rows(
 def fig4b_rows(
     config, tensors: dict, gd_ood: float, *, gd_in: float, bar: float, rule: Rule = TODAY
 ) -> tuple[dict[str, Row], dict[str, Members], str | None]:
-    """Fig. 4B's scorecard rows (id -> ``Row``) at the largest target, out of distribution
-    (``ood_loss``), the members of every family, and the family the ``fig4b.gru_best`` row
-    compares the GRU with (None: no other family learned). A seed whose ``eval_loss`` over one
-    GD step's ``gd_in`` is above ``bar`` (1.05) is excluded. The rows: the GRU's and the LSTM's
-    seed-median OOD loss over one GD step's ``gd_ood`` (and their worst kept seed's), the GRU
-    over the best other family that learned (its interval resamples every such family), and
-    the LRU orderings (ratios of medians); ``rule`` as in ``fig4a_rows``."""
+    """Fig. 4B's rows (id -> ``Row``) from ``ood_loss``, every family's members, and the family
+    ``fig4b.gru_best`` compares the GRU with (None: no other family learned). A seed is excluded
+    when its ``eval_loss`` / ``gd_in`` > ``bar``. The rows: GRU and LSTM over one GD step's
+    ``gd_ood`` (median, and worst kept seed), the GRU over the best other family that learned
+    (its interval resamples every such family), the LRU orderings."""
     if not (gd_in > 0 and gd_ood > 0):
         raise ValueError(f"the GD losses must be positive, got {gd_in!r}, {gd_ood!r}")
     ms = {
@@ -237,8 +222,7 @@ def unstable(
     config, tensors: dict, key: str = "eval_loss", limit: float | None = 1.0
 ) -> list[tuple[str, int, int, int]]:
     """(family, target, bad seeds, seeds) of every group with a seed whose final loss is
-    non-finite or above ``limit`` (1 for a normalised loss: worse than predicting zero; None:
-    non-finite only): a diverged or unstable run at its rate, in groups order."""
+    non-finite or above ``limit`` (None: non-finite only), in groups order."""
     out = []
     for k, (fam, target, _) in enumerate(config.groups()):
         v = tensors[key][k]
@@ -251,9 +235,8 @@ def unstable(
 
 
 def late_fall(config, tensors: dict, fam: str, fraction: float = 0.2) -> float:
-    """How much the training loss of ``fam`` (largest target, seed mean) still fell over the last
-    ``fraction`` of training: 1 - (mean loss of the last windows) / (mean loss of the windows just
-    before them). Near 0: converged at this budget; large: still learning when it stopped."""
+    """1 - (mean training loss of ``fam``'s last ``fraction`` of windows) / (that of the windows
+    just before): near 0 when converged, large when still learning (largest target, seed mean)."""
     k = [i for i, g in enumerate(config.groups()) if g[0] == fam and g[1] == max(config.targets)]
     if not k:
         raise ValueError(f"family {fam!r} is not in this run ({', '.join(config.families)})")
@@ -266,10 +249,9 @@ def late_fall(config, tensors: dict, fam: str, fraction: float = 0.2) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class SetupRow:
-    """One family of the Fig. 4B setup check (``experiments.families_in_context``): its size,
-    rate (``at_grid_edge``: the lowest or highest of the grid), per-seed held-out losses over
-    one optimal GD step's exact loss, in distribution (``in_dist``, E,) and out of it
-    (``ood``, E,), and the late fall of its training loss."""
+    """One family of the Fig. 4B setup check (``experiments.families_in_context``); ``in_dist``,
+    ``ood`` (E,): per-seed held-out losses over one optimal GD step's; ``at_grid_edge``: lr is
+    the lowest or highest of the grid; ``fall``: ``late_fall``."""
 
     family: str
     width: int
@@ -282,19 +264,16 @@ class SetupRow:
 
     @property
     def in_dist_mean(self) -> float:
-        """Seed-mean in-distribution loss over GD's (inf if a seed diverged)."""
         return sum(self.in_dist) / len(self.in_dist)
 
     @property
     def ood_mean(self) -> float:
-        """Seed-mean OOD loss over GD's OOD loss (inf if a seed diverged)."""
         return sum(self.ood) / len(self.ood)
 
 
 def setup_rows(config, tensors: dict, gd_loss: float, gd_ood_loss: float) -> list[SetupRow]:
-    """A ``SetupRow`` per family of a setup check (config: ``SetupCheckConfig``; tensors: its
-    results), each loss divided by the exact loss of one optimal GD step on its set: ``gd_loss``
-    (7/74 in distribution) and ``gd_ood_loss`` (14/74 with the W variance doubled)."""
+    """A ``SetupRow`` per family of a setup check (``SetupCheckConfig``), each loss over one optimal
+    GD step's: ``gd_loss`` (7/74 in distribution), ``gd_ood_loss`` (14/74, W variance doubled)."""
     if not (gd_loss > 0 and gd_ood_loss > 0):
         raise ValueError(f"the GD losses must be positive, got {gd_loss!r}, {gd_ood_loss!r}")
     F = len(config.families)

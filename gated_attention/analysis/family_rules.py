@@ -1,16 +1,11 @@
-"""The rules that turn a Fig. 4A/B family's seeds into a scorecard row, and the rules that were
-in force before them (for a recorded run made under an older rule: paper_values.json,
-``rule_set_after_runs``; ``scorecard.record(before=...)``).
+"""The rules that turn a Fig. 4A/B family's seeds into a scorecard row, and the older rules (for a
+run recorded under one: paper_values.json ``rule_set_after_runs``; ``scorecard.record(before=)``).
 
 Glossary:
-    members   ``Members``: the seeds of one family at the largest target, each kept or excluded
     premise   what every family a row reads must meet, else the row is NaN with the note
               "premise fails: ..." (``PREMISE``; ``report.verdict``: undecided)
-    rule      ``Rule``: which seeds a row reads, their centre and its premise: ``TODAY`` (the
-              median over the kept seeds, a majority kept), ``MEDIAN_KEPT`` (one kept seed
-              enough: commit 8fbbb48, 2026-12-02, until 2026-12-06), ``MEAN_ALL`` (the mean
-              over every seed, no premise: before 8fbbb48)
-    interval  the 95% bootstrap interval of a row's statistic (``bootstrap_interval``)
+    rule      ``Rule``: which seeds a row reads, their centre and its premise (``TODAY``,
+              ``MEDIAN_KEPT``, ``MEAN_ALL``)
     before    a row's value under the rule in force when its run was made (``values_before``)
 """
 
@@ -31,10 +26,9 @@ PREMISE = "premise fails"
 
 @dataclasses.dataclass(frozen=True)
 class Members:
-    """The seeds of one family at the largest parameter target: the scored loss of each
-    (``losses``, a diverged seed +inf) and why a seed is excluded from the rows: ``diverged``
-    (its scored or gate loss is non-finite) or ``not_learned`` (its gate loss is above the bar).
-    The statistics are over the kept seeds only, NaN when none is kept."""
+    """The seeds of one family at the largest parameter target: ``losses`` (a diverged seed +inf)
+    and why a seed is excluded: ``diverged`` (scored or gate loss non-finite) or ``not_learned``
+    (gate loss above the bar). The statistics are over the kept seeds, NaN when none is kept."""
 
     family: str
     target: int
@@ -58,19 +52,16 @@ class Members:
 
     @property
     def median(self) -> float:
-        """The median of the kept losses (two middle seeds: their midpoint); NaN if none."""
         kept = self.kept
         return statistics.median(kept) if kept else float("nan")
 
     @property
     def mean(self) -> float:
-        """The mean of the kept losses; NaN if none."""
         kept = self.kept
         return sum(kept) / len(kept) if kept else float("nan")
 
     @property
     def worst(self) -> float:
-        """The largest kept loss; NaN if none."""
         kept = self.kept
         return max(kept) if kept else float("nan")
 
@@ -93,10 +84,9 @@ class Members:
 
 @dataclasses.dataclass(frozen=True)
 class Row:
-    """One scorecard row of Fig. 4A/B: its value, the note that goes with it (the families it
-    compares and what was excluded, or why its premise fails: then it is NaN) and the 95%
-    bootstrap interval of its value over the seeds it reads (None when it is NaN, or a seed it
-    reads is not finite)."""
+    """One scorecard row of Fig. 4A/B: its value, its note (the families it compares and what was
+    excluded, or why its premise fails: then NaN) and its 95% bootstrap interval (None when it is
+    NaN or a seed it reads is not finite)."""
 
     value: float
     note: str
@@ -108,11 +98,8 @@ DRAWS, BOOT_SEED = 2000, 0
 
 
 def bootstrap_interval(stat, samples, *, draws: int = DRAWS, seed: int = BOOT_SEED):
-    """The 95% bootstrap interval (lo, hi) of ``stat(*samples)`` over seeds: the 2.5% and
-    97.5% quantiles of ``stat`` over ``draws`` draws, in each of which every sample (one
-    family's kept losses) is drawn with replacement at its own size, independently of the
-    others (numpy ``default_rng(seed)``). ``stat`` takes one sequence per sample, as the row
-    does (a ratio of medians, say)."""
+    """The 95% bootstrap interval (lo, hi) of ``stat(*samples)`` over seeds: in each of ``draws``
+    draws every sample (one family's kept losses) is redrawn with replacement at its own size."""
     arrays = [np.asarray(x, dtype=np.float64) for x in samples]
     if not arrays or any(a.ndim != 1 or a.size == 0 for a in arrays):
         raise ValueError("every sample must hold at least one seed")
@@ -125,10 +112,8 @@ def bootstrap_interval(stat, samples, *, draws: int = DRAWS, seed: int = BOOT_SE
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    """How a row reads the seeds of each family it compares: ``centre`` (the median or the mean)
-    of its kept seeds, or of every seed when ``every_seed`` (a diverged one +inf, nothing
-    excluded, no premise); its premise: a majority of kept seeds in every family
-    (``majority``), else one kept seed."""
+    """How a row reads each family's seeds: ``centre`` (median or mean) of the kept seeds, or of
+    every seed when ``every_seed`` (no premise); premise: a majority kept, else one kept."""
 
     name: str
     centre: Callable
@@ -141,11 +126,9 @@ class Rule:
         return "a majority is needed" if self.majority else "one is needed"
 
     def sample(self, m: Members) -> tuple[float, ...]:
-        """The losses of ``m`` that the rule reads."""
         return m.losses if self.every_seed else m.kept
 
     def holds(self, m: Members) -> bool:
-        """Whether ``m`` meets the rule's premise."""
         if self.every_seed:
             return True
         return m.majority if self.majority else bool(m.kept)
@@ -162,11 +145,9 @@ MEDIANS_SINCE = "2026-12-02T14:43:09Z"
 
 
 def rule_row(stat, ms: list[Members], what: str, why: str, where: str, rule: Rule = TODAY) -> Row:
-    """The row ``stat(rule.centre, *samples)`` of the members ``ms`` (one sample each, as
-    ``rule`` reads them) with its bootstrap interval (None when a sample holds a non-finite
-    loss), or NaN with the premise note when a family of the row does not meet the rule's
-    premise; the note names the row's families (``what``) and what was excluded (``why``: the
-    not-learned seeds; ``where``: appended to the premise note)."""
+    """The row ``stat(rule.centre, *samples)`` of ``ms`` (one sample each, as ``rule`` reads them)
+    with its interval, or NaN with the premise note when a family fails the premise. The note
+    names the families (``what``) and the not-learned seeds (``why``); ``where`` ends a note."""
     failed = [m for m in ms if not rule.holds(m)]
     if failed:
         said = [
@@ -185,12 +166,10 @@ def rule_row(stat, ms: list[Members], what: str, why: str, where: str, rule: Rul
 
 
 def values_before(rows_under: Callable[[Rule], dict], made_utc: str) -> dict[str, float]:
-    """Each row's value under the rule in force when its run was made, at ``made_utc`` (ISO
-    8601 UTC, a recorded run's ``meta["created_utc"]``): ``MEAN_ALL`` before commit 8fbbb48
-    (``MEDIANS_SINCE``), ``MEDIAN_KEPT`` from it (the majority premise came on 2026-12-06, and
-    a run made under it needs no value before). ``rows_under(rule)`` gives the run's rows
-    (id -> ``Row``) under ``rule``, e.g. ``lambda r: fig4a_rows(config, tensors, rule=r)[0]``.
-    NaN where the premise of that rule failed (the row was undecided then)."""
+    """Each row's value under the rule in force at ``made_utc`` (a run's ``meta["created_utc"]``):
+    ``MEAN_ALL`` before ``MEDIANS_SINCE``, else ``MEDIAN_KEPT`` (a run made under the majority
+    premise needs no value before); NaN where that rule's premise failed. ``rows_under(rule)``:
+    id -> ``Row``, e.g. ``lambda r: fig4a_rows(config, tensors, rule=r)[0]``."""
     made = datetime.fromisoformat(made_utc.replace("Z", "+00:00"))
     since = datetime.fromisoformat(MEDIANS_SINCE.replace("Z", "+00:00"))
     rule = MEAN_ALL if made < since else MEDIAN_KEPT

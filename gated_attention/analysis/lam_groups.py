@@ -1,14 +1,8 @@
 """The recurrence values lam split into groups (Sec. 4.1, Fig. 2B).
 
 The construction needs key-value neurons that integrate (lam = 1, state M_t[i, j]) and query
-neurons without memory (lam = 0, state q_t[k]); a student that found it has its surviving lam in
-those two groups and none in between.
-
-Glossary (code name -> paper symbol -> section):
-    lam        lambda = exp(-exp(nu)), the diagonal recurrence            Eq. (2)
-    one        neurons with lam > 1 - tol: key-value neurons              Sec. 3.1, Fig. 2B
-    zero       neurons with lam < tol: query neurons                     Sec. 3.1, Fig. 2B
-    between    the rest
+neurons without memory (lam = 0, state q_t[k]); a student that found it has no lam in between.
+lam = exp(-exp(nu)) (Eq. 2); ``one``: key-value neurons, ``zero``: query neurons (Sec. 3.1).
 """
 
 from __future__ import annotations
@@ -38,8 +32,7 @@ class LamGroups:
 def lam_groups(net_or_lam: Network | torch.Tensor, tol: float = LAM_TOL) -> LamGroups:
     """Split the hidden neurons by lam: ``one`` (lam > 1 - tol), ``zero`` (lam < tol), ``between``.
 
-    ``net_or_lam``: a ``Network`` or lam itself, shape (n,).
-    """
+    ``net_or_lam``: a ``Network`` or lam (n,)."""
     if not (isinstance(tol, (int, float)) and 0 < tol < 0.5):
         raise ValueError(f"tol must be a number in (0, 0.5), got {tol!r}")
     if isinstance(net_or_lam, Network):

@@ -1,28 +1,18 @@
 """The loss edge of Fig. 3A-C: from which size the loss is ~0, one rule for the three panels.
 
 The paper reads off Fig. 3 that the loss falls to ~0 only from about twice the construction's
-neuron count (Sec. 4.2 and 5.2). The edge moves with what "~0" means, so it is given at several
-levels (``LEVELS``), one of them central (``CENTRAL_LEVEL``), all fixed before the runs they
-score (the estimator in words: the chapter how_many_neurons.md):
+neuron count (Sec. 4.2, 5.2). The edge moves with what "~0" means, so it is given at several
+levels fixed before the runs (ours, as are ``edge_interval`` and ``still_learning``; the
+estimator in words: book/how_many_neurons.md):
 
     excess loss   e(n, seed): 0 = the construction's loss, 1 = predicting 0
                   Fig. 3A/B: held-out MSE / Var(teacher output) (the construction's loss is 0)
                   Fig. 3C:   (RNN loss - loss of one optimal GD step, paired on the same
                              held-out sequences) / (loss of predicting 0 - loss of one GD step)
     edge n*_L     the smallest swept n such that, at n and at every larger swept n, the median
-                  over seeds of e is at most L (an even number of seeds: the geometric mean of
-                  the two middle ones); None when the largest size is above L
+                  over seeds of e is at most L (``median_excess``); None when the largest size
+                  is above L (``loss_edge``; every level of ``LEVELS``: ``edges``)
     ratio         n*_L / the construction's count: the paper's "about twice" is 2
-
-Glossary (code name -> paper symbol -> section):
-    LEVELS          the levels L at which the edge is given          ours (Fig. 3 plots the loss)
-    CENTRAL_LEVEL   the level that scores the claim                  ours
-    Edge            n*_L of one sweep at one level
-    loss_edge       n*_L from excess losses (sizes, seeds)           Sec. 4.2, 5.2, Fig. 3A-C
-    edges           n*_L at every level of LEVELS
-    median_excess   the median over seeds per size (the curve the edge reads)
-    edge_interval   the 95% bootstrap interval of n*_L over seeds        ours
-    still_learning  which members were still learning at the end       ours
 """
 
 from __future__ import annotations
@@ -46,8 +36,7 @@ LAST_SHARE, STILL_FALLING = 0.2, 1.1
 
 @dataclasses.dataclass(frozen=True)
 class Edge:
-    """n*_L (None: no edge among the swept sizes) at ``level``; ``construction`` the count the
-    ratio is taken against."""
+    """n*_L at ``level`` (None: no edge among the swept sizes) and the construction's count."""
 
     level: float
     estimate: int | None
@@ -99,12 +88,10 @@ def edges(sizes, excess, construction: int) -> dict[float, Edge]:
 def edge_interval(
     sizes, excess, level: float, *, draws: int = DRAWS, seed: int = BOOT_SEED
 ) -> tuple[int, int | None]:
-    """The 95% bootstrap interval (lo, hi) of n*_L over seeds: ``excess`` (S, R), its R seeds
-    drawn with replacement ``draws`` times, the 2.5% and 97.5% quantiles of n*_L of each draw
-    (the lower and the higher swept size; the grid adds its own uncertainty: an edge at n* lies
-    between the swept size below n* and n*); ``hi`` None: in more than 2.5% of the draws no
-    swept size is an edge (the interval is open above); ``lo`` None never (a draw without an
-    edge sorts above every size, so ``lo`` is None only when all draws lack one)."""
+    """The 95% bootstrap interval (lo, hi) of n*_L over the R seeds of ``excess`` (S, R), as swept
+    sizes (the grid adds its own uncertainty: an edge at n* lies between the size below and n*).
+    ``hi`` None: more than 2.5% of the draws have no edge (open above); ``lo`` None only when
+    all lack one."""
     sizes, E = _check(sizes, excess)
     R = E.shape[1]
     g = np.random.default_rng(seed)
@@ -123,12 +110,10 @@ def edge_interval(
 def still_learning(
     loss_steps, losses, final_excess, level: float, steps: int, *, floor: float = 0.0
 ) -> np.ndarray:
-    """(R,) bool: members above ``level`` at the end whose training loss still fell by more than
-    STILL_FALLING times over the last LAST_SHARE of ``steps`` (the median of the logged losses
-    in the last 5% of the steps against that in the 5% ending LAST_SHARE before); ``loss_steps``
-    (K,) the logged steps, ``losses`` (K, R) the logged training losses, ``final_excess`` (R,);
-    ``floor`` a loss no network can go below (Fig. 3C: one optimal GD step's), taken off both
-    medians."""
+    """(R,) bool: members above ``level`` at the end whose training loss (K logged steps, R) still
+    fell by more than STILL_FALLING times over the last LAST_SHARE of ``steps`` (median over the
+    last 5% of the steps against the 5% ending LAST_SHARE before); ``floor``, a loss no network
+    can go below (Fig. 3C: one optimal GD step's), is taken off both medians."""
     t = np.asarray(loss_steps, dtype=np.float64)
     L = np.asarray(losses, dtype=np.float64)
     e = np.asarray(final_excess, dtype=np.float64)

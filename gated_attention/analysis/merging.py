@@ -4,18 +4,10 @@ Output neuron m adds D[:, m] (W_out1[m] . h)(W_out2[m] . h) to y, i.e. h^T (D[o,
 output o, with the kernel K_m = sym(W_out1[m] W_out2[m]^T), sym(A) = (A + A^T) / 2. A group S
 contributes y[o] += h^T K_o h, K_o = sum_{m in S} D[o, m] K_m (d_out kernels, n x n), and can
 be replaced by ONE neuron when (i) K_o = u_o K and (ii) K = sym(a b^T) (rank 1, or rank 2 with
-eigenvalues of opposite signs): W_out1 = a, W_out2 = b, D[:, new] = u. (The paper tests "the
+eigenvalues of opposite signs): W_out1 = a, W_out2 = b, D[:, new] = u. The paper tests "the
 summed kernels are rank 1" on the non-symmetric sum D[o, m] W_out1[m] W_out2[m]^T; the symmetric
-test also accepts members that read h with their two rows swapped.) The distance from mergeable
-is the relative Frobenius error of the best such approximation.
-
-Glossary (code name -> paper symbol -> section):
-    output_kernels   K_o = sum_m D[o, m] sym(W_out1[m] W_out2[m]^T)      App. C.2, Fig. 2C
-    merge_error      relative distance of (K_o)_o to the nearest u (x) sym(a b^T)
-    merge            greedy search for mergeable groups, and the merged network
-    selector_share   how much one output neuron is the construction's: a key-value neuron
-                     times a query neuron                                   App. A.1, C.2
-    merged_selector_shares  that share for the neuron each merged group became
+test also accepts members that read h with their two rows swapped. ``selector_share``: how much
+one output neuron is the construction's, a key-value neuron times a query neuron (App. A.1, C.2).
 """
 
 from __future__ import annotations
@@ -40,10 +32,8 @@ def output_kernels(net: Network, neurons) -> torch.Tensor:
 
 
 def product_fit(K: torch.Tensor):
-    """Best u (x) sym(a b^T) fit to K (*C, d_out, n, n), batched over *C.
-
-    Returns (relative error (*C,), u (*C, d_out), a (*C, n), b (*C, n)).
-    """
+    """Best u (x) sym(a b^T) fit to K (*C, d_out, n, n): (relative error (*C,), u (*C, d_out),
+    a (*C, n), b (*C, n))."""
     n = K.shape[-1]
     Kf = K.reshape(*K.shape[:-2], n * n)  # (*C, d_out, n^2)
     _, E = torch.linalg.eigh(Kf @ Kf.transpose(-1, -2))  # (*C, d_out, d_out), cheap: d_out small
@@ -66,17 +56,14 @@ def product_fit(K: torch.Tensor):
 
 
 def merge_error(net: Network, neurons) -> float:
-    """0 when the output neurons ``neurons`` can be merged into one exactly; else the relative
-    Frobenius error of the best single-neuron replacement of their summed kernels."""
+    """Relative Frobenius error of the best one-neuron replacement of ``neurons`` (0: exact)."""
     return float(product_fit(output_kernels(net, neurons))[0])
 
 
 @dataclasses.dataclass(frozen=True)
 class Merged:
-    """The merged network, the merged groups (original output indices) and their errors.
-
-    ``net`` keeps the unmerged output neurons in their order, followed by one neuron per group.
-    """
+    """The merged network (the ``kept`` output neurons in order, then one neuron per group), the
+    merged groups (original output indices) and their errors."""
 
     net: Network
     groups: list[list[int]]
@@ -85,12 +72,8 @@ class Merged:
 
 
 def merge(net: Network, rtol: float = 1e-3, max_group: int = 3) -> Merged:
-    """Greedily merge groups of output-gating neurons with merge_error <= rtol.
-
-    All groups of ``max_group`` neurons are tried first, then smaller ones down to pairs; within a
-    size the best group is merged first and its members leave the pool. Exhaustive, so meant for
-    a pruned network (m <= 40).
-    """
+    """Greedily merge groups of output-gating neurons with merge_error <= rtol, the largest groups
+    (``max_group``) first, the best first within a size. Exhaustive: a pruned network (m <= 40)."""
     if require(net, "merge").side:
         raise ValueError("side gating has no output-gating neurons to merge")
     m = net.m
@@ -121,11 +104,9 @@ def merge(net: Network, rtol: float = 1e-3, max_group: int = 3) -> Merged:
 
 
 def selector_share(net: Network, neuron: int, one: list[int], zero: list[int]) -> float:
-    """How much output-gating neuron ``neuron`` is an output neuron of the construction (App.
-    A.1): one of its two rows a = W_out1[neuron], b = W_out2[neuron] reads the key-value neurons
-    ``one`` (lam ~ 1), the other the query neurons ``zero`` (lam ~ 0). The share is
-    max over the two orders of (|a_one|^2 / |a|^2) (|b_zero|^2 / |b|^2): 1 for the
-    construction's output neurons, 0 for a neuron that reads neither product."""
+    """max over the two orders of (|a_one|^2 / |a|^2) (|b_zero|^2 / |b|^2), a = W_out1[neuron],
+    b = W_out2[neuron], ``one`` the key-value and ``zero`` the query neurons: 1 for the
+    construction's output neurons (App. A.1), 0 for a neuron that reads neither product."""
     if require(net, "selector_share").side:
         raise ValueError("side gating has no output-gating neurons")
     if not 0 <= neuron < net.m:
@@ -145,7 +126,6 @@ def selector_share(net: Network, neuron: int, one: list[int], zero: list[int]) -
 
 
 def merged_selector_shares(merged: Merged, one: list[int], zero: list[int]) -> list[float]:
-    """``selector_share`` of the neuron each group of ``merged`` became (they follow the kept
-    neurons in ``merged.net``), in the order of ``merged.groups``."""
+    """``selector_share`` of the neuron each group of ``merged`` became, in ``merged.groups``."""
     first = len(merged.kept)
     return [selector_share(merged.net, first + g, one, zero) for g in range(len(merged.groups))]

@@ -1,11 +1,8 @@
-"""The weight penalty |theta|^2 of a gated RNN, as given and at its best rescaling (Sec. 4.1's
-weight decay; ``consolidation`` compares them before and after folding surplus neurons in).
+"""The weight penalty |theta|^2 of a gated RNN (Sec. 4.1's weight decay), as given and at its best
+rescaling, the smallest sum over the rescalings that leave the function unchanged:
 
-    weight_penalty    the sum of squares of every decayed weight (W_in1, W_in2, W_out1, W_out2, D)
-    balanced_penalty  the smallest such sum over the rescalings that leave the function unchanged,
-                          W_in1[n] e^(a_n), W_in2[n] e^(b_n), W_out1[m, n] e^(c_m - a_n - b_n),
-                          W_out2[m, n] e^(e_m - a_n - b_n), D[:, m] e^(-c_m - e_m),
-                      a convex problem in (a, b, c, e) (a sum of exponentials of linear functions)
+    W_in1[n] e^(a_n), W_in2[n] e^(b_n), W_out1[m, n] e^(c_m - a_n - b_n),
+    W_out2[m, n] e^(e_m - a_n - b_n), D[:, m] e^(-c_m - e_m)
 """
 
 from __future__ import annotations
@@ -32,11 +29,8 @@ def weight_penalty(net: Network) -> float:
 
 
 def balanced_penalty(net: Network, max_iter: int = 500) -> float:
-    """The smallest |theta|^2 over the rescalings of the module docstring (same function).
-
-    Minimises the convex function of the log-scales (a, b, c, e) with L-BFGS from 0 (the
-    network as given), so the result is never above ``weight_penalty``.
-    """
+    """The smallest |theta|^2 over the rescalings of the module docstring (convex in (a, b, c, e);
+    L-BFGS from the network as given, so never above ``weight_penalty``)."""
     output_gating(net, "balanced_penalty")
     n, m = net.n, net.m
     i1, i2 = net.W_in1.square().sum(1), net.W_in2.square().sum(1)  # (n,)

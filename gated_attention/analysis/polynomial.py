@@ -1,7 +1,7 @@
 """Input-output polynomials of the gated RNN and of the attention teacher (Sec. 4.1, Table 1/2).
 
 The output of Eq. (2) at step t is a polynomial in the inputs x_0 .. x_t whose coefficients
-follow EXACTLY from the weights (no fitting). With x~_s = [x_s; 1] and t = steps - 1:
+follow EXACTLY from the weights (no fitting; App. C.1). With x~_s = [x_s; 1] and t = steps - 1:
 
     h_t[n] = sum_{s<=t} lam_n^(t-s) (W_in1[n] . x~_s)(W_in2[n] . x~_s)
            = sum_s x~_s^T P_n(s) x~_s,                 P_n(s) = lam_n^(t-s) W_in1[n] W_in2[n]^T
@@ -10,18 +10,8 @@ follow EXACTLY from the weights (no fitting). With x~_s = [x_s; 1] and t = steps
     C[o, s, a, b, s', c, e] = sum_m D[o, m] A[m, s, a, b] B[m, s', c, e],
     A[m, s] = sum_n W_out1[m, n] P_n(s),   B[m, s'] = sum_n W_out2[m, n] P_n(s').
 
-So y_t has degree <= 4 and every monomial touches at most two time steps. The teacher of Eq. (1)
-is the degree-3 polynomial y_t[o] = sum_{s<=t} sum_{abc} W_V[o, a] (W_K^T W_Q)[b, c]
-x_s[a] x_s[b] x_t[c]. Each entry of C names four factors (the constant coordinate of x~, index
-d, stands for the factor 1); the entries that name the same multiset of variables are summed
-into that monomial's coefficient with one sort and one bincount.
-
-Glossary (code name -> paper symbol -> section):
-    Polynomial            the input-output polynomial of y_t              Sec. 4.1 (Table 1), Sec. 5
-    x[s, i]               variable: entry i of the input at step s         Eq. (1), (2)
-    rnn_polynomial        the student's coefficients, exact from weights   App. C.1 / Table 2
-    attention_polynomial  the teacher's coefficients                       Eq. (1)
-    polynomial_distance   the "polynomial distance" of Table 1 (defined below)
+So y_t has degree <= 4 and every monomial touches at most two time steps; the teacher of Eq. (1)
+has degree 3. Variable x[s, i]: entry i of the input at step s.
 """
 
 from __future__ import annotations
@@ -39,14 +29,9 @@ Monomial = tuple[tuple[int, int], ...]  # ((s, i), ...), sorted: x[s0, i0] * x[s
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Polynomial:
-    """Coefficients of y_t (d_out outputs) as a polynomial in the variables x[s, i].
-
-    Attributes:
-        d: input dimension; steps: number of input steps (the output is taken at t = steps - 1).
-        monomials: (K, 4) int64, each row the sorted variable ids of one monomial, padded with
-            the id ``steps * d`` of the constant 1 (variable x[s, i] has id s * d + i).
-        coeffs: (K, d_out) float64, the coefficient of each monomial for each output.
-    """
+    """Coefficients of y_t (t = steps - 1) as a polynomial in the variables x[s, i]: ``coeffs``
+    (K, d_out) float64 of ``monomials`` (K, 4) int64, each row the sorted variable ids (x[s, i]:
+    s * d + i) of one monomial, padded with the id ``steps * d`` of the constant 1."""
 
     d: int
     steps: int
@@ -136,9 +121,7 @@ def _check_steps(steps: int) -> None:
 def rnn_polynomial(net: Network, steps: int) -> Polynomial:
     """The exact coefficients of y_t (t = steps - 1) of a gated RNN (Eq. 2), output or side gating.
 
-    Cost: O(d_out * steps^2 * (d+1)^4) memory for output gating (2.4M entries for d = 6, 13
-    steps).
-    """
+    Memory O(d_out steps^2 (d+1)^4) for output gating (2.4M entries for d = 6, 13 steps)."""
     require(net, "rnn_polynomial")
     _check_steps(steps)
     W1, W2 = net.W_in1, net.W_in2  # (n, d+1)
@@ -170,8 +153,7 @@ def rnn_polynomial(net: Network, steps: int) -> Polynomial:
 def attention_polynomial(attention: LinearSelfAttention, steps: int) -> Polynomial:
     """The coefficients of the teacher's y_t (t = steps - 1), Eq. (1): degree 3.
 
-    y_t[o] = sum_{s<=t} sum_{a,b,c} W_V[o, a] G[b, c] x[s, a] x[s, b] x[t, c], G = W_K^T W_Q.
-    """
+    y_t[o] = sum_{s<=t} sum_{a,b,c} W_V[o, a] G[b, c] x[s, a] x[s, b] x[t, c], G = W_K^T W_Q."""
     _check_steps(steps)
     if not isinstance(attention, LinearSelfAttention):
         raise TypeError(f"attention must be a LinearSelfAttention, got {type(attention).__name__}")
@@ -191,11 +173,8 @@ def attention_polynomial(attention: LinearSelfAttention, steps: int) -> Polynomi
 def polynomial_distance(p: Polynomial, q: Polynomial) -> float:
     """The polynomial distance of Table 1: mean over outputs o of || p_o/|p_o| - q_o/|q_o| ||.
 
-    p_o, q_o are the coefficient vectors of output o over the union of the monomials of both
-    (a monomial missing from one has coefficient 0 there), each divided by its Euclidean norm.
-    It is 0 exactly when the two polynomials agree up to a positive factor per output, and at
-    most 2. A zero polynomial has no direction: its output raises a ValueError.
-    """
+    p_o, q_o: coefficient vectors over the union of both polynomials' monomials. In [0, 2], 0
+    exactly when they agree up to a positive factor per output; a zero output is a ValueError."""
     for name, r in (("p", p), ("q", q)):
         if not isinstance(r, Polynomial):
             raise TypeError(f"{name} must be a Polynomial, got {type(r).__name__}")

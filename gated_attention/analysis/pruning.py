@@ -1,8 +1,6 @@
-"""Lossless pruning of a trained gated RNN (Sec. 4.1, Fig. 2A).
-
-After training with weight decay most neurons of the over-parametrised student are dead; the
-rules, each a bound on a neuron's contribution (|.| the Euclidean norm over the neurons still
-kept), applied until nothing changes:
+"""Lossless pruning of a trained gated RNN (Sec. 4.1, Fig. 2A: "prune neurons whose weights are all
+zero"). The rules, each a bound on a neuron's contribution (|.| the Euclidean norm over the neurons
+still kept), applied until nothing changes:
 
     hidden neuron n is silent   if |W_in1[n]| |W_in2[n]| <= tol        (its input u_n is ~0)
     hidden neuron n is unread   if sum_m |D[:, m]| (|W_out1[m, n]| |W_out2[m]|
@@ -11,12 +9,7 @@ kept), applied until nothing changes:
     output neuron m is silent   if |W_out1[m]| |W_out2[m]| |D[:, m]| <= tol
 
 The products are invariant under the rescalings W_in1[n] -> c W_in1[n], W_in2[n] -> W_in2[n] / c
-that leave the network unchanged; ``output_change`` measures what pruning cost.
-
-Glossary (code name -> paper symbol -> section):
-    hidden     indices of the kept recurrent neurons (rows of W_in1, W_in2, nu)   Eq. (2)
-    output     indices of the kept output-gating neurons (rows of W_out1, W_out2)  Eq. (2)
-    prune      "prune neurons whose weights are all zero", Fig. 2A                 Sec. 4.1
+that leave the network unchanged.
 """
 
 from __future__ import annotations
@@ -32,7 +25,8 @@ from .thresholds import PRUNE_TOL
 
 @dataclasses.dataclass(frozen=True)
 class Pruned:
-    """The result of ``prune``: the smaller network and which neurons of the original it keeps."""
+    """The smaller network and the indices of the original's ``hidden`` and ``output`` neurons
+    it keeps (in their original order)."""
 
     net: Network
     hidden: list[int]
@@ -43,8 +37,7 @@ class Pruned:
 
 
 def input_products(W_in1: torch.Tensor, W_in2: torch.Tensor) -> torch.Tensor:
-    """|W_in1[n]| |W_in2[n]| for every hidden neuron: the first rule's product (*E, n), over
-    any leading ensemble dims (a neuron is silent when it is at most the threshold)."""
+    """|W_in1[n]| |W_in2[n]|, the first rule's product: (*E, n), over any leading ensemble dims."""
     return W_in1.norm(dim=-1) * W_in2.norm(dim=-1)
 
 
@@ -55,11 +48,7 @@ def _norms(net: Network, h, o):
 
 
 def prune(net: Network, tol: float = PRUNE_TOL) -> Pruned:
-    """Remove dead hidden and output-gating neurons (rules in the module docstring).
-
-    Returns a ``Pruned`` whose ``net`` has rows ``hidden`` of W_in1, W_in2, nu and output
-    neurons ``output`` of the original, in their original order.
-    """
+    """Remove dead hidden and output-gating neurons (rules in the module docstring)."""
     require(net, "prune")
     if not (isinstance(tol, (int, float)) and tol >= 0):
         raise ValueError(f"tol must be a non-negative number, got {tol!r}")
@@ -90,11 +79,8 @@ def prune(net: Network, tol: float = PRUNE_TOL) -> Pruned:
 
 
 def contributions(net: Network) -> dict[str, torch.Tensor]:
-    """The three bounds of the module docstring for every neuron of the unpruned network.
-
-    Returns {"hidden_in": (n,), "hidden_out": (n,), "output": (m,)} (output gating only): what
-    ``prune`` compares with ``tol`` in its first pass (Fig. 2A plots them).
-    """
+    """The three bounds of the module docstring for every neuron, as ``prune``'s first pass reads
+    them (Fig. 2A; output gating only): {"hidden_in": (n,), "hidden_out": (n,), "output": (m,)}."""
     if require(net, "contributions").side:
         raise ValueError("contributions expects output gating (W_out1, W_out2)")
     W_o1, W_o2, n1, n2, nD = _norms(net, torch.arange(net.n), torch.arange(net.m))

@@ -1,17 +1,13 @@
 """Reverse engineering networks trained on associative recall (App. D.3, Fig. 7).
 
-The inputs are one-hot, so what hidden neuron i adds to its state at a pair step is a table,
-its *pair block* P_i[v, k] = (W_in1[i] x~)(W_in2[i] x~) for x = [e_k; e_v]. Every key appears
-once per sequence, so only the double-centred block (row and column means removed), the
-neuron's *key-value block*, tells sequences apart; for the attention construction it is
-(e_v - 1/N)(e_k - 1/N)^T: rank 1, one positive peak. The measures in words: the chapter
-associative_recall.md, "Three hand-built networks, three costs".
+The inputs are one-hot, so what hidden neuron i adds to its state at a pair step is a table, its
+*pair block* P_i[v, k] = (W_in1[i] x~)(W_in2[i] x~) for x = [e_k; e_v]. Every key appears once per
+sequence, so only the double-centred block, the neuron's *key-value block*, tells sequences
+apart; for the attention construction it is (e_v - 1/N)(e_k - 1/N)^T: rank 1, one positive peak.
+In words: book/associative_recall.md, "Three hand-built networks, three costs".
 
-Glossary (code name -> meaning -> shape):
-    K, V          number of keys, of values
-    memory        kept hidden neurons with lam >= lam_split (key-value or per-value neurons)
-    current       kept hidden neurons with lam < lam_split (the current key)
-    k(o)          the key paired with value o in a sequence; kq the queried key
+Glossary: K, V the number of keys, of values; memory (current): the kept hidden neurons with
+lam >= lam_split (lam < lam_split); k(o) the key paired with value o, kq the queried key.
 """
 
 from __future__ import annotations
@@ -120,8 +116,8 @@ def key_value_matrices(batch: RecallBatch, n_values: int) -> torch.Tensor:
 
 
 def recall_score_kv(net: Network, batch: RecallBatch, neurons, n_values: int) -> float:
-    """Score KV: 1 - R^2 of the linear regression (with intercept) from the states of
-    ``neurons`` after the last pair step (before the query) to the flattened M (V K targets)."""
+    """Score KV (``scores.reconstruction_score``) from the states of ``neurons`` after the last
+    pair step (before the query) to the flattened M (V K targets)."""
     require(net, "recall_score_kv")
     idx = torch.as_tensor(list(neurons), dtype=torch.long)
     with torch.no_grad():
@@ -133,15 +129,14 @@ def recall_score_kv(net: Network, batch: RecallBatch, neurons, n_values: int) ->
 class ValueNeurons:
     """Memory neurons read as per-value neurons holding a key code (the paper's io solution).
 
-    kv             memory neurons with a nonzero key-value block (indices of the network)
+    kv             memory neurons with a nonzero key-value block
     value          (len(kv),) the value each one is most selective to
     selectivity    (len(kv),) |cos| of its value vector with the centred one-hot of that value
     code           (K,) the key code: top key direction of all kv blocks stacked (unit norm)
     key_rank1      fraction of the stacked blocks' energy in that one key direction (1: every
                    memory neuron holds one scalar code per value; 1/(K-1) for attention)
     code_alignment (len(kv),) |cos| of each neuron's key vector with ``code``
-    current        neurons with lam < lam_split; current_alignment: |cos| of their centred
-                   query-step increments with ``code``
+    current_alignment  |cos| of the current neurons' centred query-step increments with ``code``
     per_value      kv neurons with selectivity and code alignment >= threshold, where
                    key_rank1 >= threshold too (else there is no shared code: none)
     values_covered distinct values among the per-value neurons
@@ -239,12 +234,9 @@ def _k_of_value(batch: RecallBatch, n_values: int) -> torch.Tensor:
 def squared_difference_fit(
     q_hat: torch.Tensor, batch: RecallBatch, *, restarts: int = 12, seed: int = 0
 ) -> SquaredDifferenceFit:
-    """Fit the outputs at the query step, q_hat (B, V), with the squared-difference model.
-
-    The model reads only (o, k(o), kq), so it is fitted to the cell means of those triples
-    (weighted by their counts; the within-cell scatter is added to the residual). LBFGS from
-    ``restarts`` random codes (seeded); the best fit is returned.
-    """
+    """Fit the outputs at the query step, q_hat (B, V), with the squared-difference model: to
+    the count-weighted means of the (o, k(o), kq) cells (the within-cell scatter added to the
+    residual), L-BFGS from ``restarts`` seeded random codes, the best fit kept."""
     B, V = q_hat.shape
     K = batch.keys.shape[1]
     k_of = _k_of_value(batch, V)

@@ -1,17 +1,13 @@
 """Reordering and orienting neurons so that the weights show the blocks of Fig. 1 (Fig. 2B).
 
 Permuting neurons, swapping the two rows of a gate and rescaling W_in1[n] -> c W_in1[n],
-W_in2[n] -> W_in2[n] / c leave the function unchanged; ``reorder`` uses these symmetries to put
-a pruned student in the layout of the construction:
+W_in2[n] -> W_in2[n] / c leave the function unchanged; ``reorder`` uses them for this layout:
 
     hidden:  key-value neurons (lam ~ 1) first, then query neurons (lam ~ 0), then the rest;
              a query neuron is oriented so that W_in1 reads the constant 1, scaled to exactly 1.
     output:  each output neuron oriented so that W_out1 reads the key-value neurons and W_out2
              the query neurons, then sorted by the query neuron it reads (then by key-value
              neuron); key-value neurons are sorted by the first output neuron that reads them.
-
-Glossary (code name -> paper symbol -> section):
-    hidden_order, output_order   the permutations (new position -> old index)   Fig. 2B
 """
 
 from __future__ import annotations
@@ -27,7 +23,8 @@ from .thresholds import LAM_TOL
 
 @dataclasses.dataclass(frozen=True)
 class Reordered:
-    """The reordered network; ``hidden_order[k]`` is the old index of new hidden neuron k."""
+    """The reordered network; ``hidden_order[k]`` (``output_order[k]``) is the old index of new
+    hidden (output) neuron k."""
 
     net: Network
     hidden_order: list[int]

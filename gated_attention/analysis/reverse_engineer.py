@@ -1,11 +1,9 @@
 """The whole reverse-engineering pipeline of Sec. 4.1 in one call (Fig. 2, Table 1).
 
-    trained student --prune--> pruned --lam_groups--> key-value / query neurons
-        --score_kv, score_q--> Table 1 scores      (on the pruned network)
-        --rnn_polynomial vs attention_polynomial--> Table 1 polynomial distance (trained network)
-        --merge--> merged --reorder--> the block layout of Fig. 2B
-
-Glossary (code name -> paper symbol -> section): see the modules this one calls.
+trained student --prune--> pruned --lam_groups--> key-value / query neurons
+    --score_kv, score_q--> Table 1 scores      (on the pruned network)
+    --rnn_polynomial vs attention_polynomial--> Table 1 polynomial distance (trained network)
+    --merge--> merged --reorder--> the block layout of Fig. 2B
 """
 
 from __future__ import annotations
@@ -73,10 +71,9 @@ def reverse_engineer(
 ) -> ReverseEngineering:
     """Prune, group, score, compare polynomials, merge and reorder one trained student.
 
-    The scores and output changes use ``batch`` fresh N(0, I) sequences of length T drawn from
-    ``seed``; the polynomial distance compares y at step T - 1 (all T inputs) exactly. A student
-    whose d or d_out differs from the teacher's d or d_v is a ValueError naming both.
-    """
+    Scores and output changes use ``batch`` N(0, I) sequences of length T drawn from ``seed``;
+    the polynomial distance compares y at step T - 1 exactly. ValueError if the student's d or
+    d_out differs from the teacher's d or d_v."""
     require(student, "reverse_engineer")
     if not isinstance(teacher, LinearSelfAttention):
         raise TypeError(f"teacher must be a LinearSelfAttention, got {type(teacher).__name__}")

@@ -1,20 +1,13 @@
 """Score KV and Score Q: can the key-values and queries be read linearly from the states? (Table 1)
 
-Score = 1 - R^2 of the least-squares regression (with intercept) from a group of hidden states to a
-target, over all sequences and steps of a batch:
+Score = 1 - R^2 of the least-squares regression (with intercept) from a group of hidden states h_t
+(Eq. 2) to a target, over all sequences and steps of a batch:
 
-    R^2 = 1 - sum |Y - Y_hat|^2 / sum |Y - mean(Y)|^2      (sums over samples and target dims)
-
-    Score KV: states of the lam ~ 1 neurons  ->  the flattened teacher M_t   (d_v d_k targets)
-    Score Q:  states of the lam ~ 0 neurons  ->  the teacher's query q_t    (d_k targets)
+    Score KV: states of the lam ~ 1 neurons  ->  the flattened teacher M_t = sum_{t'<=t} v_t' k_t'^T
+    Score Q:  states of the lam ~ 0 neurons  ->  the teacher's query q_t = W_Q x_t     (Eq. 1)
 
 Both are 0 for the construction (its states are M_t and q_t, or an invertible linear image of
 them) and close to 1 when the group holds nothing useful.
-
-Glossary (code name -> paper symbol -> section):
-    M_t     sum_{t'<=t} v_t' k_t'^T, LinearSelfAttention.key_value_states   Eq. (1)
-    q_t     W_Q x_t, LinearSelfAttention.queries                            Eq. (1)
-    h_t     the student's recurrent states, gated_rnn.hidden_states        Eq. (2)
 """
 
 from __future__ import annotations
@@ -33,10 +26,8 @@ def gaussian_inputs(d: int, T: int, batch: int, seed: int) -> torch.Tensor:
 
 
 def reconstruction_score(states: torch.Tensor, targets: torch.Tensor) -> float:
-    """1 - R^2 of the linear regression (with intercept) of targets (N, p) on states (N, k).
-
-    k = 0 (no states) leaves only the intercept: the score is 1.
-    """
+    """1 - R^2 of the linear regression (with intercept) of targets (N, p) on states (N, k); R^2
+    sums over samples and target dims. k = 0 leaves only the intercept: the score is 1."""
     if states.dim() != 2 or targets.dim() != 2 or states.shape[0] != targets.shape[0]:
         raise ValueError(
             f"states (N, k) and targets (N, p) need the same N; got {tuple(states.shape)} and "

@@ -1,20 +1,12 @@
 """How many directions a group of hidden neurons uses: neurons can be near-copies (ours).
 
-A pruned group can keep more neurons than the construction's when some carry (nearly) linear
-combinations of the others' states: each is read, so none can be pruned, yet together they span
-hardly more directions (why it matters: the chapter teacher_identification.md, "Surplus neurons
-or surplus directions?"). For a group of hidden neurons:
+Why: book/teacher_identification.md, "Surplus neurons or surplus directions?". For a group:
 
-    S        the (B T, k) matrix of the group's states h_t over a batch of sequences (all steps,
-             not centred: a constant state is a direction of its own)
+    S        the (B T, k) matrix of the group's states h_t (Eq. 2) over a batch, all steps, not
+             centred (a constant state is a direction of its own)
     s_i      the singular values of S divided by the largest: 1 = s_1 >= ... >= s_k >= 0
-    drop     s_c / s_(c+1) for c = the construction's count of the group (d(d+1)/2 key-value,
-             d query neurons); no threshold: read it against the construction's own spectrum.
-             Exact copies give s_(c+1) = 0 (tests/test_analysis_state_spectrum.py).
-
-Glossary (code name -> paper symbol -> section):
-    h_t      the recurrent states, gated_rnn.hidden_states                   Eq. (2)
-    groups   lam ~ 1 (key-value) and lam ~ 0 (query) neurons, lam_groups     Sec. 4.1
+    drop     s_c / s_(c+1), c the construction's count of the group (d(d+1)/2 key-value, d query
+             neurons); no threshold: read it against the construction's own spectrum
 """
 
 from __future__ import annotations
@@ -28,8 +20,7 @@ from .scores import neuron_states
 def state_spectrum(net: Network, x: torch.Tensor, neurons) -> torch.Tensor:
     """s_1 = 1 >= s_2 >= ... of the states of ``neurons`` on inputs x (B, T, d); (k,) float64.
 
-    An empty group gives an empty tensor; a group whose states are all zero gives zeros.
-    """
+    An empty group gives an empty tensor; a group whose states are all zero gives zeros."""
     S = neuron_states(require(net, "state_spectrum"), x, neurons, "group")  # (B T, k)
     if S.shape[1] == 0:
         return torch.zeros(0, dtype=torch.float64)

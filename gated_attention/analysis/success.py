@@ -1,22 +1,14 @@
 """Did a seed learn the construction? The per-seed criterion and the transition it gives (ours).
 
-A low loss alone cannot tell a network that implements the construction from one that
-approximates the teacher well (a network smaller than the construction can reach a normalised
-loss of about 1e-2), so each seed is scored against a criterion fixed in
-``report/paper_values.json`` before the runs it scores:
+A low loss alone cannot tell the construction from a good approximation (a network smaller than
+the construction can reach a normalised loss of about 1e-2), so each seed is scored against a
+criterion fixed in ``report/paper_values.json`` before the runs it scores:
 
     learned      normalised held-out loss (MSE / Var(teacher output)) <= LEARNED_LOSS
-                 AND Score KV <= LEARNED_SCORE (the lam ~ 1 states hold M_t linearly)
+                 AND Score KV <= LEARNED_SCORE (Sec. 4.1, Table 1: lam ~ 1 states hold M_t linearly)
                  [AND Score Q <= LEARNED_SCORE, where the query group is scored too]
-    fraction     k of R seeds, with the Wilson 95% interval (``wilson_interval``)
     transition   n* = the smallest swept n from which, at n and every larger n, at least half
-                 of the seeds succeed (``transition_by_fraction``); None if there is none
-
-Glossary (code name -> meaning -> section):
-    LEARNED_LOSS, LEARNED_SCORE   the thresholds of "learned"          Sec. 4.1, Table 1
-    kv_score_unpruned             Score KV of the lam > 0.99 neurons of a whole (unpruned) member
-    wilson_interval               the 95% interval of a fraction k / R
-    transition_by_fraction        n* of Fig. 3A/B/C from per-seed successes
+                 of the seeds succeed (``transition_by_fraction``, Fig. 3A/B/C); None if none
 """
 
 from __future__ import annotations
@@ -44,10 +36,8 @@ def learned(norm_loss: float, score_kv: float, score_q: float | None = None) -> 
 
 
 def kv_score_unpruned(net: Network, teacher, x: torch.Tensor, tol: float = LAM_TOL) -> float:
-    """Score KV from the states of every neuron with lam > 1 - tol of a whole member.
-
-    Dead neurons have zero states and add nothing to a least-squares fit, so no pruning is
-    needed; a member with no such neuron scores 1 (nothing is read)."""
+    """Score KV from the states of every neuron with lam > 1 - tol of a whole (unpruned) member
+    (dead neurons add nothing to the fit); 1 when there is no such neuron."""
     one = torch.nonzero(require(net, "kv_score_unpruned").lam > 1 - tol).flatten().tolist()
     if not one:
         return 1.0
@@ -79,9 +69,8 @@ class Fractions:
 
 
 def transition_by_fraction(sizes, success) -> Fractions:
-    """n* of the module docstring from ``success`` (S sizes, R seeds) booleans.
-
-    ``sizes`` (S,) strictly increasing."""
+    """n* of the module docstring from ``success`` (S sizes, R seeds) booleans; ``sizes`` (S,)
+    strictly increasing."""
     sizes = np.asarray(sizes)
     ok = np.asarray(success, dtype=bool)
     if ok.ndim != 2 or ok.shape[0] != sizes.shape[0]:

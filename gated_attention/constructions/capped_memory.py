@@ -1,15 +1,11 @@
 """Capped memory (ours, beyond the paper): the construction with lam <= lam_max < 1 on its
-key-value neurons, its error law, and banks of key-value neurons.
+key-value neurons, its error law, and banks of key-value neurons (why: book/beyond.md, "Capped
+memory"). For a constant input the relative error at step T is exactly (``planted_error``)
 
-A capped key-value neuron holds sum_{s<=t} lam^(t-s) v_s k_s^T instead of M_t. For a constant
-input x_t = x the relative error at step T is exactly (``planted_error``)
+    e_1(T, lam) = 1 - (1 - lam^T) / (T (1 - lam)) = T (1 - lam) / 2 + O((T (1 - lam))^2);
 
-    e_1(T, lam) = 1 - (1 - lam^T) / (T (1 - lam)) = T (1 - lam) / 2 + O((T (1 - lam))^2).
-
-p banks (lam_max^j, j = 1..p, read by the output gating with c_j = (-1)^(j+1) binom(p, j))
-weight lag k by 1 - (1 - lam^k)^p: the error is O((T (1 - lam_max))^p), for p times the
-key-value neurons and no more output-gating neurons (``cap_memory(rnn, lam_max, banks=p)``).
-Why, and the measured law: the chapter beyond.md, "Capped memory".
+p banks (lam_max^j, j = 1..p, combined with ``bank_coefficients``) make it O((T (1 - lam_max))^p)
+for p times the key-value neurons (``cap_memory(rnn, lam_max, banks=p)``).
 
 Glossary (code name -> symbol -> shape):
     lam_max   the cap on lam of the key-value neurons                 scalar in (0, 1)
@@ -58,10 +54,7 @@ def memory_kernel(lam: float, k, banks: int = 1):
 
 
 def planted_error(lam_max: float, T: int, banks: int = 1) -> float:
-    """Relative error at step T for a constant input: (1/T) sum_{k<T} (1 - lam^k)^banks.
-
-    For banks = 1 this is 1 - (1 - lam^T) / (T (1 - lam)) (the module docstring).
-    """
+    """Relative error at step T for a constant input: (1/T) sum_{k<T} (1 - lam^k)^banks."""
     lam = check_lam_max(lam_max)
     if not isinstance(T, int) or T < 1:
         raise ValueError(f"T must be a positive integer, got {T!r}")
@@ -72,14 +65,9 @@ def planted_error(lam_max: float, T: int, banks: int = 1) -> float:
 
 
 def cap_memory(rnn: GatedRNN, lam_max: float, *, banks: int = 1) -> GatedRNN:
-    """A copy of an output-gated construction with its lam = 1 neurons capped at lam_max.
-
-    Every hidden neuron with lam == 1 (a key-value neuron) becomes ``banks`` neurons with
-    the same input gating and lam_max^1, ..., lam_max^banks; W_out1 and W_out2 read the
-    bank combination sum_j c_j h^(j) (``bank_coefficients``) where they read the neuron.
-    Other neurons are copied unchanged. n grows by (banks - 1) times the key-value
-    neurons; m is kept.
-    """
+    """A copy of an output-gated construction with each lam = 1 neuron replaced by ``banks``
+    neurons at lam_max^1 .. lam_max^banks, read as sum_j c_j h^(j) (``bank_coefficients``).
+    A ValueError for a side-gated network."""
     lam_max = check_lam_max(lam_max)
     p = _check_banks(banks)
     if rnn.side:
@@ -108,12 +96,8 @@ def cap_memory(rnn: GatedRNN, lam_max: float, *, banks: int = 1) -> GatedRNN:
 def constant_input_error(
     lam_max: float, T: int, *, banks: int = 1, d: int = 3, seed: int = 0
 ) -> float:
-    """The planted case, measured: ||y_T^cap - y_T|| / ||y_T|| for x_t = x at every step.
-
-    ``random_attention(d, seed=seed)`` in float64, its symmetric construction capped by
-    ``cap_memory``, one N(0, I) vector x repeated T times; ``planted_error`` is the closed
-    form.
-    """
+    """``planted_error`` measured: ||y_T^cap - y_T|| / ||y_T|| for one N(0, I) input x repeated
+    T times, ``random_attention(d, seed=seed)``'s symmetric construction capped."""
     layer = random_attention(d, seed=seed)
     rnn = cap_memory(construct_rnn(layer, "symmetric"), lam_max, banks=banks)
     g = torch.Generator().manual_seed(30_000 + seed)
@@ -149,13 +133,8 @@ def capped_errors(
     batch: int = 64,
     variant: str = "symmetric",
 ) -> list[CappedPoint]:
-    """The relative error at step T of the capped construction, for every (lam_max, T).
-
-    Per seed: ``random_attention(d, seed=seed)`` (float64), ``construct_rnn(layer,
-    variant)`` capped by ``cap_memory(., lam_max, banks=banks)``, ``batch`` sequences of T
-    N(0, I) inputs (the same for every lam_max). The error is sqrt(sum ||y_T^cap - y_T||^2
-    / sum ||y_T||^2) over seeds and sequences.
-    """
+    """sqrt(sum ||y_T^cap - y_T||^2 / sum ||y_T||^2) for every (lam_max, T), over seeds
+    (``random_attention(d, seed=seed)``'s capped construction) and ``batch`` N(0, I) sequences."""
     rnns = {s: construct_rnn(random_attention(d, seed=s), variant) for s in seeds}
     layers = {s: random_attention(d, seed=s) for s in seeds}
     points = []
@@ -178,8 +157,7 @@ def capped_errors(
 
 
 def fit_exponent(points: Sequence[CappedPoint], lo: float = 1e-3, hi: float = 1e-1) -> float:
-    """Least-squares slope of log error on log T (1 - lam_max) over the points with x in
-    [lo, hi] (``linearised.error_slope``)."""
+    """Slope of log error on log T (1 - lam_max) over the points with x in [lo, hi]."""
     inside = [p for p in points if lo <= p.x <= hi]
     if len(inside) < 2:
         raise ValueError(f"need at least two points with T (1 - lam_max) in [{lo}, {hi}]")

@@ -6,10 +6,9 @@ output-gating neurons instead of the d^2 of App. A.3 (the recipe: ``fill_compres
                                                     = (M_ii - sum_{j != i} M_ij) q_i
 
 sum to y_i = sum_j M_ij q_j (eq-beyond-compressed; why, and that no fewer is possible
-(``column_rank``): the chapter beyond.md). It applies when the columns of C = W_K^T W_Q lie in
-the row space of W_V = P_V R_V (rank r, orthonormal rows R_V; always for an invertible W_V):
-then C = R_V^T Q', Q' = R_V C, and y_t = P_V sum (R_V x)(R_V x)^T (Q' x_t), a symmetric r x r
-key-value matrix: n = r(r+1)/2 + r, m = r(r+1)/2.
+(``column_rank``): book/beyond.md). It needs the columns of W_K^T W_Q in the row space of
+W_V = P_V R_V (rank r; always for an invertible W_V): then y_t = P_V sum (R_V x)(R_V x)^T (Q' x_t)
+with Q' = R_V W_K^T W_Q, a symmetric r x r key-value matrix.
 
 Glossary (code name -> symbol -> shape):
     A        R_V, value (= key) rows                           (r, d)
@@ -28,31 +27,15 @@ from .gated_rnn import ConstructionError, numerical_rank, query_key_value_layout
 
 
 def compressed_neuron_count(r: int) -> dict:
-    """Hidden neurons n and output-gating neurons m for rank r (r = d for invertible W_V).
-
-    Returns ``{"n": r(r+1)/2 + r, "m": r(r+1)/2}``.
-    """
+    """``{"n": r(r+1)/2 + r, "m": r(r+1)/2}``, hidden and output-gating neurons for rank r."""
     if not isinstance(r, int) or isinstance(r, bool) or r < 1:
         raise ValueError(f"r must be a positive integer, got {r!r}")
     return {"n": r * (r + 1) // 2 + r, "m": r * (r + 1) // 2}
 
 
 def fill_compressed_output(W: dict, A, C, P_V) -> list[int]:
-    """Write the compressed recipe into the zeroed arrays ``W``; return lam (0 / 1 list).
-
-    A (r, d) value rows (keys = values), C (r, d) query rows, P_V (d_out, r) readout.
-    ``W`` maps W_in1, W_in2 (n, d+1), W_out1, W_out2 (m, n), D (d_out, m) to arrays that
-    accept ``W[r, c] = v``, ``W[r, :d] = row`` and ``W[:, c] = column``: torch tensors
-    here, sympy matrices in ``symbolic.symbolic_compressed`` (the same recipe is proved
-    there).
-        key-value neuron k = (i, j), i <= j:  W_in1[k] = [A[i], 0], W_in2[k] = [A[j], 0],
-                                              lam = 1
-        query neuron j:                       W_in1 = [0, 1], W_in2 = [C[j], 0], lam = 0
-        output neuron k = (i, j), i < j:      h_(i,j) * (q_i + q_j),
-                                              D[:, k] = P_V[:, i] + P_V[:, j]
-        output neuron k = (i, i):             (h_(i,i) - sum_{j != i} h_(i,j)) * q_i,
-                                              D[:, k] = P_V[:, i]
-    """
+    """Write the compressed recipe (A, C, P_V: the module's glossary) into the zeroed arrays
+    ``W`` of ``gated_rnn.fill_query_key_value`` (torch, or sympy in ``symbolic``); return lam."""
     r, d = A.shape
     kv, index = query_key_value_layout(r, r, symmetric=True)
     n_kv = len(kv)
@@ -85,18 +68,10 @@ def construct_compressed(
     *,
     rtol: float = 1e-10,
 ) -> GatedRNN:
-    """A ``GatedRNN`` with compressed output gating computing exactly ``attention``.
+    """A ``GatedRNN`` with compressed output gating computing exactly ``attention`` (its dtype).
 
-    Args:
-        attention: the layer; its dtype is kept (float64 for exactness checks).
-        rtol: relative threshold for the rank of W_V (singular values) and for the check
-            that the columns of W_K^T W_Q lie in the row space of W_V.
-    Returns:
-        a GatedRNN with n = r(r+1)/2 + r hidden and m = r(r+1)/2 output-gating neurons,
-        r = rank W_V.
-    Raises:
-        ConstructionError: W_V is zero, or W_K^T W_Q reads directions W_V does not store
-            (keys cannot then be replaced by values and M is not symmetric).
+    ``rtol``: relative threshold for the rank r of W_V and for W_K^T W_Q's row-space check.
+    Raises ConstructionError when W_V is zero or W_K^T W_Q reads directions W_V does not store.
     """
     if not isinstance(attention, LinearSelfAttention):
         kind = type(attention).__name__
@@ -132,12 +107,9 @@ def construct_compressed(
 def compressed_errors(
     ds=range(1, 9), *, seeds=range(3), T: int = 32, batch: int = 16, rank=None
 ) -> dict[int, float]:
-    """max |RNN - attention| / max |attention| over seeds, per d (float64).
-
-    Each seed draws ``random_attention(d, seed=seed)`` (with ``rank=rank(d)`` when given,
-    and then W_K = W_V so that the construction applies) and ``batch`` sequences of T
-    i.i.d. N(0, I) inputs. Returns {d: worst relative error}.
-    """
+    """{d: max |RNN - attention| / max |attention| over seeds} in float64, per seed
+    ``random_attention(d, seed=seed)`` (``rank=rank(d)`` and W_K = W_V when given) on ``batch``
+    N(0, I) sequences of T steps."""
     errors = {}
     for d in ds:
         worst = 0.0
@@ -156,12 +128,8 @@ def compressed_errors(
 
 
 def symmetric_product_matrix(d: int) -> torch.Tensor:
-    """Coefficients of y = M q = Psi(q) m, M symmetric: (d * d, d(d+1)/2), float64.
-
-    m holds the stored entries M[i, j], i <= j (``query_key_value_layout`` order) and
-    Psi(q) = sum_k q_k Psi_k; row k * d + i is output i of Psi_k, read off y = M q itself
-    by setting one q_k and one stored entry to 1 at a time.
-    """
+    """Coefficients of y = M q = Psi(q) m, M symmetric: (d * d, d(d+1)/2), float64; m the
+    stored M[i, j], i <= j (``query_key_value_layout`` order), row k * d + i output i of Psi_k."""
     return _product_matrix(d, d, symmetric=True)
 
 
@@ -184,8 +152,6 @@ def _product_matrix(a: int, b: int, *, symmetric: bool) -> torch.Tensor:
 
 
 def column_rank(product_matrix: torch.Tensor) -> int:
-    """The column rank of Psi(q) (no constant c != 0 with Psi(q) c = 0 for all q): rank of the
-    stacked coefficients [Psi_1; ...; Psi_d]. It bounds from below the output-gating neurons of
-    any network whose output gating reads the stored entries m and the queries q and computes
-    y = Psi(q) m exactly (the substitution argument of the chapter)."""
+    """The column rank of Psi(q), the rank of [Psi_1; ...; Psi_d]: a lower bound on the
+    output-gating neurons of any exact y = Psi(q) m (the chapter's substitution argument)."""
     return int(torch.linalg.matrix_rank(product_matrix))

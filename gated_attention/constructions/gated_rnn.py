@@ -1,20 +1,14 @@
 """Gated RNN weights that implement a given linear self-attention layer exactly (App. A).
 
-Variants (``construct_rnn(attention, variant)``):
-    "full"       App. A.1, Fig. 1: one key-value neuron per entry M[i, j] (lam = 1), one query
-                 neuron per q[k] (lam = 0); output neuron (i, j) = M[i, j] * q[j]; D sums over j.
-                 n = d_v d_k + d_k hidden, m = d_v d_k output-gating neurons.
-    "symmetric"  App. A.3: for invertible W_V the layer is unchanged by W_K <- W_V,
-                 W_Q <- W_V^{-T} W_K^T W_Q; M is then symmetric and only its upper triangle is
-                 stored. n = d(d+1)/2 + d, m = d^2 (14 hidden neurons for d = 4).
-    "low_rank"   App. A.4: with W_V = P_V R_V (rank r_V) and W_K^T W_Q = P_KQ R_KQ (rank r_KQ),
-                 y = P_V [sum (R_V x)(P_KQ^T x)^T] (R_KQ x_t): n = r_KQ (r_V + 1),
-                 m = r_V r_KQ (42 hidden neurons for d = 12, ranks 6).
-    "side"       App. A.2: the query comes from a side gate on the current input,
-                 y = D ((W_side x~) * h); only the d_v d_k key-value neurons are needed.
-
-Every variant returns a ``GatedRNN`` whose output equals ``attention(x)`` for every input x,
-up to floating-point rounding (tested to 1e-10 in float64 in tests/test_construction.py).
+Variants (``construct_rnn(attention, variant)``; n hidden, m output-gating neurons):
+    "full"       App. A.1, Fig. 1: a key-value neuron per M[i, j] (lam = 1), a query neuron per
+                 q[k] (lam = 0): n = d_v d_k + d_k, m = d_v d_k
+    "symmetric"  App. A.3: W_K <- W_V, W_Q <- W_V^{-T} W_K^T W_Q (W_V invertible) make M
+                 symmetric, its upper triangle stored: n = d(d+1)/2 + d, m = d^2
+    "low_rank"   App. A.4: W_V = P_V R_V, W_K^T W_Q = P_KQ R_KQ (ranks r_V, r_KQ),
+                 y = P_V [sum (R_V x)(P_KQ^T x)^T] (R_KQ x_t): n = r_KQ (r_V + 1), m = r_V r_KQ
+    "side"       App. A.2: the query from a side gate, y = D ((W_side x~) * h): n = d_v d_k
+Each output equals ``attention(x)`` up to rounding (1e-10 in float64, tests/test_construction.py).
 """
 
 from __future__ import annotations
@@ -42,11 +36,10 @@ def numerical_rank(W: torch.Tensor, rtol: float = 1e-10) -> int:
 
 
 def neuron_count(variant: str, d: int, r_V: int | None = None, r_KQ: int | None = None) -> dict:
-    """Hidden neurons n and output-gating neurons m of a variant, for a d -> d attention layer.
+    """``{"n": n, "m": m}``, the hidden and output-gating neurons of a variant for a d -> d layer
+    (side: m = 0). ``r_V``, ``r_KQ``: ranks of W_V and W_K^T W_Q ("low_rank"; default d).
 
-    ``r_V`` and ``r_KQ`` (ranks of W_V and W_K^T W_Q) are used by "low_rank" and default to d.
-    Returns ``{"n": n, "m": m}``; the side variant has no output gating (m = 0). d must be a
-    positive integer and the ranks integers in [1, d]: a ValueError names the one that is not.
+    Raises ValueError unless d is a positive integer and the ranks integers in [1, d].
     """
     check_variant(variant)
     _check_size("d", d)
@@ -67,12 +60,8 @@ def neuron_count(variant: str, d: int, r_V: int | None = None, r_KQ: int | None 
 
 
 def parameter_count(variant: str, d: int, r_V: int | None = None, r_KQ: int | None = None) -> int:
-    """Dense parameter count of the gated RNN a variant needs (d_out = d).
-
-    Output gating: W_in1, W_in2 (n x (d+1) each), nu (n), W_out1, W_out2 (m x n each), D (d x m):
-    O(d^4) for the full construction. Side gating: W_in1, W_in2, W_side (n x (d+1) each), nu,
-    D (d x n): O(d^3).
-    """
+    """Dense parameter count of the gated RNN a variant needs (d_out = d): O(d^4) for the full
+    construction, O(d^3) with side gating."""
     c = neuron_count(variant, d, r_V, r_KQ)
     n, m = c["n"], c["m"]
     if variant == "side":
@@ -101,13 +90,10 @@ def check_variant(variant: str) -> None:
 def construct_rnn(
     attention: LinearSelfAttention, variant: str = "full", *, rtol: float = 1e-10
 ) -> GatedRNN:
-    """A ``GatedRNN`` computing exactly the function of ``attention`` (App. A.1-A.4).
+    """A ``GatedRNN`` computing exactly the function of ``attention`` (App. A.1-A.4), in its
+    dtype (float64 for exactness checks). ``rtol``: the relative singular-value threshold for
+    the ranks ("low_rank") and W_V's invertibility ("symmetric").
 
-    Args:
-        attention: the layer to implement; its dtype is kept (use float64 for exactness checks).
-        variant: "full", "symmetric", "low_rank" or "side" (see the module docstring).
-        rtol: relative singular-value threshold for the ranks ("low_rank") and the invertibility
-            check of W_V ("symmetric").
     Raises:
         ConstructionError: "symmetric" with a non-square or singular W_V; "low_rank" for a layer
             that is identically zero.
@@ -140,12 +126,9 @@ def zero_rnn(
 
 
 def query_key_value_layout(a: int, b: int, *, symmetric: bool = False) -> tuple[list, dict]:
-    """Which entries M[i, j] of the a x b key-value matrix get a hidden neuron (App. A.1, A.3).
-
-    Returns ``(kv, index)``: hidden neuron k stores M[kv[k]]; ``index`` maps every (i, j) to the
-    neuron that stores it. With ``symmetric`` (a == b) only the upper triangle i <= j is stored
-    and (i, j), (j, i) share one neuron: a(a+1)/2 key-value neurons instead of a b.
-    """
+    """``(kv, index)``: hidden neuron k stores M[kv[k]] of the a x b key-value matrix, ``index``
+    maps every (i, j) to its neuron (App. A.1); ``symmetric`` (a == b, App. A.3): only i <= j,
+    (i, j) and (j, i) sharing a neuron."""
     if symmetric:
         if a != b:
             raise ValueError(f"a symmetric key-value matrix must be square, got {a} x {b}")
@@ -189,12 +172,8 @@ def fill_query_key_value(W: dict, A, B, C, P_V, kv: list, index: dict) -> list[i
 
 
 def fill_side(W: dict, W_V, W_K, W_Q) -> list[int]:
-    """Write the side-gating recipe of App. A.2 into the zeroed arrays ``W``; return lam.
-
-    Key-value neuron k = (i, j): W_in1[k] = [W_V[i], 0], W_in2[k] = [W_K[j], 0], lam = 1 (state
-    M[i, j]); its side gate W_side[k] = [W_Q[j], 0] (= q[j]); D[i, k] = 1. ``W`` maps W_in1,
-    W_in2, W_side (n, d+1) and D (d_v, n) to zeroed arrays (torch or sympy, as above).
-    """
+    """Write the side-gating recipe of App. A.2 into the zeroed arrays ``W`` (W_in1, W_in2,
+    W_side (n, d+1), D (d_v, n); torch or sympy); return lam."""
     d_v, d = W_V.shape
     d_k = W_K.shape[0]
     for k, (i, j) in enumerate((i, j) for i in range(d_v) for j in range(d_k)):
@@ -206,23 +185,15 @@ def fill_side(W: dict, W_V, W_K, W_Q) -> list[int]:
 
 
 def low_rank_rows(P_V, R_V, P_KQ, R_KQ) -> tuple:
-    """App. A.4: the (A, B, C, P_V) of ``fill_query_key_value`` for W_V = P_V R_V (rank r_V)
-    and W_K^T W_Q = P_KQ R_KQ (rank r_KQ): y = P_V sum (R_V x)(P_KQ^T x)^T (R_KQ x_t).
-
-    Shapes: P_V (d, r_V), R_V (r_V, d), P_KQ (d, r_KQ), R_KQ (r_KQ, d); torch or sympy.
-    """
+    """App. A.4: the (A, B, C, P_V) of ``fill_query_key_value`` for W_V = P_V R_V and
+    W_K^T W_Q = P_KQ R_KQ; P_V (d, r_V), R_V (r_V, d), P_KQ (d, r_KQ), R_KQ (r_KQ, d)."""
     return R_V, P_KQ.T, R_KQ, P_V
 
 
 def _query_key_value_rnn(
     A: torch.Tensor, B: torch.Tensor, C: torch.Tensor, *, P_V: torch.Tensor | None, pairs
 ) -> GatedRNN:
-    """The generic construction for y = P_V sum_t' (A x_t')(B x_t')^T (C x_t).
-
-    A: (a, d) value-like rows, B: (b, d) key-like rows, C: (b, d) query rows, P_V: (d_out, a)
-    readout of the value coordinates (identity when None). ``pairs`` is the ``(kv, index)`` of
-    ``query_key_value_layout`` (all a b entries when None).
-    """
+    """y = P_V sum_t' (A x_t')(B x_t')^T (C x_t) (``fill_query_key_value``; None: defaults)."""
     a, d = A.shape
     b = B.shape[0]
     P_V = torch.eye(a, dtype=A.dtype) if P_V is None else P_V

@@ -1,17 +1,12 @@
-"""Can a GRU implement linear self-attention? A numeric check of App. B.4's claim.
+"""Can a GRU implement linear self-attention? A numeric check of App. B.4's claim (Table 3).
 
-The claim (App. B.4, Table 3): a GRU cannot implement attention at any depth, having no product
-of two different input projections. One GRU step from h_0 = 0 with b_in = b_hn = 0, b_iz = beta:
-    h_1 = (1 - z) * n = sigmoid(-beta) (w_n.u) - sigma'(beta) (w_z.u)(w_n.u) + O(|u|^3),
-an indefinite rank-2 Hessian -sigma'(beta) (w_z w_n^T + w_n w_z^T), the product (k.u)(v.u) for
-w_z = k, w_n = v (``hessian_check``). With delta = sigmoid(-beta) = eps^2 (z ~ 1: memory), pairs
-of units s = +-1 (z = sigmoid(beta + s eps k_j), n = tanh(s eps v_i)) give h_+ + h_- ~
--2 sigma'(beta) eps^2 M_t[i, j] (``gru_kv_construction``); a second layer accumulates
-P_t = sum_s q_s M_s the same way, and a copy unit per output holds sum_j P_{t-1}[i, j] through
-the reset-gated path: y_t[i] = sum_j (P_t - P_{t-1})[i, j] = (M_t q_t)[i]
-(``gru_two_layer_construction``, 2 d^2 + d units per layer, readout weights ~ eps^-4). So the
-claim holds for exact implementations only. The argument and the measurements: the chapter
-which_rnns_can_be_attention.md, "GRU (App. B.4)".
+The claim: no GRU does, having no product of two different input projections. One GRU step
+(w_z = k, w_n = v, b_iz = beta) multiplies two at second order (``hessian_check``):
+h_1 = sigmoid(-beta)(v.u) - sigma'(beta)(k.u)(v.u) + O(|u|^3). Ours: paired units with
+delta = sigmoid(-beta) = eps^2 accumulate M_t (``gru_kv_construction``), and two layers approach
+M_t q_t with an O(eps^2) error (``gru_two_layer_construction``: 2 d^2 + d units per layer,
+readout ~ eps^-4). The argument and the measurements: book/which_rnns_can_be_attention.md,
+"GRU (App. B.4)".
 """
 
 from __future__ import annotations
@@ -54,11 +49,8 @@ def random_gru_cross_terms(d: int = 4, width: int = 8, seed: int = 0) -> float:
 
 
 def hessian_check(v: torch.Tensor, k: torch.Tensor, beta: float = 2.0) -> dict[str, float]:
-    """One unit with w_z = k, w_n = v, b_iz = beta, all else 0: Hessian vs -sigma'(beta)(kv^T+vk^T).
-
-    Returns the relative deviation and the Hessian's extreme eigenvalues (opposite signs: an
-    indefinite rank-2 form, the product (k.u)(v.u), which no single tanh(w.u) unit gives).
-    """
+    """One unit with w_z = k, w_n = v, b_iz = beta, all else 0: Hessian vs -sigma'(beta)(kv^T+vk^T),
+    its relative deviation and extreme eigenvalues (of opposite signs)."""
     v, k = v.to(torch.float64), k.to(torch.float64)
     d = v.numel()
     W_ih = torch.zeros(3, d, dtype=torch.float64)
@@ -136,10 +128,8 @@ def gru_kv_error(attention, eps: float, delta: float | None = None, *, B=8, T=32
 
 
 def gru_two_layer_construction(attention, eps: float, delta: float | None = None) -> dict:
-    """Two stacked GRU layers (equal width N) and a readout approximating ``attention``.
-
-    Returns {"layers": [layer1, layer2], "W_o": (d_v, N), "b_o": (d_v,)}, each layer a dict of
-    PyTorch-shaped tensors (W_ih, W_hh, b_ih, b_hh; gate order r, z, n); layer 1 reads x.
+    """Two stacked GRU layers (width N) and a readout approximating ``attention``: {"layers":
+    [layer1, layer2], "W_o": (d_v, N), "b_o": (d_v,)}, each layer PyTorch's tensors (gates r, z, n).
     """
     delta = eps**2 if delta is None else delta
     W_V, W_K, W_Q = (
@@ -153,7 +143,6 @@ def gru_two_layer_construction(attention, eps: float, delta: float | None = None
     scale = _pair_scale(eps, delta)
 
     def rows(n_in: int) -> tuple[list[torch.Tensor], torch.Tensor]:
-        """Zero gate rows (r, z, n) for N units reading n_in inputs, and a zero b_iz."""
         zeros = [torch.zeros(N, n_in, dtype=torch.float64) for _ in range(3)]
         return zeros, torch.zeros(N, dtype=torch.float64)
 
@@ -206,10 +195,8 @@ def gru_two_layer_error(attention, eps: float, delta: float | None = None, *, B=
 def gru_findings(
     attention=None, eps_values=(1e-2, 3e-3, 1e-3), *, B: int = 8, T: int = 32, seed: int = 0
 ) -> dict:
-    """The measured numbers behind the chapter's GRU findings (delta = eps^2 throughout).
-
-    ``attention`` defaults to ``random_attention(4, seed=0)``.
-    """
+    """The measured numbers behind the chapter's GRU findings (delta = eps^2 throughout;
+    ``attention`` defaults to ``random_attention(4, seed=0)``)."""
     attention = random_attention(4, seed=0) if attention is None else attention
     g = torch.Generator().manual_seed(seed)
     v, k = torch.randn(2, attention.d, generator=g, dtype=torch.float64)

@@ -1,12 +1,8 @@
 """Helpers shared by the *linearised* constructions of App. B (LSTM, GRU, LRU): gates driven by
 small inputs eps z, whose constant and even Taylor terms cancel in pairs of units with opposite
-signs (eq-which-pair-product, the chapter which_rnns_can_be_attention.md):
-
-    sigmoid(a) = 1/2 + S(a), S odd:  S(a) = tanh(a / 2) / 2 = a/4 - a^3/48 + O(a^5)
-    pair_product(a, b) = sigmoid(a) tanh(b) + sigmoid(-a) tanh(-b) = 2 S(a) tanh(b)
-                       = a b / 2 + O(|a|^4 + |b|^4)   (the 1/2 * tanh(b) terms cancel)
-
-So a paired construction's relative error falls as eps^2 (``error_slope`` fits the rate).
+signs (eq-which-pair-product, book/which_rnns_can_be_attention.md), with sigmoid(a) = 1/2 + S(a):
+pair_product(a, b) = 2 S(a) tanh(b) = a b / 2 + O(|a|^4 + |b|^4), so a paired construction's
+relative error falls as eps^2 (``error_slope`` fits the rate).
 """
 
 from __future__ import annotations

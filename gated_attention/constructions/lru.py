@@ -1,20 +1,13 @@
-"""LRU weights that implement a given causal linear self-attention layer (Table 3, App. B.1 of
-arXiv:2309.01775v2): the 2-layer LRU and the 1-layer LRU In+Out of ``gated_attention.models.lru``.
+"""LRU weights that implement causal linear self-attention, y_t = M_t q_t (Eq. 1; Table 3,
+App. B.1): the 2-layer LRU and the 1-layer LRU In+Out of ``models.lru``.
 
-Target, Eq. (1):  y_t = M_t q_t,  M_t = sum_{t'<=t} v_t' k_t'^T,  v = W_V x, k = W_K x, q = W_Q x.
-
-Glossary (code name -> meaning -> size), pairs p = (i, j) with p = i d_k + j, n = d_v d_k:
-    eps         the small gate scale that linearises the GLU's sigmoid
-    pair_units  the two GLU units (plus, minus) of pair p, computing a_p z * sigmoid(+-eps g_p z)
-    nu_one, theta_one   where the key-value neurons sit on the way to lam = 1 (default -NU_MAX)
-
-Linearised GLU pairs: (2 / eps) [a sigmoid(eps z) - a sigmoid(-eps z)] = a z (1 - eps^2 z^2 / 12
-+ O(eps^4)); the next linear map does the subtraction and the 2/eps. Two chained products
-(v_i k_j, then M_ij q_j) give y = y_att + eps^2 R + O(eps^4): slope ``SLOPE`` = 2 in log-log,
-down to float64 rounding (~1e-16 / eps). lam = exp(-exp(nu) + i exp(theta)) reaches 1 only as
-nu, theta -> -inf (at -40, |lam| rounds to 1.0), where gamma = sqrt(1 - |lam|^2) ~
-sqrt(2 exp(nu)) -> 0, so B's key-value rows carry 1/gamma (times 2/eps); nu = +40 gives lam = 0
-exactly and gamma = 1. Why: the chapter which_rnns_can_be_attention.md, "LRU".
+Glossary (pairs p = (i, j), p = i d_k + j, n = d_v d_k; why: book/which_rnns_can_be_attention.md):
+    eps         the small gate scale that linearises the GLU's sigmoid: error O(eps^2) (``SLOPE``)
+    pair_units  the GLU units (plus, minus) of pair p, a_p z * sigmoid(+-eps g_p z); the next linear
+                map takes (2 / eps)(plus - minus) = a_p z (1 - eps^2 z^2 / 12 + O(eps^4))
+    nu_one, theta_one   the key-value neurons' nu, theta: lam -> 1 only as they -> -inf (at -40,
+                |lam| rounds to 1.0) and gamma -> 0, so B's rows carry 1/gamma; nu = NU_MAX = +40
+                gives lam = 0 and gamma = 1 exactly
 
 Coordinates (the blocks are residual, u <- u + o, so each writer gets coordinates of its own):
     2-layer LRU (H >= d + 4 n): u = [x; 0]; layer 1's GLU writes v_i sigmoid(+-eps k_j) on
@@ -37,7 +30,7 @@ from .linearised import relative_error
 
 Params = dict[str, torch.Tensor]
 
-#: the predicted log-log slope of the relative error against eps (see the module docstring)
+#: the predicted log-log slope of the relative error against eps
 SLOPE = 2.0
 
 
@@ -67,7 +60,7 @@ def _zeros(family: Family, d: int, d_v: int, H: int, need: int, dtype) -> Params
     return P
 
 
-def _products(P: Params, W_a: str, W_g: str, units, a: torch.Tensor, g: torch.Tensor, eps):
+def products(P: Params, W_a: str, W_g: str, units, a: torch.Tensor, g: torch.Tensor, eps):
     """GLU units plus_p, minus_p = (a_p z) sigmoid(+-eps g_p z); a, g: (n, H) rows (b = 0)."""
     plus, minus = units
     P[W_a][0, plus], P[W_a][0, minus] = a, a
@@ -96,7 +89,7 @@ def _output_glu(P: Params, l: int, H: int, n: int, j, units, eps: float):
     p = torch.arange(n)
     a, g = torch.zeros(n, H, dtype=P["W_out"].dtype), torch.zeros(n, H, dtype=P["W_out"].dtype)
     a[p, p], g[p, n + j] = 1.0, 1.0
-    _products(P, f"l{l}_W_1", f"l{l}_W_2", units, a, g, eps)
+    products(P, f"l{l}_W_1", f"l{l}_W_2", units, a, g, eps)
 
 
 def lru_construction(
@@ -107,10 +100,8 @@ def lru_construction(
     nu_one: float = -NU_MAX,
     theta_one: float = -NU_MAX,
 ) -> Params:
-    """Parameters (E = 1) of the 2-layer ``LRU`` that implement ``attention`` up to O(eps^2).
-
-    width defaults to the least the layout needs, d + 4 d_v d_k (H = N = width).
-    """
+    """Parameters (E = 1) of the 2-layer ``LRU`` that implement ``attention`` up to O(eps^2);
+    width (H = N) defaults to the least the layout needs, d + 4 d_v d_k."""
     W_V, W_K, W_Q, d, d_v, d_k, i, j = _weights(attention)
     n = d_v * d_k
     H = d + 4 * n if width is None else width
@@ -121,7 +112,7 @@ def lru_construction(
     prod1 = pair_units(d, n)
     a, g = torch.zeros(n, H, dtype=W_V.dtype), torch.zeros(n, H, dtype=W_V.dtype)
     a[:, :d], g[:, :d] = W_V[i], W_K[j]
-    _products(P, "l1_W_1", "l1_W_2", prod1, a, g, eps)  # u2 = [x; v_i sigmoid(+-eps k_j); 0]
+    products(P, "l1_W_1", "l1_W_2", prod1, a, g, eps)  # u2 = [x; v_i sigmoid(+-eps k_j); 0]
     # layer 2: key-value neurons accumulate M, query neurons (lam = 0, gamma = 1) hold q
     _memory(P, 2, n, prod1, nu_one, theta_one, eps)
     P["l2_B_re"][0, n : n + d_k, :d] = W_Q
@@ -139,10 +130,8 @@ def lru_inout_construction(
     nu_one: float = -NU_MAX,
     theta_one: float = -NU_MAX,
 ) -> Params:
-    """Parameters (E = 1) of the 1-layer ``LRU_IN_OUT`` that implement ``attention`` up to O(eps^2).
-
-    width defaults to the least the layout needs, max(d, d_k) + 2 d_v d_k.
-    """
+    """Parameters (E = 1) of the 1-layer ``LRU_IN_OUT`` that implement ``attention`` up to
+    O(eps^2); width defaults to the least the layout needs, max(d, d_k) + 2 d_v d_k."""
     W_V, W_K, W_Q, d, d_v, d_k, i, j = _weights(attention)
     n = d_v * d_k
     need = max(d, d_k) + 2 * n
@@ -153,7 +142,7 @@ def lru_inout_construction(
     prod_in = pair_units(0, n)
     a, g = torch.zeros(n, H, dtype=W_V.dtype), torch.zeros(n, H, dtype=W_V.dtype)
     a[:, :d], g[:, :d] = W_V[i], W_K[j]
-    _products(P, "l1_W_3", "l1_W_4", prod_in, a, g, eps)
+    products(P, "l1_W_3", "l1_W_4", prod_in, a, g, eps)
     P["l1_W_3"][0, 2 * n : 2 * n + d_k, :d] = W_Q
     # key-value neurons accumulate M; query neurons (lam = 0, gamma = 1) read 2 (q / 2) = q
     _memory(P, 1, n, prod_in, nu_one, theta_one, eps)

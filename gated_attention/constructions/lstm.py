@@ -1,22 +1,15 @@
-"""A 1-layer LSTM that implements linear self-attention in the limit eps -> 0 (Table 4, App. B).
+"""A 1-layer LSTM that implements linear self-attention in the limit eps -> 0 (Table 4, App. B.3).
 
-The teacher (Eq. 1): y_t[i] = sum_j M_t[i, j] q_t[j], M_t = sum_{s<=t} v_s k_s^T.
-The LSTM (``gated_attention.models.lstm``, PyTorch's gates i, f, g, o):
-    c_t = f_t * c_{t-1} + i_t * g_t,   h_t = o_t * tanh(c_t),   y_t = W_o h_t
-
-Layout: embedding u_t = x_t (W_e = I, H = d); no recurrent weights (W_hh = 0); four cells per
-entry (i, j) of M, one per pair of signs (a, b) in {+1, -1}^2 (N = 4 d_v d_k):
+The LSTM (``models.lstm``, PyTorch's gates): c_t = f_t * c_{t-1} + i_t * g_t, h_t = o_t * tanh(c_t),
+y_t = W_o h_t; here u_t = x_t (W_e = I), W_hh = 0, and four cells per entry (i, j) of M_t, one per
+pair of signs (a, b) in {+1, -1}^2 (N = 4 d_v d_k):
     input gate   i = sigmoid(a eps k_j)          k = W_K x_t
     candidate    g = tanh(a eps v_i)             v = W_V x_t
-    forget gate  f = sigmoid(forget_bias) = 1    (forget_bias = 50: exactly 1.0 in float64)
+    forget gate  f = sigmoid(FORGET_BIAS) = 1
     output gate  o = sigmoid(b eps q_j)          q = W_Q x_t
     readout      W_o[i, (i, j, a, b)] = b * 4 / eps^3
-Why it works. With sigmoid(z) = 1/2 + S(z), S odd, cell a accumulates c_a = a L + P, with
-L = 1/2 sum_s tanh(eps v_s) and P = sum_s S(eps k_s) tanh(eps v_s) = eps^2 M / 4 + O(eps^4);
-sum_b b sigmoid(b eps q) = eps q / 2 + O(eps^3) and sum_a tanh(a L + P) = 2 P (1 - L^2) + O(P^3),
-so y ~ (4 / eps^3) (eps q / 2) (2 eps^2 M / 4) = M q. Every correction is relative O(eps^2) (the
-largest, L^2 ~ eps^2 (sum_s v_s)^2 / 4, grows with T): predicted slope 2 in log-log. Measured:
-the chapter which_rnns_can_be_attention.md, "LSTM".
+The sign pairs cancel the even Taylor terms: y = M_t q_t up to a relative O(eps^2), whose largest
+part grows with T (why: book/which_rnns_can_be_attention.md, "LSTM").
 """
 
 from __future__ import annotations
@@ -31,11 +24,6 @@ from .linearised import attention_output, random_inputs, relative_error
 FORGET_BIAS = 50.0
 
 SIGNS = ((1, 1), (1, -1), (-1, 1), (-1, -1))  # (a, b): input pair sign a, output pair sign b
-
-
-def cell_index(i: int, j: int, pair: int, d_k: int) -> int:
-    """The cell of entry (i, j) and sign pair ``pair`` (an index into SIGNS)."""
-    return 4 * (i * d_k + j) + pair
 
 
 def lstm_construction(
@@ -55,7 +43,7 @@ def lstm_construction(
     for i in range(d_v):
         for j in range(d_k):
             for p, (a, b) in enumerate(SIGNS):
-                n = cell_index(i, j, p, d_k)
+                n = 4 * (i * d_k + j) + p  # the cell of entry (i, j), sign pair p
                 W_i[n] = a * eps * W_K[j]  # input gate ~ 1/2 + a eps k_j / 4
                 W_g[n] = a * eps * W_V[i]  # candidate ~ a eps v_i
                 W_oq[n] = b * eps * W_Q[j]  # output gate ~ 1/2 + b eps q_j / 4
@@ -86,10 +74,8 @@ def lstm_error(
     seed: int = 0,
     **construction_kwargs,
 ) -> float:
-    """max |y_lstm - y_att| / max |y_att| over B random Gaussian sequences of length T.
-
-    ``params`` defaults to ``lstm_construction(attention, eps, **construction_kwargs)``.
-    """
+    """max |y_lstm - y_att| / max |y_att| over B random Gaussian sequences of length T;
+    ``params`` defaults to ``lstm_construction(attention, eps, **construction_kwargs)``."""
     if params is None:
         params = lstm_construction(attention, eps, **construction_kwargs)
     x = random_inputs(attention.d, B=B, T=T, seed=seed)

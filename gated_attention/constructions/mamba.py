@@ -1,25 +1,15 @@
-"""A 1-layer Mamba-style layer that implements linear self-attention exactly (Table 3, App. B).
+"""A 1-layer Mamba-style layer that implements linear self-attention exactly (Table 3, App. B.2).
 
-The teacher (Eq. 1): y_t = sum_{t'<=t} (W_V x_t') (W_K x_t')^T (W_Q x_t) = M_t q_t.
-The layer (``gated_attention.models.mamba``), per channel c and state k:
-    h_t[c, k] = exp(Delta_t[c] A[c, k]) h_{t-1}[c, k] + Delta_t[c] B_t[k] u_t[c]
-    y_t[c] = sum_k C_t[k] h_t[c, k] + Dskip[c] u_t[c],   out_t = W_o (y_t * silu(W_z x_t + b_z))
-
-Layout (H = d_v + d channels, N = d_k states per channel):
-    channels   u_t = W_e x_t = [W_V x_t; x_t]: the first d_v channels carry the value v_t, the
-               last d carry x_t itself (so keys and queries need no inverse of W_V)
-    B_t        W_B u_t = W_K x_t / Delta0: the key, read from the x channels
-    C_t        W_C u_t = W_Q x_t: the query, read from the x channels
-    A          A_log = -inf, so A = 0 and exp(Delta A) = 1: perfect memory, h_t = sum_s v_s k_s^T
-    Delta      W_Delta = 0, b_Delta = softplus^-1(1): constant Delta0 = softplus(b_Delta) ~ 1,
-               divided out of W_B exactly as the forward computes it
-    Dskip      0 (no skip)
-    gate       W_z = 0, b_z = gate_bias: constant silu(gate_bias), divided out of the readout
-    readout    W_o = [I_{d_v}, 0] / silu(gate_bias), b_o = 0: out_t[c] = sum_k M_t[c, k] q_t[k]
-The state h_t[c, k] = M_t[c, k] for c < d_v (the x channels' states are not read): exact for
-every input, up to rounding. A finite A_log leaks the memory by Delta0 e^A_log per step, a
-relative error of order T e^A_log (``mamba_error(..., A_log=-20)``; the chapter
-which_rnns_can_be_attention.md, "Mamba", measures both).
+The layer (``models.mamba``), channel c, state k: h_t[c, k] = exp(Delta_t[c] A[c, k]) h_{t-1}[c, k]
++ Delta_t[c] B_t[k] u_t[c], y_t[c] = sum_k C_t[k] h_t[c, k] + Dskip[c] u_t[c], and
+out_t = W_o (y_t * silu(W_z x_t + b_z)). Layout (H = d_v + d channels, N = d_k states):
+    channels   u_t = W_e x_t = [W_V x_t; x_t]: the values, and x_t itself for keys and queries
+    B_t, C_t   W_B u_t = W_K x_t / Delta0 (the key), W_C u_t = W_Q x_t (the query)
+    A          A_log = -inf: exp(Delta A) = 1, a perfect memory, h_t[c, k] = M_t[c, k] for c < d_v
+    Delta      W_Delta = 0, b_Delta = softplus^-1(1): Delta0 ~ 1, divided out of W_B exactly
+    gate       W_z = 0, b_z = gate_bias: the constant silu(gate_bias), divided out of W_o; Dskip = 0
+    readout    W_o = [I_{d_v}, 0] / silu(gate_bias): out_t = M_t q_t, exact up to rounding
+A finite A_log leaks: a relative error of order T e^A_log (book/which_rnns_can_be_attention.md).
 """
 
 from __future__ import annotations
@@ -80,10 +70,8 @@ def mamba_error(
     seed: int = 0,
     **construction_kwargs,
 ) -> float:
-    """max |out_mamba - y_attention| over B random Gaussian sequences of length T (float64).
-
-    ``params`` defaults to ``mamba_construction(attention, **construction_kwargs)``.
-    """
+    """max |out_mamba - y_attention| over B random Gaussian sequences of length T (float64);
+    ``params`` defaults to ``mamba_construction(attention, **construction_kwargs)``."""
     if params is None:
         params = mamba_construction(attention, **construction_kwargs)
     x = random_inputs(attention.d, B=B, T=T, seed=seed)

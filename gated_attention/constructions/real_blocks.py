@@ -1,30 +1,19 @@
-"""Weights with which the *real* Mamba and LRU blocks compute causal linear self-attention (ours,
-beyond the paper: Table 3's constructions are for simplified blocks, ``constructions.mamba`` and
-``constructions.lru``). The blocks: ``models.mamba_block`` and ``models.lru_block``. The
-constructions in words, and what each costs: the chapter which_rnns_can_be_attention.md, "The
-real blocks".
-
-Target, Eq. (1):  y_t = M_t q_t,  M_t = sum_{t'<=t} v_t' k_t'^T,  v = W_V x, k = W_K x, q = W_Q x.
+"""Weights with which the *real* Mamba and LRU blocks (``models.mamba_block``,
+``models.lru_block``) compute causal linear self-attention y_t = M_t q_t (Eq. 1; ours, beyond
+the paper, whose Table 3 constructions are for simplified blocks). Why, and what each costs:
+book/which_rnns_can_be_attention.md, "The real blocks".
 
 Odd pairs (eq-which-odd-pair): f(s) - f(-s) = s exactly for f = silu, gelu (erf or tanh form),
 softplus, so two channels fed u and -u, read as a difference, pass u through f exactly.
-
-Mamba block with biases in the projections (``bias=True``): exact, one layer; channels
-    [v; -v; x; -x] (D = 2 d_v + 2 d), identity convolution tap; B_t = k_t, C_t = q_t from the
-    +-x channels (N = d_k); Delta0 = softplus(b_dt) = 1, A_log = -inf; gate z = b_z = 1;
-    out_i = (y[v_i+] - y[v_i-]) / (Delta0 silu(1)).
-Mamba block as released (no bias): exact, one layer; channel (i, j, s1, s2, s3), s in {+1, -1}:
-    xs = silu(s2 v_i), Delta = softplus(s1 k_j) (delta_t = k_t from channels +-k), gate
-    silu(s3 q_j); A = 0, B_t = C_t = silu(1) from one constant channel (N = 1);
-    out_i = sum_{j, s} s1 s2 s3 y / silu(1)^2 = sum_j M_t,ij q_t,j.
-    D = 8 d_v d_k + 2 d_k + 1 channels, dt_rank R = d_k. (torch's softplus returns s above
-    s = 20: the softplus pair is off by e^-s <= 2e-9 for |k_j| > 20.)
-LRU block, 2 blocks: the 2-layer construction of ``constructions.lru`` with every GELU input in
-    odd pairs ([x; -x] from the embedding, [M; -M; q; -q] from C), the GLU linearised by eps and
-    gamma = 1 on the key-value neurons: error O(eps^2). With LayerNorm (``norm="layer"``): the
-    stream at scale delta, gain sqrt(ln_eps) / delta, rows of B read differences (the centring
-    drops out): O(eps^2) + O(delta^2 / ln_eps). None is exact: along x -> a x its output grows
-    at most as a, attention's as a^3 (``growth``).
+    Mamba, ``bias=True``  exact: channels [v; -v; x; -x], identity conv tap, B_t = k_t and
+        C_t = q_t from the +-x channels, Delta0 = 1, A_log = -inf, gate z = 1
+    Mamba as released     exact: channel (i, j, s1, s2, s3), s in {+1, -1}, xs = silu(s2 v_i),
+        Delta = softplus(s1 k_j), gate silu(s3 q_j); A = 0, B_t = C_t = silu(1) from a constant
+        channel; out_i = sum_{j, s} s1 s2 s3 y / silu(1)^2. torch's softplus returns s above
+        s = 20: the softplus pair is off by e^-s <= 2e-9 for |k_j| > 20
+    LRU, 2 blocks         ``constructions.lru``'s with every GELU input in odd pairs and gamma = 1:
+        O(eps^2); with LayerNorm (``norm="layer"``, stream at scale delta) + O(delta^2 / ln_eps).
+        Never exact: along x -> a x its output grows at most as a, attention's as a^3 (``growth``)
 """
 
 from __future__ import annotations
@@ -43,7 +32,7 @@ from ..models.mamba_block import MambaBlockConfig
 from ..models.mamba_block import forward as mamba_block_forward
 from ..models.mamba_block import init as mamba_block_init
 from .linearised import attention_output, random_inputs, relative_error
-from .lru import pair_units
+from .lru import pair_units, products
 
 Params = dict[str, torch.Tensor]
 
@@ -63,9 +52,8 @@ def odd_pair_gaps(s: torch.Tensor) -> dict[str, float]:
 
 
 def symbolic_odd_pairs() -> dict[str, object]:
-    """f(s) - f(-s) - s, simplified by sympy, for SiLU, both GELUs and softplus, and the sum
-    over the 8 sign triples of s1 s2 s3 softplus(s1 a) silu(s2 b) silu(s3 c) minus a b c (the
-    released Mamba block's channels): every entry is 0 when the identities hold."""
+    """f(s) - f(-s) - s by sympy for SiLU, both GELUs and softplus, and "8 channels": sum over the
+    sign triples of s1 s2 s3 softplus(s1 a) silu(s2 b) silu(s3 c) - a b c; all 0 if they hold."""
     import sympy as sp
 
     s, a, b, c = sp.symbols("s a b c", real=True)
@@ -90,9 +78,8 @@ def symbolic_odd_pairs() -> dict[str, object]:
 
 
 def growth(forward, params: Params, x: torch.Tensor, scales) -> list[float]:
-    """max |forward(a x)| / a for each a in ``scales`` (x: (B, T, d), one member): bounded
-    as a grows when the network grows at most linearly along rays, while attention's grows as
-    a^2."""
+    """max |forward(a x)| / a for each a in ``scales`` (x: (B, T, d), one member): attention's
+    grows as a^2, a network at most linear along rays stays bounded."""
     with torch.no_grad():
         return [float(forward(a * x[None], params).abs().max()) / a for a in scales]
 
@@ -123,8 +110,8 @@ def _zero_block(d: int, d_v: int, size: dict, bias: bool, dtype) -> Params:
 def mamba_block_construction(
     attention: LinearSelfAttention, *, bias: bool = False, dtype: torch.dtype = torch.float64
 ) -> Params:
-    """Parameters (E = 1) of the Mamba block that compute ``attention`` exactly (see the
-    module docstring; ``bias``: with or without biases in the input and output projections)."""
+    """Parameters (E = 1) of the Mamba block (``bias``: with biases in its projections) that
+    compute ``attention`` exactly."""
     W_V, W_K, W_Q, d, d_v, d_k = _weights(attention, dtype)
     size = mamba_block_size(d, d_v, d_k, bias=bias)
     D, N, R = size["D"], size["N"], size["R"]
@@ -165,10 +152,8 @@ def mamba_block_construction(
 def transplanted_mamba_construction(
     attention: LinearSelfAttention, *, dtype: torch.dtype = torch.float64
 ) -> Params:
-    """Table 3's construction for the simplified layer (``constructions.mamba``) moved into the
-    real block with biases as it is: channels [v; x] (no odd pairs), identity convolution tap,
-    keys and queries read from the x channels, constant Delta and gate. The SiLU after the
-    convolution then bends every channel: the check that the pairs are needed."""
+    """Table 3's construction (``constructions.mamba``) moved as it is into the real block with
+    biases, without odd pairs: the SiLU after the convolution bends every channel, so it fails."""
     W_V, W_K, W_Q, d, d_v, d_k = _weights(attention, dtype)
     size = {"D": d_v + d, "N": d_k, "R": 1}
     D, N, R = size["D"], size["N"], size["R"]
@@ -195,8 +180,7 @@ def mamba_block_error(
     T: int = 32,
     seed: int = 0,
 ) -> float:
-    """max |out - y_att| / max |y_att| over B seeded N(0, I) sequences of length T (float64).
-
+    """max |out - y_att| / max |y_att| over B seeded N(0, I) sequences of length T (float64);
     ``params`` defaults to ``mamba_block_construction(attention, bias=bias)``."""
     if params is None:
         params = mamba_block_construction(attention, bias=bias)
@@ -213,13 +197,6 @@ def lru_block_size(d: int, d_v: int, d_k: int) -> dict[str, int]:
     return {"H": max(2 * d + 4 * n, 2 * n + 2 * d_k), "N": n + d_k}
 
 
-def _glu_pairs(P: Params, l: int, units, a: torch.Tensor, g: torch.Tensor, eps: float, scale):
-    """GLU units plus_p, minus_p = (scale a_p . g) sigmoid(+-eps g_p . g) of block l."""
-    plus, minus = units
-    P[f"l{l}_W_1"][0, plus], P[f"l{l}_W_1"][0, minus] = scale * a, scale * a
-    P[f"l{l}_W_2"][0, plus], P[f"l{l}_W_2"][0, minus] = eps * g, -eps * g
-
-
 def lru_block_construction(
     attention: LinearSelfAttention,
     eps: float,
@@ -228,8 +205,8 @@ def lru_block_construction(
     delta: float = 1.0,
     dtype: torch.dtype = torch.float64,
 ) -> Params:
-    """Parameters (E = 1) of 2 LRU blocks (``models.lru_block``) that compute ``attention``
-    up to O(eps^2) (and O(delta^2 / ln_eps) with ``norm="layer"``; without norm, delta = 1)."""
+    """Parameters (E = 1) of 2 LRU blocks that compute ``attention`` up to O(eps^2) (and
+    O(delta^2 / ln_eps) with ``norm="layer"``); a ValueError for delta != 1 without it."""
     W_V, W_K, W_Q, d, d_v, d_k = _weights(attention, dtype)
     n = d_v * d_k
     size = lru_block_size(d, d_v, d_k)
@@ -254,7 +231,7 @@ def lru_block_construction(
     # block 1: recurrence off (B = 0), y = Dskip v = [x; -x; 0]; GLU pairs v_i sigmoid(+-eps k_j)
     P["l1_D"][0, : 2 * d] = 1.0
     prod1 = pair_units(2 * d, n)
-    _glu_pairs(P, 1, prod1, W_V[i] @ pm, W_K[j] @ pm, eps, delta)
+    products(P, "l1_W_1", "l1_W_2", prod1, delta * (W_V[i] @ pm), W_K[j] @ pm, eps)
     # block 2: key-value neurons (lam -> 1, gamma = 1) read (2/eps)(plus - minus) / delta;
     # query neurons (lam = 0) read (x - (-x)) / 2 = x
     P["l2_nu"][0, :n], P["l2_theta"][0, :n] = -NU_MAX, -NU_MAX
@@ -269,7 +246,7 @@ def lru_block_construction(
     a[idx, idx], a[idx, n + idx] = 1.0, -1.0
     g[idx, 2 * n + j], g[idx, 2 * n + d_k + j] = 1.0, -1.0
     prod2 = pair_units(2 * d + 2 * n, n)
-    _glu_pairs(P, 2, prod2, a, g, eps, delta)
+    products(P, "l2_W_1", "l2_W_2", prod2, delta * a, g, eps)
     plus, minus = prod2
     P["W_out"][0, i, plus], P["W_out"][0, i, minus] = 2 / eps / delta, -2 / eps / delta
     return P

@@ -1,7 +1,7 @@
-"""Gated RNNs that solve associative recall exactly (App. D.3): the planted truths of the
-chapter's reverse engineering, one per algorithm (described in the chapter
-associative_recall.md, "Three hand-built networks, three costs"). N_k keys, N_v values; inputs
-x = [e_k; e_v], the query [e_k; 0]; M[v, k] = 1 if the pair (k, v) was shown.
+"""Gated RNNs that solve associative recall exactly (App. D.3), one per algorithm: the planted
+truths of the reverse engineering (book/associative_recall.md, "Three hand-built networks, three
+costs"). N_k keys, N_v values; inputs x = [e_k; e_v], the query [e_k; 0]; M[v, k] = 1 if the
+pair (k, v) was shown.
 
     attention_rnn(side=False)  App. A.1 for W_V = [0 I], W_K = W_Q = [I 0]: N_v N_k key-value
                                neurons (lam = 1), N_k query neurons, N_v N_k output-gating ones
@@ -56,10 +56,10 @@ def attention_rnn(n_keys: int, n_values: int, *, side: bool = False) -> GatedRNN
 def compressed_side_rnn(n: int) -> GatedRNN:
     """Side gating with (n - 1)^2 + 1 neurons for N_k = N_v = n and distinct values (exact).
 
-    With A[o, v] = [o = v] - 1/n (v < n), the centred one-hot e_o - 1/n = sum_v A[o, v] (e_v - e_n)
-    and Pi[o, kq] = 1/n + sum_{v,k<n} A[o, v] A[kq, k] <B_vk, Pi> for a permutation matrix Pi,
-    B_vk = (e_v - e_n)(e_k - e_n)^T: neuron (v, k) stores <B_vk, Pi>, its side gate reads A[kq, k]
-    and D[o, (v, k)] = A[o, v]; the last neuron stores n (every step adds 1) and adds 1/n.
+    With A[o, v] = [o = v] - 1/n (v < n) and B_vk = (e_v - e_n)(e_k - e_n)^T, a permutation matrix
+    Pi has Pi[o, kq] = 1/n + sum_{v,k<n} A[o, v] A[kq, k] <B_vk, Pi>: neuron (v, k) stores
+    <B_vk, Pi>, its side gate reads A[kq, k], D[o, (v, k)] = A[o, v]; the last neuron adds 1/n.
+    A ValueError unless n is an integer >= 2.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"n must be an integer >= 2, got {n!r}")
@@ -91,12 +91,11 @@ def default_code(n_keys: int) -> torch.Tensor:
 def squared_difference_rnn(
     n_keys: int, n_values: int, code: torch.Tensor | None = None
 ) -> GatedRNN:
-    """Input-output gating that compares codes (see the module docstring); exact in argmax.
+    """Input-output gating that compares codes (module docstring); exact in argmax.
 
-    Hidden neurons: 0..N_v-1 memory (value j: W_in1 reads value j, W_in2 the key code, lam = 1),
-    N_v current key (W_in1 reads the constant 1, W_in2 the code, lam = 0), N_v + 1 constant
-    (every pair step adds 1, lam = 1: h = N_k). Output neuron j: (a_j + h_const / N_k) *
-    (-a_j + h_const / N_k) = 1 - a_j^2 with a_j = (h_j - h_cur) / delta; D = I.
+    Hidden neurons: j < N_v memory (value j times the key code, lam = 1), N_v the current key's
+    code (lam = 0), N_v + 1 the count N_k (lam = 1). Output neuron j: (a_j + h_const / N_k) *
+    (-a_j + h_const / N_k) = 1 - a_j^2. A ValueError for codes not distinct or not (n_keys,).
     """
     code = default_code(n_keys) if code is None else torch.as_tensor(code, dtype=F64)
     if code.shape != (n_keys,):

@@ -1,18 +1,16 @@
-"""Symbolic proofs (sympy) that the constructions of App. A compute Eq. (1), arXiv:2309.01775v2.
+"""Symbolic proofs (sympy) that the constructions of App. A compute Eq. (1).
 
-Eq. (1) and Eq. (2) run on *symbols* (every attention weight and input entry a sympy Symbol),
-the RNN's weights written by the very recipe ``constructions.gated_rnn`` uses for torch tensors
-(``fill_query_key_value``, ``fill_side``, ``query_key_value_layout``, ``low_rank_rows``), lam
-exactly 0 or 1. The expanded difference RNN - attention is the zero polynomial exactly when the
-construction is right for *every* weight and input sequence of that length (the chapter
-construction.md, "A proof, and a symbolic check").
+Eq. (1) and Eq. (2) run on sympy symbols, the RNN's weights written by the recipes
+``constructions.gated_rnn`` uses for torch tensors: the expanded difference RNN - attention is
+the zero polynomial exactly when the construction is right for *every* weight and input sequence
+of that length (book/construction.md, "A proof, and a symbolic check").
 
 Glossary (code name -> paper symbol -> section):
     W_V, W_K, W_Q     value, key, query matrices; entries V_{ij}, K_{ij}, Q_{ij}  Eq. 1
     xs                the inputs x_1 .. x_T, each a (d, 1) column of symbols x_{t,i}          Eq. 1
     ys                y_t = sum_{t'<=t} (W_V x_t')(W_K x_t')^T (W_Q x_t), each (d_v, 1)      Eq. 1
     weights           W_in1, W_in2 (n, d+1), lam (n, 1), W_out1, W_out2 (m, n), D (d_out, m)
-                      or, for side gating, W_side (n, d+1) and D (d_out, n)                 Eq. 2
+                      or W_side (n, d+1), D (d_out, n) (side gating)                        Eq. 2
     h                 h_t = lam * h_{t-1} + (W_in1 x~_t) * (W_in2 x~_t), x~_t = [x_t; 1]      Eq. 2
     W_Qp, delta       W_Q' = W_V^{-T} W_K^T W_Q = delta adj(W_V^T) W_K^T W_Q, delta = 1/det W_V  A.3
     P_V, R_V          W_V = P_V R_V, rank r_V; entries PV_{ij}, RV_{ij}                       A.4
@@ -81,13 +79,9 @@ def symbolic_attention(d: int, T: int) -> SymbolicAttention:
 
 
 def symbolic_weights(variant: str, **matrices) -> dict[str, sp.Matrix]:
-    """The constructed RNN's weights as sympy matrices, written by the recipe of
-    ``constructions.gated_rnn``.
-
-    Keyword matrices: "full", "side": W_V (d_v, d), W_K, W_Q (d_k, d); "symmetric": W_V (d, d)
-    and W_Qp = W_Q' (d, d); "low_rank": P_V (d, r_V), R_V (r_V, d), P_KQ (d, r_KQ), R_KQ (r_KQ, d).
-    Returns W_in1, W_in2, lam (n, 1) and W_out1, W_out2, D, or W_side, D (side gating).
-    """
+    """The constructed RNN's weights (module glossary) as sympy matrices, written by the
+    recipe of ``constructions.gated_rnn``, from the keyword matrices: "full", "side": W_V, W_K,
+    W_Q; "symmetric": W_V and W_Qp; "low_rank": P_V, R_V, P_KQ, R_KQ."""
     check_variant(variant)
     if variant == "side":
         W_V, W_K, W_Q = matrices["W_V"], matrices["W_K"], matrices["W_Q"]
@@ -119,11 +113,8 @@ def symbolic_weights(variant: str, **matrices) -> dict[str, sp.Matrix]:
 
 
 def symbolic_rnn(weights: dict[str, sp.Matrix], xs: list) -> list[sp.Matrix]:
-    """Eq. (2) on sympy matrices (the reference loop over t), outputs expanded.
-
-    h_t = lam * h_{t-1} + (W_in1 x~_t) * (W_in2 x~_t), h_0 = 0; y_t = D ((W_out1 h_t) *
-    (W_out2 h_t)), or y_t = D ((W_side x~_t) * h_t) when ``weights`` has W_side (App. A.2).
-    """
+    """Eq. (2) on sympy matrices (the reference loop over t; side gating when ``weights`` has
+    W_side, App. A.2), outputs expanded."""
     R = ring_of(*weights.values(), *xs)
     ys = eq2({k: lift(R, M) for k, M in weights.items()}, [lift_vec(R, x) for x in xs])
     return [lower(y) for y in ys]
@@ -172,15 +163,10 @@ def symbolic_construction(
 ) -> SymbolicProof:
     """Prove (or refute) that ``variant``'s constructed RNN equals Eq. (1), symbolically.
 
-    Args:
-        variant: "full", "symmetric", "low_rank" or "side".
-        d: input (and output) dimension; 2 or 3 run in seconds, cost grows quickly with d and T.
-        T: number of time steps.
-        r_V, r_KQ: ranks of the symbolic factors for "low_rank" (default max(1, d - 1) each).
-        perturb: called with the symbolic RNN weights (a dict of mutable sympy matrices) before
-            the RNN runs; the tests use it to check that a broken construction is caught.
-    Returns:
-        a ``SymbolicProof`` whose ``differences`` are all 0 when the construction is exact.
+    d = 2 or 3 runs in seconds; the cost grows quickly with d and T. ``r_V``, ``r_KQ``: the
+    ranks for "low_rank" (default max(1, d - 1) each). ``perturb``: called with the symbolic
+    weights (mutable sympy matrices) before the RNN runs, to check that a broken construction
+    is caught. Raises ValueError for a size or rank out of range.
     """
     check_variant(variant)
     _check_sizes(d, T)
@@ -189,9 +175,7 @@ def symbolic_construction(
 
 
 def _proof(variant, d, T, layer, weights, ranks, scale, perturb) -> SymbolicProof:
-    """RNN - attention for the symbolic ``layer`` (W_V, W_K, W_Q) and RNN ``weights`` on T
-    symbolic inputs, ``perturb`` applied to the weights first; with ``scale`` = (delta, det W_V)
-    every difference is cleared of delta (``_clear_delta``)."""
+    """``symbolic_construction``'s proof, ``scale`` (delta, det W_V) or None (no delta)."""
     xs = symbol_inputs(d, T)
     if perturb is not None:
         perturb(weights)
@@ -211,9 +195,7 @@ def _proof(variant, d, T, layer, weights, ranks, scale, perturb) -> SymbolicProo
 
 
 def _symbolic_weights_of(variant: str, d: int, r_V: int | None, r_KQ: int | None):
-    """``symbolic_construction``'s symbols: (W_V, W_K, W_Q, weights, ranks, scale), with
-    ranks (r_V, r_KQ) for "low_rank" (else None) and scale (delta, det W_V) for "symmetric"
-    (else None), delta standing for 1 / det(W_V)."""
+    """(W_V, W_K, W_Q, weights, ranks or None, scale = (delta, det W_V) or None)."""
     ranks, scale = None, None
     if variant == "low_rank":
         r_V = max(1, d - 1) if r_V is None else r_V
@@ -238,8 +220,7 @@ def _symbolic_weights_of(variant: str, d: int, r_V: int | None, r_KQ: int | None
 
 
 def _symmetric_query(W_V, W_K, W_Q):
-    """W_Q' = delta adj(W_V^T) W_K^T W_Q (= W_V^{-T} W_K^T W_Q) and (delta, det W_V), the
-    symbol delta standing for 1 / det(W_V)."""
+    """W_Q' = delta adj(W_V^T) W_K^T W_Q and (delta, det W_V), delta standing for 1 / det W_V."""
     delta = sp.Symbol("delta")
     return delta * W_V.T.adjugate() * W_K.T * W_Q, (delta, W_V.det(method="berkowitz"))
 
@@ -261,13 +242,9 @@ def numeric_errors(
     batch: int = 16,
     rank: Callable[[int], int] | None = None,
 ) -> dict[int, float]:
-    """Float64 twin of the proof: max |RNN - attention| over seeds, per d.
-
-    Each seed draws a ``random_attention(d, seed=seed)`` layer (with ``rank=rank(d)`` when given;
-    "low_rank" defaults to rank max(1, d // 2)) and ``batch`` sequences of T i.i.d. N(0, I)
-    inputs, builds ``construct_rnn(layer, variant)`` and compares the two outputs (B, T, d).
-    Returns {d: max abs error}.
-    """
+    """Float64 twin of the proof: {d: max |RNN - attention|} over seeds, each
+    ``random_attention(d, seed=seed)`` (``rank=rank(d)`` when given; "low_rank" defaults to
+    max(1, d // 2)) on ``batch`` N(0, I) sequences of T steps."""
     check_variant(variant)
     if rank is None and variant == "low_rank":
 
@@ -291,13 +268,9 @@ def numeric_errors(
 def symbolic_compressed(
     d: int, T: int = 3, *, perturb: Callable[[dict], None] | None = None
 ) -> SymbolicProof:
-    """Prove (or refute) the compressed output gating (``compressed_output``) in sympy.
-
-    Keys = values W_V and queries W_Q' = delta adj(W_V^T) W_K^T W_Q as for "symmetric";
-    the weights are written by ``fill_compressed_output`` (A = W_V, C = W_Q', P_V = I), so
-    the d(d+1)/2 output-gating neurons are the torch construction's. ``perturb`` as in
-    ``symbolic_construction``. Returns a ``SymbolicProof`` with variant "compressed".
-    """
+    """Prove (or refute) the compressed output gating in sympy: the weights of
+    ``fill_compressed_output`` (A = W_V, C = W_Q' as for "symmetric", P_V = I); ``perturb`` as
+    in ``symbolic_construction``. Returns a ``SymbolicProof`` with variant "compressed"."""
     from .compressed_output import fill_compressed_output
 
     _check_sizes(d, T)

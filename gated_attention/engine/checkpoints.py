@@ -12,8 +12,8 @@ from ..atomic import atomic_write
 
 
 def restore(state: dict, path: Path, P: dict, opt, sched, gens: list, streams: torch.Tensor):
-    """Load a checkpoint's parameters, optimiser, schedule and generator states (in place);
-    returns (step, loss_steps, losses, window) as saved."""
+    """Load a checkpoint into the run (in place); returns (step, loss_steps, losses, window).
+    A ValueError for another ensemble size or data device."""
     E = len(streams)
     member_states = state["generators"]  # one per member (shared streams: equal states)
     if len(member_states) != E:
@@ -36,9 +36,8 @@ def restore(state: dict, path: Path, P: dict, opt, sched, gens: list, streams: t
 
 
 def read_checkpoint(path: Path | None) -> dict | None:
-    """The saved state at ``path``, or None if there is none; an unreadable file (a run killed
-    while the disk was full, a truncated copy) is discarded with a warning naming it, and the
-    run starts over."""
+    """The saved state at ``path``, or None; an unreadable file (a full disk, a truncated copy)
+    is discarded with a warning naming it, and the run starts over."""
     if path is None or not path.exists():
         return None
     try:
@@ -52,9 +51,8 @@ def read_checkpoint(path: Path | None) -> dict | None:
 def save_checkpoint(
     path, P, opt, sched, gen_states, step, loss_steps, losses, window, data_device: str = "cpu"
 ) -> None:
-    """Atomically write the run's state (tensors and plain containers: loads with weights_only).
-    ``gen_states``: each member's generator state after the data of the steps done so far;
-    ``data_device``: the device type of the generators that drew them."""
+    """Atomically write the run's state (loads with weights_only); ``gen_states``: each member's
+    generator state after the steps so far, drawn on ``data_device``."""
     state = {  # CPU tensors, loadable anywhere (the optimiser's state moves back on load)
         "params": {k: v.detach().cpu() for k, v in P.items()},
         "optimizer": opt.state_dict(),

@@ -8,20 +8,16 @@ from dataclasses import dataclass
 
 import torch
 
-#: the engine's modes (``TrainConfig.mode``): "fast" (the hand-written step, eager), "compiled"
-#: (the same step compiled by ``torch.compile``: other rounding, faster after ~10 s of
-#: compiling per shape), "reference" (the readable loop over t)
+#: the engine's modes (``TrainConfig.mode``; ``loop``'s docstring)
 MODES = ("fast", "compiled", "reference")
 
-#: the optimisers a run can use (``TrainConfig.optimiser``): AdamW with decoupled weight decay
-#: (the paper's), Adam with the L2 term in the gradient, plain SGD with the L2 term
+#: the optimisers (``TrainConfig.optimiser``; ``loop.optimiser``): AdamW is the paper's
 OPTIMISERS = ("adamw", "adam_l2", "sgd_l2")
 
 #: the learning-rate schedules (``TrainConfig.schedule``)
 SCHEDULES = ("cosine", "constant")
 
-#: the training losses (``TrainConfig.loss``): the task's masked MSE, or the cross-entropy of the
-#: outputs at the loss's time steps read as logits, against the one-hot targets' classes
+#: the training losses (``TrainConfig.loss``): the task's masked MSE, or ``losses.cross_entropy``
 LOSSES = ("mse", "cross_entropy")
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -32,16 +28,10 @@ class TrainConfig:
     """Optimiser and engine settings (the paper gives AdamW, cosine annealing, batch 64, 1M steps).
 
     Defaults are our choices where the paper is silent: lr 1e-3 annealed to eta_min 1e-6, weight
-    decay 1e-4 (on all parameters but nu), Adam's default betas and eps, no warm-up, no
-    gradient clipping (it would couple ensemble members). They show no finding of the paper;
-    the settings each experiment trains with are named presets (``experiments.presets``).
-    ``loss``, ``optimiser`` and ``schedule``: see LOSSES, OPTIMISERS, SCHEDULES and
-    ``loop.optimiser`` ("cosine": warm-up then cosine annealing from lr to eta_min).
-
-    ``lam_max`` caps the recurrence (ours, beyond the paper: is lam = 1 necessary?):
-    lam = exp(-exp(nu)) <= lam_max holds when nu >= log(-log lam_max), and ``train``
-    projects nu onto that half-line at the start and after every optimiser step. 1.0, the
-    default, is no cap.
+    decay 1e-4 (on all parameters but nu), Adam's betas and eps, no warm-up, no gradient
+    clipping (it would couple ensemble members); each experiment's: ``experiments.presets``.
+    ``lam_max`` (ours, beyond the paper) caps lam = exp(-exp(nu)): ``train`` projects nu onto
+    nu >= log(-log lam_max) at the start and after every step (1.0: no cap).
     """
 
     steps: int
@@ -103,8 +93,7 @@ class TrainConfig:
         self._check_optimiser_numbers()
 
     def _check_optimiser_numbers(self) -> None:
-        """lr, weight_decay, eta_min finite and >= 0; eps finite and > 0; betas two numbers in
-        [0, 1). A ValueError names the field and the value."""
+        """lr, weight_decay, eta_min >= 0, eps > 0 (finite), betas two numbers in [0, 1)."""
 
         def number(name: str, val: object) -> float:
             if isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(val):
@@ -142,7 +131,6 @@ class TrainResult:
     losses       (K, E) mean training loss of each member over each window
     final_loss   (E,) mean training loss over the last window
     wall_time    seconds spent in this call (a resumed run counts only its own part)
-    resumed_from step the run resumed from (0 for a fresh start)
     """
 
     params: dict[str, torch.Tensor]
@@ -157,8 +145,7 @@ class TrainResult:
 
 
 def cosine_lr(step: int, config: TrainConfig) -> float:
-    """The learning rate at ``step``: linear warm-up, then cosine from lr to eta_min (a
-    "constant" schedule: lr at every step)."""
+    """The learning rate at ``step``: linear warm-up, then cosine from lr to eta_min; or lr."""
     c = config
     if c.schedule == "constant":
         return c.lr

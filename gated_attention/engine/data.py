@@ -14,10 +14,8 @@ from ..tasks.protocol import Task
 def sample_chunk(
     tasks: Sequence[Task], generators: Sequence[torch.Generator], steps: int, batch_size: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Data for ``steps`` training steps of every member, one ``sample`` call per member.
-
-    Returns x (steps, E, B, T, d) and y (steps, E, B, T, d_out), float64.
-    """
+    """Data for ``steps`` training steps of every member, one ``sample`` call per member:
+    x (steps, E, B, T, d) and y (steps, E, B, T, d_out), float64."""
     xs, ys = [], []
     for task, g in zip(tasks, generators, strict=True):
         x, y = task.sample(steps * batch_size, g)
@@ -36,15 +34,11 @@ def sample_chunk_neuron_major(
     pool: ThreadPoolExecutor | None = None,
     batch_labels: bool | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``sample_chunk`` written straight into the fast path's layout, one copy per member.
-
-    Returns X (steps, E, d+1, T*B) with x~ = [x; 1] and Y (steps, E, d_out, T'*B) at the steps
-    ``out_steps`` (None: all), both in ``dtype``, column t*B + b: the same numbers as
-    ``inputs_neuron_major(x.to(dtype))`` and ``targets_neuron_major(y, out_steps).to(dtype)``
-    of ``sample_chunk``'s x, y (tested). ``pool``: draw the members in these threads (the same
-    numbers). ``batch_labels``: each member draws its inputs, then all labels come from one
-    batched product per factor (``labels_of_many`` of tasks of one kind: labels equal up to
-    rounding); None: only off the CPU, so the CPU's data stay those of member-by-member drawing.
+    """``sample_chunk`` written straight into the fast path's layout (the same numbers, tested):
+    X (steps, E, d+1, T*B) with x~ = [x; 1], Y (steps, E, d_out, T'*B) at ``out_steps`` (None:
+    all), column t*B + b, in ``dtype``. ``pool``: draw the members in these threads.
+    ``batch_labels``: all labels from one batched ``labels_of_many`` (equal up to rounding);
+    None: only off the CPU, so the CPU's data stay those of member-by-member drawing.
     """
     t0, E, B = tasks[0], len(tasks), batch_size
     T, d, d_out = t0.T, t0.d, t0.d_out
@@ -97,12 +91,8 @@ def _labels_batched(tasks: Sequence[Task], dev: torch.device) -> bool:
 def data_streams(
     tasks: Sequence[Task], data_seeds: Sequence[int], device: torch.device | None = None
 ):
-    """The data streams of an ensemble: members with the same task and data seed (a paired
-    sweep: sizes sharing a seed) draw the same stream, drawn once and shared.
-
-    Returns (streams, stream_tasks, generators): streams (E,) member -> its stream, and one
-    task and one generator per stream, on ``device`` (None: the CPU; a GPU's generators draw
-    other numbers than the CPU's from the same seed)."""
+    """Members with the same task and data seed (a paired sweep) share a stream: returns streams
+    (E,) member -> stream, and a task and a generator per stream on ``device`` (None: the CPU)."""
     keys = [(id(t), int(s)) for t, s in zip(tasks, data_seeds, strict=True)]
     unique = list(dict.fromkeys(keys))
     streams = torch.tensor([unique.index(k) for k in keys])
@@ -112,9 +102,8 @@ def data_streams(
 
 
 def data_on_device(tasks: Sequence[Task], device: torch.device, asked: bool | None) -> bool:
-    """Whether a run draws its data on ``device`` with generators there: ``asked`` (True needs
-    tasks that can, ``draws_on_device``), else (None) on a GPU whenever the tasks can. On the
-    CPU both are the same thing."""
+    """Whether a run draws its data on ``device``: ``asked`` (True: a ValueError unless the tasks
+    can, ``draws_on_device``), else (None) on a GPU whenever the tasks can."""
     can = all(getattr(t, "draws_on_device", False) for t in tasks)
     if asked and not can:
         names = sorted(
@@ -125,13 +114,9 @@ def data_on_device(tasks: Sequence[Task], device: torch.device, asked: bool | No
 
 
 class DataFeed:
-    """A run's data, a chunk of steps at a time (``next``): drawn by each stream's own generator
-    (where the generators live: ``data_on_device``), in the layout of the run's path
-    (neuron-major on packed weights; else (k, S, B, T, d), the targets cut to the loss's steps
-    for a model of its own), moved to the device, each member reading its stream. With
-    ``background`` the next chunk is drawn in a thread while the device trains, the streams in
-    threads of their own (the same numbers: one generator per stream). ``pending``: that next
-    chunk's future, or None; ``close`` ends the threads.
+    """A run's data, a chunk of steps at a time (``next``), in the layout of the run's path,
+    on the device, each member reading its stream. With ``background`` the next chunk is drawn
+    in threads (``pending``: its future, or None) while the device trains: the same numbers.
     """
 
     def __init__(
@@ -149,7 +134,7 @@ class DataFeed:
         device: torch.device,
         background: bool,
     ):
-        self.tasks, self.gens, self.streams = stream_tasks, generators, streams
+        self.tasks, self.gens = stream_tasks, generators
         self.E, self.B, self.dtype, self.out_steps = members, batch_size, dtype, out_steps
         self.packed, self.cut, self.dev = packed, cut_targets, device
         many = background and len(generators) > 1
@@ -159,8 +144,7 @@ class DataFeed:
         self.pending = None
 
     def draw(self, k: int) -> tuple[torch.Tensor, torch.Tensor, list]:
-        """The next k steps' data (where the generators are) and every generator's state right
-        after drawing them."""
+        """The next k steps' data and every generator's state right after drawing them."""
         if self.packed:  # (k, S, d+1, T*B), (k, S, d_out, T'*B), neuron-major, in dtype
             X, Y = sample_chunk_neuron_major(
                 self.tasks, self.gens, k, self.B, self.dtype, self.out_steps, self.pool
@@ -177,22 +161,18 @@ class DataFeed:
         return X, Y, states
 
     def next(self, step: int, steps: int, chunk: int):
-        """(X, Y, states, k): the data of steps step+1 .. step+k on the device, (k, E, ...),
-        with the generators' states after them (for a checkpoint); the next chunk prefetched."""
+        """(X, Y, states, k): steps step+1 .. step+k on the device, (k, E, ...), and ``draw``'s
+        states; the next chunk prefetched."""
         k = min(chunk, steps - step)
         X, Y, states = self.pending.result() if self.pending is not None else self.draw(k)
         self.pending = None
         if self.prefetch is not None and step + k < steps:
             self.pending = self.prefetch.submit(self.draw, min(chunk, steps - step - k))
-        shared = len(self.gens) < self.E  # members sharing streams: each reads its own
-        if self.dev.type == "cpu":
-            if shared:
-                X, Y = X[:, self.streams], Y[:, self.streams]
-        else:  # each stream crosses to the device once (drawn there: no copy at all),
-            # then each member reads its own
-            X, Y = X.to(self.dev, non_blocking=True), Y.to(self.dev, non_blocking=True)
-            if shared:
-                X, Y = X[:, self.streams_dev], Y[:, self.streams_dev]
+        # each stream crosses to the device once (none on the CPU or drawn there), then each
+        # member sharing a stream reads its own
+        X, Y = X.to(self.dev, non_blocking=True), Y.to(self.dev, non_blocking=True)
+        if len(self.gens) < self.E:
+            X, Y = X[:, self.streams_dev], Y[:, self.streams_dev]
         return X, Y, states, k
 
     def close(self) -> None:

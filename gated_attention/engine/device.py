@@ -45,8 +45,7 @@ DEFAULT_THREADS = 1
 
 
 def positive_env(name: str, default: int) -> int:
-    """$``name`` as a positive integer, else ``default`` when it is unset or empty; anything
-    else is an error that names the variable."""
+    """$``name`` as a positive integer, ``default`` when unset or empty; else a ValueError."""
     text = os.environ.get(name, "").strip()
     if not text:
         return default
@@ -66,8 +65,7 @@ def train_threads() -> int:
 
 @contextlib.contextmanager
 def training_threads(dev: torch.device):
-    """Train on the CPU with ``train_threads()`` torch threads, the caller's count restored
-    after; a GPU run changes nothing."""
+    """Train on the CPU with ``train_threads()`` torch threads, the caller's count restored."""
     if dev.type != "cpu":
         yield
         return
@@ -89,12 +87,10 @@ NO_FLUSH_ENV = "GATED_ATTENTION_NO_FLUSH"
 def flush_denormals(force: bool = False) -> bool:
     """Flush subnormal floats to zero (``torch.set_flush_denormal(True)``); True if set.
 
-    Weight decay shrinks dead neurons' weights into subnormal floats, which many x86 CPUs
-    compute slowly; flushing changes only values below 1.2e-38 (2.2e-308 in float64). The
-    setting is per thread, and torch's intra-op threads copy it once, when their pool starts:
-    so ``import gated_attention`` sets it before anything starts the pool, and ``train`` calls
-    this again for its own thread (why and what it costs: book/reference.md, "Subnormal
-    floats"). $GATED_ATTENTION_NO_FLUSH=1 turns both off; ``force`` sets the flag even then.
+    Dead neurons' weights decay into subnormals, slow on many x86 CPUs (book/reference.md,
+    "Subnormal floats"). The setting is per thread, copied by torch's pool when it starts: so
+    ``import gated_attention`` sets it, and ``train`` again for its own thread.
+    $GATED_ATTENTION_NO_FLUSH=1 turns both off; ``force`` sets the flag even then.
     """
     if not (force or os.environ.get(NO_FLUSH_ENV, "") in ("", "0")):
         return False
@@ -109,13 +105,9 @@ MMAP_BYTES, KEEP_BYTES = 32 * 2**20, 2**30
 
 @functools.cache
 def keep_freed_memory() -> bool:
-    """Let each CPU step reuse the memory the step before freed; True if set (glibc only).
-
-    glibc hands large freed blocks back to the system, and the next step's buffers then come
-    back page by page, each page a fault (measured: book/reference.md, "Freed memory"). Sets
-    M_MMAP_THRESHOLD to ``MMAP_BYTES`` and M_TRIM_THRESHOLD to ``KEEP_BYTES`` once per process
-    (``train`` calls it); the numbers computed do not change. False where the C library has
-    no ``mallopt`` (not glibc) or refuses the values."""
+    """Let each CPU step reuse the memory the step before freed, instead of page faults
+    (book/reference.md, "Freed memory"): glibc's ``mallopt`` thresholds set once per process;
+    True if set, False where the C library has no ``mallopt`` or refuses the values."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
@@ -127,8 +119,7 @@ def keep_freed_memory() -> bool:
 
 
 def draw_in_background(dev: torch.device) -> bool:
-    """Whether ``train`` draws data in background threads: off the CPU only (on it, drawing
-    beside the training made a step slower on every size measured)."""
+    """Whether ``train`` draws data in background threads: off the CPU only (slower on it)."""
     return dev.type != "cpu"
 
 
@@ -149,15 +140,11 @@ CAPTURE_LOCK = threading.Lock()
 def record_graph(
     fn: Callable[[], None], before_capture: Future | None, stream: torch.cuda.Stream | None = None
 ):
-    """``fn`` recorded once as a CUDA graph on ``stream`` (the step's own side stream), after
-    ``before_capture`` (the pending prefetch of the next chunk: no other thread of this run
-    talks to the device while it records) has finished; None, with a warning naming the error,
-    where the recording fails (the caller then runs ``fn`` eagerly). The recording runs nothing.
+    """``fn`` recorded once (not run) as a CUDA graph on ``stream``, after ``before_capture``
+    (the pending prefetch) has finished; None, with a warning naming the error, where it fails.
 
-    Jobs side by side (``experiments.side_by_side``) record in threads of their own: each on its
-    own stream (on one shared stream a second recording fails, "operation not permitted when
-    stream is capturing"), in thread-local capture mode, holding ``CAPTURE_LOCK`` (entering a
-    recording synchronises the device and empties its cache)."""
+    Jobs side by side (``experiments.side_by_side``) record each on its own stream (on a shared
+    one a second recording fails), in thread-local capture mode, holding ``CAPTURE_LOCK``."""
     if before_capture is not None:
         before_capture.result()
     graph = torch.cuda.CUDAGraph()
@@ -175,14 +162,10 @@ def record_graph(
 
 
 class GraphedStep:
-    """The fast step's loss, its gradients and the loss window, on fixed input buffers.
-
-    Called with one step's data (x, y), it copies them into the buffers X, Y, computes
-    ``loss_fn(X, Y)`` (E,), its backward (into the parameters' .grad) and adds the loss into
-    ``window``; the caller then runs the optimiser. Eagerly, gradients are cleared first. With
-    ``capture`` (a CUDA device), the first WARMUP steps run eagerly on a side stream
-    (``on_side_stream``), the next is recorded once as a CUDA graph (``record_graph``) and every
-    later step replays it (writing the same gradient tensors, never cleared in between).
+    """A step's loss ``loss_fn(X, Y)`` (E,) on fixed input buffers, its backward into .grad and
+    the losses into ``window``; the caller runs the optimiser. With ``capture`` (CUDA) the first
+    WARMUP steps run eagerly on a side stream, the next is recorded as a CUDA graph and every
+    later step replays it (into the same gradient tensors, never cleared in between).
     """
 
     WARMUP = 3
@@ -228,8 +211,7 @@ class GraphedStep:
 
 
 def hardware(device: str | torch.device | None = None) -> dict:
-    """Where results were computed: the CPU (model, cores, torch threads), the platform, and the
-    training device (``training.resolve_device``), with its name when it is a GPU."""
+    """Where results were computed: the CPU, the platform, and the training device."""
     model = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -1,7 +1,6 @@
-"""Ensembles of students: stacking GatedRNNs of different sizes into one (E, ...) computation
+"""Ensembles of students: GatedRNNs of different sizes stacked into one (E, ...) computation
 (smaller members masked inside the largest), the cost model that splits a size sweep into a few
-ensembles, and ``train_by_size``, which trains them one after another (``train_ensemble``
-each, ``combine_ensembles`` to put them together: the two halves an experiment's jobs use)."""
+ensembles, and ``train_by_size``, which trains them one after another."""
 
 from __future__ import annotations
 
@@ -20,11 +19,9 @@ from .loop import train
 
 
 def stack_students(students: Sequence[GatedRNN]) -> tuple[dict, dict]:
-    """Stack GatedRNNs of equal d, d_out and gating kind (n, m may differ) into an ensemble.
-
-    Returns ``(params, masks)``: dicts of (E, ...) float64 tensors; a member with fewer neurons
-    sits in the top-left block, zero-padded, and its mask is 1 exactly on its own entries.
-    """
+    """Stack GatedRNNs of equal d, d_out and gating kind (n, m may differ) into an ensemble:
+    ``(params, masks)`` of (E, ...) float64, a smaller member zero-padded in the top-left block,
+    its mask 1 exactly on its own entries."""
     if not students:
         raise ValueError("stack_students needs at least one GatedRNN")
     first = students[0]
@@ -87,19 +84,16 @@ def unstack_students(
     return out
 
 
-#: what one more ensemble adds to a training step, in multiply-adds of ``forward_macs``:
-#: fitted on the 2-core CPU this project is measured on (Fig. 3A/B sweeps, T = 8, batch 64:
-#: ~1.2 ms per ensemble and step, against ~0.06 ms per million multiply-adds)
+#: what one more ensemble adds to a training step, in multiply-adds of ``forward_macs``: fitted
+#: on the project's 2-core CPU (~1.2 ms per ensemble and step, ~0.06 ms per million)
 ENSEMBLE_OVERHEAD_MACS = 20e6
-#: the same on a GPU, where a step is launch-bound until its arithmetic outgrows its launches:
-#: ~20 kernels of a compiled step of Eq. (2) at ~7 us each on the recorded H200 bench
-#: (``lab.device_time``), the time of ~1e9 forward multiply-adds with their backward there
+#: the same on a GPU, launch-bound: ~20 kernels of a compiled step at ~7 us each on the recorded
+#: H200 bench, the time of ~1e9 forward multiply-adds with their backward there
 GPU_ENSEMBLE_OVERHEAD_MACS = 1e9
 
 
 def forward_macs(d: int, d_out: int, n: int, m: int, T: int, B: int, side: bool = False) -> int:
-    """Multiply-adds of one forward of Eq. (2) for one member and one batch of B sequences:
-    the gatings' products, the decay-matrix scan (T per state) and the readout, all T steps."""
+    """Multiply-adds of one forward of Eq. (2) for one member and a batch of B sequences."""
     if side:
         return T * B * (n * (3 * (d + 1) + T) + d_out * n)
     return T * B * (n * (2 * (d + 1) + T + 2 * m) + d_out * m)
@@ -112,15 +106,10 @@ def size_groups(
     *,
     overlap: bool = False,
 ) -> list[list[int]]:
-    """Split an ensemble of members of sizes[e] = (n_e, m_e) into ensembles trained apart.
-
-    In one ensemble every member costs what its largest network costs (the smaller ones are
-    masked inside it), and each ensemble adds ``overhead`` to a step. Returns the member
-    indices of each ensemble (sizes ascending; members of one size stay together): the split of
-    the sorted distinct sizes into consecutive runs that minimises the sum over ensembles of
-    ``overhead + members * cost(largest n, largest m)``, exactly (dynamic programming);
-    ``overlap``: of the larger of the two instead (a GPU, whose launches and arithmetic
-    overlap: a step costs its launches until its arithmetic takes longer).
+    """Split members of sizes[e] = (n_e, m_e) into ensembles trained apart: the member indices
+    of each (sizes ascending, one size together), the split into consecutive runs of sizes that
+    minimises the sum of ``overhead + members * cost(largest n, largest m)`` exactly (dynamic
+    programming); ``overlap`` (a GPU): of the larger of the two instead.
     """
     classes = sorted(set(sizes))
     counts = [sum(1 for s in sizes if s == c) for c in classes]
@@ -152,10 +141,8 @@ def plan_ensembles(
     overhead: float | None = None,
     device: str | torch.device = "cpu",
 ) -> list[list[int]]:
-    """How ``train_by_size`` splits members of sizes (n_e, m_e) to train on ``device``:
-    ``size_groups`` with the cost ``forward_macs`` of Eq. (2) at input size d, output size
-    d_out, T steps, batch B; on the CPU with ``overhead`` (None: ``ENSEMBLE_OVERHEAD_MACS``)
-    added, off it overlapping (None: ``GPU_ENSEMBLE_OVERHEAD_MACS``)."""
+    """How ``train_by_size`` splits members of sizes (n_e, m_e) on ``device``: ``size_groups``
+    with the cost ``forward_macs`` (``overhead`` None: the device's ``*ENSEMBLE_OVERHEAD_MACS``)."""
     on_cpu = torch.device(device).type == "cpu"
     if overhead is None:
         overhead = ENSEMBLE_OVERHEAD_MACS if on_cpu else GPU_ENSEMBLE_OVERHEAD_MACS
@@ -182,14 +169,11 @@ def train_by_size(
     on_nonfinite: str = "raise",
 ) -> TrainResult:
     """``train`` for GatedRNNs of different sizes: a few ensembles of similar sizes, one after
-    another (``size_groups``), instead of one in which every member costs the largest.
+    another, each member's run the same as in one ensemble (tested); one TrainResult for all.
 
-    Each member's run is the same as in one ensemble (tested). Returns ``combine_ensembles``'s
-    TrainResult for all members. With several ensembles, ensemble k checkpoints to
-    ``<stem>-<k><suffix>`` beside ``checkpoint``, files deleted once all have finished (the
-    caller deletes ``checkpoint`` as usual). ``groups``: the member indices of each ensemble,
-    instead of ``plan_ensembles``'s split for ``device`` (``overhead``: its cost of an
-    ensemble, None: the device's default). ``on_nonfinite``: as in ``train``.
+    Ensemble k checkpoints to ``<stem>-<k><suffix>`` beside ``checkpoint``, deleted once all
+    have finished. ``groups``: the member indices of each ensemble, instead of
+    ``plan_ensembles``'s split (``overhead`` as there).
     """
     if len(students) != len(tasks):
         raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
@@ -229,8 +213,7 @@ def _member_groups(
     overhead: float | None,
     groups: Sequence[Sequence[int]] | None,
 ) -> list[list[int]]:
-    """``train_by_size``'s ensembles: ``groups`` checked to split the members, else
-    ``plan_ensembles``'s split for the device."""
+    """``groups`` checked to split the members, else ``plan_ensembles``'s split."""
     if groups is None:
         s0, dev = students[0], resolve_device(device)
         sizes = [(s.n, s.m) for s in students]
@@ -244,8 +227,7 @@ def _member_groups(
 
 
 def _group_checkpoints(checkpoint: str | os.PathLike | None, n_groups: int) -> list[Path | None]:
-    """One checkpoint file per ensemble: ``checkpoint`` itself for one, else
-    ``<stem>-<k><suffix>`` beside it."""
+    """One checkpoint file per ensemble (``train_by_size``)."""
     path = None if checkpoint is None else Path(checkpoint)
     if path is None or n_groups == 1:
         return [path] * n_groups
@@ -255,10 +237,8 @@ def _group_checkpoints(checkpoint: str | os.PathLike | None, n_groups: int) -> l
 def train_ensemble(
     tasks: Sequence[Task], students: Sequence[GatedRNN], config: TrainConfig, **kwargs
 ) -> TrainResult:
-    """``train`` on GatedRNNs of any sizes as one ensemble (``stack_students``: the smaller
-    ones masked inside the largest): one ensemble of ``train_by_size``. ``kwargs``: ``train``'s
-    (``data_seeds``, ``checkpoint``, ``progress``, ``desc``, ``device``, ``on_nonfinite``: a
-    member index in its error counts within this ensemble)."""
+    """``train`` on GatedRNNs of any sizes as one ensemble (``stack_students``); ``kwargs``:
+    ``train``'s (a member index in its errors counts within this ensemble)."""
     params, masks = stack_students(students)
     return train(tasks, params, config, masks=masks, **kwargs)
 
@@ -269,10 +249,9 @@ def combine_ensembles(
     results: Sequence[TrainResult],
     dtype: torch.dtype = torch.float32,
 ) -> TrainResult:
-    """One TrainResult for all ``students`` from the results of the ensembles ``groups`` (the
-    member indices each trained): params zero-padded into the (E, ...) layout of
-    ``stack_students(students)``, losses (K, E) in member order, wall_time and resumed_from
-    summed. The ensembles must cover every member exactly once."""
+    """One TrainResult for all ``students`` from those of the ensembles ``groups`` (member
+    indices), in ``stack_students``'s layout, wall_time and resumed_from summed; a ValueError
+    unless the ensembles cover every member exactly once."""
     covered = sorted(e for g in groups for e in g)
     if covered != list(range(len(students))):
         raise ValueError(f"the ensembles cover members {covered}, not 0..{len(students) - 1}")

@@ -1,13 +1,6 @@
-"""What ``engine.train`` refuses, and how it stops: the ensemble's inputs checked before any step,
-and the error a diverged run raises.
-
-Glossary (code name -> meaning):
-    ON_NONFINITE        what ``train`` does when a loss or weight turns non-finite: "raise", "keep"
-    NonFiniteLossError  a diverged run: the steps, the members, the last good checkpoint
-    check_gated_shapes  the gated RNN's weights fit the task's d and d_out
-    check_ensemble      tasks, params, seeds and masks agree on the ensemble
-    DivergenceGuard     during a run: stops it at the first non-finite loss or weight
-    nonfinite_members   (E,) bool: the members with a non-finite weight
+"""What ``engine.train`` refuses, and how it stops: the ensemble's inputs checked before any step
+(``check_ensemble``, ``check_gated_shapes``), the watch for divergence (``DivergenceGuard``) and
+the error it raises (``NonFiniteLossError``).
 """
 
 from __future__ import annotations
@@ -44,9 +37,8 @@ class NonFiniteLossError(ValueError):
 
 
 def check_gated_shapes(task: Task, params: dict[str, torch.Tensor]) -> None:
-    """The gated RNN of Eq. (2) reads x~ = [x; 1] and writes d_out outputs: W_in1 (E, n, d+1)
-    and D (E, d_out, m) (or (E, d_out, n) with side gating) must fit the task's d and d_out.
-    A ValueError names both sizes."""
+    """A ValueError naming both sizes unless W_in1 (E, n, d+1) and D (E, d_out, m or n) of
+    Eq. (2) fit the task's d and d_out."""
     W_in1, D = params.get("W_in1"), params.get("D")
     if W_in1 is None or D is None:
         missing = [k for k in ("W_in1", "D") if k not in params]
@@ -104,11 +96,9 @@ def nonfinite_members(P: dict[str, torch.Tensor]) -> torch.Tensor:
 
 
 class DivergenceGuard:
-    """A run's watch for divergence (``on_nonfinite="raise"``): ``check(bad, what, step)``
-    raises ``NonFiniteLossError`` when ``bad`` (E,) bool flags a member, naming the steps since
-    the last check that passed, the members, the last checkpoint written with finite weights
-    (``good``: (file, step) or None) and the run so far (``partial()``, after ``stop()``, which
-    closes the progress bar). With "keep" it never raises."""
+    """A run's watch for divergence: ``check(bad, what, step)`` raises ``NonFiniteLossError``
+    when ``bad`` (E,) flags a member (never with "keep"); ``good``: the last checkpoint with
+    finite weights, (file, step) or None; ``stop`` closes the progress bar."""
 
     def __init__(
         self,

@@ -1,39 +1,19 @@
-"""The training engine: AdamW + cosine annealing for ensembles of gated RNNs (Sec. 4.1).
-
-Glossary (code name -> paper symbol / meaning -> shape):
-    params       the student's parameters (W_in1, W_in2, nu, W_out1, W_out2, D or W_side), each
-                 with a leading ensemble dim E: E independent runs trained in one computation
-    masks        0/1 tensors, same shapes as params: a member with n_e < n hidden neurons (or
-                 m_e < m output-gating neurons) is the larger network with the extra neurons
-                 masked; masked weights are exactly zero and get exactly zero gradient
-    lr, eta_min  AdamW's learning rate, annealed by a cosine from lr to eta_min over ``steps``
-    weight_decay AdamW's decoupled weight decay, on every parameter except nu (Sec. 4.1)
-    chunk_steps  data for this many steps is drawn at once (one generator call per member)
-    log_every    the loss curve keeps the mean training loss of each window of this many steps
+"""``train``: the training loop of an ensemble of students, AdamW + cosine annealing (Sec. 4.1).
 
 An ensemble equals E separate runs: the loss is the sum of the members' losses, AdamW is
 elementwise, nothing couples the members (no clipping across them), and each member draws from
 its own generator (``tests/test_training.py`` checks it, and that a resumed run ends where an
-uninterrupted one does).
+uninterrupted one does). Masked weights (a smaller member inside the largest) stay exactly zero.
 
 Modes (``TrainConfig.mode``; what each costs: book/reference.md, "Engine modes"):
-    "fast"       ``fast_path.fused_loss`` on packed weights and neuron-major data, a
-                 hand-written backward, the fused AdamW kernel, the loss read back once per
-                 log window
-    "compiled"   as "fast", the loss, its gradients and the update compiled by ``torch.compile``
-                 (``steps.CompiledStep``; any other model's forward and loss likewise): other
-                 rounding than "fast"; needs a C++ compiler (on a GPU: Triton)
-    "reference"  the readable definition: ``gated_rnn_forward(mode="reference")`` (a loop over
-                 t), ``masked_mse``, a per-parameter AdamW, the loss read back every step.
-A model other than Eq. (2) is trained by passing ``forward``.
-
-On a GPU (``device``, or $GATED_ATTENTION_DEVICE) the step is recorded once as a CUDA graph and
-replayed (``device.GraphedStep``, ``steps.CompiledStep``), and the data are drawn there
-(``data_on_device``) or on the host in background threads (``data.DataFeed``). Size sweeps:
-``ensembles.train_by_size``.
-
-``train`` is the loop over the pieces beside it: ``steps`` (one step object per path), ``data``,
-``loss_log``, ``guards`` (the watch for divergence), ``checkpoints`` and ``optimiser`` below.
+    "fast"       Eq. (2) fused on packed weights and neuron-major data (``steps.FusedStep``),
+                 a hand-written backward, the fused AdamW, the loss read back once per window
+    "compiled"   the same step compiled by ``torch.compile`` (``steps.CompiledStep``; any other
+                 model's forward and loss likewise): other rounding; needs a C++ compiler
+    "reference"  the readable definition: a loop over t, ``masked_mse``, a per-parameter AdamW,
+                 the loss read back every step
+On a GPU the step is recorded once as a CUDA graph and replayed, the data drawn there
+(``data_on_device``) or on the host in background threads (``data.DataFeed``).
 """
 
 from __future__ import annotations
@@ -112,31 +92,26 @@ def train(
     Args:
         tasks: E tasks (same d, d_out, T, loss_mask and loss_scale; teachers may differ).
         params: dict of (E, ...) tensors (e.g. from ``stack_students``); copied, not modified.
-        config: the optimiser and engine settings.
         data_seeds: E seeds; member e's data comes from ``torch.Generator().manual_seed(seed)``.
         masks: optional 0/1 tensors (as from ``stack_students``): the model sees params * masks.
         no_decay: parameter names without weight decay (nu, Sec. 4.1).
-        forward: a model ``forward(x (E, B, T, d), params) -> y (E, B, T, d_out)``; None is the
-            gated RNN of Eq. (2) (``gated_rnn_fast``, or the reference loop in mode "reference").
-        checkpoint: a file path: the run saves its state there every ``config.checkpoint_every``
-            steps and, if the file exists, resumes from it. The caller deletes it when done.
+        forward: a model ``forward(x (E, B, T, d), params) -> y (E, B, T, d_out)``; None: the
+            gated RNN of Eq. (2).
+        checkpoint: a file the run saves its state to every ``config.checkpoint_every`` steps
+            and, if it exists, resumes from; the caller deletes it when done.
         progress: show a tqdm bar (TQDM_DISABLE=1 also turns it off).
-        device: where it runs (``resolve_device``: default $GATED_ATTENTION_DEVICE, else the
-            CPU); the returned parameters and losses are CPU tensors.
-        cuda_graph: record the step as a CUDA graph (``GraphedStep``, any model but mode
-            "reference"; mode "compiled" on the fused path: the whole step, ``CompiledStep``);
-            None: on a CUDA device.
-        on_log: called at the end of every logged window as ``on_log(step, params)``, params a
-            detached CPU copy of the (E, ...) parameters in the layout of ``params``.
-        on_nonfinite: "raise": a member whose window loss (read at the log boundary), or whose
-            weights at a checkpoint or at the end, are NaN or inf stops the run with
-            ``NonFiniteLossError`` (no checkpoint is written after the divergence). "keep":
-            train on; a diverged member ends with NaN losses and weights.
-        data_on_device: draw the data on ``device`` with generators there (tasks with
-            ``draws_on_device``), a chunk at a time; None: on a GPU when the tasks can. A GPU's
-            generators draw other numbers than the CPU's (False: the CPU's data on a GPU too).
-        member_lrs: E rates, member e training as at ``config.lr = member_lrs[e]``, its schedule
-            included (``member_rates``); None: all at ``config.lr``.
+        device: ``resolve_device``'s; the returned parameters and losses are CPU tensors.
+        cuda_graph: record the step as a CUDA graph (any model but mode "reference"); None: on a
+            CUDA device.
+        on_log: called as ``on_log(step, params)`` at the end of every logged window, params a
+            detached CPU copy in the layout of ``params``.
+        on_nonfinite: "raise": a NaN or inf window loss, or weights at a checkpoint or at the
+            end, stops the run with ``NonFiniteLossError`` (no checkpoint written after it);
+            "keep": train on, a diverged member ending with NaN losses and weights.
+        data_on_device: draw the data on ``device`` (tasks with ``draws_on_device``); None: on a
+            GPU when the tasks can. A GPU's generators draw other numbers than the CPU's.
+        member_lrs: E rates, member e training as at ``config.lr = member_lrs[e]`` (schedule
+            included, ``member_rates``); None: all at ``config.lr``.
 
     Raises:
         NonFiniteLossError: see ``on_nonfinite``.
@@ -210,8 +185,7 @@ def train(
 
 
 def _close_window(log: LossLog, step: int, bar, guard: DivergenceGuard, on_log, P, packed) -> None:
-    """The end of a logged window: its one read-back of the losses, shown on the bar, checked
-    for NaN or inf, and ``on_log`` called with a CPU copy of the parameters."""
+    """The end of a logged window: its read-back shown, checked, and ``on_log`` called."""
     read = log.close(step)
     bar.set_postfix(loss=f"{float(read.mean()):.3g}", refresh=False)
     guard.check(~torch.isfinite(read), "loss", step)
@@ -221,7 +195,7 @@ def _close_window(log: LossLog, step: int, bar, guard: DivergenceGuard, on_log, 
 
 
 def _checked(tasks, params, data_seeds, masks, forward, on_nonfinite) -> list:
-    """The tasks, each checked (``check_task``), once the ensemble's inputs agree (guards)."""
+    """The tasks, each checked, once the ensemble's inputs agree."""
     check_on_nonfinite(on_nonfinite)
     tasks = [check_task(t) for t in tasks]
     check_ensemble(tasks, params, data_seeds, masks)
@@ -231,8 +205,7 @@ def _checked(tasks, params, data_seeds, masks, forward, on_nonfinite) -> list:
 
 
 def _model(c: TrainConfig, forward: Forward | None) -> tuple[Forward | None, bool]:
-    """(forward, packed): the cross-entropy reads Eq. (2)'s outputs (E, B, T', V) through its
-    parallel (or reference) forward; packed: the fused Eq. (2) on packed weights."""
+    """(forward, packed): Eq. (2)'s own forward for the cross-entropy; packed: fused Eq. (2)."""
     if c.loss == "cross_entropy" and forward is None:
         mode = "reference" if c.mode == "reference" else "parallel"
         forward = lambda x, p: gated_rnn_forward(x, p, mode=mode)  # noqa: E731
@@ -244,8 +217,7 @@ def _on(t: torch.Tensor | None, dev: torch.device) -> torch.Tensor | None:
 
 
 def _checkpoint(path, P, opt, sched, member_states, step, log, guard, drew="cpu") -> None:
-    """Save the run at ``step`` (never a diverged state: ``guard`` checks the weights and the
-    open window first, when it raises) and remember it as the last good checkpoint."""
+    """Save the run at ``step`` unless ``guard`` finds it diverged; the last good checkpoint."""
     if guard.on == "raise":
         guard.check(
             nonfinite_members(P) | ~torch.isfinite(log.window.cpu()), "loss or weights", step
@@ -257,8 +229,7 @@ def _checkpoint(path, P, opt, sched, member_states, step, log, guard, drew="cpu"
 
 
 def _placed(params, masks, pack, dtype, dev):
-    """(P, Mk): the trained tensors (``pack``-ed, in dtype on dev, requiring grad; masked
-    entries zero) and the masks in the same layout (None when nothing is masked)."""
+    """(P, Mk): the trained tensors, masked entries zero, and the masks (None: none masked)."""
     if masks is not None and all(bool(v.all()) for v in masks.values()):
         masks = None  # nothing is masked: skip the multiplications
     P = {
@@ -275,8 +246,7 @@ def _placed(params, masks, pack, dtype, dev):
 
 
 def _projection(P: dict, nu_min: float | None) -> Callable[[], None]:
-    """The projection of nu onto nu >= nu_min (``TrainConfig.lam_max``), in place; a no-op
-    without one."""
+    """The in-place projection of nu onto nu >= nu_min (``TrainConfig.lam_max``)."""
 
     def project() -> None:
         if nu_min is not None and "nu" in P:
@@ -299,8 +269,7 @@ def _result(P, packed, log, E, dtype, wall_time, resumed_from) -> TrainResult:
 
 
 def _first_step_named(step_fn, x, y, pending, started, tasks, params) -> None:
-    """One step; an error of the very first step (shapes that do not fit) becomes a ValueError
-    naming the tasks' and the parameters' shapes."""
+    """One step; the very first step's error becomes a ValueError naming the shapes."""
     try:
         step_fn(x, y, before_capture=pending)
     except torch.OutOfMemoryError:
@@ -317,14 +286,12 @@ def _first_step_named(step_fn, x, y, pending, started, tasks, params) -> None:
 
 
 def optimiser(P: dict, c: TrainConfig, no_decay: Sequence[str]):
-    """The optimiser ``c.optimiser`` (weight decay on every parameter but those named in
-    ``no_decay``) and the schedule ``c.schedule``.
+    """The optimiser ``c.optimiser`` (weight decay on every parameter not in ``no_decay``) and
+    the schedule ``c.schedule``:
 
     "adamw": decoupled decay, theta <- theta (1 - lr wd) - lr m / (sqrt(v) + eps) (Sec. 4.1);
     "adam_l2": Adam on grad L + wd theta (the fixed points of L + wd/2 |theta|^2);
     "sgd_l2": plain SGD (no momentum) on grad L + wd theta.
-    Fast and compiled modes: one fused kernel for all parameters (Adam, AdamW); reference: the
-    per-parameter loop.
     """
     decay = [P[k] for k in P if k not in no_decay]
     keep = [P[k] for k in P if k in no_decay]

@@ -1,8 +1,5 @@
 """The loss curve of a run: the members' losses summed over each window of ``log_every`` steps
-on the device, averaged and kept when the window closes (the one read-back of a window).
-
-    LossLog   window (E,) on the device, losses [(E,) per window], loss_steps [last step of each]
-"""
+on the device, averaged and kept when the window closes (the one read-back of a window)."""
 
 from __future__ import annotations
 
@@ -10,8 +7,9 @@ import torch
 
 
 class LossLog:
-    """The windowed loss curve (module docstring). ``window`` is one tensor for the whole run:
-    a captured step adds into this very tensor, so it is only ever changed in place."""
+    """window (E,) on the device, losses [(E,) per window], loss_steps [last step of each].
+    ``window`` is one tensor for the whole run, only changed in place (a captured step adds
+    into it)."""
 
     def __init__(self, members: int, dtype: torch.dtype, device: torch.device):
         self.window = torch.zeros(members, dtype=dtype, device=device)

@@ -1,10 +1,6 @@
 """The loss of one training step: what it reads (``LossSpec``) and, for the autograd paths
-(``steps.ForwardStep``, ``steps.ReferenceStep``), the loss function itself.
-
-    LossSpec       packed or a model's forward, mse or cross-entropy, T, the steps it reads
-    loss_function  the (E,) losses of one step from the trained tensors and their masks
-    cross_entropy  App. D.3's loss: the outputs at the loss's steps read as logits
-"""
+(``steps.ForwardStep``, ``steps.ReferenceStep``), the loss function itself (``loss_function``,
+``cross_entropy``)."""
 
 from __future__ import annotations
 
@@ -40,9 +36,7 @@ class LossSpec:
 def loss_function(
     P: dict[str, torch.Tensor], masks: dict[str, torch.Tensor] | None, spec: LossSpec
 ) -> Loss:
-    """The (E,) losses of one step for the autograd paths (``ForwardStep``, ``ReferenceStep``).
-
-    P: the trained tensors (packed or not); masks: 0/1 tensors applied to them in every step."""
+    """The (E,) losses of one step from the trained tensors P (packed or not) times ``masks``."""
     packed, forward, T = spec.packed, spec.forward, spec.T
     out_steps, scale = spec.out_steps, spec.scale
 

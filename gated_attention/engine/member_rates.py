@@ -1,19 +1,11 @@
 """Each member of an ensemble at its own learning rate (``train(..., member_lrs=...)``): a rate
 search as one ensemble instead of one run per rate.
 
-The optimiser steps every member at the run's rate lr(s); each member's move is then scaled by
-r_e(s) = lr_e(s) / lr(s), lr_e(s) the rate of that member's own run at step s (``cosine_lr``
-with lr = lr_e):
-
-    w_e <- w_e + r_e(s) (w_e' - w_e),      w_e' the optimiser's update at rate lr(s),
-
-one ``lerp_`` a weight. In exact arithmetic this is the member's own update for every optimiser
-of ``TrainConfig`` (each moves a weight by lr times a term, and keeps a state, that do not
-depend on lr); in floating point it differs by rounding (``tests/test_member_rates.py``).
-
-Glossary (code name -> meaning):
-    member_lrs   (E,) each member's base rate, in place of ``config.lr``
-    r            (E,) the scale of each member's move at this step
+The optimiser steps every member at the run's rate lr(s), then w_e <- w_e + r_e(s) (w_e' - w_e),
+one ``lerp_`` a weight, with r_e(s) = lr_e(s) / lr(s), lr_e(s) the member's own run's rate
+(``cosine_lr`` with lr = lr_e). In exact arithmetic this is the member's own update for every
+optimiser of ``TrainConfig`` (each moves a weight by lr times a term, and keeps a state, that do
+not depend on lr); in floating point it differs by rounding (``tests/test_member_rates.py``).
 """
 
 from __future__ import annotations
@@ -28,8 +20,7 @@ from .config import TrainConfig, cosine_lr
 
 def check_member_lrs(member_lrs: Sequence[float] | None, E: int, config: TrainConfig) -> None:
     """A ValueError unless ``member_lrs`` is None or E positive finite rates, for a run whose
-    own rate is positive and whose step goes through ``opt.step`` (not the compiled fused
-    step, which updates the weights inside its compiled function)."""
+    own rate is positive."""
     if member_lrs is None:
         return
     rates = list(member_lrs)
@@ -42,10 +33,9 @@ def check_member_lrs(member_lrs: Sequence[float] | None, E: int, config: TrainCo
 
 
 class MemberRates:
-    """Scales each member's move after every ``opt.step`` (the module docstring), through the
-    optimiser's step hooks; ``sched.last_epoch`` is the step the optimiser is making. A step
-    that updates the weights without ``opt.step`` (``steps.CompiledStep``) finds it as
-    ``opt.member_rates`` and calls ``before`` and ``after`` around its update."""
+    """Scales each member's move after every ``opt.step`` (module docstring), through the
+    optimiser's step hooks; a step that updates without ``opt.step`` (``steps.CompiledStep``)
+    finds it as ``opt.member_rates`` and calls ``before_step`` and ``after_step`` around it."""
 
     def __init__(self, opt, sched, config: TrainConfig, member_lrs: Sequence[float]):
         self.opt, self.sched = opt, sched
@@ -74,8 +64,7 @@ class MemberRates:
 
     @torch.no_grad()
     def after_step(self) -> None:
-        """Each member's move since ``before_step`` scaled by its r_e: w' + (1 - r_e)(w - w'),
-        one ``lerp_`` per weight, 1 - r sent to the device once per dtype."""
+        """Each member's move since ``before_step`` scaled by its r_e: w' + (1 - r_e)(w - w')."""
         keep = 1.0 - self.rates()
         on: dict[tuple, torch.Tensor] = {}
         for p, b in zip(self.params, self.before, strict=True):

@@ -1,18 +1,14 @@
 """One training step per path, behind one interface: ``step(x, y)`` makes one update of every
-member (loss, backward, optimiser, the projection of nu) and adds the members' losses into the
-loss window; ``train`` (``loop``) runs it over the data.
+member (loss, backward, optimiser, the projection of nu) and adds the members' losses (E,) into
+the loss window; ``make_step`` picks the one a run needs.
 
-    FusedStep      the fast path of Eq. (2) with output gating (``fast_path.fused_loss``), a
-                   CUDA graph on a GPU (``device.GraphedStep``), eagerly elsewhere
-    CompiledStep   the same step in mode "compiled" (``compiled_loss.loss_and_grads`` compiled
-                   by ``torch.compile``), on a CPU over parts of the batch (``batch_parts``)
+    FusedStep      the fast path of Eq. (2) with output gating (``fast_path.fused_loss``)
+    CompiledStep   the same step in mode "compiled", on a CPU over parts of the batch
     ForwardStep    any other model through its ``forward`` (the other families, side gating,
                    App. D.3's cross-entropy) and autograd
     ReferenceStep  the readable definition, the loss read back every step
-
-``make_step`` picks the one a run needs. Shapes: x, y one step's data as the path takes them,
-neuron-major (E, d+1, T*B) and (E, d_out, T'*B) on packed weights, else (E, B, T, d) and
-(E, B, T or T', d_out); losses (E,).
+x, y: neuron-major (E, d+1, T*B) and (E, d_out, T'*B) on packed weights, else (E, B, T, d) and
+(E, B, T or T', d_out).
 """
 
 from __future__ import annotations
@@ -35,8 +31,7 @@ Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 class FusedStep:
-    """The fused fast path (output gating): loss, gradients and window in one node, replayed as
-    a CUDA graph where ``capture`` (``GraphedStep``); then the optimiser and the projection."""
+    """``GraphedStep``'s loss, gradients and window, then the optimiser and the projection."""
 
     def __init__(self, loss: Loss, opt, project: Callable[[], None], window, capture: bool):
         self.graphed = GraphedStep(loss, opt, window, capture)
@@ -48,8 +43,8 @@ class FusedStep:
         self.project()
 
 
-#: the most bytes of intermediates a compiled step on a CPU computes at once (a larger batch is
-#: split into parts: ``batch_parts``), sized to a 2-core AMD EPYC's 32 MiB of L3 cache
+#: the most bytes of intermediates a compiled step on a CPU computes at once (``batch_parts``),
+#: sized to a 2-core AMD EPYC's 32 MiB of L3 cache
 PART_BYTES = 16 * 2**20
 #: the fewest sequences of a part (smaller parts: more calls than the cache saves)
 PART_MIN = 8
@@ -58,8 +53,7 @@ _WHOLE = ContextVar("whole_batches", default=False)
 
 @contextmanager
 def whole_batches() -> Iterator[None]:
-    """Inside: every compiled step takes its batch whole, as on a GPU (``batch_parts`` is 1),
-    so that a step counted on a CPU launches what a GPU's does."""
+    """Inside: every compiled step takes its batch whole, so that it launches what a GPU's does."""
     token = _WHOLE.set(True)
     try:
         yield
@@ -68,12 +62,9 @@ def whole_batches() -> Iterator[None]:
 
 
 def batch_parts(P: dict, spec: LossSpec, B: int, device: torch.device) -> int:
-    """The parts a compiled step on ``device`` splits its batch of B sequences into: 1 off the
-    CPU (a GPU's step is launch-bound: parts would multiply its kernels) and inside
-    ``whole_batches``; else the fewest halvings of B (each part a whole number of sequences)
-    after which a part's intermediates of ``loss_and_grads`` (about 8n + 5m + 2 d_out + d + 1
-    numbers per member, time step and sequence) are at most ``PART_BYTES``, no part under
-    ``PART_MIN`` sequences."""
+    """The parts a compiled step splits its batch of B sequences into: 1 off the CPU (a GPU's
+    step is launch-bound) and inside ``whole_batches``; else the fewest halvings of B after
+    which a part's intermediates are at most ``PART_BYTES``, no part under ``PART_MIN``."""
     if device.type != "cpu" or _WHOLE.get():
         return 1
     E, two_n, d1 = P["W_in"].shape
@@ -90,19 +81,12 @@ def batch_parts(P: dict, spec: LossSpec, B: int, device: torch.device) -> int:
 
 
 class CompiledStep:
-    """Mode "compiled": the loss, its gradients (``loss_and_grads``) and, for AdamW, the update
-    of the weights and of the optimiser's own state (``adamw_update``) compiled as one function
-    per shape (``torch.compile``); the losses add into the window, then the projection. Other
-    optimisers get the gradients as ``.grad`` and step as usual. The optimiser object keeps its
-    state and learning rate, so a checkpoint saves and restores it as in mode "fast".
-
-    On a CPU a batch too large for its caches goes through ``loss_and_grads`` in ``parts``
-    (``batch_parts``: each part's loss scaled by 1 / parts, losses and gradients summed: the
-    whole batch's up to rounding), then one compiled update.
-
-    With ``capture`` (a CUDA device, AdamW) the whole step is one CUDA graph, recorded after
-    WARMUP eager steps as ``GraphedStep`` records; the learning rate the schedule sets is
-    written into its device tensor before each replay, outside the graph."""
+    """Mode "compiled": ``loss_and_grads`` and, for AdamW, ``adamw_update`` of the weights and
+    the optimiser's own state, compiled as one function per shape; other optimisers step as
+    usual on the gradients. The optimiser keeps its state and rate, so checkpoints work as in
+    mode "fast". On a CPU a large batch goes in ``batch_parts`` parts (summed: the whole
+    batch's up to rounding). With ``capture`` (CUDA, AdamW) the whole step is one CUDA graph,
+    recorded as ``GraphedStep`` records, the schedule's lr written into its tensor outside."""
 
     NAMES = ("W_in", "nu", "W_out", "D")
     WARMUP = GraphedStep.WARMUP
@@ -147,7 +131,6 @@ class CompiledStep:
         self.opt._opt_called = True  # what opt.step() tells the schedule: it has stepped
 
     def _update(self, x: torch.Tensor, y: torch.Tensor, state: list, hyper: tuple) -> None:
-        """The compiled loss, gradients and AdamW update, then the projection."""
         s, weights = self.spec, [self.P[k].detach() for k in self.NAMES]
         if self.parts == 1:
             self.fn(weights, x, y, s.T, s.out_steps, s.scale, state, self.window, *hyper)
@@ -157,8 +140,7 @@ class CompiledStep:
         self.project()
 
     def _in_parts(self, weights: list, x: torch.Tensor, y: torch.Tensor) -> tuple:
-        """(loss, grads) of the whole batch, summed over ``parts`` equal parts of its sequences
-        (columns t * B + b of x and y: each part a range of b at every t)."""
+        """(loss, grads) of the whole batch, summed over ``parts`` equal ranges of b."""
         s, k = self.spec, self.parts
         B = x.shape[-1] // s.T
         b = B // k
@@ -197,9 +179,7 @@ class CompiledStep:
         self.graph.replay()  # recording ran nothing: this is the step itself
 
     def _adamw_state(self):
-        """(state, hyper): per weight [exp_avg, exp_avg_sq, step, weight_decay] (the
-        optimiser's own tensors, created as its fused AdamW creates them), and (lr as a tensor,
-        betas, eps), read from its param groups where the schedule sets lr."""
+        """(per weight (exp_avg, exp_avg_sq, step, weight_decay), (lr tensor, betas, eps))."""
         group_of = {id(p): g for g in self.opt.param_groups for p in g["params"]}
         state = []
         for k in self.NAMES:
@@ -231,24 +211,19 @@ def adamw_update(w, g, exp_avg, exp_avg_sq, step, wd: float, lr, betas, eps: flo
 
 
 def _options(device: torch.device) -> dict | None:
-    """``torch.compile``'s options for mode "compiled" on ``device``: on a CPU a C++ wrapper
-    around the generated kernels (``cpp_wrapper``: the same kernels and numbers, less time
-    between them); on a GPU, and while kernels are counted (``cpp.enable_kernel_profile``,
-    ``lab.device_time``), the default Python wrapper, which a CUDA graph records."""
+    """``cpp_wrapper`` on a CPU (same kernels, less time between), not on a GPU or while counted."""
     python = device.type != "cpu" or inductor_config.cpp.enable_kernel_profile
     return None if python else {"cpp_wrapper": True}
 
 
 def _adamw_step(weights, x, y, T, out_steps, scale, state, window, lr, betas, eps) -> None:
-    """Mode "compiled" with AdamW: ``loss_and_grads``, every weight's ``adamw_update``, and
-    the losses into ``window``, as one function for ``torch.compile``."""
+    """``loss_and_grads`` and ``adamw_apply`` as one function for ``torch.compile``."""
     loss, *grads = loss_and_grads(*weights, x, y, T, out_steps, scale)
     adamw_apply(weights, grads, loss, state, window, lr, betas, eps)
 
 
 def adamw_apply(weights, grads, loss, state, window, lr, betas, eps) -> None:
-    """Every weight's ``adamw_update`` and the losses into ``window``: ``_adamw_step``'s
-    update, compiled on its own for gradients computed apart (a batch in parts)."""
+    """Every weight's ``adamw_update`` and the losses into ``window``."""
     for w, g, (m, v, step, wd) in zip(weights, grads, state, strict=True):
         adamw_update(w, g, m, v, step, wd, lr, betas, eps)
     window.add_(loss)
@@ -292,13 +267,11 @@ def make_step(
     mode: str,
     capture: bool,
 ):
-    """The step object of a run: ``FusedStep`` on packed output-gating weights (masked entries
-    start at zero and stay exactly zero without re-masking: a padded neuron's zero rows get
-    exactly zero gradient and AdamW moves them by exactly zero; tests/test_training.py checks
-    it), ``CompiledStep`` instead in mode "compiled", ``ReferenceStep`` in mode "reference",
-    else ``ForwardStep`` (its loss function compiled in mode "compiled"). ``capture`` (a CUDA
-    device): record the loss and its backward as a CUDA graph (``FusedStep``, any model but the
-    reference), in mode "compiled" on the fused path the whole step."""
+    """The step object of a run (module docstring); ``capture`` (CUDA): a CUDA graph.
+
+    On packed weights masked entries stay exactly zero without re-masking: a padded neuron's
+    zero rows get exactly zero gradient and AdamW moves them by exactly zero (tested).
+    """
     if spec.packed and "W_out" in P and mode == "compiled":
         return CompiledStep(P, opt, project, window, spec, capture)
     if spec.packed and "W_out" in P:

@@ -1,10 +1,9 @@
 """Experiments: one module per experiment owning its config, the profiles, the results cache and
 the recorded runs. Data flow: ``config -> run(config) -> results entry -> chapter``.
 
-    protocol                 what every experiment says about its training: its jobs, one
-                             function that trains a job, one that assembles the entry
-    runner                   one way to run jobs: in process, side by side on a GPU, on a
-                             Dask cluster (``sweep``); a campaign's order and time budget
+    protocol                 what an experiment says about its training: jobs, train_job, assemble
+    runner                   runs jobs in process, side by side on a GPU or on a Dask cluster
+                             (``sweep``); a campaign's order and time budget
     side_by_side             several of a run's jobs at once on a GPU, each on its own stream
     profiles                 smoke / quick / paper, and the seeds of a run's random streams
     cache                    ``run(config)``: compute once, load afterwards

@@ -1,22 +1,18 @@
 """Which architectures learn attention (Sec. 4.3, Fig. 4A, App. Fig. 6) and in context (Sec. 5.3,
-Fig. 4B): every family of ``models.family_registry`` trained at matched parameter counts.
-
-Each (family, parameter-count target, lr) group trains its seeds as one ensemble through the
-engine (``engine.train(..., forward=family.forward)``; the gated RNN on its fused path), one job
-each; with ``groups_together`` one job per family. A family's width is the one whose parameter
-count is closest to the target (``models.width_for``), as in App. Fig. 6.
+Fig. 4B): every family of ``models.family_registry`` at matched parameter counts (the width
+closest to the target, ``models.width_for``, as in App. Fig. 6). Each (family, target, lr) group's
+seeds train as one ensemble, one job each (``groups_together``: one job per family).
 
 Glossary (code name -> paper symbol -> section):
-    task          "teacher": the teacher-student task at d = 6 (Fig. 4A); "regression": in-context
+    task          "teacher": teacher-student at d = 6 (Fig. 4A); "regression": in-context
                   regression, scored in distribution and OOD (W variance doubled, Fig. 4B)
     targets       parameter counts the families are matched at                 App. Fig. 6
-    lr_grid       a learning-rate sweep: every family trains at every rate (the same search for
-                  all); ``best_lrs`` picks each family's rate for the main run
+    lr_grid       a rate sweep, the same for every family; ``best_lrs`` picks each one's rate
     lrs           the rate of each family in a main run, ((family, lr), ...)
     init_scales   ((family, factor), ...): LRU families whose nn.Linear-drawn matrices are scaled
                   at init (``models.lru_pilots.scale_linear``); none in the runs of Fig. 4A/B
-    eval_loss     (G, E) held-out loss; teacher: normalised by the teacher's output power;
-                  regression: the query loss (OOD in ``ood_loss``)
+    eval_loss     (G, E) held-out loss; teacher: over the teacher's output power; regression:
+                  the query loss (OOD in ``ood_loss``)
     train_curves  (G, K, E) mean training loss of each of K windows of ``train.log_every`` steps
 """
 
@@ -50,15 +46,11 @@ LRU_FAMILIES = ("lru", "lru_inout", "lru_inout_mlp")
 class ArchitectureConfig(Experiment):
     """Families x parameter targets x seeds (x learning rates in a sweep), for ``experiments.run``.
 
-    Choices the paper does not give (ours): the teacher's scale ``teacher_std``, each family's
-    initialisation (``models``), the optimiser settings in ``train``, the learning rate per
-    family (chosen by the same sweep for all).
-
-    ``compile_cells``: train the families that have one with their form for compiled training
-    (``Family.compiled``), the same map up to rounding. ``groups_together``: train each family's
-    groups as one ensemble (``train_together``), the same networks up to rounding, one step's
-    kernels for all of them (a GPU's step is launch-bound; on the CPU the padding only adds
-    arithmetic).
+    Ours (the paper does not give them): ``teacher_std``, each family's initialisation, the
+    optimiser in ``train``, each family's rate (the same sweep for all).
+    compile_cells    train with ``Family.compiled`` where a family has it (same map up to rounding)
+    groups_together  each family's groups as one ensemble (``train_together``; same networks up
+                     to rounding; one step's kernels for all: a GPU's step is launch-bound)
     """
 
     name: str = "architectures-teacher"
@@ -114,8 +106,7 @@ class ArchitectureConfig(Experiment):
         ]
 
     def batches(self) -> list[list[int]]:
-        """The indices of ``groups`` trained as one ensemble each: every group alone, or with
-        ``groups_together`` each family's groups together."""
+        """Indices of ``groups`` per ensemble: each alone, or a family's (``groups_together``)."""
         if not self.groups_together:
             return [[k] for k in range(len(self.groups()))]
         together: dict[str, list[int]] = {}
@@ -124,8 +115,7 @@ class ArchitectureConfig(Experiment):
         return list(together.values())
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per ensemble of ``batches``: a group alone (its key "group-k"), or a family's
-        groups ("groups-k-l", its groups' indices joined by commas)."""
+        """One job per ensemble of ``batches``: key "group-k", or "groups-k-l" for a family's."""
         jobs = []
         for ks in self.batches():
             f, t, lr = self.groups()[ks[0]]
@@ -139,16 +129,14 @@ class ArchitectureConfig(Experiment):
         return jobs
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
-        """Train one group (``train_group``) or groups together (``train_together``: their
-        rows under "rows")."""
+        """Train one group (``train_group``) or several (``train_together``, rows under "rows")."""
         if isinstance(job.part, str):
             ks = [int(k) for k in job.part.split(",")]
             return {"rows": self.train_together(ks, checkpoint=checkpoint, progress=progress)}
         return self.train_group(int(job.part), checkpoint=checkpoint, progress=progress)
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """The groups' rows in the order of ``groups``, stacked (``stack_rows``); metrics: wall
-        time and the groups."""
+        """The groups' rows in ``groups`` order, stacked (``stack_rows``); metrics: time, groups."""
         rows: dict[int, dict] = {}
         for job, out in zip(jobs, outputs, strict=True):
             ks = [int(k) for k in str(job.part).split(",")]
@@ -185,23 +173,19 @@ class ArchitectureConfig(Experiment):
         checkpoint: Path | None = None,
         progress: bool = True,
     ) -> dict:
-        """Train group k of ``groups`` (its seeds as one ensemble; ``lr`` replaces the group's
-        rate); returns its row: width, count, params, losses, wall_time, eval_loss (and
-        ood_loss for regression)."""
+        """Train group k of ``groups`` (``lr`` replaces its rate); its row: width, count, params,
+        losses, wall_time, eval_loss (and ood_loss for regression)."""
         return self._train_groups([k], lr=lr, checkpoint=checkpoint, progress=progress)[0]
 
     def train_together(
         self, ks: list[int], *, checkpoint: Path | None = None, progress: bool = True
     ) -> list[dict]:
-        """Train groups ``ks`` (one family) as one ensemble: each group's members zero-padded to
-        the largest width (``models.padding``), each at its group's rate (``member_lrs``), so each
-        trains as it would alone, up to rounding. Their rows as ``train_group`` would return them
-        (the ensemble's wall time shared out)."""
+        """Train groups ``ks`` (one family) as one ensemble, zero-padded to the largest width
+        (``models.padding``), each at its own rate: their ``train_group`` rows, up to rounding."""
         return self._train_groups(ks, checkpoint=checkpoint, progress=progress)
 
     def _init_group(self, k: int) -> tuple[int, dict]:
-        """(width, params (E, ...)) of group k at initialisation (its own seed; scaled where
-        ``init_scales`` says)."""
+        """(width, params (E, ...)) of group k at initialisation (``init_scales`` applied)."""
         fam_name, target, _ = self.groups()[k]
         task = self.data_task(self.seeds[0])
         fam = family(fam_name)
@@ -262,9 +246,8 @@ class ArchitectureConfig(Experiment):
         return row
 
     def forward(self, fam):
-        """The forward a family trains with: None for the gated RNN (the engine's fused path),
-        its form for compiled training where ``compile_cells`` asks for it and the family has
-        one."""
+        """None for the gated RNN (the engine's fused path), else the family's forward
+        (``Family.compiled`` with ``compile_cells``)."""
         if fam.name == "gated":
             return None
         if self.compile_cells and fam.compiled is not None:
@@ -322,10 +305,9 @@ def architectures_config(
 ) -> ArchitectureConfig:
     """Fig. 4A ("teacher": d = 6 teacher-student) or Fig. 4B ("regression") in a profile.
 
-    paper   T = 32 (teacher), 5 seeds, parameter targets 1,000 to 30,000, 100,000 steps of
-            batch 64 (ours: the paper gives neither its step count nor its rates here),
-            ``compile_cells``, ``groups_together``, the data drawn 250 steps at a time, in mode
-            "compiled" (the same training up to rounding).
+    paper   T = 32 (teacher), 5 seeds, targets 1,000 to 30,000, 100,000 steps of batch 64 (ours:
+            the paper gives neither steps nor rates here), ``compile_cells``, ``groups_together``,
+            mode "compiled" (the same training up to rounding).
     quick   T = 8 (teacher; the construction is exact for every T), 3 seeds, targets 500 to
             4,000, 1,200 steps (teacher) or 1,000 (regression, a costlier step).
     smoke   2 seeds, two small targets, 4 steps: only proves the code path.

@@ -1,14 +1,12 @@
-"""Associative recall as an experiment (App. D.3, Fig. 7): gated RNNs with input-output gating
-and with side gating, several sizes and seeds, trained on
-``tasks.associative_recall.AssociativeRecall`` and scored on the same held-out sequences (loss
-and accuracy). Each gating is one job; "io-ce" is our ablation of the engine's masked MSE: the
-paper's cross-entropy of the outputs at the query step (``TrainConfig(loss="cross_entropy")``).
+"""Associative recall as an experiment (App. D.3, Fig. 7): gated RNNs with input-output and with
+side gating, several sizes and seeds, trained on ``tasks.associative_recall.AssociativeRecall``
+and scored (loss and accuracy) on the same held-out sequences; one job per gating.
 
 Glossary (code name -> meaning -> section):
     RecallConfig             the experiment: gatings, sizes n (= m), seeds, the optimiser  App. D.3
     GATINGS                  "io": Eq. (2) with output gating; "side": App. A.2's side gate;
-                             "io-ce": "io" trained with the paper's cross-entropy (``ce_sizes``,
-                             ``ce_train``)
+                             "io-ce": "io" trained with the paper's cross-entropy at the query
+                             step instead of the engine's MSE (our ablation)
     associative_recall_config  its profiles
     prune_budget_config      side gating at a decay budget that prunes (ours)
 """
@@ -27,8 +25,6 @@ from ..tasks.associative_recall import AssociativeRecall, RecallBatch, query_mse
 from .profiles import check_profile, derive_seed
 from .protocol import Experiment, Job
 
-#: the two gatings of App. D.3, input-output gating (Eq. 2) and side gating (App. A.2), and the
-#: first trained with the paper's cross-entropy instead of the engine's MSE (our ablation)
 GATINGS = ("io", "side", "io-ce")
 
 
@@ -36,15 +32,11 @@ GATINGS = ("io", "side", "io-ce")
 class RecallConfig(Experiment):
     """Training gated RNNs on associative recall (App. D.3), for ``experiments.run``.
 
-    For each gating, the members are (seed, n) pairs, sizes outer and seeds inner (``sizes``;
-    ``ce_sizes`` for "io-ce"); an input-output gated network has n hidden and m = n
-    output-gating neurons, a side-gated one n hidden neurons. The members of one gating train
-    together (``engine.train_by_size``); all gatings with the same seed share the data stream
-    and "io-ce" the initial networks of "io".
-
-    Choices the paper does not give (ours; why: the chapter associative_recall.md): weights
-    N(0, 1/fan_in), lam ~ U(lam_range); the optimiser in ``train``, with learning rate x weight
-    decay x steps about 10.
+    Per gating, members (seed, n) train together (``engine.train_by_size``): n hidden and m = n
+    output-gating neurons ("side": m = 0); "io-ce" uses ``ce_sizes``, ``ce_train`` and the
+    initial networks of "io"; a seed's data stream is shared by all gatings.
+    Ours (why: book/associative_recall.md): weights N(0, 1/fan_in), lam ~ U(lam_range), ``train``
+    with learning rate x weight decay x steps about 10.
     """
 
     name: str = "associative-recall"
@@ -87,7 +79,6 @@ class RecallConfig(Experiment):
         return [e for e, (_, n) in enumerate(members) if n == top]
 
     def student(self, gating: str, seed: int, n: int) -> GatedRNN:
-        """The initial network of one member."""
         t, side = self.task, gating == "side"
         init = "io" if gating == "io-ce" else gating  # the ablation starts where "io" starts
         seed = derive_seed(seed, f"student-{init}")
@@ -96,32 +87,30 @@ class RecallConfig(Experiment):
         )
 
     def evaluation_batch(self) -> RecallBatch:
-        """The held-out sequences every member is scored on (with their pairs and queries)."""
+        """The held-out sequences every member is scored on."""
         g = torch.Generator().manual_seed(derive_seed(0, "eval"))
         return self.task.sample_batch(self.eval_batch, g)
 
     def networks(self, tensors: dict, gating: str) -> list[GatedRNN]:
-        """The trained members of one gating, each a float64 GatedRNN of its own size."""
+        """The trained members of one gating, float64, each at its own size."""
         t = tensors[gating]
         return unstack_students(t["params"], [tuple(s) for s in t["sizes"].tolist()])
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per gating (its members: ``members(gating)``)."""
+        """One job per gating."""
         return [
             Job(key=f"gating-{g}", label=f"gating {g}: {len(self.members(g))} members", part=g)
             for g in self.gatings
         ]
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
-        """Train and score the members of one gating (``train_gating``)."""
         return self.train_gating(str(job.part), checkpoint=checkpoint, progress=progress)
 
     def train_gating(
         self, gating: str, *, checkpoint: Path | None = None, progress: bool = True
     ) -> dict:
-        """Train the members of one gating through the engine ("io-ce": ``ce_train`` with
-        the cross-entropy loss) and score them on ``evaluation_batch``; returns what
-        ``assemble`` keeps of it (see there)."""
+        """Train the members of one gating ("io-ce": ``ce_train``, cross-entropy) and score them
+        on ``evaluation_batch``; its tensors as ``assemble`` keeps them."""
         members = self.members(gating)
         tc = replace(self.ce_train, loss="cross_entropy") if gating == "io-ce" else self.train
         res = train_by_size(
@@ -158,14 +147,9 @@ class RecallConfig(Experiment):
         return out
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """Every gating's output put together; (tensors, metrics) for the results cache.
-
-        ``tensors[gating]``: ``params`` (E, ...) float64, zero-padded (``stack_students``);
-        ``sizes`` (E, 2) the (n, m) of each member (m = 0: side gating);
-        ``seeds`` (E,); ``loss_steps`` (K,), ``losses`` (K, E) the training curve;
-        ``eval_loss`` (E,) the trained loss (MSE; cross-entropy for "io-ce") and
-        ``eval_accuracy`` (E,) on ``evaluation_batch``.
-        """
+        """``tensors[gating]``: ``params`` (E, ...) float64, zero-padded (``stack_students``);
+        ``sizes`` (E, 2) each member's (n, m); ``seeds`` (E,); ``loss_steps`` (K,), ``losses``
+        (K, E); ``eval_loss`` (E,) (MSE; cross-entropy for "io-ce"), ``eval_accuracy`` (E,)."""
         tensors = {str(job.part): out for job, out in zip(jobs, outputs, strict=True)}
         metrics = {
             f"{g}_{k}": tensors[g][f"eval_{k}"].tolist()
@@ -196,8 +180,8 @@ def associative_recall_config(profile: str, **overrides) -> RecallConfig:
     paper   sizes SIZES, 5 seeds, 100,000 steps of batch 64, lr 1e-3, weight decay 0.1
     quick   sizes QUICK_SIZES, 3 seeds, QUICK_STEPS steps of batch 128, lr 1e-2
     smoke   sizes (4, 8), 2 seeds, 30 steps: only proves the code path
-    Both budgets have lr x weight decay x steps = 10. "io-ce" trains ``ce_sizes`` (paper: every
-    size up to 32; quick: 6 and 32, QUICK_CE_STEPS steps) with the profile's optimiser.
+    Both have lr x weight decay x steps = 10. "io-ce": sizes up to 32 (quick: 6 and 32,
+    QUICK_CE_STEPS steps), the profile's optimiser.
     """
     check_profile(profile)
     if profile == "smoke":
@@ -239,17 +223,14 @@ def associative_recall_config(profile: str, **overrides) -> RecallConfig:
     return replace(config, **overrides)
 
 
-#: the weight decay of the prune budget (ours): lr x weight decay x steps = 1e-3 x 0.3 x 100,000
-#: = 30, three times the paper profile's 10
+#: ours: lr x weight decay x steps = 1e-3 x 0.3 x 100,000 = 30, three times the paper profile's 10
 PRUNE_WEIGHT_DECAY = 0.3
 
 
 def prune_budget_config(profile: str) -> RecallConfig:
-    """Side gating at the largest size with a decay budget that prunes (ours, beyond the paper;
-    why: the chapter associative_recall.md): the paper profile with only the weight decay
-    changed, to PRUNE_WEIGHT_DECAY (budget 30), side gating alone at n = 64. Fixed before its
-    run. paper (and quick): as said; smoke: n = 8, 2 seeds, 30 steps.
-    """
+    """Side gating alone at n = 64 with a decay budget that prunes (ours, beyond the paper; why:
+    book/associative_recall.md): the paper profile with weight decay PRUNE_WEIGHT_DECAY (budget 30),
+    fixed before its run. quick: the same; smoke: n = 8, 2 seeds, 30 steps."""
     check_profile(profile)
     if profile == "smoke":
         smoke = associative_recall_config("smoke")

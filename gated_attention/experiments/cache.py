@@ -1,18 +1,14 @@
 """The results cache: ``run(config)`` computes an experiment once and loads it afterwards.
 
-A config is a frozen dataclass with a ``name`` (str) speaking ``protocol.Experiment``; its
-``compute(*, checkpoint, progress) -> (tensors, metrics)`` runs the jobs: ``tensors`` a (nested)
-dict of tensors, ``metrics`` a JSON-able dict. ``run`` is ``open_entry`` (found, or a folder to
-compute in), then ``store`` (which ``runner.run_all`` calls too).
+A config is a frozen ``protocol.Experiment`` dataclass with a str ``name``; ``compute()`` gives
+(tensors: a nested dict of tensors, metrics: a JSON-able dict). ``run`` = ``open_entry`` (found,
+or a folder to compute in), then ``store`` (which ``runner.run_all`` calls too).
 
-The entry is ``<cache>/<name>-<hash>/``; ``<cache>`` is ``cache_root()`` (where: the chapter
-reference.md), never inside the installed package. The hash covers the config and the source of
-exactly the modules its computation imports (``code_hash(config=...)``, ``code_key.closure``).
-An entry holds tensors.pt (loaded with weights_only=True), meta.json (config, package version,
-code hash, torch version, hardware, wall time, metrics) and manifest.json (sha256 of both),
-written last, each atomically. An entry whose manifest is missing or does not match is
-recomputed with a warning naming it; an interrupted run resumes in the entry's folder. A cache
-folder that cannot be written is a ``CacheWriteError`` (an OSError).
+Entry: ``<cache_root()>/<name>-<hash>/`` (never inside the installed package), the hash over the
+config and the source of the modules its computation imports (``code_key.closure``). It holds
+tensors.pt (loaded with weights_only=True), meta.json and manifest.json (sha256 of both, written
+last; each atomically). A missing or mismatched manifest is recomputed with a warning; an
+interrupted run resumes in the entry's folder; an unwritable cache is a ``CacheWriteError``.
 """
 
 from __future__ import annotations
@@ -54,20 +50,20 @@ class RunResult:
 
     @property
     def params(self) -> dict[str, torch.Tensor]:
-        """The trained parameters, (E, ...) float64."""
+        """(E, ...) float64."""
         return self.tensors["params"]
 
     def students(self) -> list[GatedRNN]:
-        """Member e as a float64 GatedRNN of its own size (n_e, m_e)."""
+        """Each member as a float64 GatedRNN of its own size (n_e, m_e)."""
         sizes = [tuple(s) for s in self.tensors["sizes"].tolist()]
         return unstack_students(self.params, sizes)
 
 
-#: where the recorded runs live: results entries shipped with the package (``recorded_runs``)
+#: results entries shipped with the package (``recorded_runs``)
 RECORDED_ROOT = Path(__file__).resolve().parents[1] / "recorded"
 
 
-#: the environment variable that names the cache folder (``cache_root``)
+#: names the cache folder (``cache_root``)
 CACHE_ENV = "GATED_ATTENTION_CACHE"
 
 #: the folder's name in the user's cache directory (``user_cache_dir``)
@@ -77,8 +73,8 @@ _WINDOWS = os.name == "nt"
 
 
 def source_checkout(package: Path | None = None) -> Path | None:
-    """The repository root when ``package`` (default: this package's folder) sits in a source
-    checkout of gated-attention (its pyproject.toml beside the package folder), else None."""
+    """The repository root if ``package`` (default: this one) sits in a source checkout of
+    gated-attention (its pyproject.toml beside it), else None."""
     package = Path(__file__).resolve().parents[1] if package is None else Path(package)
     pyproject = package.parent / "pyproject.toml"
     try:
@@ -101,9 +97,8 @@ def user_cache_dir() -> Path:
 
 
 def cache_root(package: Path | None = None) -> Path:
-    """Where results are cached: ``$GATED_ATTENTION_CACHE`` if set; else ``results/`` at the
-    repository root of a source checkout (``source_checkout``); else ``user_cache_dir()``.
-    Never inside the installed package. ``package``: the package folder (default: this one)."""
+    """``$GATED_ATTENTION_CACHE`` if set; else ``results/`` at the root of a source checkout
+    (``source_checkout(package)``); else ``user_cache_dir()``; never the installed package."""
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV])
     root = source_checkout(package)
@@ -116,8 +111,8 @@ class CacheWriteError(OSError):
 
 @contextlib.contextmanager
 def writing_cache(root: Path | None = None) -> Iterator[None]:
-    """Turn an OSError raised inside the block into a ``CacheWriteError`` naming ``root``
-    (default ``cache_root()``), the reason and the variable that points the cache elsewhere."""
+    """An OSError inside the block becomes a ``CacheWriteError`` naming ``root`` (default
+    ``cache_root()``), the reason and CACHE_ENV."""
     try:
         yield
     except CacheWriteError:
@@ -133,10 +128,9 @@ def writing_cache(root: Path | None = None) -> Iterator[None]:
 
 
 def code_hash(root: str | os.PathLike | None = None, *, config: Any = None) -> str:
-    """sha256 over the source a result depends on: with ``config``, the modules its computation
-    imports (``code_key.closure`` of the module that defines its class); without (or for a class
-    defined outside the package), every module but those of PRESENTATION_ONLY. ``root``: the
-    package folder (default: this package)."""
+    """sha256 over the source a result depends on: with ``config``, the ``code_key.closure`` of
+    its class's module; without (or a class outside the package), every module but those of
+    PRESENTATION_ONLY. ``root``: the package folder (default: this one)."""
     root = Path(__file__).resolve().parents[1] if root is None else Path(root)
     module = type(config).__module__ if config is not None else ""
     if module.startswith(code_key.PACKAGE + "."):
@@ -157,8 +151,7 @@ def _config_dict(config: Any) -> dict:
 
 
 def config_hash(config: Any, code: str | None = None) -> str:
-    """12 hex digits of sha256(config as JSON + ``code``, by default
-    ``code_hash(config=config)``)."""
+    """12 hex digits of sha256(config as JSON + ``code``, default ``code_hash(config=config)``)."""
     code = code_hash(config=config) if code is None else code
     text = json.dumps(_config_dict(config), sort_keys=True, default=str) + code
     return hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -177,8 +170,8 @@ def _sha256(path: Path) -> str:
 
 
 def read_entry(path: Path) -> tuple[dict, dict]:
-    """(meta, tensors) of the entry at ``path``, its files checked against its manifest; raises
-    ValueError naming the problem if a file is missing, unreadable or altered."""
+    """(meta, tensors) of the entry at ``path``, checked against its manifest; a missing,
+    unreadable or altered file is a ValueError naming the problem."""
     try:
         sums = json.loads((path / "manifest.json").read_text())
         for fname, digest in sums.items():
@@ -214,9 +207,8 @@ def _as_tuple(value: Any) -> Any:
 
 
 def rebuild_config(cls: type, fields: dict) -> Any:
-    """The frozen config ``cls`` from the ``fields`` a results entry stores (nested configs,
-    tuples and tuples of configs rebuilt); a field that ``cls`` no longer has is a ValueError
-    naming it."""
+    """The frozen config ``cls`` from the ``fields`` a results entry stores (nested configs and
+    tuples rebuilt); a field ``cls`` no longer has is a ValueError naming it."""
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(fields) - names)
@@ -238,12 +230,11 @@ def rebuild_config(cls: type, fields: dict) -> Any:
 
 
 def refuse_nonfinite_params(tensors: dict, path: Path) -> None:
-    """Refuse to store an entry whose trained network holds NaN or inf (a diverged run).
+    """Refuse to store an entry whose trained network holds NaN or inf: a ValueError naming the
+    parameter and members, the tensors kept beside the entry as ``refused-tensors.pt``.
 
-    Checks ``tensors["params"]`` only in the layout ``RunResult.params`` reads (a dict of
-    (E, ...) tensors); other tensors, and parameters nested per group (a rate sweep keeps its
-    diverged members), may hold NaN or inf on purpose. The tensors are kept beside the entry as
-    ``refused-tensors.pt`` and a ValueError names the parameter and the members.
+    Checks only ``tensors["params"]`` as ``RunResult.params`` reads it (a dict of (E, ...)
+    tensors): other tensors, and per-group params (a rate sweep's), may hold NaN on purpose.
     """
     params = tensors.get("params") if isinstance(tensors, dict) else None
     if not isinstance(params, dict) or not params:
@@ -268,8 +259,8 @@ def refuse_nonfinite_params(tensors: dict, path: Path) -> None:
 
 
 def open_entry(config: Any, *, recompute: bool = False) -> tuple[str, Path, RunResult | None]:
-    """(code hash, entry folder, the entry if complete and intact) of ``config``; a folder
-    ready to compute it in otherwise. ``recompute=True`` first removes a stored entry."""
+    """(code hash, entry folder, the entry if complete and intact, else None and the folder
+    ready to compute in) of ``config``; ``recompute=True`` first removes a stored entry."""
     code = code_hash(config=config)  # what it runs, taken now: the source may change meanwhile
     path = entry_path(config, code)
     with writing_cache(path.parent):
@@ -293,8 +284,8 @@ def store(
     wall_time_s: float,
     extra: dict | None = None,
 ) -> RunResult:
-    """Write the entry of ``config`` computed by ``code`` into ``path`` (``open_entry``'s):
-    tensors.pt, meta.json (``extra`` fields added or replaced), manifest.json last."""
+    """Write the entry of ``config`` into ``path`` (``open_entry``'s), manifest.json last;
+    ``extra``: fields added to or replacing those of meta.json."""
     from .._version import __version__
 
     refuse_nonfinite_params(tensors, path)
@@ -321,8 +312,8 @@ def store(
 
 
 def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:
-    """Return the cached results of ``config``, computing and storing them if needed;
-    ``recompute=True`` ignores a stored entry (and its checkpoint) and computes afresh."""
+    """The cached results of ``config``, computed and stored if needed; ``recompute=True``
+    ignores a stored entry (and its checkpoint)."""
     code, path, found = open_entry(config, recompute=recompute)
     if found is not None:
         return found

@@ -1,14 +1,8 @@
 """Teacher identification with lam capped below 1 (beyond the paper: is lam = 1 needed?).
 
 The students of Sec. 4.1 (``teacher_identification``: d = 4, the same teachers, optimiser and
-seeds' streams), trained with ``TrainConfig.lam_max`` (nu projected onto lam <= lam_max after
-every step) for every cap of ``CAPS`` and sequence length of ``LENGTHS`` (the chapter beyond.md).
-
-    quick   n = m = QUICK_N = 32, QUICK_STEPS = 10,000 steps, seeds (0, 1, 2) as one ensemble
-            per (T, lam_max); longer than a build affords: recorded runs
-            (``tools.record capped-memory-T<T>-lam<lam_max> --profile quick``)
-    paper   the same at 50,000 steps (ours; the paper has no such experiment)
-    smoke   n = m = 16, 30 steps, one seed: only proves the code path
+seeds' streams) trained with ``TrainConfig.lam_max`` (nu projected onto lam <= lam_max after
+every step), per cap and sequence length. Why: book/beyond.md.
 
 Glossary (code name -> meaning):
     CAPS       the caps lam_max (1.0: no cap, the baseline)
@@ -36,8 +30,13 @@ QUICK_N, QUICK_STEPS = 32, 10_000
 
 
 def capped_memory_config(profile: str, T: int, lam_max: float) -> TeacherStudentConfig:
-    """The teacher-identification student of ``profile`` with lam <= lam_max, length T: lam ~
-    U(0, lam_max) at initialisation (``lam_range``), ``TrainConfig(lam_max=lam_max)``."""
+    """The teacher-identification student with lam <= lam_max (at init: lam ~ U(0, lam_max)).
+
+    quick   n = m = QUICK_N = 32, QUICK_STEPS = 10,000 steps, seeds (0, 1, 2) as one ensemble;
+            recorded runs (``tools.record capped-memory-T<T>-lam<lam_max> --profile quick``)
+    paper   the same at 50,000 steps (ours; the paper has no such experiment)
+    smoke   n = m = 16, 30 steps, one seed: only proves the code path
+    """
     check_profile(profile)
     lam_max = check_lam_max(lam_max)
     if not isinstance(T, int) or isinstance(T, bool) or T < 1:
@@ -71,10 +70,9 @@ def capped_memory_configs(profile: str) -> dict[tuple[int, float], TeacherStuden
 
 
 def capped_construction_loss(config: TeacherStudentConfig, *, banks: int = 1) -> np.ndarray:
-    """(R,) held-out MSE / Var(teacher output) of the construction capped at lam_max, per seed:
-    the symmetric construction of its teacher (App. A.3, float64) with its key-value neurons at
-    lam_max in ``banks`` banks (``cap_memory``), on the held-out sequences its students are
-    scored on."""
+    """(R,) held-out MSE / Var(teacher output) per seed of the symmetric construction (App. A.3,
+    float64) with its key-value neurons at lam_max in ``banks`` banks (``cap_memory``), on the
+    sequences its students are scored on."""
     out = []
     for seed in config.seeds:
         task = config.task(seed)

@@ -1,13 +1,11 @@
 """Which source code a result depends on: the import closure of an experiment's config, found
-from the imports, not from a list kept by hand:
+from the imports, not from a list kept by hand.
 
-    imports_of(module)  the package modules one module imports: every import statement of its
-                        source, those inside functions too (a lazy ``from ..analysis import
-                        prune`` counts); a name imported from a package (``from ..engine import
-                        train``) resolves through the package's ``__init__`` to the module that
-                        defines it, so one family's file does not enter every key
-    closure(module)     every module reachable from ``module`` (itself included), sorted
-    source_hash(mods)   sha256 over the relative path and source of each module
+    imports_of(module)  the package modules one module imports, lazy imports inside functions
+                        too; a name imported from a package (``from ..engine import train``)
+                        resolves through its ``__init__`` to the module that defines it, so one
+                        family's file does not enter every key
+    closure, source_hash  the import closure of a module and the sha256 of its modules' source
 
 Modules under PRESENTATION_ONLY (they draw and print) never enter a closure.
 """
@@ -68,8 +66,7 @@ def _parse_text(text: str, filename: str) -> ast.Module:  # keyed on the source:
 
 
 def _resolve_name(package: str, name: str, root: Path, seen: frozenset = frozenset()) -> str:
-    """The module that defines ``name`` as seen from ``package`` (its submodule of that name,
-    else the module its ``__init__`` re-exports the name from, else the ``__init__`` itself)."""
+    """The module that defines ``name`` as seen from ``package`` (through its ``__init__``)."""
     sub = f"{package}.{name}"
     if _path(sub, root) is not None:
         return sub
@@ -119,7 +116,7 @@ def _presentation(module: str, root: Path) -> bool:
 
 
 def closure(module: str, root: Path | None = None) -> list[str]:
-    """Every package module reachable from ``module`` by imports, itself included, sorted."""
+    """Every package module reachable from ``module``, itself included, sorted."""
     root = _root() if root is None else Path(root)
     todo, seen = [module], set()
     while todo:

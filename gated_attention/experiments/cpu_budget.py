@@ -1,20 +1,13 @@
 """The CPU budget: the longest run of each undecided learning claim that one sitting of about two
-hours on a 2-core CPU affords (what it trains and how to record it: the chapter reference.md).
+hours on a 2-core CPU affords (what it trains and how to record it: book/reference.md).
 
 Each config is the quick profile's with only its budget changed (steps, T, seeds, sizes; for
-Fig. 4A/4B also a warm-up and a learning-rate search on a held-out seed). Two exceptions: App.
-D.3's paper profile fits a sitting, so it is its CPU budget; Fig. 2's surplus is read on a
-ladder of budgets (LADDER), each a complete run with its own cosine schedule. Fixed here before
-any of them ran, recorded as ``<experiment>-<budget>``; each budget is the most steps that fit
-about two hours at the one-thread step time measured when the budgets were set.
+Fig. 4A/4B a warm-up and a rate search on a held-out seed); App. D.3's paper profile fits a
+sitting as it is. Fixed before any of them ran; recorded as ``<experiment>-<budget>``.
 
 Glossary (code name -> meaning):
-    CPU_RUNS     experiment name -> its config at the CPU budget (``resolve`` obtains the entry
-                 a main run of Fig. 4A/4B reads its rates from)
+    CPU_RUNS     experiment name -> its config at the CPU budget
     HELD_OUT     the seed the learning-rate searches train (no seed of a main run)
-    LADDER       Fig. 2's budgets, as multiples of the quick run's steps (the top rung: "cpu")
-    PREDICTED_MIN  recorded name -> minutes on one core, steps x the measured step time
-    BUDGETS      the budget names ``cpu_config`` knows
 """
 
 from __future__ import annotations
@@ -35,13 +28,12 @@ from .how_many_neurons import how_many_neurons_config
 from .robustness import FINE, VARIANTS, fine_config, robust_config
 from .teacher_identification import teacher_identification_config
 
-#: the seed the CPU budget's learning-rate searches train: none of the main runs' seeds
 HELD_OUT = 100
 
 
 def _how_many_neurons(panel: str) -> Any:
-    """Fig. 3A/B: the quick sweep at T = 32 with 5 seeds, sizes around twice the construction's
-    count, and as many steps as a sitting affords (quick's rate and weight decay)."""
+    """Fig. 3A/B: the quick sweep at T = 32, 5 seeds, sizes up to about twice the construction's
+    count, as many steps as a sitting affords."""
     quick = how_many_neurons_config("quick", panel)
     sizes, steps = {
         "A": ((8, 14, 20, 24, 28, 32, 40, 48), 100_000),
@@ -59,34 +51,31 @@ _WARMUP = 0.05
 
 
 def _longer(quick: ArchitectureConfig, task: str, steps: int, **train) -> ArchitectureConfig:
-    """``quick`` at T = 32 for 4A, with ``steps`` steps (``_WARMUP`` of them warm-up) and the
-    ``train`` fields replaced."""
+    """``quick`` at T = 32 for 4A, ``steps`` steps (a ``_WARMUP`` share warm-up), ``train`` set."""
     warmup = int(_WARMUP * steps)
     tc = dataclasses.replace(quick.train, steps=steps, warmup_steps=warmup, **train)
     return dataclasses.replace(quick, T=32 if task == "teacher" else quick.T, train=tc)
 
 
 def _architectures_sweep(task: str) -> ArchitectureConfig:
-    """Fig. 4A/4B's learning-rate search at the CPU budget: every family at every rate of the
-    grid, at the main run's middle target, on the held-out seed, with warm-up."""
+    """Fig. 4A/4B's rate search at the CPU budget: the quick sweep on HELD_OUT, with warm-up."""
     quick = architectures_sweep_config("quick", task)
     sweep = _longer(quick, task, _ARCH[task][1], log_every=100, chunk_steps=50, checkpoint_every=0)
     return dataclasses.replace(sweep, seeds=(HELD_OUT,))
 
 
 def _architectures_main(task: str, resolve: Callable[[Any], Any] = run) -> ArchitectureConfig:
-    """Fig. 4A/4B's main run at the CPU budget: every family at the rate its search chose,
-    3 seeds, T = 32 for 4A, 10x the quick steps with warm-up."""
+    """Fig. 4A/4B's main run at the CPU budget: each family at its searched rate, 10x quick."""
     sweep = _architectures_sweep(task)
     quick = architectures_config("quick", task, lrs=best_lrs(sweep, resolve(sweep).tensors))
     return _longer(quick, task, _ARCH[task][0], log_every=200, checkpoint_every=1_000)
 
 
-#: Fig. 2's budgets: the quick run's steps times these (the last is the "cpu" budget)
+#: Fig. 2's budgets, each a complete run with its own cosine schedule: the quick run's steps
+#: times these (the last is the "cpu" budget)
 LADDER = (2, 4, 8)
-#: the budget names: "cpu" (every run), "cpu-x<k>" the lower rungs of LADDER (Fig. 2), and
-#: "cpu-<variant>" Fig. 3A's CPU budget with one of our choices changed (``robustness``), and
-#: "cpu-<variant>-fine" its fine sweep between 14 and 28
+#: "cpu" (every run), "cpu-x<k>" (LADDER's lower rungs), "cpu-<variant>" (Fig. 3A with one of our
+#: choices changed, ``robustness``) and "cpu-<variant>-fine" (its fine sweep)
 BUDGETS = (
     "cpu",
     *(f"cpu-x{k}" for k in LADDER[:-1]),
@@ -96,14 +85,12 @@ BUDGETS = (
 
 
 def _teacher_identification(times: int) -> Any:
-    """Fig. 2's counts at ``times`` the quick run's steps: the quick config otherwise (its
-    five held-out seeds, T = 8, n = m = 48, its rate and weight decay)."""
+    """Fig. 2's quick config at ``times`` its steps."""
     quick = teacher_identification_config("quick")
     tc = dataclasses.replace(quick.train, steps=times * quick.train.steps, checkpoint_every=5_000)
     return dataclasses.replace(quick, train=tc)
 
 
-#: experiment name -> its config at the CPU budget
 CPU_RUNS: dict[str, Callable[..., Any]] = {
     "teacher-identification": lambda: _teacher_identification(LADDER[-1]),
     "how-many-neurons-A": lambda: _how_many_neurons("A"),
@@ -116,9 +103,8 @@ CPU_RUNS: dict[str, Callable[..., Any]] = {
 }
 
 
-#: recorded name -> predicted minutes on one core: steps x the one-thread step time measured
-#: when the budgets were set (for Fig. 4A/4B with the search; a search recorded after its main
-#: run costs nothing)
+#: recorded name -> predicted minutes on one core: steps x the one-thread step time measured when
+#: the budgets were set (Fig. 4A/4B: with the search, which then costs nothing)
 PREDICTED_MIN = {
     "how-many-neurons-A-cpu": 85,
     "how-many-neurons-B-cpu": 100,
@@ -140,9 +126,8 @@ PREDICTED_MIN = {
 
 
 def cpu_config(name: str, budget: str = "cpu", *, resolve: Callable[[Any], Any] = run) -> Any:
-    """The config of experiment ``name`` at ``budget`` (one of BUDGETS; a main run of Fig.
-    4A/4B reads its rates from its search's entry, which ``resolve`` returns: by default
-    ``cache.run``)."""
+    """The config of experiment ``name`` at ``budget`` (one of BUDGETS); a main run of Fig.
+    4A/4B reads its rates from the search entry ``resolve`` returns (default ``cache.run``)."""
     if budget not in BUDGETS:
         raise ValueError(f"unknown budget {budget!r}; expected one of {', '.join(BUDGETS)}")
     variant = budget.removeprefix("cpu-").removesuffix("-fine")

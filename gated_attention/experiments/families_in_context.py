@@ -1,15 +1,12 @@
 """Does each family learn in-context regression? The setup check of Fig. 4B (Sec. 5.3), ours.
 
-Every family of ``models.family_registry`` trained on in-context regression at one parameter
-count with the budget on which the gated RNN of the Sec. 5.2 chapter reaches one optimal GD
-step (``in_context_regression.QUICK_TRAIN``); each family's rate the best of a small grid on a
-held-out seed, on the same budget. Both stages go through ``architectures.ArchitectureConfig``,
-so only the budget and the choice of the rate differ from Fig. 4B's runs. Why: the chapter
-other_rnns_in_context.md.
+Every family at one parameter count on the budget where the Sec. 5.2 gated RNN reaches one
+optimal GD step (``in_context_regression.QUICK_TRAIN``), at its best rate of a small grid on a
+held-out seed; both stages are ``architectures.ArchitectureConfig`` runs, so only the budget and
+the rate choice differ from Fig. 4B's. Why: book/other_rnns_in_context.md.
 
 Glossary (code name -> meaning -> shape):
     target       the parameter count every family is matched at (the largest quick target)
-    lr_seed      the held-out seed the rates are chosen on (never a scored seed)
     lr_grid      the rates tried per family                                      (R,)
     seeds        the scored seeds                                                (E,)
     sweep_*      the rate search: groups (family, target, lr) in ``sweep().groups()`` order
@@ -42,12 +39,10 @@ SETUP_LR_GRID = tuple(r for r in LR_GRID if r < 0.05)
 
 @dataclass(frozen=True)
 class SetupCheckConfig(Experiment):
-    """Every family at ``target`` parameters, trained on ``train``'s budget, for
-    ``experiments.run``: a rate search on ``lr_seed``, then the scored ``seeds`` at each family's
-    best rate (``architectures.best_lrs``). ``train.lr`` is unused: the search sets each rate.
+    """Every family at ``target`` parameters on ``train``'s budget, for ``experiments.run``: a
+    rate search on ``lr_seed``, then ``seeds`` at each family's best rate (``train.lr`` unused).
 
-    Choices the paper does not give (ours): the budget (the gated RNN's, not Fig. 4B's 1,000
-    steps of batch 64), the grid, one held-out seed for the search, ``eval_batch``.
+    Ours: the budget (the gated RNN's, not Fig. 4B's), the grid, the search seed, ``eval_batch``.
     """
 
     name: str = "fig4b-setup"
@@ -97,9 +92,7 @@ class SetupCheckConfig(Experiment):
         )
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per family: its rate search on ``lr_seed``, then its scored run at the best
-        rate (``best_lrs`` chooses each family's rate from that family's rows alone, so the
-        families are independent)."""
+        """One job per family: its rate search, then its scored run at the best rate."""
         return [
             Job(key=f"family-{f}", label=f"{f}: {len(self.lr_grid)} rates, then the seeds", part=f)
             for f in self.families
@@ -128,9 +121,8 @@ class SetupCheckConfig(Experiment):
         return {"searched": searched, "lr": lr, "row": row}
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """The scored run's tensors (``ArchitectureConfig.stack_rows``: ``eval_loss``,
-        ``ood_loss`` (F, E), ``train_curves`` (F, K, E), ``lrs`` (F,), ...) and the search's
-        as ``sweep_eval_loss``, ``sweep_ood_loss``, ``sweep_final_train_loss`` (F R, 1),
+        """The scored run's tensors (``ArchitectureConfig.stack_rows``) and the search's as
+        ``sweep_eval_loss``, ``sweep_ood_loss``, ``sweep_final_train_loss`` (F R, 1),
         ``sweep_lrs``, ``sweep_step_time`` (F R,)."""
         by_family = {str(job.part): out for job, out in zip(jobs, outputs, strict=True)}
         lrs = tuple((f, float(by_family[f]["lr"])) for f in self.families)
@@ -168,9 +160,8 @@ def setup_check_config(profile: str) -> SetupCheckConfig:
 
 def setup_check_lru_init_config(profile: str) -> SetupCheckConfig:
     """The check of the LRU families only, their nn.Linear-drawn matrices times sqrt 3 at init
-    (variance 1 / fan_in, ``models.lru_pilots.scale_linear``): the change the pilots
-    (``setup_pilots``) find the largest; everything else as ``setup_check_config(profile)``
-    (quick: 15 trainings of 5,000 steps, a recorded run, ``fig4b-setup-lru-init-quick``)."""
+    (variance 1 / fan_in): the change the pilots (``setup_pilots``) find the largest; otherwise
+    ``setup_check_config(profile)`` (quick: a recorded run, ``fig4b-setup-lru-init-quick``)."""
     scales = tuple((f, math.sqrt(3.0)) for f in LRU_FAMILIES)
     base = setup_check_config(profile)
     return dataclasses.replace(

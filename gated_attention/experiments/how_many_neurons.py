@@ -2,11 +2,7 @@
 
 Panel "A": d = 4 (the construction needs 14 = d(d+1)/2 + d neurons, symmetric compression);
 panel "B": d = 12 with a rank-6 teacher (42 neurons, low-rank compression). Sizes bracket twice
-the construction's count; sizes and seeds train as one ensemble or a few (``plan_ensembles``).
-
-Glossary (code name -> paper symbol -> section):
-    PANELS                    d, teacher rank, construction count, teacher scale   Fig. 3A/B
-    how_many_neurons_config   the n = m sweeps of Sec. 4.2
+the construction's count.
 """
 
 from __future__ import annotations
@@ -31,7 +27,7 @@ PANELS = {
 
 
 def how_many_neurons_config(profile: str, panel: str) -> TeacherStudentConfig:
-    """Sec. 4.2: final loss against n = m; panel "A" (d = 4) or "B" (d = 12, rank-6 teacher).
+    """The n = m sweep of Fig. 3A (panel "A") or 3B ("B").
 
     paper   5 seeds, T = 32, 1,000,000 steps, lr 1e-3, weight decay 1e-4 (the engine's
             defaults; ours), in mode "compiled" (the same training up to rounding)

@@ -1,11 +1,6 @@
 """In-context regression as an experiment (Sec. 5.2, Table 2, Fig. 3C): gated RNNs of several
 sizes and seeds trained on ``tasks.regression.InContextRegression``, each scored on the same
 held-out sequences beside one optimal GD step (paired comparisons), in distribution and OOD.
-
-Glossary (code name -> paper symbol -> section):
-    RegressionConfig      the experiment: sizes n = m, seeds, the optimiser       Sec. 5.2
-    regression_config     its profiles                                            Sec. 5.2, Fig. 3C
-    TRANSITION_THRESHOLD  the gap to the GD loss under which a size "reaches" it  Fig. 3C
 """
 
 from __future__ import annotations
@@ -30,16 +25,12 @@ from .protocol import Experiment, Job, ensemble_jobs, ensemble_output, ensemble_
 
 @dataclass(frozen=True)
 class RegressionConfig(Experiment):
-    """Training gated RNNs on the task (Sec. 5.2, Table 2, Fig. 3C), for ``experiments.run``.
+    """Training gated RNNs on the task (Sec. 5.2, Table 2, Fig. 3C), for ``experiments.run``:
+    members (seed, n), n = m, trained as a few ensembles of similar sizes, one job each.
 
-    Members are (seed, n) pairs, n = m (sizes outer, seeds inner), trained as a few ensembles
-    of similar sizes (``ensembles``), one job each. All are scored on the same ``eval_batch``
-    held-out sequences, in distribution and OOD (W variance doubled), beside one optimal GD step
-    on the very same sequences: the comparisons are paired.
-
-    Choices the paper does not give (ours): weights N(0, 1/fan_in), the readout D further scaled
-    by ``readout_scale`` (a small initial output, which the degree-4 network otherwise spends
-    thousands of steps undoing); lam ~ U(lam_range); ``train``.
+    Ours: weights N(0, 1/fan_in), the readout D times ``readout_scale`` (a small initial output,
+    which the degree-4 network otherwise spends thousands of steps undoing); lam ~ U(lam_range);
+    ``train``. OOD: the W variance doubled.
     """
 
     name: str = "in-context-regression"
@@ -65,7 +56,7 @@ class RegressionConfig(Experiment):
         return [(seed, n) for n in self.sizes for seed in self.seeds]
 
     def table2_members(self) -> list[int]:
-        """Member indices of Table 2's networks: every seed of the largest size (n = 80)."""
+        """Member indices of Table 2's networks: every seed of the largest size."""
         return [e for e, (_, n) in enumerate(self.members()) if n == max(self.sizes)]
 
     def student(self, seed: int, n: int) -> GatedRNN:
@@ -93,12 +84,9 @@ class RegressionConfig(Experiment):
         chunk: int = 4096,
         dtype: torch.dtype = torch.float32,
     ) -> torch.Tensor:
-        """Loss of every member on every sequence: (E, N), in chunks (bounded memory).
-
-        ``sizes`` (n = m of each member) lets a zero-padded member run at its own size. The
-        network runs in ``dtype`` (float32: its error is far below the paired gaps it measures);
-        losses are float64.
-        """
+        """(E, N) float64 loss of every member on every sequence, in chunks; ``sizes`` (n = m)
+        runs a zero-padded member at its own size; ``dtype``: float32's error is far below the
+        paired gaps it measures."""
         E = params["nu"].shape[0]
         sizes = [params["nu"].shape[1]] * E if sizes is None else sizes
         out = torch.empty(E, z.shape[0], dtype=torch.float64)
@@ -113,18 +101,16 @@ class RegressionConfig(Experiment):
         return out
 
     def ensembles(self, device: str = "cpu") -> list[list[int]]:
-        """The member indices of each ensemble trained on ``device`` (``engine.plan_ensembles``:
-        a size sweep splits where padding would cost more there)."""
+        """The member indices of each ensemble trained on ``device`` (``engine.plan_ensembles``)."""
         t = self.task
         sizes = [(n, n) for _, n in self.members()]
         return plan_ensembles(sizes, t.d, t.d_out, t.T, self.train.batch_size, device=device)
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per ensemble (``ensembles`` on ``device``)."""
         return ensemble_jobs(self.ensembles(device), [n for _, n in self.members()])
 
     def train_job(self, job: Job, *, checkpoint=None, progress: bool = True):
-        """Train the members of one ensemble; its output is the engine's TrainResult."""
+        """Train the members of one ensemble (``protocol.ensemble_output``)."""
         members = [self.members()[e] for e in job.members]
         res = train_ensemble(
             [self.task] * len(members),
@@ -138,13 +124,10 @@ class RegressionConfig(Experiment):
         return ensemble_output(res)
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """Every member evaluated beside the GD step; (tensors, metrics) for the cache.
-
-        For the held-out set (``eval``) and the OOD set (``ood``), with E members, N sequences:
-        ``<set>_rnn_mean`` (E,) each member's mean loss; ``<set>_gap``, ``<set>_gap_se`` (E,)
-        its paired difference to the GD step on the same sequences, with standard error;
-        ``<set>_rnn_table2`` (N,) the per-sequence loss averaged over Table 2's networks
-        (``table2_members``), paired with ``<set>_gd`` (N,), the GD step's per-sequence loss.
+        """Every member evaluated beside the GD step. Per set ``eval`` and ``ood`` (E members,
+        N sequences): ``<set>_rnn_mean`` (E,) mean loss; ``<set>_gap``, ``<set>_gap_se`` (E,)
+        the paired difference to the GD step, with standard error; ``<set>_rnn_table2`` (N,)
+        the loss averaged over ``table2_members``, paired with ``<set>_gd`` (N,) the GD step's.
         """
         members = self.members()
         res = combine_ensembles(
@@ -186,7 +169,7 @@ class RegressionConfig(Experiment):
 
 
 def _block(name: str, w: torch.Tensor, n: int) -> torch.Tensor:
-    """The entries of one member's parameter ``name`` that belong to its n = m neurons."""
+    """One member's parameter ``name`` cut to its n = m neurons."""
     if name in ("W_in1", "W_in2", "nu"):
         return w[:n]
     if name in ("W_out1", "W_out2"):
@@ -210,7 +193,7 @@ QUICK_SIZES = (8, 12, 16, 20, 24, 32, 80)
 
 
 def regression_config(profile: str, **overrides) -> RegressionConfig:
-    """The Sec. 5.2 config of a profile; ``overrides`` replace top-level fields.
+    """The Sec. 5.2 config of a profile (Fig. 3C); ``overrides`` replace top-level fields.
 
     paper   300,000 steps of batch 64 (the paper's), lr 1e-3 (ours: the paper does not give it)
     quick   QUICK_TRAIN: a larger batch and learning rate, far fewer steps

@@ -1,6 +1,6 @@
 """Continuing a recorded teacher-identification network with three optimisers (ours, not the
-paper's): does the optimiser decide whether the surplus neurons survive? Why: the chapter
-surplus_neurons.md ("The optimiser"); the five-member version is ``optimiser_members``.
+paper's): does the optimiser decide whether the surplus neurons survive? Why:
+book/surplus_neurons.md ("The optimiser"); the five-member version is ``optimiser_members``.
 
     "adamw"    AdamW, decoupled weight decay: theta <- theta (1 - lr wd) - lr m/(sqrt(v) + eps)
                (as the network was trained); fixed points m/sqrt(v) = -wd theta
@@ -8,13 +8,9 @@ surplus_neurons.md ("The optimiser"); the five-member version is ``optimiser_mem
                g <- grad L + wd theta; fixed points those of L + wd/2 |theta|^2
     "sgd_l2"   plain SGD (no momentum) with the same L2 term: gradient descent on it
 
-Each optimiser is one job (``engine.train``, a "constant" schedule, float32, no decay on nu),
-from the member with its exactly dead neurons removed (``analysis.prune``, tol 0: their weights
-are 0.0 and stay so, so this computes what continuing the full network would;
-``metrics["removed_max_abs"]``: the largest removed weight), on one data stream, at T = 8
-(Eq. 2 has no parameter that depends on T). Every ``counts_every`` steps a float64 copy is
-pruned (at ``prune_tol``) and counted (``analysis.lam_groups`` at ``lam_tol``). Chosen values
-(ours): the constants below; SGD's lr 0.1 is the largest that does not spike the loss.
+Each starts from the member with its exactly dead neurons removed (their weights are 0.0 and stay
+so: the same as continuing the full network), at T = 8 (Eq. 2 has no parameter that depends on
+T). SGD's lr 0.1 (ours) is the largest that does not spike the loss.
 
 Glossary (code name -> meaning -> shape):
     counts      per optimiser: (hidden, lam ~ 1, lam ~ 0, output) after pruning  (K + 1, 4)
@@ -56,7 +52,6 @@ __all__ = [
     "recorded_start",
 ]
 
-#: the columns of a counts trajectory
 COUNT_NAMES = ("hidden", "lam~1", "lam~0", "output")
 #: the constant learning rates of every profile (ours)
 ADAM_LR, SGD_LR = 1e-3, 0.1
@@ -72,11 +67,9 @@ QUICK_STEPS, PAPER_STEPS = 10_000, 1_000_000
 class OptimiserComparisonConfig(Experiment):
     """Continue member ``member`` of the recorded run ``run`` with each of ``optimisers``.
 
-    ``lrs``: (optimiser, constant learning rate) pairs, one per optimiser. ``weight_decays``:
-    (optimiser, value) pairs: the decoupled decay of "adamw", the L2 coefficient of "adam_l2"
-    and "sgd_l2" (on every parameter but nu). ``T``: the sequence length of the continued
-    training. ``counts_every``: record counts and the training loss every this many steps.
-    ``seed``: the data stream (the same for every optimiser) and the held-out batch.
+    weight_decays  the decoupled decay of "adamw", the L2 coefficient of "adam_l2" and "sgd_l2"
+                   (never on nu)
+    seed           the data stream (shared by every optimiser) and the held-out batch
     """
 
     name: str = "optimiser-comparison"
@@ -127,7 +120,7 @@ class OptimiserComparisonConfig(Experiment):
         return float(dict(self.weight_decays)[optimiser])
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per optimiser, each from the same start on the same data."""
+        """One job per optimiser."""
         return [Job(key=f"optimiser-{o}", label=f"optimiser {o}", part=o) for o in self.optimisers]
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
@@ -145,7 +138,7 @@ class OptimiserComparisonConfig(Experiment):
         return out
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """``tensors[optimiser]``: steps' records (module docstring); ``tensors["start"]``."""
+        """``tensors[optimiser]``: the records (module glossary); ``tensors["start"]``."""
         tensors: dict = {"start": outputs[0]["start"]}
         metrics: dict = {"removed_max_abs": outputs[0]["removed"]}
         metrics.update(wall_time_s={}, eval_loss={}, final_counts={})
@@ -189,8 +182,7 @@ def recorded_start(run: str, member: int):
 
 
 def _counts(params: dict, prune_tol: float, lam_tol: float) -> list[int]:
-    """(hidden, lam ~ 1, lam ~ 0, output) of the pruned network (params: (1, ...) tensors); a
-    network with non-finite weights (a diverged run) is a ValueError naming them."""
+    """COUNT_NAMES of the pruned network (params: (1, ...)); non-finite weights: a ValueError."""
     from ..analysis import lam_groups, network, prune
 
     net = network({k: v[0].detach().to(torch.float64) for k, v in params.items()})
@@ -206,13 +198,9 @@ def continue_network(
     start: dict, task, name: str, lr: float, wd: float, c, data_seed: int, eval_seed: int
 ) -> dict:
     """Train ``start`` (float64 parameter dict) further with optimiser ``name`` at the constant
-    ``lr`` and weight decay ``wd`` (the engine: ``TrainConfig(optimiser=name,
-    schedule="constant")``, float32, no decay on nu) for ``c.steps`` steps of ``c.batch_size``
-    (``c``: a config of this module or ``optimiser_members``), its data drawn from ``data_seed``,
-    recording every ``c.counts_every`` steps (counts at ``c.prune_tol``, ``c.lam_tol``; the loss
-    on ``c.eval_batch`` held-out sequences drawn from ``eval_seed``); returns steps (K + 1,),
-    counts (K + 1, 4), train_loss (K + 1,), held_out (K + 1,), params (float64 dict) and
-    eval_loss (the last held_out)."""
+    ``lr`` and weight decay ``wd`` (float32, no decay on nu), recording every ``c.counts_every``
+    steps (``c``: a config of this module or ``optimiser_members``); returns the records of the
+    module glossary, params (float64 dict) and eval_loss (the last held_out)."""
     tc = TrainConfig(
         steps=c.steps,
         batch_size=c.batch_size,

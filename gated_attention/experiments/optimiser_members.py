@@ -1,10 +1,8 @@
 """The optimiser comparison over every recorded paper-budget member (ours, not the paper's).
 
-``optimiser_comparison`` for a list of (recorded run, member) pairs and a list of *arms* (label,
-optimiser, constant lr, weight decay; ``ARMS``, why: the chapter surplus_neurons.md): every arm
-of a member from the same start (``recorded_start``), on the same data stream and held-out batch
-(seeded per member from ``seed`` and the pair), at T = 8, recording as there; only the
-trajectories are stored, not the networks.
+``optimiser_comparison`` for (recorded run, member) pairs and *arms* (label, optimiser, constant
+lr, weight decay; why: book/surplus_neurons.md): a member's arms share its start, data stream and
+held-out batch; only the trajectories are stored, not the networks.
 
 Glossary (code name -> meaning -> shape), P members, A arms, K records after step 0:
     steps       the steps of the records, 0 first                                  (K + 1,)
@@ -64,11 +62,10 @@ PAPER_STEPS = 40_000
 class OptimiserMembersConfig(Experiment):
     """Continue each of ``members`` with each of ``arms`` for ``steps`` steps.
 
-    ``members``: (recorded run, member index) pairs; ``held_out``: those of them not used to
-    choose any arm's values (a subset). ``arms``: (label, optimiser of
-    ``optimiser_comparison.OPTIMISERS``, constant lr, weight decay) rows; the weight decay is the
-    decoupled decay of "adamw" and the L2 coefficient of "adam_l2" and "sgd_l2" (never on nu).
-    ``seed``: the data streams and held-out batches (one of each per member, shared by its arms).
+    held_out  the members not used to choose any arm's values (a subset)
+    arms      (label, optimiser, constant lr, weight decay) rows; the weight decay as in
+              ``OptimiserComparisonConfig``
+    seed      the data streams and held-out batches (one of each per member, shared by its arms)
     """
 
     name: str = "optimiser-comparison-members"
@@ -132,7 +129,7 @@ class OptimiserMembersConfig(Experiment):
         return lr * wd * self.steps
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per member: its arms, one after another, from its start."""
+        """One job per member: its arms, one after another."""
         return [
             Job(key=f"member-{k}", label=f"{run} member {member}", part=k)
             for k, (run, member) in enumerate(self.members)
@@ -143,7 +140,6 @@ class OptimiserMembersConfig(Experiment):
         run, member = self.members[int(job.part)]
         start, teacher, removed = recorded_start(run, member)
         task = TeacherStudentTask(teacher, T=self.T)
-        # the member's data stream and held-out batch, shared by its arms
         seeds = [
             derive_seed(self.seed, f"optimiser-members-{s}/{run}/{member}")
             for s in ("data", "eval")
@@ -162,7 +158,7 @@ class OptimiserMembersConfig(Experiment):
         return {"steps": rows[0]["steps"], **stacked, "removed": removed, "wall_time": wall}
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """The members' trajectories stacked (P, A, ...); (tensors, metrics)."""
+        """The members' trajectories stacked (P, A, ...)."""
         tensors = {
             "steps": outputs[0]["steps"],
             **{
@@ -197,14 +193,9 @@ def optimiser_members_config(profile: str) -> OptimiserMembersConfig:
 
 
 def optimiser_new_seeds_config(profile: str) -> OptimiserMembersConfig:
-    """The same comparison (arms, steps and records per profile) on new seeds: the five members
-    of ``NEW_SEEDS_RUN`` (seeds 3-7, Fig. 2's CPU budget, n = m = 48, T = 8), none used to choose
-    any arm's values nor a twin of one that was: every one held out and independent.
-
-    smoke   one member, 20 steps, counts every 10.
-    quick   the five members, 10,000 steps, counts every 500.
-    paper   the five members, PAPER_STEPS steps per arm, counts every 1,000.
-    """
+    """``optimiser_members_config(profile)`` on the five members of ``NEW_SEEDS_RUN`` (seeds
+    3-7, n = m = 48, T = 8), none used to choose anything nor a twin of one that was: every one
+    held out and independent (smoke: one member)."""
     base = dataclasses.replace(
         optimiser_members_config(profile),
         name="optimiser-comparison-new-seeds",

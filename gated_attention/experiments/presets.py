@@ -1,19 +1,13 @@
 """Named training settings: what each experiment of the book trains with, for a user's own runs.
 
 A preset is the task (T, the teacher's scale), the student's size and the optimiser of one
-experiment at its quick profile, read from that experiment's config (change the experiment, the
-preset follows). ``workbench.fit`` takes one by name (the chapter use_the_package.md).
+experiment's quick profile, read from its config (change the experiment, the preset follows).
+``workbench.fit`` takes one by name (book/use_the_package.md).
 
     identify   Sec. 4.1 (Fig. 2, Table 1): ``teacher_identification_config("quick")``
     sweep      Sec. 4.2 (Fig. 3A): ``how_many_neurons_config("quick", "A")``
     default    the engine's defaults (``TrainConfig(steps=3_000)``), T and teacher of identify,
                n = m = 48: the code path, not a finding
-
-Glossary (code name -> meaning):
-    Preset       one named setting: train (TrainConfig), T, teacher_std, n, experiment, shows
-    PRESETS      name -> Preset
-    preset       the Preset of a name (a clear error for an unknown one)
-    with_overrides  a Preset with some of its TrainConfig fields replaced
 """
 
 from __future__ import annotations
@@ -43,7 +37,6 @@ class Preset:
 
 
 def _presets() -> tuple[Preset, ...]:
-    """identify, sweep and default, from the experiments' quick configs."""
     ident, sweep = teacher_identification_config("quick"), how_many_neurons_config("quick", "A")
     return (
         Preset(
@@ -77,7 +70,7 @@ def _presets() -> tuple[Preset, ...]:
     )
 
 
-#: name -> Preset (built once, from the experiments' own configs)
+#: name -> Preset
 PRESETS: dict[str, Preset] = {p.name: p for p in _presets()}
 
 
@@ -91,8 +84,7 @@ def preset(name: str | Preset) -> Preset:
 
 
 def with_overrides(p: Preset, **train_fields) -> Preset:
-    """``p`` with some TrainConfig fields replaced (``steps=...``, ``lr=...``); an unknown field
-    is a ValueError naming it."""
+    """``p`` with some TrainConfig fields replaced; an unknown field is a ValueError naming it."""
     known = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(train_fields) - known)
     if unknown:

@@ -1,22 +1,10 @@
 """The experiment protocol: what every experiment says about its training, as data.
 
-An experiment config (a frozen dataclass with a ``name``) derives from ``Experiment`` and gives
-
-    jobs(device)                          the plan: its independent pieces of training, ``Job``s
-    train_job(job, checkpoint, progress)  trains one job through the engine; returns its output,
-                                          a dict of tensors and plain values
-    assemble(jobs, outputs)               the entry's (tensors, metrics) from every job's output
-
-``experiments.runner`` runs the plan on any executor, knowing nothing of an experiment's
-internals, so every executor makes the same entry. A job's output depends on the config and the
-job only, never on another job's output or on the order in which they run.
-
-Glossary (code name -> meaning):
-    Job                 key (unique in the experiment, a file name), label (for people),
-                        members (an ensemble's member indices), part (a group index, a gating,
-                        a family: what the experiment reads to know which piece it is)
-    ensemble_jobs       the jobs of a member sweep trained as ensembles (``plan_ensembles``)
-    ensemble_output     a TrainResult as a job's output (a dict), and ``ensemble_result`` back
+An experiment config (a frozen dataclass with a ``name``) derives from ``Experiment``: ``jobs``
+(its independent pieces of training), ``train_job`` (one of them, through the engine),
+``assemble`` (the entry from every job's output). ``experiments.runner`` runs the plan on any
+executor, so every executor makes the same entry: a job's output depends on the config and the
+job only, never on another job or the order they run.
 """
 
 from __future__ import annotations
@@ -43,7 +31,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Job:
-    """One independent piece of an experiment's training (see the module docstring)."""
+    """One independent piece of an experiment's training: ``key`` a file name unique in the
+    experiment; ``members`` an ensemble's member indices; ``part`` what the experiment reads to
+    know which piece it is (a group index, a gating, a family)."""
 
     key: str
     label: str

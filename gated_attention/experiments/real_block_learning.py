@@ -1,13 +1,11 @@
 """Does the real Mamba block learn attention? (ours, beyond the paper; issue 36): the Mamba block
 as released (``models.mamba_block``) and the simplified Mamba-style layer of Table 3
-(``models.mamba``) trained side by side on the teacher-student task, at one small parameter
-count and a small budget, as in the Fig. 4A comparison (``experiments.architectures``: d = 6,
-teachers N(0, 0.2^2), AdamW with cosine annealing, the width closest to ``target``). One
-learning rate serves both (``lr``, ours: of 3e-3 and 1e-2, tried on these seeds at 600 steps,
-1e-2 gave both families the lower loss).
+(``models.mamba``) trained side by side on the teacher-student task at one small parameter count
+and budget, as in Fig. 4A (``architectures``: d = 6, teachers N(0, 0.2^2), AdamW + cosine). One
+rate for both (``lr``, ours: of 3e-3 and 1e-2, tried on these seeds at 600 steps, 1e-2 gave both
+the lower loss).
 
 Glossary (code name -> meaning -> shape):
-    FAMILIES      name -> Family of the two blocks compared (not in the family registry)
     eval_loss     held-out loss over the teacher's output power (1: predicting 0)    (F, E)
     train_curves  mean training loss of each of K windows of ``train.log_every``  (F, K, E)
     widths, counts  width and parameter count of each family                        (F,)
@@ -31,7 +29,7 @@ from .profiles import check_profile, derive_seed, held_out_batch
 from .protocol import Experiment, Job
 from .teacher_identification import TEACHER_STD
 
-#: the two blocks compared, in the order the tables list them
+#: the two blocks compared (not in the family registry), in the order the tables list them
 FAMILIES = {MAMBA.name: MAMBA, MAMBA_BLOCK.name: MAMBA_BLOCK}
 
 
@@ -63,7 +61,7 @@ class RealBlockLearningConfig(Experiment):
         ]
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
-        """Train one family's ensemble; its width, count, loss curve and held-out loss."""
+        """Train one family's seeds as one ensemble."""
         fam = FAMILIES[str(job.part)]
         tasks = [self.task(s) for s in self.seeds]
         width = width_for(fam, self.d, self.d, self.target)
@@ -98,7 +96,6 @@ class RealBlockLearningConfig(Experiment):
         return masked_mse(y_hat, y, t0.loss_mask, t0.loss_scale) / y.square().mean(dim=(1, 2, 3))
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """(tensors, metrics): eval_loss (F, E), train_curves (F, K, E), widths, counts (F,)."""
         tensors = {
             "eval_loss": torch.stack([o["eval_loss"] for o in outputs]),
             "train_curves": torch.stack([o["losses"] for o in outputs]),

@@ -1,11 +1,7 @@
-"""Recorded runs: results entries too long for ``make book``, shipped with the package,
-unchanged, in ``gated_attention/recorded/<name>/`` with a ``provenance.json`` (the commit of the
-code that wrote it, the command, anything unusual about the run); why and which: the chapter
-reference.md. A recorded run is never recomputed: a damaged one is an error.
-
-``run_or_recorded(config)`` is what a chapter calls: the recorded run whose config equals
-``config`` exactly (``recorded_match``), unless retraining is asked (``retrain=True``, or
-``$GATED_ATTENTION_RETRAIN`` set to 1); otherwise ``cache.run(config)``.
+"""Recorded runs: results entries too long for ``make book``, shipped unchanged in
+``gated_attention/recorded/<name>/`` with a ``provenance.json`` (the commit of the code that
+wrote it, the command, anything unusual); why and which: book/reference.md. A recorded run is
+never recomputed: a damaged one is an error. A chapter calls ``run_or_recorded(config)``.
 """
 
 from __future__ import annotations
@@ -31,8 +27,7 @@ def recorded_names() -> list[str]:
 
 
 def recorded(name: str) -> RunResult:
-    """The recorded run ``name`` (see the module docstring), its config rebuilt from its
-    meta.json and its ``provenance.json`` in ``provenance``."""
+    """The recorded run ``name``, its config rebuilt, its ``provenance.json`` in ``provenance``."""
     path = RECORDED_ROOT / str(name)
     if not isinstance(name, str) or not (path / "manifest.json").exists():
         known = ", ".join(recorded_names()) or "none"
@@ -51,9 +46,8 @@ def recorded(name: str) -> RunResult:
 
 
 def save_recorded(result: RunResult, name: str, **provenance: Any) -> Path:
-    """Copy the results entry of ``result`` (from ``run``) to ``RECORDED_ROOT/<name>`` with
-    ``provenance`` (e.g. commit=..., command=...) as its provenance.json; returns the folder.
-    An existing recorded run of that name is an error (remove it by hand to replace it)."""
+    """Copy the entry of ``result`` to ``RECORDED_ROOT/<name>`` with ``provenance`` (commit=...,
+    command=...) as its provenance.json; returns the folder. An existing one is an error."""
     dest = RECORDED_ROOT / name
     if dest.exists():
         raise FileExistsError(f"recorded run {dest} exists; remove it first to replace it")
@@ -79,8 +73,7 @@ def recorded_match(config: Any) -> str | None:
 
 
 def retrain_asked(env: dict | None = None) -> bool:
-    """Whether ``$GATED_ATTENTION_RETRAIN`` asks to retrain recorded runs ("1"; "0" or unset:
-    no); any other value is refused with a message naming it."""
+    """Whether ``$GATED_ATTENTION_RETRAIN`` is "1" ("0" or unset: no; another value: ValueError)."""
     value = (os.environ if env is None else env).get(RETRAIN_ENV, "0").strip()
     if value not in ("0", "1", ""):
         raise ValueError(f"${RETRAIN_ENV} must be 0 or 1, got {value!r}")
@@ -92,9 +85,8 @@ def run_or_recorded(
 ) -> RunResult:
     """The recorded run of exactly ``config`` if one ships, else ``run(config)``.
 
-    ``retrain``: True trains through the results cache even if a recorded run matches; None
-    (default) reads ``$GATED_ATTENTION_RETRAIN`` (``retrain_asked``). A recorded result has
-    ``cached`` True and its ``provenance`` (commit, command); a trained or cached one has an
+    ``retrain``: True ignores recorded runs; None (default) reads ``$GATED_ATTENTION_RETRAIN``.
+    A recorded result has ``cached`` True and its ``provenance``; a trained or cached one an
     empty ``provenance``.
     """
     if retrain is None:

@@ -1,9 +1,7 @@
 """Every experiment by name: its config class and its config of a profile.
 
 The command lines (``tools.record``, ``python -m gated_attention.sweep``) and
-``config_from_dict`` (a stored config rebuilt from its class name) read these tables; a new
-experiment is added here and nowhere else. The main runs of Fig. 4A and 4B take each family's
-learning rate from the entry of the profile's rate sweep (``architectures_main_config``).
+``config_from_dict`` read these tables; a new experiment is added here and nowhere else.
 """
 
 from __future__ import annotations
@@ -42,9 +40,8 @@ from .teacher_student import TeacherStudentConfig
 def architectures_main_config(
     profile: str, task: str = "teacher", *, resolve: Callable[[Any], Any] = run
 ) -> ArchitectureConfig:
-    """Fig. 4A ("teacher") or 4B ("regression") in ``profile``, each family at the rate its
-    learning-rate sweep chose (``best_lrs`` of the entry of ``architectures_sweep_config``,
-    which ``resolve`` returns: by default ``cache.run``, loading it or computing it here)."""
+    """Fig. 4A ("teacher") or 4B ("regression"), each family at the rate its sweep chose (the
+    ``architectures_sweep_config`` entry ``resolve`` returns: default ``cache.run``)."""
     sweep = architectures_sweep_config(profile, task)
     lrs = best_lrs(sweep, resolve(sweep).tensors)
     return architectures_config(profile, task, lrs=lrs)
@@ -156,11 +153,8 @@ def config_types() -> dict[str, type]:
 
 
 def experiment_config(name: str, profile: str, *, resolve: Callable[[Any], Any] = run) -> Any:
-    """The config of experiment ``name`` in ``profile``; an unknown name is a ValueError.
-
-    An experiment of ``NEEDS`` reads the entry of the one it needs: ``resolve(config)`` returns
-    it (default ``cache.run``: loaded from the cache, or computed here first; the sweep passes
-    its own, which trains it on the cluster)."""
+    """The config of experiment ``name`` in ``profile``; an unknown name is a ValueError. One of
+    ``NEEDS`` reads the entry ``resolve(config)`` returns (default ``cache.run``)."""
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; expected one of {', '.join(EXPERIMENTS)}")
     if name in NEEDS:
@@ -169,9 +163,8 @@ def experiment_config(name: str, profile: str, *, resolve: Callable[[Any], Any] 
 
 
 def config_from_dict(d: dict) -> Any:
-    """The config a results entry's meta.json describes (``meta["config"]``): the inverse of
-    what ``cache.run`` stores. Fields missing from ``d`` take today's defaults; a field that the
-    config class no longer has is an error."""
+    """The config of a results entry's ``meta["config"]``; fields missing from ``d`` take
+    today's defaults; a field the config class no longer has is a ValueError."""
     types = config_types()
     cls = types.get(d.get("type")) if isinstance(d, dict) else None
     if cls is None:

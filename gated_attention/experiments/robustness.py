@@ -1,20 +1,9 @@
 """Is Fig. 3's edge ours or the paper's? Fig. 3A at the CPU budget (``cpu_budget``) with one of
-our choices changed (ours, beyond the paper; why and what the runs show: the chapter
-how_many_neurons.md, "Is the edge ours?"). Each variant is that config with one setting changed
-and the sizes cut to ``SIZES``, so every member pairs with the baseline's member of the same seed
-and size (the recorded ``how-many-neurons-A-cpu``); recorded as
+our choices changed (ours, beyond the paper; why and what the runs show: book/how_many_neurons.md,
+"Is the edge ours?"). Each variant cuts the sizes to ``SIZES``, so every member pairs with the
+member of the same seed and size of the recorded ``how-many-neurons-A-cpu``; recorded as
 ``how-many-neurons-A-cpu-<variant>`` (a fine sweep: ``...-<variant>-fine``), scored by the rows
 ``fig3.robust.*`` of ``report/paper_values.json``, both fixed here before the runs.
-
-Glossary (code name -> meaning):
-    VARIANTS      variant name -> what it changes, in words ("lr-wd": both paper-like settings
-                  at once, sizes ``SIZES`` and ``FINE_SIZES`` together)
-    SIZES         n = m of each variant's members: 8 (below 14), 14 (the construction) to 28
-    FINE_SIZES    the fine sweep between 14 and 28 (19 < sqrt 2 x 14 = 19.8 < 20)
-    FINE          the variants that have a fine sweep
-    LATER_MODE    the mode of lr-wd and the fine sweeps ("compiled": the step of "fast", fused)
-    robust_config the variant's config
-    fine_config   the fine sweep of a variant of FINE
 """
 
 from __future__ import annotations
@@ -29,7 +18,8 @@ SIZES = (8, 14, 20, 24, 28)
 #: the fine sweep: 19 < sqrt 2 x 14 = 19.8 < 20 decides which side of sqrt 2 an edge lies on
 FINE_SIZES = (16, 18, 19, 20, 22)
 
-#: variant -> what it changes against the CPU-budget sweep of Fig. 3A
+#: variant -> what it changes against the CPU-budget sweep of Fig. 3A ("lr-wd": sizes ``SIZES``
+#: and ``FINE_SIZES`` together)
 VARIANTS = {
     "wd": "weight decay 0.07 (Fig. 2's) instead of 1e-4",
     "teacher": "teacher entries of variance 1/d instead of 0.2^2",
@@ -38,7 +28,7 @@ VARIANTS = {
 }
 #: the variants with a fine sweep (their coarse edge sat at 20 = 1.43 x 14)
 FINE = ("wd", "lr")
-#: the mode of the runs added later (lr-wd and the fine sweeps)
+#: the mode of the runs added later, lr-wd and the fine sweeps (the step of "fast", fused)
 LATER_MODE = "compiled"
 
 

@@ -1,8 +1,7 @@
 """One way to run experiments' jobs (``protocol``): the runner and its interchangeable executors.
 
-    compute(config, checkpoint=...)   one experiment's (tensors, metrics): what
-                                      ``Experiment.compute``, so ``cache.run``, calls
-    run_all(configs, executor, budget_s=...)   a campaign's entries (see there: its policy)
+    compute(config, checkpoint=...)   one experiment's (tensors, metrics): ``cache.run`` calls it
+    run_all(configs, executor, budget_s=...)   a campaign's entries
 
 Executors, each ``run(tasks)`` yielding ``(index, output, where)`` as tasks finish:
     InProcess(device)       one after another in this process: the reference numbers
@@ -36,7 +35,6 @@ Echo = Callable[[str], None]
 
 
 def say(line: str) -> None:
-    """The default echo: a line on stdout, at once."""
     print(line, flush=True)
 
 
@@ -59,7 +57,7 @@ class Task:
 
 def train(task: Task) -> Any:
     """Train ``task`` here; its output, kept in ``task.done`` (its checkpoint then removed).
-    The output an earlier try kept, if any; None, untrained, once its deadline has passed."""
+    The output an earlier try kept, if any; None once its deadline has passed."""
     if task.done is not None and task.done.exists():
         return torch.load(task.done, weights_only=True)
     if task.deadline is not None and time.time() > task.deadline:
@@ -77,8 +75,7 @@ def train(task: Task) -> Any:
 
 
 class Executor(Protocol):
-    """Runs ``train`` of each task on a device of kind ``device``; yields (index in ``tasks``,
-    output, where it ran or None) of each task as it finishes."""
+    """Runs ``train`` of each task on a ``device``; yields (index, output, where or None)."""
 
     device: str
 
@@ -98,9 +95,8 @@ class InProcess:
 
 @dataclass
 class Streams:
-    """Up to ``n`` tasks at once (default $GATED_ATTENTION_SIDE_BY_SIDE, else 1), each in a
-    thread of its own on its own CUDA stream (``side_by_side.run_side_by_side``, ``threads``
-    as there); the outputs come back once all have finished, an error after the others."""
+    """Up to ``n`` tasks at once (default $GATED_ATTENTION_SIDE_BY_SIDE, else 1), each on its
+    own CUDA stream (``side_by_side.run_side_by_side``, ``threads`` as there)."""
 
     n: int = field(default_factory=side_by_side)
     device: str = "cuda"
@@ -115,7 +111,7 @@ class Streams:
 @dataclass
 class Plan:
     """One experiment of a run: its jobs, the outputs in so far (by job index), the tasks
-    still to train, and where each ran (executors that say so)."""
+    still to train, and where each ran (where the executor says)."""
 
     config: Any
     jobs: list
@@ -146,8 +142,8 @@ def plan(
     progress: bool = True,
     deadline: float | None = None,
 ) -> Plan:
-    """The plan of ``config`` on ``device``: its jobs, the outputs kept by an earlier run
-    beside ``checkpoint`` (loaded), a task for each of the others."""
+    """The plan of ``config`` on ``device``, with the outputs an earlier run kept beside
+    ``checkpoint``."""
     jobs = config.jobs(device)
     keys = [job.key for job in jobs]
     if not jobs or len(set(keys)) != len(keys):
@@ -168,9 +164,8 @@ def plan(
 def execute(
     plans: Sequence[Plan], executor: Executor, *, progress: bool = True, echo: Echo = say
 ) -> Iterator[int]:
-    """Train every plan's tasks on ``executor``, plan after plan, each in its jobs' order;
-    yields a plan's index once its last output is in (a plan trained earlier at once). A
-    task past its deadline leaves its plan incomplete, never yielded."""
+    """Train every plan's tasks on ``executor``, in order; yields a plan's index once its last
+    output is in. A task past its deadline leaves its plan incomplete, never yielded."""
     for i, p in enumerate(plans):
         if p.complete:
             yield i
@@ -221,14 +216,12 @@ def run_all(
     progress: bool = True,
     echo: Echo = say,
 ) -> list[cache.RunResult | None]:
-    """The results entry of each of ``configs`` (the entry ``cache.run`` makes and reads),
-    computing those not in the cache on ``executor`` (default ``InProcess()``). ``configs``,
-    and each one's jobs, start in the order given (put the central claims first); no job starts
-    after ``budget_s`` seconds, and the next call trains only the rest.
+    """The results entry (``cache.run``'s) of each of ``configs``, computing those not cached on
+    ``executor`` (default ``InProcess()``), in the order given (put the central claims first).
 
-    Each entry is written as soon as its last job is in; an experiment whose jobs did not all
-    finish within the budget is None. A failing job stops an in-process run (the entries
-    written so far stay); a cluster reports every failed job, by name, at the end."""
+    No job starts after ``budget_s`` seconds (an unfinished experiment is None; the next call
+    trains only the rest). Each entry is written as soon as its last job is in. A failing job
+    stops an in-process run; a cluster reports every failed job, by name, at the end."""
     executor = InProcess() if executor is None else executor
     deadline = None if budget_s is None else time.time() + budget_s
     results: list[cache.RunResult | None] = [None] * len(configs)
@@ -265,8 +258,8 @@ def run_all(
 
 
 def overall_progress(done: int, total: int, ran: int, elapsed: float) -> str:
-    """One line on the whole run: jobs done of ``total``, the time the ``ran`` jobs of this
-    call took, and the rest at their mean pace (jobs differ in cost: a rough figure)."""
+    """One line on the whole run: jobs done, time so far, and the rest at the mean pace of the
+    ``ran`` jobs of this call (jobs differ in cost: a rough figure)."""
     left = (total - done) * elapsed / max(ran, 1)
     return (
         f"jobs {done}/{total} done; {elapsed / 60:.1f} min so far, about "

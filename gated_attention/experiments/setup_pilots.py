@@ -1,9 +1,7 @@
 """Why a family does not learn in-context regression: short-budget pilots of the Fig. 4B setup
-check (``families_in_context``), ours (the chapter other_rnns_in_context.md). One family, one
-held-out seed, a short budget, and one change at a time to how the family is drawn or trained
-(the rest as ``models.family_registry``):
+check (``families_in_context``), ours (book/other_rnns_in_context.md). One family, one held-out
+seed, a short budget, and one change at a time to how the family is drawn or trained:
 
-    lr, warm-up      ``train.lr``, ``train.warmup_steps``
     init_scale       every matrix drawn by nn.Linear's rule (LRU families) times this: sqrt 3
                      gives them variance 1 / fan_in instead of 1 / (3 fan_in)
     skip_scale       the LRU's elementwise skip Dskip (N(0, 1) at init) times this
@@ -70,7 +68,7 @@ class PilotConfig(Experiment):
 
     @property
     def change(self) -> str:
-        """The change from the family as drawn and trained by the check, in words."""
+        """The change from the family as the check draws and trains it, in words."""
         parts = [f"lr {self.train.lr:g}", f"warm-up {self.train.warmup_steps}"]
         for name, default in (("init_scale", 1.0), ("skip_scale", 1.0), ("readout_scale", 1.0)):
             if getattr(self, name) != default:
@@ -78,7 +76,7 @@ class PilotConfig(Experiment):
         return ", ".join(parts + (["prenorm"] if self.prenorm else []))
 
     def params(self) -> dict[str, torch.Tensor]:
-        """The initial parameters of the one member, (1, ...) float64, with the scales applied."""
+        """The initial parameters, (1, ...) float64, with the scales applied."""
         task = InContextRegression()
         fam = family(self.family)
         width = width_for(fam, task.d, task.d_out, self.target)
@@ -97,17 +95,15 @@ class PilotConfig(Experiment):
         return lru_pilots.forward_prenorm if self.prenorm else family(self.family).forward
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job: the pilot's one member."""
         return [Job(key="pilot", label=f"{self.family}: {self.change}")]
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """The one job's output; metrics: its wall time."""
         (out,) = outputs
         tensors = {k: out[k] for k in ("eval_loss", "train_curve")}
         return tensors, {"train_wall_time_s": float(out["train_wall_time_s"])}
 
     def train_job(self, job: Job, *, checkpoint=None, progress: bool = True):
-        """Train the one member through the engine; evaluate it on held-out sequences."""
+        """Train the one member; evaluate it on held-out sequences."""
         task = InContextRegression()
         fam = family(self.family)
         fused = self.family == "gated"  # the diagonal gated RNN trains on its fused path
@@ -133,9 +129,8 @@ class PilotConfig(Experiment):
 
 def pilot_configs(profile: str) -> list[PilotConfig]:
     """The pilots the chapter shows, in its order: the gated RNN as drawn and with the Sec. 5.2
-    chapter's readout scale (also on the check's full budget, ``SETUP_TRAIN``); the LRU as drawn,
-    then one change at a time and two together; last, on the full budget, the LRU at a lower rate
-    and at two initial scales.
+    readout scale (also on the check's full budget, ``SETUP_TRAIN``); the LRU as drawn, one change
+    at a time, two together; on the full budget, the LRU at a lower rate and two initial scales.
 
     quick, paper   PILOT_TRAIN (a fifth of the check's steps); on the full budget, 5,000 steps
     smoke          4 steps (on the full budget: 6): only proves the code path
@@ -167,8 +162,8 @@ def pilot_configs(profile: str) -> list[PilotConfig]:
 
 @dataclass(frozen=True)
 class PilotSetConfig(Experiment):
-    """Several pilots as one experiment (one job per pilot), so that Table 3 records as one run:
-    tensors ``{"0": pilot 0's tensors, "1": ...}`` in the order of ``pilots``."""
+    """Several pilots as one experiment (one job each), so that Table 3 records as one run:
+    tensors ``{"0": pilot 0's tensors, "1": ...}``."""
 
     name: str = "fig4b-setup-pilots"
     pilots: tuple[PilotConfig, ...] = ()
@@ -178,14 +173,12 @@ class PilotSetConfig(Experiment):
             raise ValueError("pilots must be a non-empty tuple of PilotConfig")
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per pilot."""
         return [
             Job(key=f"pilot-{i}", label=f"{p.family}: {p.change}", part=i)
             for i, p in enumerate(self.pilots)
         ]
 
     def train_job(self, job: Job, *, checkpoint=None, progress: bool = True):
-        """Train the pilot the job names (``PilotConfig.train_job``)."""
         pilot = self.pilots[int(job.part)]
         return pilot.train_job(job, checkpoint=checkpoint, progress=progress)
 
@@ -201,6 +194,5 @@ class PilotSetConfig(Experiment):
 
 
 def pilot_set_config(profile: str) -> PilotSetConfig:
-    """``pilot_configs(profile)`` as one experiment (recorded for quick: ``fig4b-setup-pilots-
-    quick``, the same config as paper's)."""
+    """``pilot_configs(profile)`` as one experiment (recorded: ``fig4b-setup-pilots-quick``)."""
     return PilotSetConfig(pilots=tuple(pilot_configs(profile)))

@@ -1,15 +1,12 @@
 """Jobs side by side: several of an experiment's jobs at once on one GPU (``run_side_by_side``,
-what the runner's ``Streams`` executor calls), each in a thread of its own on a CUDA stream of
-its own, so that their kernels overlap. Jobs share nothing and the engine records CUDA graphs in
-thread-local capture mode, so a job's numbers are those of the job alone. On a CPU, or with
-``n`` = 1, the calls run one after another (``threads=True`` runs them in threads there too: how
-the tests check that no number changes). ``n``: the caller's, else
-$GATED_ATTENTION_SIDE_BY_SIDE (default 1).
+what the runner's ``Streams`` executor calls), each in its own thread on its own CUDA stream, so
+that their kernels overlap. Jobs share nothing and the engine records CUDA graphs in thread-local
+capture mode, so a job's numbers are those of the job alone.
 
 Off on CUDA for now (``STREAMS_CHECKED``): on an H200 with torch 2.11 three jobs at once could
 not record their CUDA graphs ("operation not permitted when stream is capturing") and one job's
-loss became NaN (``tests/test_cuda.py``); until that check passes, more than one job at once on
-CUDA runs them one after another, with a warning.
+loss became NaN (``tests/test_cuda.py``); until that check passes, the jobs run one after
+another, with a warning.
 """
 
 from __future__ import annotations
@@ -41,10 +38,10 @@ def run_side_by_side(
     *,
     threads: bool | None = None,
 ) -> list[R]:
-    """Each call's result, in order: up to ``n`` at once, each in its own thread and (on a
-    CUDA ``device``) on its own CUDA stream; ``threads`` None: threads only on a CUDA device.
-    A call that raises does not stop the others already running; the first error in call
-    order is raised once they have finished (what finished is kept by the calls themselves)."""
+    """Each call's result, in order: up to ``n`` at once, each in its own thread and (on CUDA)
+    on its own stream; ``threads`` None: threads only on CUDA (True on a CPU: how the tests check
+    that no number changes). A call that raises does not stop the others; the first error in
+    call order is raised once they have finished."""
     device = torch.device(device)
     cuda = device.type == "cuda"
     if threads is None:

@@ -1,16 +1,10 @@
 """Teacher identification (Sec. 4.1, Fig. 2, Table 1): the config of the chapter, per profile.
 
 A ``TeacherStudentConfig``: d = 4, a student of n = m hidden and output-gating neurons, seeds as
-one ensemble. Our choices where the paper is silent (why: the chapter teacher_identification.md):
-
-    teacher scale   W_V, W_K, W_Q entries N(0, TEACHER_STD^2), TEACHER_STD = 0.2: the teacher's
-                    output then has variance of order 1 averaged over the steps
-    optimiser       AdamW + cosine annealing (the paper's), learning rate LR and weight decay
-                    WEIGHT_DECAY (ours), weight decay on every parameter but nu (the paper's):
-                    pruning needs lr x weight decay x steps of several units
-
-Glossary (code name -> paper symbol -> section):
-    teacher_identification_config   the d = 4 student of Sec. 4.1, Fig. 2, Table 1
+one ensemble. Ours where the paper is silent (why: book/teacher_identification.md): teacher
+entries N(0, TEACHER_STD^2), so its output has variance of order 1 averaged over the steps; LR
+and WEIGHT_DECAY for AdamW + cosine annealing (the paper's, no decay on nu): pruning needs
+lr x weight decay x steps of several units.
 """
 
 from __future__ import annotations
@@ -22,15 +16,14 @@ from .profiles import check_profile
 from .teacher_student import TeacherStudentConfig
 
 TEACHER_STD = 0.2
-#: the optimiser of every profile but smoke (see the module docstring)
+#: the optimiser of every profile but smoke
 LR, WEIGHT_DECAY = 1e-2, 0.07
 #: the quick profile's student size and budget
 QUICK_N, QUICK_STEPS = 48, 60_000
 #: the seeds of the pilots behind LR and WEIGHT_DECAY (a label, no config reads it): the paper
-#: profile trains these same seeds 0-2, so its rows come from tuning seeds, never held-out ones
+#: profile's, so its rows come from tuning seeds, never held-out ones
 TUNING_SEEDS = (0, 1, 2)
-#: the quick profile's seeds: none of them was used to choose its settings (the pilots behind
-#: LR and WEIGHT_DECAY ran TUNING_SEEDS), so its counts score the settings, not the tuning
+#: the quick profile's seeds, none used to choose its settings: its counts score the settings
 HELD_OUT_SEEDS = (3, 4, 5, 6, 7)
 #: the quick profile's sequence length (the paper's is 32): the construction is exact for every
 #: T, and a step costs about a quarter, so the quick budget buys more steps
@@ -38,7 +31,6 @@ QUICK_T = 8
 
 
 def _train(profile: str, lr: float, wd: float) -> TrainConfig:
-    """The optimiser of a profile at learning rate ``lr`` and weight decay ``wd``."""
     if profile == "smoke":
         return TrainConfig(steps=30, lr=lr, weight_decay=wd, log_every=10, chunk_steps=10)
     if profile == "quick":
@@ -51,8 +43,7 @@ def _train(profile: str, lr: float, wd: float) -> TrainConfig:
 
 
 def teacher_identification_config(profile: str) -> TeacherStudentConfig:
-    """Sec. 4.1: d = 4, seeds as one ensemble (paper: the tuning seeds 0-2, TUNING_SEEDS;
-    quick: the held-out 3-7).
+    """Sec. 4.1: d = 4, seeds as one ensemble (paper: TUNING_SEEDS; quick: HELD_OUT_SEEDS).
 
     paper   T = 32, n = m = 100, 1,000,000 steps of batch 64 (the paper's), LR, WEIGHT_DECAY
     quick   T = QUICK_T, n = m = QUICK_N (over three times the construction's 14), QUICK_STEPS

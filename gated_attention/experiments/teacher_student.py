@@ -1,11 +1,6 @@
 """The teacher-student experiment (Sec. 4.1-4.2): one frozen config whose members (seed, n, m)
 train as one ensemble or a few (a size sweep); the chapters' configs are built from it in
 ``teacher_identification`` and ``how_many_neurons``.
-
-Glossary (code name -> paper symbol -> section):
-    TeacherStudentConfig  the teacher-student experiment (d, T, n = m, seeds)         Sec. 4.1-4.2
-    sizes                 n = m of each ensemble member (a Fig. 3A/B sweep)           Sec. 4.2
-    teacher_rank          rank of the teacher's matrices (6 for d = 12, Fig. 3B)      Sec. 4.2
 """
 
 from __future__ import annotations
@@ -27,13 +22,9 @@ from .protocol import Experiment, Job, ensemble_jobs, ensemble_output, ensemble_
 class TeacherStudentConfig(Experiment):
     """The teacher-student experiment of Sec. 4.1 (and the size sweeps of Sec. 4.2, Fig. 3A/B).
 
-    Every member of ``members()`` is one independent run: its seed gives its teacher
-    (``random_attention(d, rank=teacher_rank, std=teacher_std)``), its student's initialisation
-    and its data stream (``derive_seed(seed, stream)``), so members with one seed and different
-    sizes share teacher and data (a paired sweep). Members train as one ensemble, or a few of
-    similar sizes (``ensembles``), one job each.
-
-    Choices the paper does not give (ours): teacher weights N(0, 1/d) by default; student
+    A member's seed gives its teacher (of rank ``teacher_rank``: 6 for d = 12, Fig. 3B), its
+    student's initialisation and its data stream, so members with one seed and different sizes
+    share teacher and data (a paired sweep). Ours: teacher weights N(0, 1/d) by default; student
     weights N(0, 1/fan_in) times ``init_scale``, lam ~ U(lam_range); ``train``; ``eval_batch``.
     """
 
@@ -67,9 +58,7 @@ class TeacherStudentConfig(Experiment):
         return [(seed, n, m) for n, m in sizes for seed in self.seeds]
 
     def ensembles(self, device: str = "cpu") -> list[list[int]]:
-        """The member indices of each ensemble trained on ``device``, one job each
-        (``engine.plan_ensembles``: one for a single size; a size sweep splits where padding
-        would cost more there)."""
+        """The member indices of each ensemble trained on ``device`` (``engine.plan_ensembles``)."""
         sizes = [(n, m) for _, n, m in self.members()]
         T, B = self.T, self.train.batch_size
         return plan_ensembles(sizes, self.d, self.d, T, B, self.side, device=device)
@@ -95,11 +84,10 @@ class TeacherStudentConfig(Experiment):
         return rnn
 
     def jobs(self, device: str = "cpu") -> list[Job]:
-        """One job per ensemble (``ensembles`` on ``device``)."""
         return ensemble_jobs(self.ensembles(device), [n for _, n, _ in self.members()])
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
-        """Train the members of one ensemble; its output is the engine's TrainResult."""
+        """Train the members of one ensemble (``protocol.ensemble_output``)."""
         members = [self.members()[e] for e in job.members]
         tasks = {seed: self.task(seed) for seed in dict.fromkeys(s for s, _, _ in members)}
         res = train_ensemble(
@@ -114,7 +102,7 @@ class TeacherStudentConfig(Experiment):
         return ensemble_output(res)
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
-        """Every member's parameters, curves and held-out loss; (tensors, metrics)."""
+        """Every member's parameters, curves and held-out loss."""
         members = self.members()
         res = combine_ensembles(
             [self.student(*mb) for mb in members],

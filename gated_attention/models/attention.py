@@ -43,14 +43,9 @@ def check_sequence(x: torch.Tensor, d: int, name: str = "x") -> None:
 class LinearSelfAttention(nn.Module):
     """Implements Eq. (1): ``y_t = sum_{t'<=t} (W_V x_t')(W_K x_t')^T (W_Q x_t)``.
 
-    Args (keyword-only: the three matrices often share a shape, so a swap by position would
-    run silently; ``LinearSelfAttention(W_V=..., W_K=..., W_Q=...)``):
-        W_V: (d_v, d) value matrix.
-        W_K: (d_k, d) key matrix.
-        W_Q: (d_k, d) query matrix.
-    The weights are stored as parameters (so the layer can also be trained) in the dtype given.
-    NaN or inf in a matrix is a ValueError naming it. The input x must have the weights' dtype
-    (no silent cast: a float32 x against float64 weights is a ValueError naming both).
+    W_V (d_v, d), W_K and W_Q (d_k, d), keyword-only (they often share a shape: a swap by
+    position would run silently); kept as trainable parameters in the dtype given. NaN or inf
+    in a matrix, or an x of another dtype than the weights (no silent cast), is a ValueError.
     """
 
     def __init__(self, *, W_V: torch.Tensor, W_K: torch.Tensor, W_Q: torch.Tensor):
@@ -76,7 +71,6 @@ class LinearSelfAttention(nn.Module):
         self.W_Q = nn.Parameter(W_Q.clone())
 
     def _check_input(self, x: torch.Tensor) -> None:
-        """x must be (B, T, d) in the weights' dtype."""
         check_sequence(x, self.d)
         if x.dtype != self.W_V.dtype:
             raise ValueError(

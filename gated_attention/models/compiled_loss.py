@@ -1,6 +1,5 @@
 """The loss of Eq. (2) and its gradients as one plain function, for the engine's "compiled" mode:
-what ``fast_path.FusedLoss`` computes, without autograd, written for ``torch.compile`` to fuse
-the elementwise work around the GEMMs (tests/test_training.py checks it in float64).
+``fast_path.FusedLoss`` without autograd, written for ``torch.compile`` to fuse.
 
     scan            h_t = lam h_(t-1) + u_t (and its adjoint), unrolled over t
     loss_and_grads  (loss, g_W_in, g_nu, g_W_out, g_D) of packed weights (``fast_path``'s glossary)
@@ -19,9 +18,8 @@ from .gated_rnn import NU_MAX
 
 
 def scan(u: torch.Tensor, lam: torch.Tensor, reverse: bool = False) -> torch.Tensor:
-    """h_t = lam * h_(t-1) + u_t along dim 2 of u (E, n, T, B), lam (E, n): the recurrence of
-    Eq. (2) (``reverse``: h_t = lam * h_(t+1) + u_t, the adjoint that carries gradients back).
-    Out of place and unrolled over t, so that ``torch.compile`` fuses it into one loop."""
+    """h_t = lam * h_(t-1) + u_t along dim 2 of u (E, n, T, B), lam (E, n), Eq. (2)
+    (``reverse``: h_t = lam * h_(t+1) + u_t, the adjoint); unrolled for ``torch.compile``."""
     steps = u.unbind(2)
     lam = lam[..., None]
     order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
@@ -46,19 +44,12 @@ def loss_and_grads(
     gating: Callable | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(loss (E,), g_W_in, g_nu, g_W_out, g_D): ``FusedLoss``'s loss and the gradients of its
-    sum, as one function of plain tensors (the engine's "compiled" mode compiles it).
-    ``gating``: how u and g_W_in are computed (``input_gating``'s signature; None: that one),
-    the one piece a way to the floor may change (``lab.quadratic_gating``).
+    sum, as one function of plain tensors. ``gating``: ``input_gating`` or a function of its
+    signature (``lab.quadratic_gating``).
 
-    The same arithmetic as ``FusedLoss`` (see its docstring for the backward), except the
-    recurrence: h = ``scan(u, lam)`` instead of the decay matrix, and its adjoint
-    g_u = ``scan(g_h, lam, reverse=True)`` (g_h zero at steps the loss does not read), so
-    g_lam = sum_t g_u_t h_(t-1) and g_nu = -g_lam lam exp(nu). Exact at lam = 0 and lam = 1 as
-    the scan is. The products with a dimension of d + 1 or d_out (the input gating, the
-    readout's gradients) are written as sums (``small_bmm``, ``column_sums``) that
-    ``torch.compile`` fuses with their neighbours, where a GEMM of that shape runs far below
-    peak. The output gating and readout: ``_output_by_tokens`` for one member, else
-    ``_output_by_neurons``.
+    ``FusedLoss``'s arithmetic (its docstring has the backward) but for the recurrence:
+    h = ``scan(u, lam)`` and its adjoint g_u = ``scan(g_h, lam, reverse=True)``, so
+    g_lam = sum_t g_u_t h_(t-1) and g_nu = -g_lam lam exp(nu); exact at lam = 0 and 1.
     """
     E, _, TB = X.shape
     B, n = TB // T, W_in.shape[1] // 2
@@ -79,9 +70,8 @@ def loss_and_grads(
 
 
 def _output_by_neurons(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
-    """``loss_and_grads``' output gating, readout, loss and their backward, neuron-major as
-    ``FusedLoss`` has them: h (E, n, T', B), Y (E, d_out, T'*B) -> (loss (E,), g_W_out, g_D,
-    g_h (E, n, T', B))."""
+    """Output gating, readout, loss and their backward: h (E, n, T', B) -> (loss, g_W_out, g_D,
+    g_h)."""
     E, n, T_out, B = h.shape
     m, h = W_out.shape[1] // 2, h.reshape(E, n, -1)
     ab = torch.bmm(W_out, h)
@@ -97,10 +87,7 @@ def _output_by_neurons(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
 
 
 def _output_by_tokens(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
-    """``_output_by_neurons`` with the T'*B tokens as rows: h^T (E, T'*B, n) copied once, then
-    the three GEMMs write token-major outputs, faster on a CPU (MKL) for one member and slower
-    for several, so ``loss_and_grads`` uses it for one member. The same function up to rounding
-    (tested in float64)."""
+    """``_output_by_neurons`` token-major (faster on a CPU for one member); equal up to rounding."""
     E, n, T_out, B = h.shape
     m, hT = W_out.shape[1] // 2, h.permute(0, 2, 3, 1).reshape(E, -1, n)
     ab = torch.bmm(hT, W_out.transpose(1, 2))  # (E, T'*B, 2m)
@@ -117,12 +104,8 @@ def _output_by_tokens(h: torch.Tensor, W_out, D, Y, scale: float) -> tuple:
 
 def input_gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Callable]:
     """(u, grad): Eq. (2)'s input gating u = p * q, p = W_in1 X, q = W_in2 X (E, n, T*B) of
-    W_in (E, 2n, d+1) and X (E, d+1, T*B), and grad(g_u) -> g_W_in, for ``loss_and_grads``:
-    g_W_in1 = (g_u * q) X^T, g_W_in2 = (g_u * p) X^T. Every product as a sum over the d + 1
-    inputs (``small_bmm``), fused by ``torch.compile`` with the gating's product and the
-    scan; the backward computes p and q again from X (d + 1 numbers a column) rather than
-    keep the 2n-wide [p; q], once a column for all d + 1 sums of each gradient
-    (``column_sums``): less memory moved, the same numbers (float32, compiled: bit for bit)."""
+    W_in (E, 2n, d+1) and X (E, d+1, T*B), and grad(g_u) -> g_W_in = [(g_u * q) X^T;
+    (g_u * p) X^T]. The backward recomputes p and q from X rather than keep [p; q]."""
     n = W_in.shape[1] // 2
     W1, W2 = W_in[:, :n], W_in[:, n:]
 
@@ -136,17 +119,13 @@ def input_gating(W_in: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, Cal
 
 def small_bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b (a (E, M, K), b (E, K, N)) as a broadcast product summed over K, for
-    ``torch.compile`` to fuse with its neighbours where K or N is tiny (d + 1); the sum runs
-    along memory contiguous in both operands as ``loss_and_grads`` passes them. The same
-    numbers as ``torch.bmm`` up to the order of the sum."""
+    ``torch.compile`` to fuse where K or N is tiny (d + 1); ``torch.bmm`` up to summation order."""
     if a.shape[2] <= b.shape[2]:  # K the smaller: sum over dim 2 of (E, M, K, N)
         return (a[:, :, :, None] * b[:, None, :, :]).sum(2)
     return (a[:, :, None, :] * b.transpose(1, 2)[:, None, :, :]).sum(3)  # (E, M, N, K)
 
 
 def column_sums(a: list[torch.Tensor], b: torch.Tensor) -> torch.Tensor:
-    """Each a_i b^T (a_i (E, M, N), b (E, K, N)) as K sums over the N columns, for
-    ``torch.compile`` to run in one pass over the columns where K is tiny (d + 1). Returns
-    (E, len(a) * K, M), row i * K + k the sums of a_i times row k of b; bit for bit
-    ``small_bmm(a_i, b.transpose(1, 2))``."""
+    """Each a_i b^T (a_i (E, M, N), b (E, K, N)) as K sums over the N columns, one pass where K
+    is tiny (d + 1): (E, len(a) * K, M), row i * K + k = a_i . b[k]; bit for bit ``small_bmm``."""
     return torch.stack([(x * b[:, None, k]).sum(-1) for x in a for k in range(b.shape[1])], dim=1)

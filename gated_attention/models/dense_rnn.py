@@ -10,14 +10,9 @@ Glossary (code name -> paper symbol -> shape, E ensemble members, n = m = width)
     W_out2   second output-gating matrix W_out2                                      (E, m, n)
     D        readout: y_t = D g_out(h_t), g_out(h) = (W_out1 h) * (W_out2 h)         (E, d_out, m)
 
-    h_t = A h_{t-1} + (W_in1 x~_t) * (W_in2 x~_t),      y_t = D ((W_out1 h_t) * (W_out2 h_t))
-
-Eq. (2) with a full n x n matrix A instead of diag(lam); no separate embedding (it would only
-re-parametrise W_in1 and W_in2). Parameters of one member: 2 w (d_in + 1) + 3 w^2 + d_out w.
-Initialisation as ``GatedRNN``'s: W_* ~ N(0, 1/fan_in), A = diag(lam), lam ~ U(0, 1); A gets no
-weight decay (as nu in Sec. 4.1) and no stability parametrisation.
-
-Forms: ``reference`` loops over t; ``forward`` solves the recurrence by doubling (``dense_scan``).
+No separate embedding (it would only re-parametrise W_in1 and W_in2). A gets no weight decay (as
+nu in Sec. 4.1) and no stability parametrisation. Forms: ``reference`` loops over t; ``forward``
+solves the recurrence by doubling (``dense_scan``).
 """
 
 from __future__ import annotations
@@ -74,9 +69,7 @@ def _readout(h: torch.Tensor, params: Params) -> torch.Tensor:
 
 def dense_scan(u: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     """h_t = A h_{t-1} + u_t (h_0 = 0) for all t: u (E, B, T, n), A (E, n, n) -> (E, B, T, n).
-
-    ceil(log2 T) doubling steps: after the step with shift s, h_t holds
-    sum_{t-2s < r <= t} A^(t-r) u_r. Exact up to rounding, since A is the same at every t."""
+    After the doubling step with shift s, h_t holds sum_{t-2s < r <= t} A^(t-r) u_r."""
     T = u.shape[2]
     h, P, s = u, A, 1  # P = A^s
     while s < T:

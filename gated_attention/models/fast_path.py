@@ -1,13 +1,9 @@
 """The fused forward of Eq. (2) that the training engine runs (arXiv:2309.01775v2, Sec. 2).
 
-The same function as ``gated_rnn.gated_rnn_forward`` (tests/test_training.py checks outputs and
-gradients in float64), arranged for speed: neuron-major activations (E, neurons, T*B) with
-time-major columns (column t*B + b), so each product is one batched GEMM; packed weights
-W_in = [W_in1; W_in2], W_out = [W_out1; W_out2], so each gating is one GEMM and an elementwise
-product (``GatedProduct``); the scan as one GEMM with the decay matrix L, exact for lam = 0 and
-1; the output gating only at the steps the loss reads. For training, ``fused_loss``: Eq. (2) and
-its squared error as one autograd node with a hand-written backward (``FusedLoss``); for the
-engine's "compiled" mode the same as one plain function, ``compiled_loss.loss_and_grads``.
+``gated_rnn.gated_rnn_forward`` arranged for speed: neuron-major activations, column t*B + b;
+packed weights, so each gating is one GEMM (``GatedProduct``); the scan as one GEMM with L; the
+output only at the steps the loss reads. ``fused_loss``: Eq. (2) and its squared error as one
+autograd node with a hand-written backward (``FusedLoss``).
 
 Glossary (code name -> paper symbol -> shape):
     X          x~_t = [x_t; 1] for every (t, b), neuron-major          (E, d+1, T*B)
@@ -30,11 +26,7 @@ from .gated_rnn import NU_MAX
 
 
 class GatedProduct(torch.autograd.Function):
-    """(W_1 X) * (W_2 X) for W = [W_1; W_2] (E, 2k, K) and X (E, K, R) -> (E, k, R).
-
-    One GEMM forward; backward: the gradient of W X is [g * (W_2 X); g * (W_1 X)], written
-    into one buffer, then one GEMM per operand.
-    """
+    """(W_1 X) * (W_2 X) for W = [W_1; W_2] (E, 2k, K) and X (E, K, R) -> (E, k, R), one GEMM."""
 
     @staticmethod
     def forward(ctx, W: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
@@ -54,8 +46,7 @@ class GatedProduct(torch.autograd.Function):
 
 
 def halves_grad(g: torch.Tensor, ab: torch.Tensor) -> torch.Tensor:
-    """The gradient [g * b; g * a] of ab = [a; b] (E, 2k, R) under a * b, from g (E, k, R),
-    written into one buffer (no concatenation)."""
+    """The gradient [g * b; g * a] of ab = [a; b] (E, 2k, R) under a * b, from g (E, k, R)."""
     k = ab.shape[1] // 2
     g_ab = torch.empty_like(ab)
     torch.mul(g, ab[:, k:], out=g_ab[:, :k])
@@ -64,13 +55,9 @@ def halves_grad(g: torch.Tensor, ab: torch.Tensor) -> torch.Tensor:
 
 
 def decay_matrix_from_nu(nu: torch.Tensor, T: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """L[..., t, s] = lam^(t-s) for s <= t, else 0, from nu (lam = exp(-exp(nu))), neuron-major.
-
-    nu (*E, n) -> L (*E, n, T, T) and exp(nu) (*E, n), clamped as ``lam_from_nu`` clamps it.
-    The fast twin of ``gated_rnn.decay_matrix``: L = exp((t - s) log lam), log lam = -exp(nu),
-    one elementwise kernel, still exact where lam is 0 or 1 (log lam set to 0), with finite
-    gradients (tested against the twin).
-    """
+    """L[..., t, s] = lam^(t-s) for s <= t, else 0: nu (*E, n) -> L (*E, n, T, T) and exp(nu)
+    (*E, n), clamped as in ``lam_from_nu``. The fast twin of ``gated_rnn.decay_matrix``, also
+    exact at lam = 0 and 1 with finite gradients."""
     e_nu = torch.exp(nu.clamp(-NU_MAX, NU_MAX))
     log_lam = -e_nu
     lam = torch.exp(log_lam)  # = lam_from_nu(nu)
@@ -142,10 +129,8 @@ def forward_packed(
 def gated_rnn_fast(
     x: torch.Tensor, params: dict[str, torch.Tensor], out_steps: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """Eq. (2), fast: x (E, B, T, d) -> y (E, B, T', d_out), T' = len(out_steps) or T.
-
-    Takes the parameters of ``gated_rnn_forward`` (leading dim E); see the module docstring.
-    """
+    """Eq. (2), fast: x (E, B, T, d) -> y (E, B, T', d_out), T' = len(out_steps) or T; the
+    parameters of ``gated_rnn_forward`` (leading dim E)."""
     E, B, T, d = x.shape
     y = forward_packed(inputs_neuron_major(x), pack_params(params), T, out_steps)
     return y.view(E, -1, y.shape[-1] // B, B).permute(0, 3, 2, 1)  # (E, B, T', d_out)
@@ -161,8 +146,7 @@ def _lags(T: int, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tenso
 
 @functools.lru_cache(maxsize=16)
 def _negative_lags(T: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """-lag (T, T) of ``_lags``: the backward's sign folded into a constant (negation is exact,
-    so a sum of negated terms is the negated sum, bit for bit)."""
+    """-lag (T, T) of ``_lags``: the backward's sign in a constant (exact, bit for bit)."""
     return -_lags(T, dtype, device)[0]
 
 
@@ -221,8 +205,8 @@ class FusedLoss(torch.autograd.Function):
 
 
 def output_forward(h, W_out, D, Y, scale: float) -> tuple:
-    """The output gating, readout and loss of ``FusedLoss``'s forward: h (E, n, T'*B) ->
-    (ab = W_out h, g = g_out(h), r = y - Y, loss (E,)), what ``output_backward`` takes back."""
+    """``FusedLoss``'s output gating, readout and loss: h (E, n, T'*B) -> (ab = W_out h,
+    g = g_out(h), r = y - Y, loss (E,))."""
     m = W_out.shape[1] // 2
     ab = torch.bmm(W_out, h)  # (E, 2m, T'*B)
     g = ab[:, :m] * ab[:, m:]  # g_out(h_t)
@@ -234,10 +218,8 @@ def output_forward(h, W_out, D, Y, scale: float) -> tuple:
 
 
 def output_backward(g_loss, scale: float, r, D, W_out, ab, g, h) -> tuple:
-    """The backward of the readout and the output gating of ``FusedLoss`` (its docstring has
-    the formulas): from the losses' gradient g_loss (E,) and the forward's r = y - Y
-    (E, d_out, T'*B), ab = W_out h, g = g_out(h) and h (E, n, T'*B), to (g_D, g_W_out, g_h),
-    g_h (E, n, T'*B). Shared with the bench's ways that change the recurrence only."""
+    """The backward of ``output_forward`` (formulas: ``FusedLoss``): g_loss (E,) and the
+    forward's r, ab, g, h -> (g_D, g_W_out, g_h (E, n, T'*B))."""
     _, d_out, TB_out = r.shape
     g_y = r * (g_loss * (2.0 * scale / (d_out * TB_out)))[:, None, None]
     g_D = torch.bmm(g_y, g.transpose(1, 2))
@@ -255,11 +237,9 @@ def fused_loss(
     out_steps: torch.Tensor | None,
     scale: float = 1.0,
 ) -> torch.Tensor:
-    """The (E,) training losses of Eq. (2) with output gating, ``FusedLoss`` (see there).
-
-    X (E, d+1, T*B), Y (E, d_out, T'*B) neuron-major; ``packed`` from ``pack_params``.
-    Equals ``scale * (forward_packed(X, packed, T, out_steps) - Y).square().mean(dim=(1, 2))``.
-    """
+    """The (E,) training losses of Eq. (2) with output gating (``FusedLoss``): X (E, d+1, T*B),
+    Y (E, d_out, T'*B), ``packed`` from ``pack_params``; side gating is a ValueError. Equals
+    ``scale * (forward_packed(X, packed, T, out_steps) - Y).square().mean(dim=(1, 2))``."""
     if "W_out" not in packed:
         raise ValueError("fused_loss needs output gating (W_out); side gating uses forward_packed")
     return FusedLoss.apply(

@@ -13,13 +13,9 @@ Glossary (code name -> paper symbol -> shape):
     W_side   side gating of App. A.2, instead of output gating:
              y_t = D ((W_side x~_t) * h_t), W_side (n, d+1), D (d_out, n)
 
-Two forms of the same recurrence:
-    reference  a Python loop over t: the definition, readable, slow.
-    parallel   h_t = sum_{s<=t} lam^(t-s) u_s for all t at once, one contraction with the decay
-               matrix L[t, s] = lam^(t-s) (s <= t): exact, and cheap for T <= 33.
-
-The functional core (``gated_rnn_forward``) takes parameters with any leading ensemble dims *E
-(x then (*E, B, T, d)); ``GatedRNN`` is the ``nn.Module`` around it.
+Forms: "reference" loops over t (the definition); "parallel" computes h_t = sum_{s<=t}
+lam^(t-s) u_s for all t with the decay matrix L[t, s] = lam^(t-s), exact and cheap for T <= 33.
+``gated_rnn_forward`` takes parameters with any leading ensemble dims *E; ``GatedRNN`` wraps it.
 """
 
 from __future__ import annotations
@@ -101,11 +97,8 @@ def scan_parallel(u: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
 def gated_rnn_forward(
     x: torch.Tensor, params: dict[str, torch.Tensor], *, mode: str = "parallel"
 ) -> torch.Tensor:
-    """Eq. (2) for x (*E, B, T, d) and parameters with leading dims *E; returns y (*E, B, T, d_out).
-
-    ``params`` holds W_in1, W_in2, nu, D and either W_out1, W_out2 (output gating) or W_side
-    (side gating, App. A.2). ``mode`` is "parallel" (fast) or "reference" (the loop).
-    """
+    """Eq. (2): x (*E, B, T, d) -> y (*E, B, T, d_out). ``params`` (leading dims *E): W_in1, W_in2,
+    nu, D and W_out1, W_out2 or W_side (App. A.2); ``mode`` "parallel" or "reference"."""
     h = hidden_states(x, params, mode=mode)
     if "W_side" in params:
         W_s, b_s = params["W_side"][..., :-1], params["W_side"][..., -1]
@@ -132,17 +125,10 @@ def hidden_states(
 class GatedRNN(nn.Module):
     """Eq. (2): input gating, diagonal recurrence lam = exp(-exp(nu)), output (or side) gating, D.
 
-    Args:
-        d: input dimension d (the network reads x~ = [x; 1], d + 1 entries).
-        n: number of recurrent (hidden) neurons.
-        m: number of output-gating neurons; default n (the paper's students have n = m).
-            Ignored, and 0, with ``side=True``.
-        d_out: output dimension (defaults to d).
-        side: use the side gating of App. A.2 instead of output gating.
-        seed: seed of the random initialisation (weights ~ N(0, 1/fan_in), lam ~ U(lam_range)).
-        lam_range: the interval lam is drawn from at initialisation.
-        dtype: parameter dtype.
-    Shapes: ``forward(x)`` maps (B, T, d) to (B, T, d_out).
+    d inputs (read as x~ = [x; 1]), n recurrent neurons, m output-gating neurons (default n, as
+    the paper's students; 0 with ``side``, the side gating of App. A.2), d_out outputs (default
+    d). Init from ``seed``: weights ~ N(0, 1/fan_in), lam ~ U(lam_range). ``forward(x)``: (B, T, d)
+    -> (B, T, d_out).
     """
 
     def __init__(

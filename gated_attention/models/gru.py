@@ -13,12 +13,8 @@ PyTorch's gate equations (``torch.nn.GRU``):
     n_t = tanh(W_in u_t + b_in + r_t * (W_hn h_{t-1} + b_hn))         candidate
     h_t = (1 - z_t) * n_t + z_t * h_{t-1}
 
-Parameters of one member: H (d_in + 1) + 3N (H + N) + 6N + d_out (N + 1) (embedding, GRU as
-``torch.nn.GRU(H, N)`` counts it, readout). Initialisation as ``torch.nn.Linear`` and
-``torch.nn.GRU`` (``shell.init_gated_cell``); everything gets weight decay.
-
-Forms: ``forward`` (one batched product per step, all members at once), ``compiled`` (that loop
-compiled, with the hand-written backward of ``GRUScan``), ``reference`` (``torch.nn.GRU`` itself).
+Everything gets weight decay. Forms: ``forward`` (one batched product per step, all members),
+``compiled`` (that loop compiled, backward by hand: ``GRUScan``), ``reference`` (``torch.nn.GRU``).
 """
 
 from __future__ import annotations
@@ -72,13 +68,9 @@ def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
 
 
 class GRUScan(torch.autograd.Function):
-    """The recurrence of ``gru_states`` with a hand-written backward: pre (E, B, T, 3N) (the
-    input part of the gates with b_ih), W_hh (E, 3N, N), b_hh (E, 3N) -> h (E, B, T, N).
-
-    W_hh's gradient is one product over all t after the loop, sum_t drec_t^T h_{t-1}
-    (rec_t = W_hh h_{t-1} + b_hh), h_0 = 0 skips the first step's product both ways, and the
-    gates' gradients of all t come in one pass after the loop (``_gate_grads``): fewer kernels
-    in a compiled step than autograd's. The same numbers up to rounding (tested).
+    """The recurrence of ``gru_states`` with a hand-written backward (fewer kernels compiled than
+    autograd's; equal up to rounding): pre (E, B, T, 3N) (the gates' input part with b_ih),
+    W_hh (E, 3N, N), b_hh (E, 3N) -> h (E, B, T, N).
     """
 
     @staticmethod
@@ -127,9 +119,7 @@ class GRUScan(torch.autograd.Function):
 
 
 def _gate_grads(dh, acts, h_prev) -> tuple[torch.Tensor, torch.Tensor]:
-    """d loss / d (a_r, a_z, a_n), the input parts of the gates, and d loss / d rec (the
-    recurrent parts, rec = W_hh h_{t-1} + b_hh), each (..., 3N), from dh_t, (r, z, n, h_n)
-    and h_{t-1}, each (..., N)."""
+    """d loss / d (a_r, a_z, a_n) and d loss / d rec (rec = W_hh h_{t-1} + b_hh), (..., 3N) each."""
     r, z, n, h_n = acts
     da_n = dh * (1 - z) * (1 - n * n)  # d loss / d (a_n + r h_n)
     da_r = da_n * h_n * r * (1 - r)
@@ -138,8 +128,7 @@ def _gate_grads(dh, acts, h_prev) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def gru_states_scan(u: torch.Tensor, params: Params) -> torch.Tensor:
-    """``gru_states`` through ``GRUScan`` (its hand-written backward): (E, B, T, H) ->
-    (E, B, T, N)."""
+    """``gru_states`` through ``GRUScan`` (its hand-written backward)."""
     pre = linear(u, params["W_ih"], params["b_ih"])  # (E, B, T, 3N)
     return GRUScan.apply(pre, params["W_hh"], params["b_hh"])
 
@@ -148,8 +137,8 @@ _compiled_states = compile_loop(gru_states_scan)
 
 
 def compiled(x: torch.Tensor, params: Params) -> torch.Tensor:
-    """``forward`` with the loop over t compiled (``compile_loop``) and its backward written
-    by hand (``GRUScan``): the same map, for long runs (``ArchitectureConfig.compile_cells``)."""
+    """``forward`` with the loop compiled and ``GRUScan``'s backward, for long runs
+    (``ArchitectureConfig.compile_cells``)."""
     u = linear(x, params["W_e"], params["b_e"])
     return linear(_compiled_states(u, params), params["W_o"], params["b_o"])
 

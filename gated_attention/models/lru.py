@@ -21,27 +21,18 @@ One block (LRU layer with its gates, applied to u_t (H)):
     y_t = Re(C h_t) + Dskip * v_t                                         (H)
     o_t = output GLU (or output MLP) of y_t                               (H)
     u_t <- u_t + o_t                                                      residual connection
-The residual is the LRU paper's block without its normalisation (which would make the map
-non-polynomial); the App. B constructions write each block to its own coordinates of u
-(``gated_attention.constructions.lru``).
+No normalisation in the block (it would make the map non-polynomial).
 
-Families (all: embedding -> block(s) -> readout, as in Sec. 4.3):
+Families (embedding -> block(s) -> readout, Sec. 4.3) and parameters of one member:
     LRU             2 blocks with output GLU only     12 H^2 + 10 H + H (d_in + 1) + d_out (H + 1)
     LRU_IN_OUT      1 block, input and output GLU      8 H^2 +  7 H + H (d_in + 1) + d_out (H + 1)
     LRU_IN_OUT_MLP  1 block, both GLUs -> MLPs          the same as LRU_IN_OUT, exactly
-Per block: recurrence 4 N H + 2 N + H (B, C complex; nu, theta; Dskip), each GLU 2 H^2 + 2 H,
-each MLP H -> M -> H as many at M = H (``mlp_hidden_size``).
+Per block: recurrence 4 N H + 2 N + H, each GLU (or MLP at M = H) 2 H^2 + 2 H.
 
-Three forms of the same map:
-    forward    the recurrence for all t at once, h_t = sum_{s<=t} lam^(t-s) gamma B v_s, as one
-               contraction with the complex decay matrix L[t, s] = lam^(t-s) (s <= t), lam^k in
-               closed form (T <= 33 here: T^2 is cheap).
-    forward_real  the same in real arithmetic (``decay_parts``, ``glu_joint``), for
-               ``torch.compile``, which does not fuse complex operations (``compiled_form``,
-               the families' ``Family.compiled``). Equal to ``forward`` up to rounding (tested).
-    reference  a plain loop over t: the whole network stepped one time step at a time.
-Parameters are real (float32 or float64); the complex numbers are formed on the fly in the
-matching complex dtype.
+Forms: ``forward`` (all t at once with the complex decay matrix L[t, s] = lam^(t-s), lam^k in
+closed form; T <= 33 here), ``forward_real`` (the same in real arithmetic, for ``torch.compile``,
+which does not fuse complex operations), ``reference`` (a loop over t). Parameters are real; the
+complex numbers are formed on the fly.
 
 Departures from the reference code (minimal-LRU: no GELU, no normalisation, gamma tied to nu,
 weight decay on B): the chapter which_rnns_can_be_attention lists them. The real block is
@@ -56,10 +47,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from .gated_rnn import (
-    NU_MAX,
-    lagged,
-)  # nu and theta are clamped to it: |lam| = 0 and 1 are reachable
+from .gated_rnn import NU_MAX, lagged  # nu and theta are clamped to NU_MAX
 from .shell import Family, Params, compile_loop, init_linear, linear, member
 
 __all__ = [
@@ -92,10 +80,9 @@ __all__ = [
     "init_lru_in_out_mlp",
 ]
 
-#: Ring initialisation (Orvieto et al. 2023, Sec. 3.3): |lam|^2 uniform in [r_min^2, r_max^2],
-#: phase uniform in [0, max_phase]. r_min = 0: the construction needs lam ~ 0 and lam ~ 1 neurons
-#: (as lam ~ U(0, 1) for Eq. (2)); r_max = 0.99 keeps gamma >= 0.14; max_phase = pi/10 (the LRU
-#: paper's choice): the target needs real lam, but the phase stays trainable.
+#: Ring initialisation (Orvieto et al. 2023, Sec. 3.3): |lam|^2 ~ U(r_min^2, r_max^2), phase
+#: ~ U(0, max_phase). r_min = 0: the construction needs lam ~ 0 and lam ~ 1 neurons; r_max = 0.99
+#: keeps gamma >= 0.14; max_phase = pi/10 as the LRU paper (the target needs real lam).
 R_MIN, R_MAX, MAX_PHASE = 0.0, 0.99, math.pi / 10
 
 
@@ -110,19 +97,13 @@ def _log_lam(nu: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
 
 
 def gamma_from_nu(nu: torch.Tensor) -> torch.Tensor:
-    """gamma = sqrt(1 - |lam|^2), written with expm1 so it stays accurate as |lam| -> 1.
-
-    |lam|^2 = exp(-2 exp(nu)); at nu = -40, |lam| rounds to 1.0 but gamma = 2.9e-9 is exact.
-    """
+    """gamma = sqrt(1 - |lam|^2) with expm1, accurate as |lam| -> 1 (nu = -40: 2.9e-9, not 0)."""
     return torch.sqrt(-torch.expm1(-2 * torch.exp(nu.clamp(-NU_MAX, NU_MAX))))
 
 
 def decay_matrix(nu: torch.Tensor, theta: torch.Tensor, T: int) -> torch.Tensor:
-    """L[e, t, s, n] = lam^(t-s) for s <= t, else 0: nu, theta (E, N) -> (E, T, T, N) complex.
-
-    The powers are exp(k log lam) with log lam known in closed form, so lam = 0 gives exactly
-    lam^0 = 1 and lam^k = 0 (k >= 1), and lam = 1 gives exactly 1.
-    """
+    """L[e, t, s, n] = lam^(t-s) for s <= t, else 0: nu, theta (E, N) -> (E, T, T, N) complex;
+    exp(k log lam), exact at lam = 0 and lam = 1."""
     k = torch.arange(T, device=nu.device, dtype=nu.dtype)
     powers = torch.exp(k[None, :, None] * _log_lam(nu, theta)[:, None, :])  # (E, T, N)
     return lagged(powers)  # (E, T, T, N)
@@ -143,11 +124,8 @@ def observe(h: torch.Tensor, v: torch.Tensor, P: Params, l: int) -> torch.Tensor
 
 
 def lru_layer(v: torch.Tensor, P: Params, l: int = 1, gamma=None) -> torch.Tensor:
-    """One LRU recurrence (layer l), all steps at once: v (E, B, T, H) -> y (E, B, T, H).
-
-    h_t = lam * h_{t-1} + gamma * (B v_t), h_0 = 0;  y_t = Re(C h_t) + Dskip * v_t (``gamma``
-    as for ``drive``).
-    """
+    """One LRU recurrence (layer l), all steps at once: v (E, B, T, H) -> y (E, B, T, H)
+    (``gamma`` as for ``drive``)."""
     w = drive(v, P, l, gamma)  # (E, B, T, N)
     L = decay_matrix(P[f"l{l}_nu"], P[f"l{l}_theta"], v.shape[-2])  # (E, T, T, N)
     h = torch.einsum("etsn,ebsn->ebtn", L, w)  # (E, B, T, N)
@@ -156,8 +134,7 @@ def lru_layer(v: torch.Tensor, P: Params, l: int = 1, gamma=None) -> torch.Tenso
 
 def decay_parts(nu: torch.Tensor, theta: torch.Tensor, T: int) -> torch.Tensor:
     """``decay_matrix`` in real arithmetic: nu, theta (E, N) -> L (E, T, 2, T, N), L[:, t, 0, s]
-    = Re lam^(t-s), L[:, t, 1, s] = Im lam^(t-s) for s <= t, else 0; lam^k = exp(-k exp(nu))
-    (cos(k exp(theta)) + i sin(k exp(theta))), so lam = 0 and lam = 1 stay exact as there."""
+    = Re lam^(t-s), L[:, t, 1, s] = Im lam^(t-s) for s <= t, else 0; exact at lam = 0 and 1."""
     k = torch.arange(T, device=nu.device, dtype=nu.dtype)[None, :, None]  # (1, T, 1)
     modulus = torch.exp(k * -torch.exp(nu.clamp(-NU_MAX, NU_MAX))[:, None, :])  # (E, T, N)
     angle = k * torch.exp(theta.clamp(-NU_MAX, NU_MAX))[:, None, :]
@@ -189,10 +166,8 @@ def mlp(z: torch.Tensor, W1, b1, W2, b2) -> torch.Tensor:
 
 
 def mlp_hidden_size(H: int) -> int:
-    """Hidden size M of the MLP H -> M -> H with the parameters of a GLU H -> H.
-
-    GLU: 2 H^2 + 2 H. MLP: 2 H M + M + H. Equal iff M = (2 H^2 + H) / (2 H + 1) = H.
-    """
+    """Hidden size M of the MLP H -> M -> H with the parameters of a GLU H -> H: 2 H M + M + H =
+    2 H^2 + 2 H iff M = H."""
     return round((2 * H * H + H) / (2 * H + 1))
 
 
@@ -228,11 +203,8 @@ def layers_of(P: Params) -> list[int]:
 
 
 def forward(x: torch.Tensor, P: Params) -> torch.Tensor:
-    """The fast form of every LRU family: x (E, B, T, d_in) -> y (E, B, T, d_out).
-
-    The parameter names say which family it is: l2_* present -> 2 blocks; l1_W_3 -> input GLU;
-    l1_mlp_* -> the MLP ablation.
-    """
+    """The fast form of every LRU family (told apart by the parameter names): x (E, B, T, d_in)
+    -> y (E, B, T, d_out)."""
     u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
     for l in layers_of(P):
         v = gate(u, P, l, "in")  # (E, B, T, H)
@@ -241,8 +213,7 @@ def forward(x: torch.Tensor, P: Params) -> torch.Tensor:
 
 
 def forward_real(x: torch.Tensor, P: Params) -> torch.Tensor:
-    """``forward`` in real arithmetic (``lru_layer_real``, ``glu_joint``), for a compiled step:
-    x (E, B, T, d_in) -> y (E, B, T, d_out)."""
+    """``forward`` in real arithmetic (``lru_layer_real``, ``glu_joint``), for a compiled step."""
     u = linear(x, P["W_emb"], P["b_emb"])
     for l in layers_of(P):
         v = gate(u, P, l, "in", joint=True)
@@ -251,8 +222,7 @@ def forward_real(x: torch.Tensor, P: Params) -> torch.Tensor:
 
 
 def compiled_form() -> Callable[[torch.Tensor, Params], torch.Tensor]:
-    """``forward_real`` compiled on its first call (``compile_loop``): a family's
-    ``Family.compiled``, one each, so that each keeps its own compiled graphs."""
+    """``forward_real`` compiled on its first call: one per family, each with its own graphs."""
     return compile_loop(forward_real)
 
 
@@ -297,9 +267,9 @@ def init_recurrence(
     max_phase: float = MAX_PHASE,
     gamma_log: bool = False,
 ) -> None:
-    """Layer l's recurrence into P, float64: the ring init of nu, theta (with ``gamma_log``, a
-    free l{l}_gamma_log = log sqrt(1 - |lam|^2) after them, as ``models.lru_block`` has), then
-    B, C, Dskip with the LRU paper's scales: E|B_nh|^2 = 1/H, E|C_hn|^2 = 2/N, Dskip ~ N(0, 1)."""
+    """Layer l's recurrence into P, float64: the ring init of nu, theta (``gamma_log``: a free
+    l{l}_gamma_log = log sqrt(1 - |lam|^2), for ``models.lru_block``), then B, C, Dskip at the
+    LRU paper's scales: E|B_nh|^2 = 1/H, E|C_hn|^2 = 2/N, Dskip ~ N(0, 1)."""
     mod2 = torch.rand(E, N, generator=g, dtype=torch.float64) * (r_max**2 - r_min**2) + r_min**2
     P[f"l{l}_nu"] = torch.log(-0.5 * torch.log(mod2)).clamp(-NU_MAX, NU_MAX)  # |lam|^2 = mod2
     phase = torch.rand(E, N, generator=g, dtype=torch.float64) * max_phase
@@ -314,8 +284,7 @@ def init_recurrence(
 
 
 def _init(d_in, d_out, width, E, g, dtype, *, layers: int, maps: tuple, **ring) -> Params:
-    """Embedding, ``layers`` blocks whose (input, output) maps are ``maps``, readout; float64
-    draws (nn.Linear's for the shell, GLUs and MLPs), cast to ``dtype`` at the end."""
+    """Embedding, ``layers`` blocks with (input, output) maps ``maps``, readout; float64 draws."""
     H = width
     ring = _ring(**ring)  # an unknown override is a TypeError
     P: Params = {}

@@ -1,7 +1,6 @@
-"""The LRU block as the reference code of the LRU's first author defines it (minimal-LRU: the LRU
-of Orvieto et al. (2023), then a GELU, a GLU and a skip connection, optionally with a LayerNorm
-before the LRU), beside the simplified blocks of ``models.lru`` that Table 3's constructions are
-written for (ours, beyond the paper; the chapter which_rnns_can_be_attention, "The real blocks").
+"""The LRU block as minimal-LRU (the reference code of Orvieto et al. 2023) defines it, beside
+the simplified blocks of ``models.lru`` (ours, beyond the paper; Why:
+book/which_rnns_can_be_attention.md, "The real blocks").
 
 Network: embedding u_t = W_emb x_t + b_emb -> L blocks -> readout out_t = W_out u_t + b_out.
 One block (layer l), on u_t (H):
@@ -11,10 +10,8 @@ One block (layer l), on u_t (H):
     g_t = gelu(y_t)                     (the tanh form by default, as the reference's flax gelu)
     u_t <- u_t + (W_1 g_t + b_1) * sigmoid(W_2 g_t + b_2)               GLU and skip connection
 lam = exp(-exp(nu) + i exp(theta)) as in ``models.lru``; gamma_log is a free parameter.
-LayerNorm(u) = (u - mean u) / sqrt(var u + ln_eps) * ln_scale + ln_bias over the H coordinates
-of one step (biased variance, ln_eps = 1e-6 as flax's). Only the prenorm form is built; the
-reference's BatchNorm is not offered (in training it mixes the statistics of a batch's sequences
-and steps: not a causal map of one sequence).
+LayerNorm (``layer_norm``) is over the H coordinates of one step. The reference's BatchNorm is not
+offered: in training it mixes a batch's sequences and steps (not a causal map of one sequence).
 
 Glossary (code name -> symbol -> shape; E members, H = width model size, N = n_hidden):
     W_emb, b_emb            embedding                                     (E, H, d_in), (E, H)
@@ -27,15 +24,9 @@ Glossary (code name -> symbol -> shape; E members, H = width model size, N = n_h
     l{l}_ln_scale, _ln_bias LayerNorm's affine map (norm="layer" only)                (E, H)
     W_out, b_out            readout                                     (E, d_out, H), (E, d_out)
 
-Parameters of one member, L blocks:
-    H (d_in + 1) + d_out (H + 1) + L (4 N H + 3 N + H + 2 H^2 + 2 H) + [norm] 2 L H.
-
 Initialisation: the recurrence as ``models.lru.init_recurrence`` (gamma_log = log sqrt(1 -
 |lam|^2)), the dense maps as ``torch.nn.Linear``, LayerNorm scale 1 and bias 0. nu, theta and
-gamma_log get no weight decay.
-
-Forms: ``reference`` steps the network one t at a time; ``forward`` runs each recurrence for all
-steps at once (``models.lru.lru_layer``). Constructions: ``constructions.real_blocks``.
+gamma_log get no weight decay. Constructions: ``constructions.real_blocks``.
 """
 
 from __future__ import annotations
@@ -100,8 +91,7 @@ def init(
     *,
     config: LRUBlockConfig = LRUBlockConfig(),
 ) -> Params:
-    """Draw E networks (embedding, ``config.layers`` blocks, readout); float64 draws cast to
-    ``dtype`` at the end."""
+    """Draw E networks (embedding, ``config.layers`` blocks, readout) in float64."""
     H = width
     N = H if config.n_hidden is None else config.n_hidden
     g = generator
@@ -146,7 +136,7 @@ def forward(x: torch.Tensor, P: Params, gelu: str = "tanh") -> torch.Tensor:
 
 
 def reference(x: torch.Tensor, P: Params, gelu: str = "tanh") -> torch.Tensor:
-    """The definition, the whole network stepped one t at a time: x (E, B, T, d_in) -> out."""
+    """The definition, the whole network stepped one t at a time."""
     E, B, T, _ = x.shape
     layers = layers_of(P)
     lam = {l: lam_from(P[f"l{l}_nu"], P[f"l{l}_theta"])[:, None, :] for l in layers}

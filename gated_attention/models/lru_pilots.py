@@ -32,9 +32,8 @@ def normalise(u: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
 
 
 def forward_prenorm(x: torch.Tensor, P: lru.Params) -> torch.Tensor:
-    """``forward`` with u normalised (``normalise``) before each block and before the readout,
-    as the LRU paper's blocks normalise their input (ours, a pilot of the Fig. 4B setup check;
-    the families of Fig. 4 use ``forward``): x (E, B, T, d_in) -> y (E, B, T, d_out)."""
+    """``lru.forward`` with u normalised before each block and the readout, as the LRU paper's
+    blocks normalise their input (ours)."""
     u = linear(x, P["W_emb"], P["b_emb"])  # (E, B, T, H)
     for l in lru.layers_of(P):
         v = lru.gate(normalise(u), P, l, "in")

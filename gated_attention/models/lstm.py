@@ -14,14 +14,9 @@ PyTorch's gate equations (``torch.nn.LSTM``):
     o_t = sigmoid(W_io u_t + b_io + W_ho h_{t-1} + b_ho)      output gate
     c_t = f_t * c_{t-1} + i_t * g_t,      h_t = o_t * tanh(c_t)
 
-Parameters of one member (the state (c, h) has 2N numbers): H (d_in + 1) + 4N (H + N) + 8N +
-d_out (N + 1) (embedding, LSTM as ``torch.nn.LSTM(H, N)`` counts it, readout). Initialisation as
-``torch.nn.Linear`` and ``torch.nn.LSTM`` (``shell.init_gated_cell``); everything gets weight
-decay.
-
-Forms: ``forward`` (one batched product per step, all members at once), ``compiled`` (that loop
-compiled, with the hand-written backward of ``LSTMScan``), ``reference`` (``torch.nn.LSTM``
-itself, differentiable through ``functional_call``).
+The state (c, h) has 2N numbers; everything gets weight decay. Forms: ``forward`` (one batched
+product per step, all members), ``compiled`` (that loop compiled, backward by hand:
+``LSTMScan``), ``reference`` (``torch.nn.LSTM``).
 """
 
 from __future__ import annotations
@@ -73,13 +68,9 @@ def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
 
 
 class LSTMScan(torch.autograd.Function):
-    """The recurrence of ``lstm_states`` with a hand-written backward: pre (E, B, T, 4N) (the
-    input part of the gates with both biases), W_hh (E, 4N, N) -> h (E, B, T, N).
-
-    W_hh's gradient is one product over all t after the loop, sum_t dgates_t^T h_{t-1}, h_0 = 0
-    skips the first step's product both ways, and the gates' gradients of all t come in one pass
-    after the loop (``_gate_grads``): fewer kernels in a compiled step than autograd's. The same
-    numbers up to rounding (tested).
+    """The recurrence of ``lstm_states`` with a hand-written backward (fewer kernels compiled
+    than autograd's; equal up to rounding): pre (E, B, T, 4N) (the gates' input part with both
+    biases), W_hh (E, 4N, N) -> h (E, B, T, N).
     """
 
     @staticmethod
@@ -131,8 +122,7 @@ class LSTMScan(torch.autograd.Function):
 
 
 def _gate_grads(dh, dc, acts, c_prev, tanh_c) -> torch.Tensor:
-    """d loss / d gates before the nonlinearities, (..., 4N), from dh_t, dc_t, the gates'
-    activations (i, f, g, o), c_{t-1} and tanh(c_t), each (..., N)."""
+    """d loss / d gates before the nonlinearities, (..., 4N)."""
     i, f, g, o = acts
     return torch.cat(
         [
@@ -146,8 +136,7 @@ def _gate_grads(dh, dc, acts, c_prev, tanh_c) -> torch.Tensor:
 
 
 def lstm_states_scan(u: torch.Tensor, params: Params) -> torch.Tensor:
-    """``lstm_states`` through ``LSTMScan`` (its hand-written backward): (E, B, T, H) ->
-    (E, B, T, N)."""
+    """``lstm_states`` through ``LSTMScan`` (its hand-written backward)."""
     pre = linear(u, params["W_ih"], params["b_ih"] + params["b_hh"])  # (E, B, T, 4N)
     return LSTMScan.apply(pre, params["W_hh"])
 
@@ -156,8 +145,8 @@ _compiled_states = compile_loop(lstm_states_scan)
 
 
 def compiled(x: torch.Tensor, params: Params) -> torch.Tensor:
-    """``forward`` with the loop over t compiled (``compile_loop``) and its backward written
-    by hand (``LSTMScan``): the same map, for long runs (``ArchitectureConfig.compile_cells``)."""
+    """``forward`` with the loop compiled and ``LSTMScan``'s backward, for long runs
+    (``ArchitectureConfig.compile_cells``)."""
     u = linear(x, params["W_e"], params["b_e"])
     return linear(_compiled_states(u, params), params["W_o"], params["b_o"])
 

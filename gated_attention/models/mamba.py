@@ -22,18 +22,12 @@ For every channel c and state index k:
     o_t       = y_t * silu(W_z x_t + b_z)          (side gating, App. A.2: the gate sees x_t)
     out_t     = W_o o_t + b_o
 B_t[k] u_t[c] is the input gating of Eq. (2) and C_t reads the state like a query: one layer can
-implement linear attention (``gated_attention.constructions.mamba``).
+implement linear attention (``constructions.mamba``; it needs N >= d_k and H >= d_v + d).
+N = ``n_state`` defaults to 4 (Mamba's is 16).
 
-Width: width = H; each channel has N = ``n_state`` states (default 4; Mamba's is 16). The attention
-construction needs N >= d_k and H >= d_v + d. Parameters of one member:
-    2 H (d_in + 1) + H^2 + 2 H + 3 N H + d_out (H + 1).
-
-Initialisation as Mamba: A_log[c, k] = log(k + 1), Dskip = 1, b_Delta = softplus^-1(dt) with dt
-log-uniform in [1e-3, 1e-1], every matrix as ``torch.nn.Linear``. A_log and Dskip get no weight
-decay.
-
-Forms: ``reference`` loops over t; ``forward`` solves the recurrence by doubling
-(``diagonal_scan``; no exp of differences, so a_t = 1 is exact).
+Initialisation as Mamba (``init_A_log``, ``init_dt_bias``, Dskip = 1, every matrix as
+``torch.nn.Linear``); A_log and Dskip get no weight decay. ``forward`` scans by doubling
+(``diagonal_scan``: no exp of differences, so a_t = 1 is exact); ``reference`` loops over t.
 """
 
 from __future__ import annotations
@@ -71,7 +65,7 @@ def init(
     *,
     n_state: int = 4,
 ) -> Params:
-    """Draw E members with Mamba's initialisation (see the module docstring)."""
+    """Draw E members with Mamba's initialisation."""
     H, N = width, n_state
     P: Params = {}
     P["W_e"], P["b_e"] = init_linear(E, H, d_in, generator, dtype)
@@ -93,11 +87,8 @@ def parameter_count_formula(d_in: int, d_out: int, width: int, n_state: int = 4)
 
 
 def diagonal_scan(a: torch.Tensor, b: torch.Tensor, dim: int = 2) -> torch.Tensor:
-    """h_t = a_t * h_{t-1} + b_t (h_0 = 0) along ``dim`` for all t, by recursive doubling.
-
-    After the step with shift s, (a_t, b_t) is the composed update of steps t-2s+1 .. t; an
-    update (a1, b1) followed by (a2, b2) composes to (a2 a1, a2 b1 + b2).
-    """
+    """h_t = a_t * h_{t-1} + b_t (h_0 = 0) along ``dim`` for all t, by recursive doubling: after
+    shift s, (a_t, b_t) composes steps t-2s+1 .. t ((a1, b1) then (a2, b2): (a2 a1, a2 b1 + b2))."""
     T, s = a.shape[dim], 1
     while s < T:
         head_a, tail_a = a.narrow(dim, 0, s), a.narrow(dim, s, T - s)
@@ -128,7 +119,7 @@ def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
 
 
 def reference(x: torch.Tensor, params: Params) -> torch.Tensor:
-    """The definition, a loop over t, one time step's equations at a time."""
+    """The definition, a loop over t."""
     E, B, T, _ = x.shape
     A = -torch.exp(params["A_log"])  # (E, H, N)
     h = x.new_zeros(E, B, *A.shape[1:])  # (E, B, H, N)

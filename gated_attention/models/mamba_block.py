@@ -1,6 +1,6 @@
 """The Mamba block as the Mamba paper defines it (Gu & Dao, 2023, Sec. 3.4, Fig. 3), beside the
-simplified layer of ``models.mamba`` that Table 3's construction is written for (ours, beyond
-the paper; the chapter which_rnns_can_be_attention, "The real blocks").
+simplified layer of ``models.mamba`` (ours, beyond the paper; Why:
+book/which_rnns_can_be_attention.md, "The real blocks").
 
 One block maps x_t (d_in) to out_t (d_out), per member of an ensemble of E:
     [xi_t; z_t] = W_in x_t (+ b_in)              input projection to D inner channels and the gate
@@ -12,9 +12,8 @@ One block maps x_t (d_in) to out_t (d_out), per member of an ensemble of E:
     h_t[c, k]  = exp(Delta_t[c] A[c, k]) h_{t-1}[c, k] + Delta_t[c] B_t[k] xs_t[c],  h_0 = 0
     y_t[c]     = sum_k C_t[k] h_t[c, k] + Dskip[c] xs_t[c]
     out_t      = W_out (y_t * silu(z_t)) (+ b_out)
-A = -exp(A_log). As in the Mamba paper's code, the projections have no bias by default
-(``bias=False``) and the convolution has one (``conv_bias=True``); the residual connection and
-RMSNorm around the block are not part of it.
+A = -exp(A_log). As in the Mamba paper's code, only the convolution has a bias by default; the
+residual connection and RMSNorm around the block are not part of it.
 
 Glossary (code name -> symbol -> shape; E members, D = width inner channels, N = n_state,
 R = dt_rank, K = d_conv):
@@ -28,14 +27,9 @@ R = dt_rank, K = d_conv):
     h               state h_t[c, k], h_0 = 0                          (E, B, D, N)
 b_in and b_out exist only with ``bias=True``, b_conv only with ``conv_bias=True``.
 
-Parameters of one member: D (2 d_in + K + 2 R + 3 N + 2 + d_out) + [bias] (2 D + d_out) +
-[conv_bias] D. Initialisation (the Mamba paper's code): projections as ``torch.nn.Linear``, the
-convolution as ``torch.nn.Conv1d`` (fan-in K), A_log, Dskip, b_dt as ``models.mamba``, W_dt
-~ U(-R^-1/2, R^-1/2); A_log and Dskip get no weight decay. Defaults: N = 16, R = ceil(d_in / 16),
-K = 4.
-
-Forms: ``reference`` steps one t at a time (a buffer of the last K inputs); ``forward``
-convolves all steps at once and scans by doubling. Constructions: ``constructions.real_blocks``.
+Initialisation (the Mamba paper's code): projections as ``torch.nn.Linear``, the convolution as
+``torch.nn.Conv1d`` (fan-in K), A_log, Dskip, b_dt as ``models.mamba``, W_dt ~ U(-R^-1/2,
+R^-1/2); A_log and Dskip get no weight decay. Constructions: ``constructions.real_blocks``.
 """
 
 from __future__ import annotations
@@ -137,7 +131,7 @@ def forward(x: torch.Tensor, params: Params) -> torch.Tensor:
 
 
 def reference(x: torch.Tensor, params: Params) -> torch.Tensor:
-    """The definition, one time step at a time: x (E, B, T, d_in) -> out (E, B, T, d_out)."""
+    """The definition, one time step at a time (a buffer of the last K inputs)."""
     E, B, T, _ = x.shape
     D, N = params["A_log"].shape[-2:]  # inner channels, states per channel
     R, K = params["W_dt"].shape[-1], params["w_conv"].shape[-1]

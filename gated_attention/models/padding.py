@@ -7,16 +7,9 @@ narrower member's units first in each block of the wider layout, zeros after the
 
     width 2, a = 2 (gates [i, f]):   [i1 i2 f1 f2]  ->  width 3:  [i1 i2 0 f1 f2 0]
 
-The padding is inert: a padded unit's incoming weights and biases are zero, so its state and
-output stay zero, and its outgoing weights are zero, so the member computes exactly what it
-computes alone; every gradient into a padded weight is a product with an exact zero, which AdamW
-(weight decay included) leaves at zero. So the padding stays zero through training even without
-masks (``experiments.architectures`` trains so); ``tests/test_padding.py`` checks every family of
-Fig. 4 against each member alone (float64), forward and training.
-
-Glossary (code name -> meaning):
-    members    [params of E_i members at width w_i]: dicts of (E_i, ...) tensors, the same names
-    blocks     ``a``: the units of an axis over its width
+The padding is inert: a padded unit's weights in and out are zero, so each member computes
+exactly what it computes alone, and every gradient into a padded weight is an exact zero, which
+AdamW (weight decay included) keeps; so the padding stays zero in training even without masks.
 """
 
 from __future__ import annotations
@@ -29,8 +22,7 @@ from .shell import Params
 
 
 def _blocks(size: int, wide: int, width: int, wide_width: int, where: str) -> int:
-    """``a`` of an axis of ``size`` at ``width`` and ``wide`` at ``wide_width`` (0: the axis does
-    not depend on the width); a ValueError where the axis is not ``a`` blocks of units."""
+    """``a`` of an axis of ``size`` at ``width`` and ``wide`` at ``wide_width`` (0: no width)."""
     if size == wide:
         return 0
     if size % width or wide % wide_width or size // width != wide // wide_width:
@@ -42,9 +34,8 @@ def _blocks(size: int, wide: int, width: int, wide_width: int, where: str) -> in
 
 
 def _layout(shape, wide_shape, width: int, wide_width: int, where: str):
-    """(view, inner, index) of a parameter of ``shape`` (E, ...) at ``width`` inside one of
-    ``wide_shape`` at ``wide_width``: the wide tensor viewed with each blocked axis as
-    (a, wide_width), the member's viewed as (a, width), and where the member sits in the view."""
+    """(view, inner, index): the wide tensor viewed with each blocked axis as (a, wide_width), the
+    member's as (a, width), and where the member sits in the view."""
     view, inner, index = [wide_shape[0]], [shape[0]], [slice(None)]
     for size, wide in zip(shape[1:], wide_shape[1:], strict=True):
         a = _blocks(size, wide, width, wide_width, where)
@@ -66,12 +57,10 @@ def _embed(v: torch.Tensor, wide_shape, width: int, wide_width: int, where: str)
 
 
 def pad_members(members: Sequence[Params], widths: Sequence[int]) -> tuple[Params, Params]:
-    """(params, masks): the members of ``members`` (each a dict of (E_i, ...) tensors of one
-    family at width ``widths[i]``) as one ensemble of sum E_i members at the largest width,
-    concatenated in order; masks 1 exactly on each member's own entries.
-
-    The widest group gives the shapes; a parameter of other names or an axis that is not
-    blocks of units (``_blocks``) is a ValueError."""
+    """(params, masks): ``members`` (dicts of (E_i, ...) tensors of one family at width
+    ``widths[i]``) as one ensemble of sum E_i members at the largest width, in order; masks 1
+    exactly on each member's own entries. Groups of other names or an axis that is not blocks of
+    units are a ValueError."""
     if not members or len(members) != len(widths):
         raise ValueError(f"{len(members)} groups of members for {len(widths)} widths")
     wide = max(range(len(widths)), key=lambda i: widths[i])

@@ -1,14 +1,11 @@
 """The shell every architecture of Sec. 4.3 shares: linear embedding -> recurrent layer(s) ->
 linear readout, written for an *ensemble* of E independent members (seeds of one size).
 
-Glossary (code name -> meaning -> shape):
+Glossary (code name -> meaning):
     E            ensemble members (independent networks trained in one computation)
     B, T         batch size, sequence length
     params       dict of (E, ...) tensors; a member's parameters are ``params[k][e]``
-    Family       one architecture in the shape the engine trains (see its docstring)
-
-Every family's ``forward(x, params)`` maps x (E, B, T, d_in) to y (E, B, T, d_out), so the
-engine (``engine.train(..., forward=family.forward)``) trains any of them as the gated RNN.
+    Family       one architecture in the shape the engine trains
 """
 
 from __future__ import annotations
@@ -47,10 +44,8 @@ def init_linear(
     bias: bool = True,
     scale: float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """torch.nn.Linear's default draw for E members: U(-k, k), k = scale / sqrt(n_in).
-
-    Returns W (E, n_out, n_in) and b (E, n_out) or None.
-    """
+    """torch.nn.Linear's default draw for E members, U(-k, k) with k = scale / sqrt(n_in):
+    W (E, n_out, n_in) and b (E, n_out) or None."""
     k = scale / math.sqrt(n_in)
     W = (torch.rand(E, n_out, n_in, generator=generator, dtype=torch.float64) * 2 - 1) * k
     b = None
@@ -69,13 +64,9 @@ def init_gated_cell(
     dtype: torch.dtype,
     gates: int,
 ) -> Params:
-    """Embedding, one LSTM (gates = 4) or GRU (gates = 3) cell in torch's layout, readout.
-
-    nn.Linear's init for the embedding (d_in -> H) and the readout (N -> d_out); the cell's
-    tensors U(-1/sqrt(N), 1/sqrt(N)) as nn.LSTM / nn.GRU draw them; H = N = width.
-    Returns W_e (E, H, d_in), b_e, W_ih (E, gates N, H), W_hh (E, gates N, N), b_ih, b_hh,
-    W_o (E, d_out, N), b_o.
-    """
+    """Embedding, one LSTM (gates = 4) or GRU (gates = 3) cell in torch's layout, readout, drawn
+    as nn.Linear and nn.LSTM / nn.GRU draw them (the cell U(-1/sqrt(N), 1/sqrt(N))); H = N =
+    width. Shapes: the glossaries of ``models.lstm`` and ``models.gru``."""
     H = N = width
     P: Params = {}
     P["W_e"], P["b_e"] = init_linear(E, H, d_in, generator, dtype)
@@ -89,8 +80,7 @@ def init_gated_cell(
 
 def torch_cell_reference(x: torch.Tensor, params: Params, module: type) -> torch.Tensor:
     """The independent reference of ``init_gated_cell``'s models: each member's cell run by
-    torch's own ``module`` (``torch.nn.LSTM`` or ``torch.nn.GRU``, batch_first) with its weights
-    loaded through ``functional_call`` (differentiable). x (E, B, T, d_in) -> (E, B, T, d_out)."""
+    ``module`` (``torch.nn.LSTM`` or ``torch.nn.GRU``) via ``functional_call`` (differentiable)."""
     from torch.func import functional_call
 
     H, N = params["W_ih"].shape[-1], params["W_hh"].shape[-1]
@@ -114,10 +104,9 @@ CXX = ("g++", "c++", "clang++")
 
 
 def compile_loop(fn: Callable) -> Callable:
-    """``fn`` (a recurrent loop over t, states(u, params), or a whole forward(x, params))
-    compiled by ``torch.compile`` on its first call (one graph per input shape, a loop unrolled
-    and its elementwise steps fused; compiling takes a while per shape, so worth it for long runs
-    only). Where inductor has no C++ compiler on the CPU, the first call raises a RuntimeError."""
+    """``fn`` (states(u, params) or forward(x, params)) compiled by ``torch.compile`` on its first
+    call, one graph per input shape (slow to compile: for long runs). Without a C++ compiler on
+    the CPU, the first call raises a RuntimeError."""
     compiled = None
 
     def call(u: torch.Tensor, params: Params) -> torch.Tensor:
@@ -152,9 +141,7 @@ class Family:
     forward    forward(x (E, B, T, d_in), params) -> y (E, B, T, d_out), the fast form
     reference  the same map as a plain loop over t (the definition the tests compare to)
     no_decay   parameter names without weight decay (recurrence parameters, as nu in Sec. 4.1)
-    compiled   the fast form to train compiled: its loop over t compiled (``compile_loop``)
-               where the family has a loop worth compiling (LSTM, GRU), or written for the
-               compiler (the LRU families: real arithmetic, ``lru.forward_real``), else None
+    compiled   the fast form to train compiled (LSTM, GRU, the LRU families), else None
     """
 
     name: str

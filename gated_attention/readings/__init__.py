@@ -1,7 +1,5 @@
-"""Readings of runs, one module per claim: each turns a run's entry (this build's or a recorded
-one) into typed rows (frozen dataclasses of numbers) that the chapters render with
-``report.table`` and glue into their sentences. No module here returns prose. A chapter scores
-the rows with ``report.scorecard.record``.
+"""Readings of runs, one module per claim: a run's entry (this build's or recorded) as typed rows
+of numbers, never prose, that the chapters render (``report.table``) and score (``scorecard``).
 
 Teacher identification and the surplus neurons (Sec. 4.1, Fig. 2, Table 1):
     teacher_members        each trained member: is it the construction? (Table 1's counts)

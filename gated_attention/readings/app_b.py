@@ -1,6 +1,5 @@
-"""Readings of the chapter "Which RNNs can be attention" (App. B, Tables 3 and 4): what the
-constructions of ``constructions`` (Mamba-style, LSTM, GRU, LRU) hold and how far they are from
-attention, on a random teacher in float64. No training; rows of numbers only.
+"""Readings of "Which RNNs can be attention" (App. B, Tables 3 and 4): what the Mamba-style, LSTM,
+GRU and LRU constructions hold and how far they are from attention (random teacher, float64).
 
 Glossary (code name -> paper symbol):
     eps      epsilon, the input scale of a linearised sigmoid (App. B)
@@ -36,9 +35,7 @@ class MambaWeights:
 
 
 def mamba_weights(P: Mapping[str, torch.Tensor], teacher, d: int) -> MambaWeights:
-    """Where the Mamba-style construction ``P`` (``mamba.mamba_construction(teacher)``) holds
-    the teacher: the keys in B_t (times Delta_0), the queries in C_t, a decay of 1
-    (A = -exp(A_log) = 0), and its channels, states, nonzero and largest finite weights."""
+    """The ``MambaWeights`` of ``P = mamba.mamba_construction(teacher)``."""
     Delta0 = torch.nn.functional.softplus(P["b_Delta"][0, 0])
     A = -P["A_log"][0].exp()
     keys = torch.allclose(P["W_B"][0, :, d:] * Delta0, teacher.W_K, 0, 1e-15)
@@ -59,10 +56,7 @@ class GruStack:
 
 
 def gru_stack(teacher, x: torch.Tensor) -> GruStack:
-    """The two-layer GRU construction's units per layer and largest weight at eps = 1e-2 and
-    1e-3 (with the power of eps it grows as); then its weights at eps = 1e-3 loaded into
-    PyTorch's ``torch.nn.GRU(num_layers=2)`` and its relative error against attention on the
-    inputs ``x`` (B, T, d)."""
+    """The ``GruStack`` of the two-layer GRU construction; its torch error is on ``x`` (B, T, d)."""
     d = x.shape[-1]
     stack = {e: gru.gru_two_layer_construction(teacher, e) for e in (1e-2, 1e-3)}
     big = {e: weight_summary(s)[1] for e, s in stack.items()}
@@ -85,7 +79,7 @@ class SummaryRow:
     architecture: str
     paper: str  # the layers the paper needs
     ours: str  # the layers of our check
-    error: float  # relative error at the largest eps
+    error: float  # relative error at the largest eps (eps[0])
     slope: float | None  # of log error against log eps; None: exact
     fit: str  # the eps the slope is fitted over
 
@@ -97,10 +91,7 @@ def summary_rows(
     findings: Mapping,
     eps: Sequence[float],
 ) -> list[SummaryRow]:
-    """One row per architecture of Tables 3 and 4: the layers the paper needs, the layers of
-    our check, the relative error at ``eps[0]`` and the slope of log error against log eps
-    (``curves``: the linearised constructions' errors over ``eps``; the Mamba-style layer is
-    exact, the GRU's slope is ``findings``' over eps <= 1e-2)."""
+    """A ``SummaryRow`` per architecture of Tables 3 and 4 (the GRU's slope: ``findings``')."""
     every = f"eps = {eps[0]:g}..{eps[-1]:g}"
     rows = []
     for arch, paper, ours, key in (

@@ -32,8 +32,7 @@ def law(x: np.ndarray, banks: int = 1, grid: int = 2001) -> np.ndarray:
 
 
 def seed_median(rows: Sequence, T: int, cap: float, field: str = "normalised_loss") -> float:
-    """The median over seeds of ``field`` of the rows (``CappedStudent``, one per seed and
-    configuration) trained at sequence length T with lam <= cap (cap 1.0: no cap)."""
+    """Median over seeds of ``field`` of the ``CappedStudent`` rows at (T, cap) (cap 1.0: none)."""
     values = [getattr(r, field) for r in rows if (r.T, r.lam_max) == (T, cap)]
     return float(np.median(values))
 
@@ -44,9 +43,8 @@ def memory_split(rnn) -> tuple[int, int]:
 
 
 def neuron_bounds(ds: Iterable[int]) -> list[dict]:
-    """One row per d: hidden ``"n"`` and output-gating ``"m"`` of the compressed construction,
-    ``"m_full"`` of App. A.1 / A.3 (d^2), and ``"bound"``, the lower bound on m (the column
-    rank of Psi(q), ``compressed_output.column_rank``)."""
+    """One row per d: ``"n"``, ``"m"`` of the compressed construction, ``"m_full"`` (d^2, App. A.1 /
+    A.3) and ``"bound"``, the lower bound on m (the column rank of Psi(q))."""
     rows = []
     for d in ds:
         c = co.compressed_neuron_count(d)
@@ -59,9 +57,7 @@ def neuron_bounds(ds: Iterable[int]) -> list[dict]:
 def planted_max_error(
     lams: Iterable[float], Ts: Iterable[int], banks: Iterable[int] = (1, 2)
 ) -> float:
-    """The planted case: the largest |measured - closed form| relative error of the capped
-    construction on a constant input (``constant_input_error`` against ``planted_error``)
-    over every lam_max, T and number of banks given."""
+    """The largest |``constant_input_error`` - ``planted_error``| over every lam, T and banks."""
     return max(
         abs(cm.constant_input_error(lam, T, banks=p) - cm.planted_error(lam, T, p))
         for lam in lams
@@ -71,9 +67,8 @@ def planted_max_error(
 
 
 def law_rows(law_points: Mapping[int, Sequence]) -> list[dict]:
-    """One row per point: lam_max, T, x = T (1 - lam_max), the measured errors with 1 and 2
-    banks (``law_points``: banks -> ``CappedPoint``s, the same points in the same order for 1
-    and 2) and the law e_1(x), e_2(x) beside them."""
+    """One row per point: the measured errors with 1 and 2 banks beside the law e_1(x), e_2(x)
+    (``law_points``: banks -> ``CappedPoint``s, the same points in the same order for 1 and 2)."""
     return [
         {
             "lam_max": a.lam_max,
@@ -98,7 +93,7 @@ class CappedStudent:
     normalised_loss: float
     n: int  # hidden neurons after pruning
     m: int  # output-gating neurons after pruning
-    at_cap: int  # pruned neurons with 1 - lam <= 2 (1 - lam_max); lam > 0.99 if no cap
+    at_cap: int  # pruned neurons with 1 - lam <= 2 (1 - lam_max); no cap: lam > 0.99 (Fig. 2B)
     near_zero: int  # pruned hidden neurons with lam < LAM_TOL (0.01)
     lam_top: float  # the largest lam of the pruned network
     lams: tuple[float, ...] = ()  # every lam of the pruned network, largest first
@@ -107,11 +102,7 @@ class CappedStudent:
 def capped_students(
     config: TeacherStudentConfig, run, *, prune_tol: float = PRUNE_TOL
 ) -> list[CappedStudent]:
-    """Prune every member of a capped run (``analysis.prune`` at ``prune_tol``) and count.
-
-    ``run`` is ``experiments.run(config)`` (or its recorded run). Without a cap (lam_max = 1)
-    "at the cap" means lam > 0.99, the lam ~ 1 group of Fig. 2B.
-    """
+    """A ``CappedStudent`` per member of ``run`` (``experiments.run(config)`` or recorded)."""
     lam_max = config.train.lam_max
     width = 2 * (1 - lam_max) if lam_max < 1 else LAM_TOL
     _, nl = normalised_losses(config, run.tensors["eval_loss"])
@@ -150,13 +141,10 @@ class CappedSource:
 
 
 def capped_runs(configs: Mapping, profile: str) -> tuple[dict, list, dict, dict, list]:
-    """The capped-training students of ``configs`` ((T, lam_max) -> config, from
-    ``experiments.capped_memory.capped_memory_configs``): each read from its recorded run
-    ``<name>-<profile>`` when one with the same config ships, else trained here.
-
-    Returns (runs, rows, construction, two_banks, sources): the runs by key; the
-    ``CappedStudent`` rows of all of them; by key, the capped construction's loss per seed with
-    one bank and with two; and one ``CappedSource`` per configuration."""
+    """The students of ``configs`` ((T, lam_max) -> config, ``capped_memory_configs``), each read
+    from the recorded run ``<name>-<profile>`` where its config matches, else trained here.
+    Returns (runs by key, their ``CappedStudent`` rows, key -> the capped construction's loss per
+    seed with one bank, the same with two, a ``CappedSource`` per config)."""
     from .. import experiments
     from ..experiments import capped_memory as cx
 
@@ -181,10 +169,8 @@ def capped_runs(configs: Mapping, profile: str) -> tuple[dict, list, dict, dict,
 def student_rows(
     rows: Sequence, configs: Mapping, construction: Mapping, two_banks: Mapping
 ) -> list[dict]:
-    """One row per capped student (``CappedStudent``): T, cap, seed, normalised loss, the capped
-    construction's loss on the same teacher with one bank and two (``construction`` and
-    ``two_banks``: (T, lam_max) -> one loss per seed of ``configs[(T, lam_max)]``), the pruned n
-    and m, the neurons at the cap and near 0, and the largest lam."""
+    """One row per ``CappedStudent``, beside the capped construction's loss on its teacher with
+    one bank and two (``construction``, ``two_banks``: key -> a loss per seed of ``configs``)."""
     out = []
     for r in rows:
         key = (r.T, r.lam_max)
@@ -208,10 +194,9 @@ def student_rows(
 
 
 def capped_medians(rows: Sequence, construction: Mapping) -> dict[str, float]:
-    """The seed medians the scorecard rows of capped training hold: ``"growth"``, the loss
-    growth from T = 8 to 32 at cap 0.9; ``"ratio_099"``, the cap-0.99 / uncapped loss ratio at
-    T = 32; ``"vs_construction"``, trained / capped construction at (32, 0.9); ``"at_cap"``,
-    the neurons at the cap 0.99 (T = 32)."""
+    """The seed medians of the capped-training scorecard rows: ``"growth"`` (loss at T = 32 / 8,
+    cap 0.9), ``"ratio_099"`` (cap 0.99 / uncapped, T = 32), ``"vs_construction"`` (trained /
+    capped construction at (32, 0.9)) and ``"at_cap"`` (neurons at the cap 0.99, T = 32)."""
     median = seed_median
     return {
         "growth": median(rows, 32, 0.9) / median(rows, 8, 0.9),

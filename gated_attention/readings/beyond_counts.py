@@ -1,8 +1,6 @@
-"""How many output-gating neurons trained students keep, beside the compressed count
-(``constructions.compressed_output``: d(d+1)/2, and no exact network needs fewer): each member
-of the recorded teacher-identification runs reverse-engineered as the teacher-identification
-chapter does (``teacher_members.member_rows``), one ``OutputCount`` per member.
-"""
+"""How many output-gating neurons trained students keep (ours), beside the compressed count
+d(d+1)/2 that no exact network undercuts (``constructions.compressed_output``): an ``OutputCount``
+per member of the recorded teacher-identification runs (``teacher_members.member_rows``)."""
 
 from __future__ import annotations
 
@@ -29,7 +27,7 @@ class OutputCount:
 
 
 def student_output_counts(run, label: str, *, prune_tol: float = PRUNE_TOL) -> list[OutputCount]:
-    """One ``OutputCount`` per member of the teacher-identification entry ``run``."""
+    """An ``OutputCount`` per member of the teacher-identification entry ``run``."""
     return [
         OutputCount(
             run=label,
@@ -49,10 +47,9 @@ def student_output_counts(run, label: str, *, prune_tol: float = PRUNE_TOL) -> l
 def recorded_output_counts(
     prefix: str = "teacher-identification", *, prune_tol: float = PRUNE_TOL
 ) -> list[OutputCount]:
-    """``student_output_counts`` of every recorded run whose name starts ``prefix``, each
-    member once: a member that two recorded runs hold (the same config but its seeds, the
-    same seed, the same kind of device: one training) is read from the run with more seeds. A
-    seed trained on a CPU and on a GPU is two members (the rounding makes two trajectories)."""
+    """``student_output_counts`` of every recorded run named ``prefix...``, each member once: one
+    that two runs hold (same config but seeds, same seed and device) is read from the run with
+    more seeds; a seed trained on a CPU and on a GPU is two members (two trajectories)."""
     runs = [recorded(n) for n in recorded_names() if n.startswith(prefix)]
     runs.sort(key=lambda r: (-len(r.config.seeds), r.path.name))
     rows, seen = [], set()

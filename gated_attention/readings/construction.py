@@ -1,6 +1,5 @@
-"""Readings of the construction chapters (App. A: "The construction", "Compressions"; App. B:
-"Which RNNs can be attention"): what a construction costs and how far it is from attention,
-as rows of numbers. No training.
+"""Readings of the construction chapters (App. A: "The construction", "Compressions"; App. B):
+what a construction costs and how far it is from attention, as rows of numbers.
 
 Glossary (code name -> symbol):
     n, m     hidden neurons, output-gating neurons of the gated RNN
@@ -19,8 +18,7 @@ from ..constructions.linearised import error_slope
 
 
 def weight_summary(params: Mapping) -> tuple[int, float]:
-    """(nonzero weights, largest finite |weight|) of a construction's parameters: tensors of
-    any shape, nested in dicts and lists."""
+    """(nonzero weights, largest finite |weight|) of tensors nested in dicts and lists."""
     stack = list(params.values())
     tensors = []
     while stack:
@@ -40,9 +38,8 @@ def scale_key(scale: float) -> str:
 
 
 def error_curves(rows: Mapping[str, Sequence[float]], scales: Sequence[float]) -> list[dict]:
-    """One row per curve of ``rows`` (name -> one error per entry of ``scales``): its name
-    (``"curve"``), the error at each scale (column ``scale_key(s)``) and the least-squares
-    slope of log error against log scale (``"slope"``)."""
+    """One row per curve of ``rows`` (name -> an error per scale): ``"curve"``, the error at each
+    scale (column ``scale_key(s)``) and the slope of log error against log scale (``"slope"``)."""
     out = []
     for name, errors in rows.items():
         row = {"curve": name}
@@ -60,9 +57,8 @@ def error_rows(errors: Mapping[str, Mapping[int, float]]) -> list[dict]:
 
 
 def symbolic_rows(proofs: Sequence) -> list[dict]:
-    """One row per symbolic check (``constructions.symbolic.symbolic_construction``): variant,
-    d, ranks (r_V, r_KQ; None: full rank), T, hidden neurons n, and the monomials left in
-    RNN - attention."""
+    """One row per ``constructions.symbolic.symbolic_construction`` check: ranks (r_V, r_KQ; None:
+    full rank), hidden neurons n, and the monomials left in RNN - attention."""
     return [
         {
             "variant": p.variant,
@@ -98,8 +94,7 @@ def side_by_side(
     teachers: Sequence[tuple[int, int | None]],
     variants: Sequence[str] = ("full", "symmetric", "low_rank", "side"),
 ) -> list[dict]:
-    """One row per teacher (d, rank r; None: full rank): ``"teacher"`` (d, r), attention's
-    parameters (``"attention"``: 3 d^2) and ``variant_counts`` of each of ``variants``."""
+    """One row per teacher (d, r; None: full rank): attention's 3 d^2, each ``variant_counts``."""
     return [
         {
             "teacher": (d, r),

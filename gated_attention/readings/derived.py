@@ -1,14 +1,10 @@
-"""Analyses of a recorded run, computed once: ``derived(run, label, args, compute, modules)``.
-
-An analysis of a shipped recorded run may be long (App. D.3's squared-difference fits of 145
-networks: minutes on a CPU); it depends on the run, its arguments and the code that computes
-it, never on the build's profile, so it is computed once and kept as JSON. Its key (12 hex
-digits) is the sha256 of the run's manifest, the label and args (as JSON) and the source of
-``modules`` and every package module they import (readings/ ones included). The value is read
-from ``<recorded run>/derived-<label>-<key>.json`` (shipped, ``ship``), else from
-``<cache>/derived/<run>-<label>-<key>.json``, else computed and cached. Changed code is a new
-key, so a stale value is never read; a file whose checksum does not match is reported and
-recomputed. ``python -m gated_attention readings`` ships every derived value the chapters use."""
+"""Analyses of a recorded run computed once (App. D.3's fits: minutes) and kept as JSON:
+``derived(run, label, args, compute, modules)``. Its key (12 hex digits) is the sha256 of the
+run's manifest, label, args and the source of ``modules`` and every package module they import:
+changed code is a new key, so a stale value is never read. Read from ``<recorded
+run>/derived-<label>-<key>.json`` (``ship``), else ``<cache>/derived/<run>-<label>-<key>.json``,
+else computed and cached; a file whose checksum fails is reported and recomputed.
+``python -m gated_attention readings`` ships every derived value the chapters use."""
 
 from __future__ import annotations
 
@@ -78,10 +74,9 @@ def _read(path: Path) -> tuple[bool, Any]:
 
 
 def derived(run: str, label: str, args: Any, compute: Callable[[], Any], modules: list[str]) -> Any:
-    """The value ``compute()`` (JSON-able) of recorded run ``run``, computed once (see the
-    module docstring). ``args``: what, besides the run, the value depends on (JSON-able);
-    ``modules``: the package modules that compute it (dotted names). The value comes back as
-    JSON gives it: tuples as lists, dict keys as strings."""
+    """``compute()`` of recorded run ``run``, computed once; ``args``: what else it depends on
+    (JSON-able); ``modules``: the dotted modules that compute it. The value comes back as JSON
+    gives it: tuples as lists, dict keys as strings."""
     key = derived_key(run, label, args, modules)
     for path in (shipped_path(run, label, key), cached_path(run, label, key)):
         found, value = _read(path)

@@ -32,10 +32,8 @@ SETTINGS = ("A", "A-wd", "A-lr", "A-lr-wd", "A-teacher", "B", "C")
 
 @dataclasses.dataclass(frozen=True)
 class Sweep:
-    """One finished sweep of panel ``panel``: ``excess`` (S, R) at ``sizes`` (S,), trained
-    ``steps`` steps at ``T`` (``T`` None: the task's own length); ``still`` (S,) how many seeds
-    of each size were still learning at the end (``analysis.loss_edge.still_learning``; None:
-    not known)."""
+    """One finished sweep: ``excess`` (S, R) at ``sizes`` (S,); ``T`` None: the task's own length;
+    ``still`` (S,): seeds of each size still learning at the end (None: not known)."""
 
     panel: str  # "A", "B" or "C"
     sizes: np.ndarray
@@ -65,8 +63,7 @@ class Sweep:
         return self.steps * (self.T or 1)
 
     def share(self, paper: dict) -> float:
-        """Steps x T over the paper's steps x T for this panel (``paper``: the claim's paper
-        budget, {"steps", "T"}, of paper_values.json)."""
+        """Steps x T over the paper's (``paper``: the claim's {"steps", "T"})."""
         return self.steps * (self.T or paper["T"]) / (paper["steps"] * paper["T"])
 
     def edges(self) -> dict[float, Edge]:
@@ -85,21 +82,13 @@ class Sweep:
 
 
 def _still(run: Any, sizes, members, excess, level: float, floor: float = 0.0):
-    """(S,) seeds of each size still learning at the end (None: its losses are logged too
-    sparsely to tell, as in the smoke profile); ``members`` (E,) each member's size,
-    ``excess`` (E,) its excess loss, in the entry's member order."""
+    """(S,) seeds of each size still learning; None where the losses are logged too sparsely."""
     T = run.tensors
     if "loss_steps" not in T or "losses" not in T:
         return None
+    steps, losses = T["loss_steps"].numpy(), T["losses"].numpy()
     try:
-        flags = still_learning(
-            T["loss_steps"].numpy(),
-            T["losses"].numpy(),
-            excess,
-            level,
-            run.config.train.steps,
-            floor=floor,
-        )
+        flags = still_learning(steps, losses, excess, level, run.config.train.steps, floor=floor)
     except ValueError:
         return None
     return np.array([int(flags[members == n].sum()) for n in sizes])
@@ -112,8 +101,7 @@ def _num(x: float) -> str:
 
 
 def _setting(config: Any) -> str:
-    """'lr 1e-3, wd 0.07' (and the teacher's scale where it is the task's default 1/d): the
-    label of a setting, the key the chapters look its row up by."""
+    """'lr 1e-3, wd 0.07' (+ the teacher's scale if 1/d): the key chapters look a row up by."""
     words = f"lr {_num(config.train.lr)}, wd {_num(config.train.weight_decay)}"
     if getattr(config, "d", None) and getattr(config, "teacher_std", 0) is None:
         words += ", teacher variance 1/d"
@@ -121,8 +109,7 @@ def _setting(config: Any) -> str:
 
 
 def from_teacher(run: Any, name: str = "") -> Sweep:
-    """Fig. 3A/B: the normalised held-out losses of a teacher-student size sweep (a results
-    entry), MSE / Var(teacher output): the construction's loss is 0, predicting 0 is 1."""
+    """Fig. 3A/B: a teacher-student size sweep's ``normalised_losses``."""
     c = run.config
     sizes, L = normalised_losses(c, run.tensors["eval_loss"])
     panel = {4: "A", 12: "B"}[c.d]
@@ -132,9 +119,8 @@ def from_teacher(run: Any, name: str = "") -> Sweep:
 
 
 def from_regression(run: Any, name: str = "") -> Sweep:
-    """Fig. 3C: each network's paired gap to one optimal GD step over the gap between
-    predicting 0 and that step, ``regression.ZERO_LOSS - regression.GD_MIN_LOSS``: the
-    construction's (GD's) loss is 0, predicting 0 is 1."""
+    """Fig. 3C: each network's paired gap to one optimal GD step over ``ZERO_LOSS - GD_MIN_LOSS``:
+    the construction's (GD's) loss is 0, predicting 0 is 1."""
     T = run.tensors
     sizes = T["sizes"].numpy()
     sweep = np.array(sorted(set(sizes.tolist())))
@@ -173,8 +159,7 @@ def read(name: str) -> Sweep:
 
 
 def _key(name: str) -> str | None:
-    """The key of a recorded run in ``largest``: "A", "B", "C", "A-<variant>" (a fine sweep:
-    "A-<variant>-fine"), or None."""
+    """A recorded run's key in ``largest``: "A", "B", "C", "A-<variant>[-fine]", or None."""
     for v in sorted(VARIANTS, key=len, reverse=True):
         for tail, key in ((f"-{v}-fine", f"A-{v}-fine"), (f"-{v}", f"A-{v}")):
             if name == f"{PREFIX['A']}cpu{tail}":
@@ -183,9 +168,8 @@ def _key(name: str) -> str | None:
 
 
 def largest() -> dict[str, Sweep]:
-    """The largest recorded sweep (steps x T) of each panel, "A", "B", "C", and of each setting
-    of Fig. 3A ("A-wd", ...: the recorded ``how-many-neurons-A-cpu-<variant>``), each read
-    together with its fine sweep where one is recorded (``merge``)."""
+    """The largest recorded sweep (steps x T) of each panel and each setting of Fig. 3A ("A-wd",
+    ...), merged with its fine sweep where one is recorded."""
     out: dict[str, Sweep] = {}
     for name in experiments.recorded_names():
         key = _key(name)
@@ -203,8 +187,7 @@ def largest() -> dict[str, Sweep]:
 
 @dataclasses.dataclass(frozen=True)
 class SizeRow:
-    """One size of a sweep: the median excess loss over seeds, its min and max over seeds, and
-    how many seeds were still learning at the end (None: not known)."""
+    """One size of a sweep: excess loss over seeds, seeds still learning (None: not known)."""
 
     n: int
     median: float
@@ -225,8 +208,7 @@ def size_rows(s: Sweep) -> list[SizeRow]:
 
 @dataclasses.dataclass(frozen=True)
 class LevelRow:
-    """The edge of a sweep at one level: n* (None: no edge among the swept sizes), n* over the
-    construction's count (NaN: none) and whether the level is the central one."""
+    """A sweep's edge at one level: n* (None: none among the sizes) and n*/count (NaN: none)."""
 
     level: float
     edge: int | None

@@ -21,8 +21,7 @@ KV_INPUTS, KV_SEED = 256, 7
 
 @dataclasses.dataclass(frozen=True)
 class SweepReading:
-    """One sweep read: ``learned`` the per-seed fractions and their n*, ``kv`` (sizes, seeds)
-    the Score KV of each whole member."""
+    """One sweep read: ``kv`` (sizes, seeds) the Score KV of each whole member."""
 
     panel: str  # "A" or "B"
     config: Any
@@ -43,10 +42,8 @@ class SweepReading:
 def sweep_success(
     run, x: torch.Tensor
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, analysis.Fractions]:
-    """Fig. 3A/B by per-seed successes: (sizes (S,), normalised losses (S, R), Score KV (S, R),
-    fractions and n*) of a finished teacher-student size sweep ``run`` (a results entry).
-
-    Score KV of each whole member (``analysis.kv_score_unpruned``) on the inputs x (B, T, d)."""
+    """Fig. 3A/B by per-seed successes: (sizes (S,), normalised losses (S, R), Score KV (S, R) of
+    each whole member on ``x`` (B, T, d), fractions and n*) of a finished size sweep ``run``."""
     config = run.config
     sizes, L = normalised_losses(config, run.tensors["eval_loss"])
     students = run.students()
@@ -70,8 +67,7 @@ def read_sweep(run) -> SweepReading:
 
 @dataclasses.dataclass(frozen=True)
 class LearnedRow:
-    """One size: ``k`` of ``R`` seeds learned the construction (Wilson 95% ``lo`` to ``hi``),
-    and the lowest and highest Score KV over its seeds."""
+    """One size: ``k`` of ``R`` seeds learned the construction (Wilson 95% ``lo`` to ``hi``)."""
 
     n: int
     k: int
@@ -83,8 +79,7 @@ class LearnedRow:
 
 
 def learned_rows(r: SweepReading) -> list[LearnedRow]:
-    """Per size: how many seeds learned the construction (Wilson 95%) and the range of Score
-    KV; the reading's n* is ``r.learned.estimate``."""
+    """A ``LearnedRow`` per size; the reading's n* is ``r.learned.estimate``."""
     f = r.learned
     return [
         LearnedRow(int(n), int(k), f.R, float(lo), float(hi), float(kv.min()), float(kv.max()))
@@ -93,9 +88,7 @@ def learned_rows(r: SweepReading) -> list[LearnedRow]:
 
 
 def score_rows(r: SweepReading, run: str = "") -> list[ScoreRow]:
-    """The row ``fig3<p>.transition_learned`` (``run``: the recorded run's name, if one); its
-    budget is the claim's (``r.claim``) at ``r.config.train.steps``, ``r.config.T`` and
-    ``r.learned.R`` seeds."""
+    """The row ``fig3<p>.transition_learned`` (``run``: the recorded run's name, if one)."""
     f = r.learned
     return [
         ScoreRow(
@@ -122,8 +115,7 @@ def all_learn_from(r: SweepReading) -> int | None:
 
 @dataclasses.dataclass(frozen=True)
 class SetupRow:
-    """A panel's sweep: d, the teacher's rank, T, the sizes n = m, seeds and steps (and the
-    paper profile's), learning rate and weight decay."""
+    """A panel's sweep (sizes: n = m), beside the paper profile's seeds and steps."""
 
     panel: str
     d: int
@@ -139,8 +131,7 @@ class SetupRow:
 
 
 def setup_rows(configs: dict, papers: dict) -> list[SetupRow]:
-    """One row per panel p of ``configs`` (p -> ``experiments.how_many_neurons_config``),
-    beside the paper profile's seeds and steps (``papers``, p -> config)."""
+    """A ``SetupRow`` per panel of ``configs`` and ``papers`` (p -> ``how_many_neurons_config``)."""
     return [
         SetupRow(
             p,

@@ -14,9 +14,8 @@ from .fig3_edges import SETTINGS, Sweep
 
 @dataclasses.dataclass(frozen=True)
 class EdgeRow:
-    """One row of the finding's table: a panel at one of our settings, its budget, n*/count at
-    the central level with its bootstrap interval over seeds, and students still learning (of
-    ``students``, every size and seed; None: not known)."""
+    """A panel at one of our settings: n*/count at the central level with its bootstrap interval
+    over seeds, and students still learning (of ``students``; None: not known)."""
 
     panel: str
     setting: str
@@ -31,8 +30,7 @@ class EdgeRow:
 
 
 def finding_rows(runs: dict[str, Sweep], paper: dict[str, dict]) -> list[EdgeRow]:
-    """The finding's rows, in the order of ``SETTINGS``, from ``largest()``'s sweeps;
-    ``paper``: each claim's paper budget by claim id ("fig3a": {"steps", "T"}, ...)."""
+    """The finding's rows in ``SETTINGS`` order; ``paper``: claim id -> {"steps", "T"}."""
     out = []
     for key in SETTINGS:
         s = runs.get(key)
@@ -63,10 +61,9 @@ def span(rows: list[EdgeRow], panel: str) -> tuple[float, float]:
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
-    """The numbers of the finding's sentence: the lowest and highest share (per cent, rounded)
-    of the paper's budget of Fig. 3A/B's rows, the lowest and highest n*/count over them, the
-    highest upper end of Fig. 3A's intervals (None: one is open), Fig. 3C's n*/count and the
-    upper end of its interval, and n*/count of Fig. 3A at each setting (setting -> ratio)."""
+    """The numbers of the finding's sentence: ``ab_*`` over Fig. 3A/B's rows (share of the paper's
+    budget in per cent, n*/count); ``a_reach``: the highest upper end of Fig. 3A's intervals (None:
+    one is open); ``c_*``: Fig. 3C's n*/count and its upper end; setting -> Fig. 3A's n*/count."""
 
     ab_share: tuple[int, int]
     ab_lo: float

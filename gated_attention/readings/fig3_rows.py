@@ -24,8 +24,7 @@ BAND = (1.414, 2.828)
 
 @dataclasses.dataclass(frozen=True)
 class ScoreRow:
-    """The values of one scorecard row, as ``report.scorecard.record`` takes them (its keyword
-    names): ``note`` the row's stored note, ``run`` the recorded run ("" for this build's)."""
+    """One scorecard row as ``report.scorecard.record``'s keywords; ``run``: "" for this build's."""
 
     id: str
     ours: float
@@ -45,12 +44,10 @@ def _x(v: float) -> str:
 
 
 def settings_premise(s: Sweep, runs: dict[str, Sweep]) -> str:
-    """The premise note of a Fig. 3A/B sweep trained at our settings (``OURS``): "premise
-    fails" when Fig. 3A's recorded settings (``runs``, from ``largest``) allow the edge both
-    inside the band and outside it, each setting as far as its 95% interval over seeds reaches
-    (an open interval reaches every size above), so that our unstated choice of rate and
-    weight decay, or the seeds, decide the row; "" when they agree, for Fig. 3C, or for a
-    sweep at another setting. The note is the row's, read by ``report.verdict``."""
+    """The premise note of a Fig. 3A/B sweep at ``OURS``: "premise fails" where Fig. 3A's recorded
+    settings (``runs``, ``largest``), each as far as its 95% interval reaches (open: every size
+    above), put the edge both inside ``BAND`` and outside it, so that our unstated rate and weight
+    decay, or the seeds, decide the row; else "" (also for Fig. 3C and other settings)."""
     if s.panel == "C" or s.setting != OURS:
         return ""
     inside, outside, said = [], [], []
@@ -74,9 +71,8 @@ def settings_premise(s: Sweep, runs: dict[str, Sweep]) -> str:
 
 
 def edge_rows(s: Sweep, premise: str = "") -> list[ScoreRow]:
-    """The sweep's rows ``fig3<p>.edge`` (central, with its bootstrap interval over seeds) and
-    ``fig3<p>.edge_at_1e-2``/``_1e-6``: n*_L over the construction's count (NaN: no edge);
-    ``premise`` (``settings_premise``) goes first in the central row's note."""
+    """``fig3<p>.edge`` (central, bootstrap interval), ``..._at_1e-2`` and ``_at_1e-6``: n*_L /
+    count (NaN: no edge); ``premise`` (``settings_premise``) leads the central note."""
     rid = f"{s.claim}.edge"
     out = []
     for L, e in s.edges().items():
@@ -99,9 +95,8 @@ def edge_rows(s: Sweep, premise: str = "") -> list[ScoreRow]:
 
 
 def robust_rows(s: Sweep, row: str) -> list[ScoreRow]:
-    """The row ``fig3.robust.<row>`` (a variant, or ``<variant>-fine``) of a recorded setting of
-    Fig. 3A: n*/14 at the central level, with its bootstrap interval over seeds (scored at the
-    paper profile, with the budget of the claim "fig3.robust")."""
+    """The row ``fig3.robust.<row>`` (``<variant>[-fine]``) of a recorded setting of Fig. 3A: n*/14
+    at the central level with its bootstrap interval. ValueError: not such a row."""
     variant = row.removesuffix("-fine")
     if variant not in VARIANTS or s.panel != "A" or (row != variant and variant not in FINE):
         raise ValueError(f"not a row of Fig. 3A's settings: {row!r} (panel {s.panel})")
@@ -120,9 +115,8 @@ def robust_rows(s: Sweep, row: str) -> list[ScoreRow]:
 
 
 def robust_all(runs: dict[str, Sweep]) -> list[tuple[str, Sweep | None, list[ScoreRow]]]:
-    """(variant, the sweep or None, its rows) for each variant of Fig. 3A in ``runs``
-    (``largest``): a variant read with its fine sweep has two rows, its coarse run's own on
-    that run's sizes (``fig3.robust.<v>``) and the merged one (``fig3.robust.<v>-fine``)."""
+    """(variant, its sweep or None, its rows) per variant of Fig. 3A in ``runs`` (``largest``); one
+    merged with a fine sweep has the coarse run's row and the merged ``<v>-fine`` row."""
     out = []
     for v in VARIANTS:
         s = runs.get(f"A-{v}")
@@ -140,9 +134,8 @@ def robust_all(runs: dict[str, Sweep]) -> list[tuple[str, Sweep | None, list[Sco
 
 @dataclasses.dataclass(frozen=True)
 class ModeRow:
-    """Size ``n`` of a variant trained twice, in mode fast (the coarse run) and compiled (the
-    fine sweep): each seed's excess loss in both, and how many seeds fall on the same side of
-    the central level."""
+    """Size ``n`` of a variant trained in mode fast (coarse run) and compiled (fine sweep): each
+    seed's excess loss in both; ``same``: seeds on the same side of the central level."""
 
     variant: str
     n: int
@@ -153,8 +146,7 @@ class ModeRow:
 
 
 def mode_rows(variants: Sequence[str] = FINE) -> list[ModeRow]:
-    """The sizes of each variant in ``variants`` recorded both ways (fast and compiled); a
-    variant whose fine sweep is not recorded has no row."""
+    """A ``ModeRow`` per size of ``variants`` recorded both ways (fast and compiled)."""
     names = set(experiments.recorded_names())
     out = []
     for v in variants:

@@ -1,5 +1,5 @@
-"""Readings of the Fig. 4A/B runs (the families at matched parameter counts), shared by the
-chapters "Which RNNs learn attention" and "Other RNNs in context": typed rows, no prose."""
+"""Readings of the Fig. 4A/B runs (the families at matched parameter counts), for the chapters
+"Which RNNs learn attention" and "Other RNNs in context"."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from .fig3_rows import ScoreRow
 
 
 def sweep_rows(config, tensors, key: str = "eval_loss") -> list[dict]:
-    """Per family ``{"family": label, rate: seed-mean loss, ...}`` over the sweep's grid
-    (``config.lr_grid``, a diverged seed as +inf): one row of the rate search each."""
+    """A rate-search row per family: ``{"family": label, rate: seed-mean loss (diverged: inf)}``."""
     rates = list(config.lr_grid)
     rows = []
     for fam in config.families:
@@ -28,8 +27,7 @@ def sweep_rows(config, tensors, key: str = "eval_loss") -> list[dict]:
 
 @dataclasses.dataclass(frozen=True)
 class SummaryRow:
-    """One family at the largest parameter target: its width, parameters, rate, the seed mean
-    and range of its loss (a diverged seed +inf), and the milliseconds of a training step."""
+    """One family at the largest parameter target; ``count``: parameters; a diverged seed: +inf."""
 
     family: str
     width: int
@@ -72,16 +70,14 @@ class RateRow:
 
 
 def rate_rows(sweep, lrs) -> list[RateRow]:
-    """A ``RateRow`` per (family, rate) of ``lrs``, the top of ``sweep``'s grid flagged
-    (``experiments.architectures.at_grid_edge``)."""
+    """A ``RateRow`` per (family, rate) of ``lrs`` (``at_top``: ``at_grid_edge``)."""
     edge = at_grid_edge(sweep, lrs)
     return [RateRow(family(f).label, lr, f in edge) for f, lr in lrs]
 
 
 @dataclasses.dataclass(frozen=True)
 class FallRow:
-    """How much a family's training loss (largest target, seed mean) fell over the last fifth
-    of training, as a fraction (``analysis.family_losses.late_fall``)."""
+    """A family's ``late_fall``: its training loss's fall over the last fifth, a fraction."""
 
     family: str
     fall: float
@@ -112,10 +108,8 @@ def unstable_rows(config, tensors, key="eval_loss", limit: float | None = 1.0) -
 
 @dataclasses.dataclass(frozen=True)
 class MemberRow:
-    """A family's seeds at the largest target (``key``: its name in the registry, ``family``: its
-    label): each seed's loss over the scale with whether it
-    is excluded, what was excluded (``Members.excluded``), the median and mean of the kept
-    seeds, the mean over every seed, and how many seeds were kept of how many."""
+    """A family's seeds at the largest target (``key``: its registry name): (loss / scale, whether
+    excluded) per seed, ``Members.excluded``, the median and mean of the ``kept`` seeds of ``n``."""
 
     key: str
     family: str
@@ -129,8 +123,7 @@ class MemberRow:
 
 
 def member_rows(ms: dict, scale: float = 1.0, *, why: str) -> list[MemberRow]:
-    """A ``MemberRow`` per family of ``ms`` (``analysis.family_losses.Members``), each loss over
-    ``scale``; ``why``: what a not-learned seed is, in ``excluded``."""
+    """A ``MemberRow`` per ``Members`` in ``ms``, each loss over ``scale``."""
     return [
         MemberRow(
             key=m.family,
@@ -162,8 +155,7 @@ _WORDS = dict(enumerate("zero one two three four five six seven eight nine ten".
 
 @dataclasses.dataclass(frozen=True)
 class Scored(ScoreRow):
-    """One Fig. 4 row as ``report.scorecard.record`` takes it (its keyword names): a
-    ``fig3_rows.ScoreRow`` and its value under the rule in force when its run was made."""
+    """A ``fig3_rows.ScoreRow`` and ``before``: its value under the rule when its run was made."""
 
     before: float | None = None
 
@@ -171,12 +163,10 @@ class Scored(ScoreRow):
 def scored_rows(
     rows: dict, *, seeds: int, entries: dict, straddled, run: str = "", before=None
 ) -> list[Scored]:
-    """A ``Scored`` per (id -> ``analysis.family_losses.Row``) of ``rows``: its note, with "three
-    seeds cannot decide" (``seeds`` in words) added where its interval straddles the threshold
-    of its criterion (``straddled(criterion, tolerance, interval)`` of its entry in
-    ``entries``, paper_values.json), and its value under the rule in force when ``run`` was
-    made (``before``: id -> value, ``analysis.family_rules.values_before``), left out where the
-    row's premise fails or that value is NaN."""
+    """A ``Scored`` per (id -> ``family_losses.Row``) of ``rows``, its note adding "three seeds
+    cannot decide" where ``straddled(criterion, tolerance, interval)`` of its ``entries`` entry
+    (paper_values.json) is not None; ``before`` (id -> value, ``values_before``) left out where
+    the premise fails or the value is NaN."""
     out = []
     for id, r in rows.items():
         entry = entries[id]
@@ -192,9 +182,8 @@ def scored_rows(
 
 
 def cannot_decide(records) -> dict[str, str]:
-    """id -> the part of its note that says its seeds cannot decide it, for each scored row of
-    ``records`` (anything with ``id`` and ``note``: ``scorecard.Record``) whose note says so
-    (``scored_rows``: its interval straddles its threshold)."""
+    """id -> the "cannot decide" part of the note (``scored_rows``) of each row of ``records``
+    (anything with ``id`` and ``note``) that has one."""
     out = {}
     for r in records:
         said = [part for part in r.note.split("; ") if CANNOT_DECIDE in part]

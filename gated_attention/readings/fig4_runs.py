@@ -12,9 +12,8 @@ from ..analysis.family_losses import fig4a_rows, fig4b_rows, values_before
 
 @dataclasses.dataclass(frozen=True)
 class LongerRun:
-    """A recorded Fig. 4 run: its name, the run (``experiments.recorded``), its rate search
-    (None when not recorded), its rows (id -> ``Row``), its members (family -> ``Members``)
-    and each row's value under the rule in force when it was made (id -> value)."""
+    """A recorded Fig. 4 run: ``search`` its rate search (None: not recorded), ``rows`` id ->
+    ``Row``, ``members`` family -> ``Members``, ``before`` id -> the value under its rule then."""
 
     name: str
     run: object
@@ -38,8 +37,7 @@ def _recorded(name: str):
 
 
 def _longer(name: str, read) -> LongerRun | None:
-    """The recorded run ``name`` read with ``read(config, tensors, rule=...)`` (its rows, its
-    members); None when not recorded."""
+    """The recorded run read with ``read(config, tensors, rule=...)`` -> (rows, members)."""
     run = _recorded(name)
     if run is None:
         return None
@@ -55,16 +53,13 @@ def teacher_run(name: str) -> LongerRun | None:
 
 
 def regression_run(name: str, gd_in: float, gd_ood: float, bar: float) -> LongerRun | None:
-    """The recorded Fig. 4B run ``name`` read with ``fig4b_rows`` (OOD loss over ``gd_ood``,
-    a seed kept where its in-distribution loss over ``gd_in`` is at most ``bar``); None when
-    not recorded."""
+    """The recorded Fig. 4B run ``name`` read with ``fig4b_rows``; None when not recorded."""
     return _longer(
         name, lambda rc, RT, **rule: fig4b_rows(rc, RT, gd_ood, gd_in=gd_in, bar=bar, **rule)[:2]
     )
 
 
 def search_minutes(name: str) -> float | None:
-    """The minutes the recorded run ``name`` (a rate search, ``<config name>-lr-cpu``) took;
-    None when it is not recorded."""
+    """The minutes the recorded rate search ``name`` took; None when not recorded."""
     run = _recorded(name)
     return None if run is None else run.meta["wall_time_s"] / 60

@@ -1,6 +1,5 @@
-"""Readings of the Fig. 4B setup check (ours: does each family learn in-context regression before
-it is read out of distribution?), its pilots and its variant with larger LRU maps: typed rows and
-the numbers the chapter "Other RNNs in context" quotes, every loss over one optimal GD step's.
+"""The Fig. 4B setup check (ours: does each family learn in-context regression before it is read
+out of distribution?), its pilots and its larger-LRU variant, every loss over one GD step's.
 
 Glossary (code name -> meaning):
     gd_in    7/74, the exact in-distribution loss of one optimal GD step (App. D.2)
@@ -24,10 +23,8 @@ LRU_INIT_RUN = "fig4b-setup-lru-init-quick"
 
 @dataclasses.dataclass(frozen=True)
 class SetupLine:
-    """One family of a setup check (``analysis.family_losses.SetupRow``): its width,
-    parameters, rate (``edge``: the lowest or highest of the grid), held-out loss over one
-    GD step's in distribution and out of it (seed mean, then each seed) and the late fall of
-    its training loss (a fraction)."""
+    """One family of a setup check (``family_losses.SetupRow``): ``count`` parameters, ``edge``:
+    its rate is the grid's lowest or highest, ``fall``: the late fall of its training loss."""
 
     family: str
     width: int
@@ -63,9 +60,8 @@ def setup_lines(config, tensors, gd_in: float, gd_ood: float) -> list[SetupLine]
 def setup_scored(
     config, tensors, gd_in: float, gd_ood: float, *, source: str, run: str = SETUP_RUN
 ) -> list[Scored]:
-    """The row ``fig4b.setup.<family>_learns`` of each family of the check: its seed-mean
-    in-distribution loss over one GD step's, noted with ``source``, its rate and its OOD ratio,
-    as rows of the recorded run ``run``."""
+    """The row ``fig4b.setup.<family>_learns`` per family: its seed-mean in-distribution loss over
+    one GD step's, noted with ``source``, its rate and its OOD ratio."""
     return [
         Scored(
             f"fig4b.setup.{r.family}_learns",
@@ -73,8 +69,6 @@ def setup_scored(
             len(config.seeds),
             f"{source}; lr {r.lr:g}; OOD / GD {r.ood_mean:.3g}",
             run,
-            None,
-            None,
         )
         for r in setup_rows(config, tensors, gd_in, gd_ood)
     ]
@@ -82,8 +76,7 @@ def setup_scored(
 
 @dataclasses.dataclass(frozen=True)
 class PilotLine:
-    """One pilot: its family, change and steps, its held-out loss over one GD step's and its
-    training loss over GD's in the logged windows (at most five, the last window last)."""
+    """One pilot; ``curve``: training loss over GD's in the logged windows (at most five)."""
 
     family: str
     change: str
@@ -93,8 +86,7 @@ class PilotLine:
 
 
 def pilot_lines(runs, gd_loss: float) -> list[PilotLine]:
-    """A ``PilotLine`` per (PilotConfig, tensors) of ``runs`` (``experiments.setup_pilots``),
-    over one optimal GD step's exact loss ``gd_loss``."""
+    """A ``PilotLine`` per (PilotConfig, tensors) of ``runs``. ValueError: ``gd_loss`` <= 0."""
     if not gd_loss > 0:
         raise ValueError(f"the GD loss must be positive, got {gd_loss!r}")
     lines = []
@@ -116,9 +108,8 @@ def pilot_lines(runs, gd_loss: float) -> list[PilotLine]:
 
 
 def pilot_loss(pairs, gd_in: float, family: str, change: str, steps: int) -> float:
-    """The held-out loss over ``gd_in`` of the one pilot of ``pairs`` ((PilotConfig, tensors)
-    pairs) of ``family`` whose change reads ``change`` and that trains ``steps`` steps; a
-    ValueError unless exactly one pilot matches."""
+    """The held-out loss over ``gd_in`` of the pilot of ``pairs`` with this family, change and
+    steps. ValueError unless exactly one matches."""
     found = [
         t for c, t in pairs if c.family == family and c.change == change and c.train.steps == steps
     ]
@@ -135,10 +126,7 @@ def _pct(ratio: float) -> float:
 
 
 def setup_numbers(config, tensors, gd_in: float, gd_ood: float) -> dict[str, float]:
-    """The numbers the prose quotes from the setup check (name -> number): the diagonal gated
-    RNN's seed mean, lowest and highest seed and its distance to GD (per cent); how far the
-    GRU ends below GD in distribution and the GRU and LSTM above it out of it (per cent); the
-    range of the LRU families' seed means; and the zero predictor's score on both axes."""
+    """Numbers the prose quotes from the setup check (name -> number; distance to GD: per cent)."""
     rows = {r.family: r for r in setup_rows(config, tensors, gd_in, gd_ood)}
     gated, lrus = rows["gated"], [rows[f] for f in config.families if f.startswith("lru")]
     return {
@@ -157,10 +145,8 @@ def setup_numbers(config, tensors, gd_in: float, gd_ood: float) -> dict[str, flo
 
 
 def pilot_numbers(pairs, gd_in: float) -> dict[str, float]:
-    """The numbers the prose quotes from the pilots (name -> number): the gated RNN with the
-    readout of Sec. 5.2 after a fifth of the budget and after all of it (distance to GD, per
-    cent), the LRU at rate 1e-3 over the whole budget, and the LRU drawn sqrt 3 and 3 times
-    larger over the whole budget (loss over GD's)."""
+    """Numbers the prose quotes from the pilots (name -> number): the gated RNN with Sec. 5.2's
+    readout (distance to GD, per cent), the LRU's variants (loss over GD's)."""
     readout = "lr 0.01, warm-up 200, readout_scale 0.1"
     scaled = "lr 0.01, warm-up 200, init_scale"
 
@@ -177,10 +163,8 @@ def pilot_numbers(pairs, gd_in: float) -> dict[str, float]:
 
 
 def lru_init_numbers(config, tensors, gd_in: float, gd_ood: float) -> dict[str, float]:
-    """The numbers the prose quotes from the check with larger LRU maps (name -> number): LRU
-    In+Out's seed means in and out of distribution; the LRU's loss on the held-out seed of the
-    rate search at its chosen rate, that rate, and its scored seeds' mean; the MLP variant's
-    two seeds."""
+    """The numbers the prose quotes from the check with larger LRU maps (name -> number);
+    ``"lru-searched"``: the LRU's loss on the rate search's held-out seed at its chosen rate."""
     rows = {r.family: r for r in setup_rows(config, tensors, gd_in, gd_ood)}
     lru, mlp, inout = rows["lru"], rows["lru_inout_mlp"], rows["lru_inout"]
     groups = config.sweep().groups()
@@ -198,8 +182,7 @@ def lru_init_numbers(config, tensors, gd_in: float, gd_ood: float) -> dict[str, 
 
 
 def late_rate(train) -> tuple[float, float]:
-    """The cosine schedule of ``train`` (a ``TrainConfig``) as a share of its peak: at the
-    start of the last fifth of training, and at the end."""
+    """The cosine schedule of ``train`` over its peak at the start of the last fifth, at the end."""
     from ..engine import cosine_lr
 
     return cosine_lr(int(0.8 * train.steps), train) / train.lr, train.eta_min / train.lr

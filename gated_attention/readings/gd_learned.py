@@ -1,10 +1,7 @@
-"""Which algorithm the trained RNNs learned: the Sec. 5.2 analysis of an in-context regression run
-(``analyse_regression``), read the same way for the profile's own run and a recorded one: the
-paired gap of Table 2's networks to the optimal GD step (the RNN's loss is 7/74 + that gap), the
-coefficients of x_t[i] y_t[1] x_q[i] of each network's first output read off its weights against
-eta*, the gap of every size and seed (Fig. 3C), the same gap out of distribution, and lam of
-the used hidden neurons (one GD step needs lam = 1 for its memory neurons). Why and how: the
-chapter rnns_learn_gd.md.
+"""The Sec. 5.2 analysis of an in-context regression run (``analyse_regression``): the paired gap
+of Table 2's networks to one optimal GD step, their coefficients of x_t[i] y_t[1] x_q[i] against
+eta*, the gap per size and seed (Fig. 3C), out of distribution, and lam of the used neurons.
+Why: book/rnns_learn_gd.md.
 
 Glossary (code name -> paper symbol -> section):
     eta_star     eta* = 5/74, the optimal GD step size        Sec. 5.1 / App. D.2
@@ -28,11 +25,9 @@ from ..models.gated_rnn import lam_from_nu
 from ..tasks import gd_theory, regression
 from .fig3_rows import ScoreRow
 
-#: the paper's gap of the RNN to one GD step, relative to GD: (0.0945 - 0.0947) / 0.0947, about
-#: -0.2% (Sec. 5.2 states the two losses, not the gap: derived, so never in a paper column)
+#: the paper's RNN - GD gap over GD, about -0.2%: derived from Sec. 5.2's two losses, never a column
 PAPER_GAP = (0.0945 - 0.0947) / 0.0947
-#: how many standard errors from zero a gap must be for its sign to count as resolved (a word
-#: of the note, not a criterion)
+#: standard errors from zero from which a gap's sign counts as resolved (the note's, no criterion)
 SIGN_RESOLVED_SE = 2.0
 
 
@@ -94,8 +89,8 @@ class RegressionAnalysis:
 
 
 def analyse_regression(result) -> RegressionAnalysis:
-    """The analysis of a run of ``in_context_regression.RegressionConfig`` (``experiments.run`` or
-    ``experiments.recorded``); see the module docstring."""
+    """The analysis of a ``RegressionConfig`` run (``experiments.run`` or ``recorded``).
+    TypeError: another config; ValueError: a run stored without the per-network gaps."""
     config, T = result.config, result.tensors
     if not isinstance(config, in_context_regression.RegressionConfig):
         raise TypeError(f"expected a run of RegressionConfig, got {type(config).__name__}")
@@ -147,11 +142,8 @@ def analyse_regression(result) -> RegressionAnalysis:
 
 
 def score_rows(a: RegressionAnalysis, n_seeds: int, run: str = "") -> list[ScoreRow]:
-    """The values of the scorecard rows of a run's analysis ``a`` (the GD loss's Monte Carlo
-    row is separate): Sec. 5.2's loss and gap, Table 2's coefficients and residual, Fig. 3C's
-    per-seed transition over ``n_seeds`` seeds per size, and the OOD losses. ``run``: the name
-    of a recorded run (its rows fill the scorecard's recorded column), "" for the profile's own
-    run."""
+    """The scorecard rows of ``a`` but the GD loss's Monte Carlo one: Sec. 5.2, Table 2, Fig. 3C
+    (``n_seeds`` per size) and OOD; ``run``: the recorded run's name, "" for this build's."""
     k = len(a.top)
     by_seed = a.transition_learned(in_context_regression.TRANSITION_THRESHOLD)
     per_size = ", ".join(
@@ -193,10 +185,8 @@ def score_rows(a: RegressionAnalysis, n_seeds: int, run: str = "") -> list[Score
 
 
 def gap_note(gap: float, gap_se: float, gd: float) -> str:
-    """The note of ``sec5.loss_gap_rel``, whose criterion reads |gap| and accepts either sign:
-    the signed paired gap RNN - GD as a share of the GD loss ``gd``, with its standard error,
-    how many standard errors it lies from zero, and its sign against the paper's PAPER_GAP
-    (the RNN below GD). A sign is resolved from SIGN_RESOLVED_SE standard errors on."""
+    """The note of ``sec5.loss_gap_rel`` (its criterion reads |gap|): the signed gap RNN - GD over
+    ``gd`` +- SE, its distance from zero in SEs, and its sign against PAPER_GAP's."""
     rel, se = gap / gd, gap_se / gd
     side = "above" if gap > 0 else "below"
     text = f"signed: RNN - GD = {rel:+.2%} +- {se:.2%} of GD, paired"

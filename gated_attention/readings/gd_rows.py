@@ -13,8 +13,7 @@ from .gd_learned import RegressionAnalysis
 
 @dataclasses.dataclass(frozen=True)
 class SeedGap:
-    """One Table 2 network (size ``n``, seed ``seed``): its mean loss, its paired gap RNN - GD
-    with the gap's standard error, and the gap in per cent of the GD loss."""
+    """One Table 2 network: its mean loss and paired gap RNN - GD (``gap_pct``: of the GD loss)."""
 
     n: int
     seed: int
@@ -36,9 +35,8 @@ def seed_gaps(a: RegressionAnalysis) -> list[SeedGap]:
 
 @dataclasses.dataclass(frozen=True)
 class Table2Row:
-    """Coordinate ``i`` (1-based) of Table 2: the GD coefficient eta*, the RNNs' (mean and std
-    over seeds of the mean over t; std 0 for one seed) and their spread over t (the std over t,
-    averaged over seeds)."""
+    """Coordinate ``i`` (1-based) of Table 2: eta*, the RNNs' mean and std over seeds of the mean
+    over t (std 0 for one seed), and ``spread``: the std over t, averaged over seeds."""
 
     i: int
     gd: float
@@ -60,8 +58,7 @@ def table2_rows(a: RegressionAnalysis, eta_star: float) -> list[Table2Row]:
 
 @dataclasses.dataclass(frozen=True)
 class Residual:
-    """The residual ratio (other coefficients' norm over the GD terms') over Table 2's
-    networks: its mean and std (0 for one network)."""
+    """Table 2's residual ratio (other terms' norm / GD terms') over networks (std 0 for one)."""
 
     mean: float
     std: float

@@ -11,9 +11,8 @@ import torch
 
 @dataclasses.dataclass(frozen=True)
 class MonteCarloCheck:
-    """At eta* (the last learning rate): the Monte Carlo loss ``mean`` +- ``se``, the exact
-    ``exact``, their difference in standard errors ``z``; ``worst`` the largest |difference|
-    in standard errors over all ``rates`` learning rates."""
+    """At eta* (the last rate): Monte Carlo ``mean`` +- ``se`` against ``exact``, ``z`` in SEs;
+    ``worst``: the largest |z| over all ``rates`` learning rates."""
 
     mean: float
     se: float
@@ -26,8 +25,7 @@ class MonteCarloCheck:
 def monte_carlo_check(
     mc_mean: torch.Tensor, mc_se: torch.Tensor, exact: torch.Tensor
 ) -> MonteCarloCheck:
-    """The Monte Carlo loss of one GD step against the exact one (``mc_mean``, ``mc_se`` and
-    ``exact`` have one entry per learning rate, eta* the last)."""
+    """The ``MonteCarloCheck`` of one GD step (one entry per learning rate, eta* the last)."""
     z_score = float((mc_mean[-1] - exact[-1]) / mc_se[-1])
     worst = ((mc_mean - exact) / mc_se).abs().max()
     return MonteCarloCheck(
@@ -36,10 +34,9 @@ def monte_carlo_check(
 
 
 def quadratic_minimiser(etas, losses) -> float:
-    """The learning rate at which ``losses`` (one per rate of ``etas``, at least three) are
-    smallest, read off the parabola through them: one GD step's loss on a fixed set of
-    sequences is exactly a quadratic in eta, so a Monte Carlo estimate over shared sequences
-    is one too, and its minimiser estimates eta* independently of the derivation."""
+    """The minimiser of the parabola fitted to ``losses`` over ``etas`` (three or more): one GD
+    step's loss on shared sequences is exactly quadratic in eta, so this estimates eta*
+    independently of the derivation. ValueError: mismatched or too few points, no minimum."""
     x, y = np.asarray(etas, dtype=np.float64), np.asarray(losses, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1 or len(x) < 3:
         raise ValueError(f"need matching 1-d etas and losses, three or more; got {x.shape}")

@@ -19,10 +19,8 @@ def _size(sizes: torch.Tensor, e: int) -> Any:
 
 
 def member_rows(result: Any) -> list[dict]:
-    """The rows of ``result`` (``experiments.run`` or a recorded run): one per member, its size
-    and seed where the entry records them, then every per-member number of its metrics; for an
-    entry that keeps its losses per group and seed (Fig. 4's families), one per group and seed;
-    [] where the entry keeps no per-member numbers."""
+    """One row per member of ``result`` (size and seed where recorded, then every per-member
+    metric); per group and seed for an entry that keeps its losses so (Fig. 4); [] for neither."""
     metrics, tensors = result.metrics, result.tensors
     per_member = {k: v for k, v in metrics.items() if _numbers(v)}
     if per_member:

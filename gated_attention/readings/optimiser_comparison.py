@@ -10,10 +10,8 @@ from ..analysis.consolidation import construction_counts
 
 @dataclasses.dataclass(frozen=True)
 class OptimiserRow:
-    """One optimiser of the comparison: its name, lr and weight decay, its pruned counts at the
-    end (hidden = lam~1 + lam~0, output), the first recorded step with at most the
-    construction's hidden neurons (None: never), the last recorded training loss and the
-    held-out loss."""
+    """One optimiser: ``end`` its pruned counts (hidden = lam~1 + lam~0, output), ``first_step``
+    the first recorded step with at most the construction's hidden neurons (None: never)."""
 
     optimiser: str
     lr: float
@@ -30,9 +28,8 @@ def _first_at_most(steps, counts, target: int):
 
 
 def optimiser_rows(result) -> tuple[tuple[int, ...], tuple[int, int, int], list[OptimiserRow]]:
-    """(the pruned counts at the start (hidden, lam~1, lam~0, output), the construction's
-    (hidden, lam~1, lam~0), an OptimiserRow per optimiser) of an ``OptimiserComparisonConfig``
-    result."""
+    """(the pruned counts at the start (hidden, lam~1, lam~0, output), the construction's (hidden,
+    lam~1, lam~0), an ``OptimiserRow`` per optimiser) of an ``OptimiserComparisonConfig`` result."""
     config, t, m = result.config, result.tensors, result.metrics
     steps = t["steps"].tolist()
     first = config.optimisers[0]

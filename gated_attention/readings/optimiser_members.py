@@ -18,8 +18,7 @@ REACH_ARM, REFERENCE_ARM = "adam_l2", "adamw"
 
 
 def construction_step(steps: Sequence[int], counts, target: tuple[int, int, int]) -> int | None:
-    """The first of ``steps`` at which ``counts`` (K + 1, >= 3: hidden, lam ~ 1, lam ~ 0, ...)
-    equals ``target``; None if it never does."""
+    """The first of ``steps`` whose ``counts`` (K + 1, >= 3) start with ``target``, or None."""
     for s, c in zip(steps, counts, strict=True):
         if tuple(int(v) for v in c[:3]) == tuple(target):
             return int(s)
@@ -28,12 +27,10 @@ def construction_step(steps: Sequence[int], counts, target: tuple[int, int, int]
 
 @dataclass(frozen=True)
 class MemberRow:
-    """One member of the comparison: ``start_loss`` the held-out loss at step 0 (every arm's
-    start); ``end``, ``held_out_loss``: per arm, at the last step; ``reach_step``: the first
-    recorded step at which REACH_ARM has the construction's (hidden, lam ~ 1, lam ~ 0), or None;
-    ``cost_at_reach``: REACH_ARM's held-out loss over REFERENCE_ARM's at that step (None without
-    it), ``cost_end`` at the last step, ``cost_late`` the ratio of their medians over the
-    records of the second half of the run (steps above half the last; less noisy)."""
+    """One member: ``start_loss`` at step 0; ``end``, ``held_out_loss`` per arm at the last step;
+    ``reach_step``: REACH_ARM's first record of the construction's counts (None: never); ``cost_*``
+    REACH_ARM's held-out loss over REFERENCE_ARM's at that step, at the end, and (``late``, less
+    noisy) the ratio of their medians over the records of the run's second half."""
 
     label: str
     held_out: bool
@@ -65,20 +62,18 @@ def _label(run: str, member: int) -> str:
 
 
 def member_seed(run: str, member: int) -> int:
-    """The seed of member ``member`` of the recorded run ``run``: it picks the member's teacher,
-    initialisation and data, so two members of one seed (in two runs) are twins."""
+    """The member's seed: it picks teacher, initialisation and data, so one seed makes twins."""
     return int(_run_fields(run)["seeds"][member])
 
 
 def twins(config) -> list[tuple[str, int]]:
-    """The held-out members that share a seed with a member used to choose the arms' values
-    (a twin: same teacher, initialisation and data, so not independent evidence)."""
+    """The held-out members that share a seed with a member that chose the arms' values."""
     tuning = {member_seed(*m) for m in config.members if m not in config.held_out}
     return [m for m in config.held_out if member_seed(*m) in tuning]
 
 
 def construction_target(config) -> tuple[int, int, int]:
-    """The construction's (hidden, lam ~ 1, lam ~ 0) of the members' teacher (one d for all)."""
+    """The construction's (hidden, lam ~ 1, lam ~ 0) for the members' d. ValueError: several d."""
     ds = {_run_fields(run)["d"] for run, _ in config.members}
     if len(ds) != 1:
         raise ValueError(f"the members' teachers have different d: {sorted(ds)}")
@@ -123,17 +118,13 @@ def member_rows(result) -> list[MemberRow]:
 
 def missed(result) -> list[MemberRow]:
     """The members of ``result`` whose REACH_ARM does not end at the construction's counts."""
-    return [
-        r
-        for r in member_rows(result)
-        if not r.ends_at(REACH_ARM, construction_target(result.config))
-    ]
+    rows, target = member_rows(result), construction_target(result.config)
+    return [r for r in rows if not r.ends_at(REACH_ARM, target)]
 
 
 @dataclass(frozen=True)
 class Arm:
-    """One arm of a comparison: its ``label``, ``optimiser``, learning rate, weight decay and
-    decay budget lr x wd x steps."""
+    """One arm of a comparison; ``decay_budget``: lr x wd x steps."""
 
     label: str
     optimiser: str
@@ -148,8 +139,7 @@ def arms(config) -> list[Arm]:
 
 
 def table_rows(result) -> list[dict]:
-    """Each ``MemberRow`` of ``result`` flattened for a table: held out "yes", "twin" (held out
-    but a twin, ``twins``) or "no", and one ``<arm> end`` and ``<arm> held-out`` column per arm."""
+    """Each ``MemberRow`` of ``result`` flattened for a table (held out: "yes", "twin" or "no")."""
     config, out = result.config, []
     for row in member_rows(result):
         flat = {
@@ -172,10 +162,7 @@ def table_rows(result) -> list[dict]:
 
 
 def members_scores(result) -> dict[str, float | int]:
-    """The values of the optim.* scorecard rows: members whose REACH_ARM ends at the
-    construction's counts (all; the held-out ones; the held-out ones that are no twin of a
-    member that chose the values, ``twins``), members whose every AdamW arm ends with more
-    hidden neurons than the construction, and the median end cost."""
+    """The values of the optim.* scorecard rows. ValueError: no AdamW arm."""
     config, rows = result.config, member_rows(result)
     target = construction_target(config)
     adamw = [a for a in config.labels if config.arm(a)[0] == "adamw"]
@@ -195,10 +182,8 @@ def members_scores(result) -> dict[str, float | int]:
 
 
 def new_seeds_scores(result) -> dict[str, float | int]:
-    """The values of the optim.new_seeds_* rows, on the comparison over new seeds
-    (``experiments.optimiser_new_seeds_config``): every member must be held out and share no
-    seed with a member that chose the arms' values (in this comparison or the paper-budget one),
-    else the rows would count evidence that is not independent."""
+    """The values of the optim.new_seeds_* rows (``optimiser_new_seeds_config``). ValueError: a
+    member not held out or sharing a seed with one that chose the arms' values (not independent)."""
     tuning = {member_seed(*m) for m in MEMBERS if m not in HELD_OUT}  # the seeds that chose 3e-5
     rows = member_rows(result)
     dependent = [
@@ -218,8 +203,7 @@ def new_seeds_scores(result) -> dict[str, float | int]:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a recorded comparison ran: its name, the command that recorded it, the commit, the
-    machine, the minutes it took and whether its config is the paper profile's."""
+    """Where a recorded comparison ran."""
 
     name: str
     command: str
@@ -230,8 +214,7 @@ class Provenance:
 
 
 def provenance(result, paper_config) -> Provenance:
-    """The Provenance of the recorded comparison ``result``; ``paper_config``:
-    ``experiments.optimiser_members_config("paper")``."""
+    """The Provenance of ``result``; ``paper_config``: ``optimiser_members_config("paper")``."""
     prov, meta = result.provenance, result.meta
     return Provenance(
         result.path.name,
@@ -251,10 +234,7 @@ def _power(v: float) -> str:
 
 
 def cost_numbers(result) -> dict[str, str]:
-    """The numbers the prose quotes about the comparison ``result`` (name -> text, for
-    ``glue``): the range of the members' start losses; the range and median of REACH_ARM's
-    held-out loss over REFERENCE_ARM's at the end; its range at REACH_ARM's first record of
-    the construction's counts; the range and median over the second half of the run."""
+    """The numbers the prose quotes about ``result`` (name -> text): start losses and costs."""
     rows = member_rows(result)
     start = [r.start_loss for r in rows]
     end = [r.cost_end for r in rows]

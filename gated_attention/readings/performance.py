@@ -64,9 +64,8 @@ def step_rows(times: dict) -> list[dict]:
 
 
 def trained(tensors: dict) -> int:
-    """The networks a results entry trained: the leading size of its parameters, summed over
-    the parts of an entry that keeps one set per part (App. D.3). A ValueError names an entry
-    with neither."""
+    """The networks an entry trained, summed over its parts where it keeps a set per part (App.
+    D.3). ValueError: no parameters."""
     if "params" in tensors:
         return len(next(iter(tensors["params"].values())))
     parts = [v for v in tensors.values() if isinstance(v, dict) and "params" in v]
@@ -76,9 +75,8 @@ def trained(tensors: dict) -> int:
 
 
 def cost_rows() -> list[dict]:
-    """Every recorded run that trained networks of its own (one that continues recorded
-    networks is left out): where (the GPU's name, else the CPU), members, steps, wall hours
-    (* resumed from a checkpoint: the time of the steps after it)."""
+    """A row per recorded run that trained networks of its own; hours with * were resumed from a
+    checkpoint (the time of the steps after it)."""
     rows = []
     for name in recorded_names():
         run = recorded(name)

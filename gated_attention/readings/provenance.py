@@ -1,6 +1,5 @@
-"""Where a run a chapter reads came from, as a row: trained in this build, read from the results
-cache or from a recorded run (``experiments.run_or_recorded``), with the commit that trained it,
-where, how long, and whether its training code has changed since (its code hash against today's)."""
+"""Where a run a chapter reads came from, as a row: trained here, the results cache or a recorded
+run (``experiments.run_or_recorded``), and whether its training code has changed since."""
 
 from __future__ import annotations
 
@@ -60,8 +59,7 @@ class Recorded:
 
 
 def recorded(name: str, run, paper_config=None) -> Recorded:
-    """The row of the recorded run ``name`` (``experiments.recorded(name)``); ``paper_config``:
-    the paper profile's config, to say whether the run is it."""
+    """The row of the recorded run ``name``; ``paper_config``: the paper profile's, if known."""
     c, meta = run.config, run.meta
     paper = "-" if paper_config is None else ("yes" if c == paper_config else "no")
     hw = meta["hardware"]

@@ -1,6 +1,5 @@
-"""Readings of the section "The real blocks" of the chapter which_rnns_can_be_attention (ours,
-beyond the paper): what each construction costs, and its errors, as rows of numbers. No
-training but the small run the chapter hands to ``learning_rows``.
+"""Readings of "The real blocks" in book/which_rnns_can_be_attention.md (ours, beyond the paper):
+what each construction costs and its errors.
 
 Glossary (code name -> symbol):
     d, d_v, d_k  the teacher's input, value and key sizes (here d_v = d_k = d)
@@ -38,9 +37,7 @@ class CostRow:
 
 
 def cost_rows(d: int) -> list[CostRow]:
-    """One ``CostRow`` per construction for a d -> d teacher (d_v = d_k = d): the gated RNN, the
-    simplified Mamba-style layer and LRU of Table 3, the Mamba block with biases and as
-    released, and the LRU block without and with LayerNorm."""
+    """A ``CostRow`` per construction for a d -> d teacher (d_v = d_k = d)."""
     c, H = neuron_count("full", d), 2 * d
     rows = [
         CostRow(
@@ -88,9 +85,8 @@ def exact_errors(ds: range = range(1, 9)) -> dict[int, tuple[float, float]]:
 
 
 def identity_rows(limit: float = 20.0) -> list[dict]:
-    """One row per odd pair f: ``"f"``, max |f(s) - f(-s) - s| for |s| <= limit in float64
-    (``"gap"``) and sympy's simplified residual (``"sympy"``); then the row of the 8 channels
-    (sympy only, gap None)."""
+    """One row per odd pair f: ``"gap"`` max |f(s) - f(-s) - s| for |s| <= limit (float64) and
+    ``"sympy"`` the simplified residual; then "8 channels" (sympy only)."""
     s = torch.linspace(-limit, limit, 4001, dtype=torch.float64)
     symbolic = real_blocks.symbolic_odd_pairs()
     rows = [
@@ -101,9 +97,8 @@ def identity_rows(limit: float = 20.0) -> list[dict]:
 
 
 def growth_rows(teacher, scales: Sequence[float], *, eps: float = 1e-2) -> list[dict]:
-    """max |out(a x)| / a along x -> a x (2 sequences of T = 8), one row each for attention
-    and the LRU block's construction at ``eps``, without and with LayerNorm (delta = 1e-5):
-    ``"model"`` and one column per scale a (``construction.scale_key``)."""
+    """max |out(a x)| / a per scale a (column ``scale_key(a)``; 2 sequences of T = 8) of attention
+    and the LRU block's construction at ``eps`` without and with LayerNorm (delta = 1e-5)."""
     x = random_inputs(teacher.d, B=2, T=8)
     att = [float(attention_output(teacher, a * x).abs().max()) / a for a in scales]
     per_model = {"attention": att}
@@ -128,8 +123,7 @@ class LearningRow:
 
 
 def learning_rows(tensors: Mapping[str, torch.Tensor]) -> list[LearningRow]:
-    """One row per family of a ``real_block_learning`` entry (the simplified Mamba-style layer,
-    then the Mamba block as released): width, parameters, held-out loss per seed, median."""
+    """A ``LearningRow`` per family of a ``real_block_learning`` entry, in its order."""
     labels = ("Mamba-style, simplified", "Mamba block, as released")
     rows = []
     for k, label in enumerate(labels):

@@ -1,6 +1,5 @@
-"""Readings of the associative recall chapter (App. D.3, Fig. 7): every trained network
-analysed, seed means per size, and what single networks hold, as rows of numbers (the
-scorecard values and the readings of recorded runs: ``readings.recall_scores``)."""
+"""Readings of associative recall (App. D.3, Fig. 7): every trained network analysed, seed means
+per size, what single networks hold (scorecard values: ``recall_scores``)."""
 
 from __future__ import annotations
 
@@ -51,10 +50,8 @@ def size_rows(config, tensors, gating, analyses) -> list[dict]:
 
 
 def planted_rows(planted: Mapping, task, batch) -> list[dict]:
-    """Analyse each hand-built network of ``planted`` (name -> ``GatedRNN``) on ``batch``
-    (``analyse_recall``, no pruning, with the squared-difference fit): one row each with
-    n, accuracy, Score KV, R^2_SD, and the mean rank-1 share and negative peak of its
-    key-value neurons' blocks."""
+    """A row per hand-built network of ``planted`` (name -> ``GatedRNN``), unpruned, with the mean
+    rank-1 share and negative peak of its key-value neurons' blocks."""
     rows = []
     for name, rnn in planted.items():
         a = analyse_recall(network(rnn), task, batch, prune_tol=1e-9, sd_fit=True)
@@ -74,9 +71,8 @@ def planted_rows(planted: Mapping, task, batch) -> list[dict]:
 
 
 def side_seed_rows(config, analyses: Sequence) -> list[dict]:
-    """The side-gated networks of the largest size (``analyses``: the ``RecallAnalysis`` of
-    every side-gating member), one row per seed: the kept and key-value neurons, the lowest
-    rank-1 share and the mean negative peak of their key-value blocks."""
+    """A row per seed of the side-gated networks of the largest size (``analyses``: one per side
+    member): lowest rank-1 share and mean negative peak of their key-value blocks."""
     rows = []
     for e, seed in zip(config.largest("side"), config.seeds, strict=False):
         a = analyses[e]
@@ -94,10 +90,8 @@ def side_seed_rows(config, analyses: Sequence) -> list[dict]:
 
 
 def io_fit_rows(config, analyses: Sequence, eval_loss, n: int) -> list[dict]:
-    """The input-output gated networks of size ``n`` trained with the squared error, one row
-    per seed: accuracy, held-out loss (``eval_loss``: one per member of
-    ``config.members("io")``), R^2_SD and the fitted code of the keys (rounded to 2 digits;
-    ``analyses``: their ``RecallAnalysis``)."""
+    """A row per seed of the MSE-trained input-output gated networks of size ``n`` (``analyses``,
+    ``eval_loss``: one per ``config.members("io")``); the keys' fitted code to 2 digits."""
     rows = []
     for e, (seed, size) in enumerate(config.members("io")):
         if size == n:
@@ -133,10 +127,7 @@ class ValueNeurons:
 
 
 def value_neurons(a: RecallAnalysis) -> ValueNeurons:
-    """What the pruned network of ``a`` holds: its kept neurons, memory (lam >= 0.5) and
-    current ones; the value each memory neuron is most selective to and how selective; the
-    share of one key code in the memory and that code; the current neurons' alignment with
-    it; accuracy, Score KV and R^2_SD."""
+    """The ``ValueNeurons`` of ``a``."""
     vn = a.values
     return ValueNeurons(
         hidden=a.pruned.net.n,

@@ -1,6 +1,5 @@
-"""The App. D.3 numbers of the scorecard (associative recall, Fig. 7): id -> (ours, note), the
-note saying what each value was read on, and the readings of the chapter's recorded runs,
-computed once (``readings.derived``)."""
+"""App. D.3's scorecard values (associative recall, Fig. 7), id -> (ours, note), and the readings
+of the chapter's recorded runs, computed once (``readings.derived``)."""
 
 from __future__ import annotations
 
@@ -13,19 +12,16 @@ from ..experiments.recorded_runs import recorded
 from .derived import derived, derived_key, ship, shipped_path
 from .recall import analyse_members, size_rows
 
-#: the compression rows' premise: pruning removes something at the budget, the median neurons
-#: kept below this share of the trained size (else they measure that nothing was pruned)
+#: the compression rows' premise: the median neurons kept are below this share of the trained size
 PRUNES_BELOW = 0.9
 
 
-#: the rows scored on the networks trained with the paper's cross-entropy (gating "io-ce", its
-#: steps ``config.ce_train.steps``), not on the MSE-trained ones
+#: the rows scored on the networks trained with the paper's cross-entropy (gating "io-ce")
 CE_ROWS = ("appD3.io_is_not_attention",)
 
 
 def row_steps(config, ids) -> dict[str, int]:
-    """id -> the training steps of the networks each row of ``ids`` reads (the budget of its
-    scorecard row): ``config.ce_train``'s for the rows of CE_ROWS, else ``config.train``'s."""
+    """id -> the training steps of the networks each row reads (CE_ROWS: ``config.ce_train``'s)."""
     return {i: (config.ce_train if i in CE_ROWS else config.train).steps for i in ids}
 
 
@@ -37,11 +33,8 @@ def _not_attention(analyses, members) -> tuple[float, float, float]:
 
 
 def _io_rows(config, analyses) -> dict[str, tuple[float, str]]:
-    """The input-output rows: ``appD3.io_is_not_attention`` on the networks trained with the
-    paper's cross-entropy ("io-ce", at its largest size), and the same measure of the
-    MSE-trained ones beside it (``appD3.io_is_not_attention_mse``, ours). Without "io-ce" in
-    the run, the first is NaN with the note "premise fails": it was not trained as the paper
-    trains."""
+    """``appD3.io_is_not_attention`` on the "io-ce" networks (NaN, "premise fails", without them)
+    and ``..._mse`` on the MSE-trained ones (ours)."""
     top = max(config.sizes)
     mse, kv, r2 = _not_attention(analyses["io"], config.largest("io"))
     rows = {}
@@ -67,8 +60,7 @@ def _io_rows(config, analyses) -> dict[str, tuple[float, str]]:
 
 
 def _side(config, analyses) -> tuple[list, int, list[int], float, float]:
-    """(the side-gating members of the largest size, that size, the neurons each kept, their
-    median, their mean Score KV)."""
+    """(largest side members, that size, neurons each kept, their median, mean Score KV)."""
     side, top = config.largest("side"), max(config.sizes)
     kept = [analyses["side"][e].pruned.net.n for e in side]
     kv = statistics.mean(analyses["side"][e].score_kv for e in side)
@@ -76,10 +68,8 @@ def _side(config, analyses) -> tuple[list, int, list[int], float, float]:
 
 
 def scorecard_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
-    """id -> (ours, note) of the App. D.3 rows, at the largest size (see paper_values.json);
-    the input-output rows as ``_io_rows`` makes them (CE_ROWS: on the cross-entropy networks).
-    The compression rows are NaN with a "premise fails" note where pruning kept at least
-    PRUNES_BELOW of the neurons: the claim is then undecided at that budget."""
+    """id -> (ours, note) of the App. D.3 rows at the largest size; the compression rows are NaN,
+    "premise fails", where pruning kept at least PRUNES_BELOW of the neurons."""
     io = config.largest("io")
     side, top, kept, median_kept, kv_side = _side(config, analyses)
     premise = ""
@@ -108,10 +98,8 @@ def scorecard_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
 
 
 def prune_budget_values(config, tensors, analyses) -> dict[str, tuple[float, str]]:
-    """id -> (ours, note) of the appD3.pruned.* rows: side gating at the largest size of a run
-    at a decay budget that prunes (``experiments.associative_recall.prune_budget_config``). The
-    count is NaN with a "premise fails" note where the networks no longer recall (mean
-    accuracy below 0.95) or pruning kept at least PRUNES_BELOW of the neurons."""
+    """id -> (ours, note) of the appD3.pruned.* rows (a ``prune_budget_config`` run); the count is
+    NaN, "premise fails", below 0.95 accuracy or where pruning kept PRUNES_BELOW or more."""
     side, top, kept, median_kept, kv_side = _side(config, analyses)
     accuracy = float(tensors["side"]["eval_accuracy"][side].mean())
     premise = ""
@@ -129,18 +117,15 @@ def prune_budget_values(config, tensors, analyses) -> dict[str, tuple[float, str
     }
 
 
-#: the profile whose held-out batch a recorded run is read on, whatever the build's profile (its
-#: 4,096 sequences): the reading is then one computation, done once (``recorded_reading``)
+#: the profile whose held-out batch every recorded run is read on, whatever the build's profile
 READING_PROFILE = "quick"
 
 _VALUES = {"scorecard": scorecard_values, "prune": prune_budget_values}
 
 
 def recorded_reading(name: str, values: str = "scorecard") -> dict:
-    """The recorded App. D.3 run ``name`` read on the held-out batch of READING_PROFILE:
-    ``{"rows": {gating: size_rows}, "values": id -> [ours, note]}``, the values those of
-    ``scorecard_values`` (``values="scorecard"``) or ``prune_budget_values`` ("prune").
-    Computed once (``readings.derived``): it depends on the run, the batch and this code only."""
+    """The recorded run ``name`` read on READING_PROFILE's batch, computed once (``derived``):
+    ``{"rows": {gating: size_rows}, "values": id -> [ours, note]}`` of ``_VALUES[values]``."""
     reading, label, args = reading_key(values)
 
     def compute() -> dict:
@@ -154,7 +139,7 @@ def recorded_reading(name: str, values: str = "scorecard") -> dict:
 
 
 def reading_key(values: str):
-    """(the READING_PROFILE config, the derived label, its args) of a reading."""
+    """(the READING_PROFILE config, the derived label, its args). ValueError: unknown values."""
     if values not in _VALUES:
         raise ValueError(f"values must be one of {sorted(_VALUES)}, got {values!r}")
     reading = associative_recall_config(READING_PROFILE)
@@ -170,9 +155,8 @@ RECORDED_READINGS = (
 
 
 def ship_readings() -> list[tuple]:
-    """Compute (or load) every reading of RECORDED_READINGS and ship it beside its run
-    (``readings.derived.ship``); a reading already shipped under today's key is left as it
-    is. Returns (file, shipped now) per reading."""
+    """Ship every reading of RECORDED_READINGS not yet shipped under today's key beside its run
+    (``derived.ship``); returns (file, shipped now) per reading."""
     out = []
     for name, values in RECORDED_READINGS:
         _, label, args = reading_key(values)

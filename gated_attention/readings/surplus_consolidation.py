@@ -12,10 +12,8 @@ from ..analysis.consolidation import Consolidation
 
 
 def consolidate_members(config, result, *, profile: str, prune_tol: float):
-    """``analysis.consolidation.consolidate_student`` of every member of the recorded
-    paper-budget runs (``teacher-identification-paper*``), then of every seed of this build
-    (``config``, ``result``: ``experiments.teacher_identification_config(profile)`` and its
-    run). Returns ([(label, Consolidation)], [the weight decay each member trained with])."""
+    """``consolidate_student`` of every member of the recorded paper-budget runs, then of this
+    build's run ``result``. Returns ([(label, Consolidation)], [each member's weight decay])."""
 
     def one(trained, teacher, T):
         net = analysis.network(trained)
@@ -38,13 +36,10 @@ def consolidate_members(config, result, *, profile: str, prune_tol: float):
 
 @dataclasses.dataclass(frozen=True)
 class ConsolidationRow:
-    """One member's ``Consolidation``: the hidden neurons before (``kv`` + ``q`` of them in the
-    key-value and query groups; the rest have lam in between and are kept) and after, the
-    energy of each group's states beyond its top r directions and its worst product-fit error
-    (None: no such group), the relative output change, the loss (MSE to the teacher) before and
-    after, the weight penalty (raw before, balanced before and after) and the break-even
-    weight decay (above it the consolidated network has the smaller loss + wd/2 |theta|^2,
-    both balanced)."""
+    """One member's ``Consolidation``: of ``n_before``, ``kv`` + ``q`` in the key-value and query
+    groups (the rest, lam in between, are kept); ``beyond_*``: a group's state energy beyond its
+    top r directions (None: no such group); losses: MSE to the teacher; above ``break_even`` the
+    consolidated network has the smaller loss + wd/2 |theta|^2 (both balanced)."""
 
     member: str
     n_before: int
@@ -94,9 +89,8 @@ def consolidation_rows(rows: Sequence[tuple[str, Consolidation]]) -> list[Consol
 
 
 def folded(rows: Sequence[tuple[str, Consolidation]], wds: Sequence[float]) -> list[str]:
-    """The labels of the members of ``rows`` that consolidation folds into fewer neurons with
-    an output change below 1% and a break-even weight decay below the member's own
-    (``wds``)."""
+    """The members that consolidation folds into fewer neurons with an output change below 1% and
+    a break-even weight decay below their own (``wds``)."""
     return [
         label
         for (label, cons), wd in zip(rows, wds, strict=True)

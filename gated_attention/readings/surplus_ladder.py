@@ -1,7 +1,5 @@
-"""Fig. 2's surplus against the training budget (ours: the paper gives one budget): the same
-quick config trained at 1, 2, 4 and 8 times its steps (``experiments.cpu_budget.LADDER``),
-each rung a complete run read member by member (``teacher_members.member_rows``), and the
-learning-rate / weight-decay sensitivity runs."""
+"""Fig. 2's surplus against the training budget (ours): the quick config at 1, 2, 4 and 8 times
+its steps (``experiments.cpu_budget.LADDER``), and the learning-rate / weight-decay runs."""
 
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ LADDER_RUNS = tuple(f"teacher-identification-cpu{s}" for s in ("-x2", "-x4", "")
 
 @dataclasses.dataclass(frozen=True)
 class Rung:
-    """One budget of the ladder: ``name`` (this build, or the recorded run's), ``steps``, ``T``
-    and the reverse-engineered members."""
+    """One budget of the ladder (``name``: this build, or the recorded run's)."""
 
     name: str
     steps: int
@@ -34,9 +31,8 @@ class Rung:
 
 @dataclasses.dataclass(frozen=True)
 class LadderRow:
-    """One rung: its steps, each seed's hidden neurons after pruning, the mean surplus over
-    the construction's 14, the seeds pruned to exactly 14 = 10 + 4 and that learned the
-    construction, of ``seeds``, and the rung's name."""
+    """One rung: hidden neurons after pruning per seed, their mean surplus over 14, and of
+    ``seeds`` those pruned to exactly 14 = 10 + 4 and that learned the construction."""
 
     steps: int
     hidden: tuple[int, ...]
@@ -64,8 +60,7 @@ def ladder_rows(rungs: list[Rung]) -> list[LadderRow]:
 
 
 def read_rungs(*, prune_tol: float, names=LADDER_RUNS) -> tuple[list[Rung], list[str]]:
-    """(a Rung per recorded run of ``names``, its members read with
-    ``teacher_members.member_rows`` at ``prune_tol``; the names not recorded), in order."""
+    """(a Rung per recorded run of ``names``, the names not recorded), in order."""
     rungs, missing = [], []
     for name in names:
         if name not in experiments.recorded_names():
@@ -79,8 +74,7 @@ def read_rungs(*, prune_tol: float, names=LADDER_RUNS) -> tuple[list[Rung], list
 
 @dataclasses.dataclass(frozen=True)
 class Surplus:
-    """Over a run's members: how many ``seeds``, how many ``learned`` the construction, how many
-    keep more hidden neurons after pruning than the construction's 14 (``kept``)."""
+    """Over a run's members: ``kept`` those with more than 14 hidden neurons after pruning."""
 
     seeds: int
     learned: int
@@ -98,8 +92,7 @@ def surplus(rows: list[MemberRow]) -> Surplus:
 
 @dataclasses.dataclass(frozen=True)
 class Setting:
-    """One recorded sensitivity run (``teacher-identification-<setting>-quick``): its setting,
-    learning rate, weight decay and members."""
+    """One recorded sensitivity run (``teacher-identification-<setting>-quick``)."""
 
     setting: str
     lr: float
@@ -108,8 +101,7 @@ class Setting:
 
 
 def sensitivity(*, prune_tol: float) -> list[Setting]:
-    """A Setting per recorded sensitivity run (the settings of ``experiments.SENSITIVITY``, in
-    order), its members read at ``prune_tol``; those not recorded are left out."""
+    """A Setting per recorded run of ``experiments.SENSITIVITY``, in order."""
     out = []
     for setting in experiments.SENSITIVITY:
         name = f"teacher-identification-{setting}-quick"

@@ -1,7 +1,5 @@
-"""The normalised held-out losses of a teacher-student sweep (Sec. 4.2, Fig. 3A/B), read by
-``fig3_edges`` and ``fig3_learned``: l(n, seed) = final held-out MSE / Var(teacher output), 1 =
-predicting 0, 0 = the construction's loss (Fig. 3A/B's excess loss). They depend on the
-experiment's config (its held-out sequences), so they live here, not in ``analysis``."""
+"""The normalised held-out losses of a teacher-student sweep (Sec. 4.2, Fig. 3A/B's excess loss):
+held-out MSE / Var(teacher output), 1 = predicting 0, 0 = the construction's loss."""
 
 from __future__ import annotations
 
@@ -13,12 +11,9 @@ from ..experiments.teacher_student import TeacherStudentConfig
 
 
 def normalised_losses(config: TeacherStudentConfig, eval_loss: torch.Tensor):
-    """(sizes (S,), losses (S, R)): held-out MSE / Var(teacher output) of each size and seed.
-
-    ``eval_loss`` (E,) is the results entry's held-out MSE, members ordered as
-    ``config.members()`` (sizes outer, seeds inner). The variance is taken over the same held-out
-    sequences (``derive_seed(seed, "eval")``), all steps and outputs.
-    """
+    """(sizes (S,), losses (S, R)) from ``eval_loss`` (E,) in ``config.members()`` order (sizes
+    outer); the variance over the same held-out sequences, all steps and outputs. ValueError:
+    a wrong shape."""
     sizes = np.array(config.sizes if config.sizes else (config.n,))
     R = len(config.seeds)
     eval_loss = torch.as_tensor(eval_loss, dtype=torch.float64)

@@ -1,10 +1,6 @@
 """Sec. 4.1 member by member: is each trained member of a teacher-identification run the
-construction? (Fig. 2A/B, Table 1; the surplus neurons' state spectra are ours.)
-
-Every member-by-member table of the teacher-identification chapters takes the same steps, done
-once here (``member_rows``): reverse-engineer the member (``analysis.reverse_engineer``), count
-its groups, normalise its held-out loss by the teacher's variance, and decide whether it
-learned the construction (``analysis.learned``)."""
+construction? (Fig. 2A/B, Table 1; the surplus neurons' state spectra are ours.) Every member
+table of those chapters reads ``member_rows``."""
 
 from __future__ import annotations
 
@@ -45,11 +41,8 @@ class MemberRow:
 
 
 def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[MemberRow]:
-    """The rows of every member of ``run`` (an ``experiments.run`` or ``recorded`` result of a
-    TeacherStudentConfig with one size), in the order of its seeds.
-
-    ``revs``: reverse engineerings already computed, member by member (reused, not redone).
-    """
+    """A row per member of ``run`` (a TeacherStudentConfig result with one size), in seed order;
+    ``revs``: reverse engineerings already computed, one per member, reused."""
     config = run.config
     students = run.students()
     if revs is not None and len(revs) != len(students):
@@ -57,16 +50,11 @@ def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[Memb
     _, norm = normalised_losses(config, run.tensors["eval_loss"])
     rows = []
     for e, (student, seed) in enumerate(zip(students, config.seeds, strict=True)):
-        r = (
-            revs[e]
-            if revs is not None
-            else analysis.reverse_engineer(
-                analysis.network(student),
-                config.task(seed).teacher,
-                T=config.T,
-                prune_tol=prune_tol,
-            )
-        )
+        if revs is not None:
+            r = revs[e]
+        else:
+            net, teacher = analysis.network(student), config.task(seed).teacher
+            r = analysis.reverse_engineer(net, teacher, T=config.T, prune_tol=prune_tol)
         c = r.groups.counts()
         loss = float(norm[0, e])
         rows.append(
@@ -90,8 +78,8 @@ def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[Memb
 
 
 def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) -> dict:
-    """Over ``rows``: members pruned to exactly ``want``, that learned the construction, and
-    with a merging output group; each as (count, of, Wilson 95% interval)."""
+    """(count, of, Wilson 95% interval) of ``rows`` pruned to exactly ``want``, that learned the
+    construction, and with a merging output group."""
     if not rows:
         raise ValueError("no members to count")
     R = len(rows)
@@ -107,8 +95,7 @@ def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) 
 
 @dataclasses.dataclass(frozen=True)
 class Share:
-    """One fraction of ``fractions``: ``key`` ("construction_counts", "learned"), ``seeds`` of
-    ``of`` seeds, and the Wilson 95% interval (``low``, ``high``)."""
+    """One fraction of ``fractions``: ``seeds`` of ``of``, Wilson 95% ``low`` to ``high``."""
 
     key: str
     seeds: int
@@ -123,16 +110,13 @@ def shares(rows: list[MemberRow]) -> list[Share]:
     return [Share(key, *f[key][:2], *f[key][2]) for key in ("construction_counts", "learned")]
 
 
-#: a merged group's neuron is the construction's output neuron when at least this share of its
-#: kernel reads a key-value neuron times a query neuron (``analysis.selector_share``)
+#: the ``analysis.selector_share`` from which a merged group is the construction's output neuron
 SELECTOR_SHARE = 0.99
 
 
 def held_out_values(rows: list[MemberRow]) -> list[tuple[str, float, str]]:
-    """(id, value, note) over every member of ``rows`` (the held-out seeds): Table 1's four
-    numbers as medians over them (``table1.*_median``), and the share of the groups merged in
-    any of them whose neuron is the construction's output neuron (``fig2.merged_is_output_neuron``,
-    share at least SELECTOR_SHARE; NaN with "premise fails" when no group merged)."""
+    """(id, value, note): Table 1's medians over ``rows`` (``table1.*_median``), the share of merged
+    groups that are the output neuron (``fig2.merged_is_output_neuron``; NaN: none merged)."""
     if not rows:
         raise ValueError("no members")
     out = [
@@ -161,8 +145,7 @@ def held_out_values(rows: list[MemberRow]) -> list[tuple[str, float, str]]:
 
 @dataclasses.dataclass(frozen=True)
 class PruneStep:
-    """One pruning threshold: the hidden and output neurons ``analysis.prune`` keeps and the
-    largest change of the output on the probe inputs."""
+    """One pruning threshold; ``change``: the largest change of the output on the probe inputs."""
 
     threshold: float
     hidden: int
@@ -171,8 +154,7 @@ class PruneStep:
 
 
 def prune_sweep(net, x, thresholds=THRESHOLDS) -> list[PruneStep]:
-    """A PruneStep per threshold of ``thresholds``: the network ``net`` pruned at it, and the
-    largest change of its output on the inputs ``x`` (B, T, d)."""
+    """A PruneStep per threshold: ``net`` pruned there, its change measured on ``x`` (B, T, d)."""
     steps = []
     for tol in thresholds:
         pr = analysis.prune(net, tol)
@@ -183,11 +165,8 @@ def prune_sweep(net, x, thresholds=THRESHOLDS) -> list[PruneStep]:
 
 @dataclasses.dataclass(frozen=True)
 class Spectrum:
-    """The state spectrum of one group of one network (``analysis.state_spectrum``: singular
-    values of the group's states over a batch, relative to the largest). ``within``: the
-    largest ratio of neighbours within the first ``shown`` values (the construction's
-    ``count``, or fewer where the group is smaller); ``drop``: the ratio right after the count
-    (None: the group has no surplus)."""
+    """One group's ``analysis.state_spectrum``: ``within`` the largest neighbour ratio in the first
+    ``shown`` (min(count, size)); ``drop`` the ratio right after ``count`` (None: no surplus)."""
 
     label: str
     group: str
@@ -200,9 +179,8 @@ class Spectrum:
 
 
 def spectra(label: str, net: analysis.Network, groups, x, counts: dict[str, int]) -> list:
-    """A Spectrum per group of a network; ``groups``: its ``analysis.LamGroups``; ``x`` (B, T,
-    d) the batch; ``counts``: group name ("key-value", "query") -> the construction's count of
-    directions, in the order of (groups.one, groups.zero)."""
+    """A Spectrum per group of ``groups`` (``LamGroups``) over ``x`` (B, T, d); ``counts``: group
+    name ("key-value", "query") -> the construction's directions, as (groups.one, groups.zero)."""
     out = []
     for group, idx in zip(counts, (groups.one, groups.zero), strict=True):
         s = analysis.state_spectrum(net, x, idx)
@@ -216,8 +194,7 @@ def spectra(label: str, net: analysis.Network, groups, x, counts: dict[str, int]
 
 
 def member_spectra(construction, rows: list[MemberRow], x, counts: dict[str, int]) -> list:
-    """The spectra of ``construction`` (grouped by its lam), then of each member's pruned
-    network (``rows``), over the batch ``x``."""
+    """The spectra of ``construction``, then of each member's pruned network, over ``x``."""
     out = spectra("construction", construction, analysis.lam_groups(construction), x, counts)
     for row in rows:
         out += spectra(f"seed {row.seed}", row.rev.pruned.net, row.rev.groups, x, counts)
@@ -226,8 +203,7 @@ def member_spectra(construction, rows: list[MemberRow], x, counts: dict[str, int
 
 @dataclasses.dataclass(frozen=True)
 class MachineRow:
-    """One seed trained on one machine (``device``): its counts after pruning and its
-    normalised held-out loss."""
+    """One seed trained on one machine (``device``)."""
 
     seed: int
     device: str
@@ -240,8 +216,7 @@ class MachineRow:
 
 
 def machine_rows(found) -> list[MachineRow]:
-    """A MachineRow per (run, MemberRow) of ``found``, by seed (the runs' order within a
-    seed)."""
+    """A MachineRow per (run, MemberRow) of ``found``, by seed, stable."""
     rows = [
         MachineRow(
             row.seed,
@@ -259,6 +234,5 @@ def machine_rows(found) -> list[MachineRow]:
 
 
 def wilson_ends(n: int) -> tuple[float, float]:
-    """(the upper end of the Wilson 95% interval of 0 of ``n``, the lower end of that of ``n``
-    of ``n``): how roughly ``n`` seeds pin a fraction down."""
+    """(the Wilson 95% upper end of 0 of ``n``, the lower end of ``n`` of ``n``)."""
     return analysis.wilson_interval(0, n)[1], analysis.wilson_interval(n, n)[0]

@@ -14,14 +14,9 @@ from ..models.attention import LinearSelfAttention
 
 
 def planted_merge_group(teacher: LinearSelfAttention) -> tuple[Network, list[int]]:
-    """The symmetric construction of ``teacher`` with output-gating neuron 0 split into three
-    neurons that together are one neuron in disguise; returns (the network, the three indices).
-
-    (a.h)(b.h) = ((a+b).h)^2/4 - ((a-b).h)^2/4: two neurons with rank-1 kernels, the second split
-    once more into 0.7 and 0.3 of its readout (the planted group of
-    tests/test_analysis_merging.py). The network computes the same function as the construction;
-    none of the three alone has the construction's pattern, their sum does.
-    """
+    """(the symmetric construction of ``teacher`` with output neuron 0 split into three, their
+    indices): (a.h)(b.h) = ((a+b).h)^2/4 - ((a-b).h)^2/4, the second split once more into 0.7 and
+    0.3 of its readout. Same function; only the three together have the construction's pattern."""
     p = network(construct_rnn(teacher, "symmetric"))
     a, b, d0 = p.W_out1[0], p.W_out2[0], p.D[:, 0]
     w1 = torch.stack([(a + b) / 2, (a - b) / 2, (a - b) / 2])
@@ -37,10 +32,8 @@ def planted_merge_group(teacher: LinearSelfAttention) -> tuple[Network, list[int
 
 @dataclasses.dataclass(frozen=True)
 class MergeShown:
-    """The group Fig. 2C draws: ``net`` and the indices ``group`` of its output-gating neurons;
-    ``seed``: the member whose pruned network it is (None: the planted group); ``error``: the
-    merge's relative error (trained), or ``found``: the groups ``analysis.merge`` finds in the
-    planted network."""
+    """The group Fig. 2C draws (``seed``: its member; None: planted); ``error``: the merge's
+    relative error (trained); ``found``: the groups ``analysis.merge`` finds (planted)."""
 
     net: Network
     group: list[int]
@@ -55,9 +48,7 @@ class MergeShown:
 
 
 def merge_figure_group(rows, teacher: LinearSelfAttention) -> MergeShown:
-    """The group of output-gating neurons Fig. 2C draws: the first group merged in any member
-    of ``rows`` (``teacher_members.MemberRow``, in order) with its pruned network, or, when none
-    merged, the planted group of ``planted_merge_group(teacher)``."""
+    """The first group merged in any member of ``rows`` (``MemberRow``s), else the planted one."""
     merged = [row for row in rows if row.merged]
     if merged:
         r = merged[0].rev

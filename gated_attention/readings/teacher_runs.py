@@ -12,10 +12,8 @@ from .teacher_members import member_rows, spectra
 
 @dataclasses.dataclass(frozen=True)
 class RunFacts:
-    """Where and how a recorded teacher-identification run trained. ``paper_profile``: its
-    config is the paper profile's with its own seeds (``same_seeds``: and the paper's seeds);
-    ``resumed``: the step it resumed from once (0: never); ``minutes``: the training time (of
-    the remaining steps, where resumed)."""
+    """Where and how a recorded run trained; ``paper_profile``: the paper's config but seeds;
+    ``resumed``: the step it resumed from (0: never), ``minutes`` then of the steps after it."""
 
     name: str
     seeds: tuple[int, ...]
@@ -70,10 +68,8 @@ def run_facts(run, paper) -> RunFacts:
 
 
 def paper_members(runs, x, counts: dict[str, int], *, prune_tol: float):
-    """Every member of the recorded paper-budget ``runs``, read with
-    ``teacher_members.member_rows`` at ``prune_tol``, and the state spectra of its groups
-    (``teacher_members.spectra`` over the batch ``x``; ``counts``: the construction's count
-    per group). Returns ([(run, MemberRow)], [Spectrum])."""
+    """([(run, MemberRow)], [Spectrum]) of every member of the paper-budget ``runs`` (``spectra``
+    over ``x`` of its groups; ``counts``: the construction's count per group)."""
     found, shown = [], []
     for run in runs:
         for row in member_rows(run, prune_tol=prune_tol):
@@ -85,10 +81,8 @@ def paper_members(runs, x, counts: dict[str, int], *, prune_tol: float):
 
 @dataclasses.dataclass(frozen=True)
 class Drops:
-    """Over the spectra with a surplus (``surplus`` of them): in how many the drop right after
-    the construction's count exceeds every ratio within it (``above``; ``all_above``: in
-    every one), in how many it exceeds ten; the smallest and largest drop and the largest
-    ratio within (NaN without a surplus)."""
+    """Over the ``surplus`` spectra with a surplus: ``above`` those whose drop exceeds every ratio
+    within, ``over_ten``; the lowest and highest drop and largest within (NaN: none)."""
 
     surplus: int
     above: int
@@ -100,7 +94,7 @@ class Drops:
 
 
 def drops(shown) -> Drops:
-    """The Drops of the spectra ``shown`` (``teacher_members.Spectrum``) that have a surplus."""
+    """The Drops of the spectra ``shown`` that have a surplus."""
     pairs = [(s.within, s.drop) for s in shown if s.drop is not None]
     nan = float("nan")
     return Drops(

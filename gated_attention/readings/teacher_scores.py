@@ -1,10 +1,7 @@
-"""Fig. 2 and Table 1 over every seed of a run: the values of their scorecard rows, read from
-the members (``teacher_members.MemberRow``), for
-``scorecard.record(**vars(row), profile=..., budget=...)``.
-
-A row's note names the tuning seeds among its seeds (``tuning_label``); ``late`` maps the ids
-whose rule came after the recorded run a build's rows were read from to the note that says so
-(``report.scorecard.RULE_AFTER``): such a row does not decide its claim."""
+"""Fig. 2 and Table 1 over every seed of a run: their scorecard rows from the members
+(``teacher_members.MemberRow``), for ``scorecard.record(**vars(row), profile=..., budget=...)``.
+``late``: id -> the note (``scorecard.RULE_AFTER``) of a row whose rule came after its run: such
+a row does not decide its claim."""
 
 from __future__ import annotations
 
@@ -27,8 +24,7 @@ COUNTS = (
 
 @dataclasses.dataclass(frozen=True)
 class ScoreRow:
-    """The values of one scorecard row, as ``report.scorecard.record`` takes them (its keyword
-    names); the chapter adds the profile, the budget and the run."""
+    """One scorecard row as ``record``'s keywords; the chapter adds profile, budget and run."""
 
     id: str
     ours: float
@@ -51,16 +47,14 @@ def tuning_label(seeds) -> str:
 
 
 def seeds_budget(budget: Callable[..., str], steps: int, T: int, seeds) -> str:
-    """``budget`` (``report.verdict.budget``) of Fig. 2 for ``seeds`` (a run's seeds) trained
-    ``steps`` at ``T``, with ``tuning_label`` appended where any of ``seeds`` tuned the
-    optimiser: such rows are never held out."""
+    """``budget`` (``report.verdict.budget``) of Fig. 2 for ``seeds``, with their ``tuning_label``
+    (such rows are never held out)."""
     text, label = budget("fig2", steps=steps, T=T, seeds=len(seeds)), tuning_label(seeds)
     return f"{text}; {label}" if label else text
 
 
 def _row(id_, value, rows, *, late: Mapping[str, str] | None = None, note: str = "", **kw):
-    """A ScoreRow over the members ``rows``, its note: ``late``'s note for ``id_``, then
-    ``tuning_label`` of their seeds, then ``note``."""
+    """A ScoreRow over ``rows``, noted ``late[id_]``; ``tuning_label``; ``note``."""
     rule, tuning = (late or {}).get(id_, ""), tuning_label([r.seed for r in rows])
     note = "; ".join(t for t in (rule, tuning, note) if t)
     return ScoreRow(id_, value, seeds=len(rows), note=note, **kw)
@@ -72,8 +66,7 @@ def paper_counts(values: Mapping[str, Mapping]) -> dict[str, int]:
 
 
 def paper_row(paper: Mapping[str, int]) -> dict:
-    """The paper's counts (``paper_counts``) as a row of the member table: the fields of
-    ``teacher_members.MemberRow`` shown, None where the paper gives none."""
+    """The paper's counts (``paper_counts``) as a member-table row, None where it gives none."""
     return {
         "seed": "paper",
         "hidden": paper["fig2.hidden_after_pruning"],
@@ -86,9 +79,7 @@ def paper_row(paper: Mapping[str, int]) -> dict:
 
 
 def count_values(rows: list, paper: Mapping[str, int]) -> list[tuple[str, float, tuple, str]]:
-    """(id, median over the seeds, (smallest, largest), note) of each count of Fig. 2A/B over
-    every member of ``rows``; the note says how many seeds have exactly the paper's count
-    (``paper``: ``paper_counts``)."""
+    """(id, median, (min, max), note: seeds at the paper's count) per count of Fig. 2A/B."""
     if not rows:
         raise ValueError("no members")
     out = []
@@ -126,9 +117,8 @@ def fraction_rows(rows: list, *, late: Mapping[str, str] | None = None) -> list:
 
 
 def merged_output_value(rows: list) -> tuple[float, tuple[float, float], str]:
-    """App. C.2 over seeds: (the share of ``rows`` with a merged output-gating group whose neuron
-    is the construction's output neuron, ``analysis.selector_share`` at least SELECTOR_SHARE;
-    its Wilson 95% interval; a note naming those seeds and counting every merged group)."""
+    """App. C.2 over seeds: (share of ``rows`` with a merged group that is the construction's
+    output neuron, its Wilson 95% interval, a note naming them and counting every merged group)."""
     if not rows:
         raise ValueError("no members")
     found, groups, three, low, unsearched = [], 0, 0, [], []
@@ -155,9 +145,7 @@ def merged_output_value(rows: list) -> tuple[float, tuple[float, float], str]:
 
 
 def seed_rows(rows: list, *, late: Mapping[str, str] | None = None) -> list:
-    """The rows over every seed of ``rows``: Table 1's medians
-    (``teacher_members.held_out_values``) and App. C.2's merging over seeds
-    (``merged_output_value``)."""
+    """Table 1's medians (``held_out_values``) and App. C.2's ``merged_output_value``."""
     out = [
         _row(id_, value, rows, late=late, note=note)
         for id_, value, note in held_out_values(rows)
@@ -171,8 +159,7 @@ def seed_rows(rows: list, *, late: Mapping[str, str] | None = None) -> list:
 
 
 def merge_rows(rows: list, *, note: bool = False, late: Mapping[str, str] | None = None) -> list:
-    """The row ``fig2.merge_found`` (members with a merged output group; ``note``: name their
-    seeds), then Table 1's medians and App. C.2's share of seeds (``seed_rows``)."""
+    """The row ``fig2.merge_found`` (``note``: name the seeds), then ``seed_rows``."""
     merged = [str(row.seed) for row in rows if row.merged]
     text = f"seeds with a merged group: {', '.join(merged) or 'none'}" if note else ""
     found = _row("fig2.merge_found", len(merged), rows, late=late, note=text)
@@ -187,9 +174,8 @@ def first_seed_rows(
     prune_tol: float | None = None,
     late: Mapping[str, str] | None = None,
 ) -> list:
-    """Table 1's loss (``eval_loss``), Score KV, Score Q and polynomial distance of the first
-    member of ``rows``; with ``prune_tol`` (and ``teacher_var``), each note says which seed of
-    how many, the threshold and the largest output change over the seeds."""
+    """Table 1's rows of the first member of ``rows``; with ``prune_tol`` (and ``teacher_var``)
+    the notes say which seed, the threshold and the largest output change over the seeds."""
     first = rows[0]
     values = [
         ("table1.loss", eval_loss, ""),
@@ -213,6 +199,5 @@ def first_seed_rows(
 
 
 def rung_rows(rows: list, paper: Mapping[str, int]) -> list:
-    """The Fig. 2 rows of one run (a rung of the surplus ladder), each over all its seeds: the
-    counts (``count_rows``), the fractions and ``merge_rows``."""
+    """The Fig. 2 rows of one rung of the surplus ladder, each over all its seeds."""
     return count_rows(rows, paper) + fraction_rows(rows) + merge_rows(rows)

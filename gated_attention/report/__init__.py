@@ -1,6 +1,5 @@
-"""Report: the generic views the chapters show. The scorecard and the verdicts, the one table
-renderer, and the figures. Readings of runs (typed rows) live in ``readings`` below; sentences
-and captions live in the chapters.
+"""Report: the scorecard and the verdicts, the one table renderer, and the figures (readings of
+runs live in ``readings``; sentences and captions in the chapters).
 
 Modules:
     rows               one scorecard row (``Record``) and how its cells read

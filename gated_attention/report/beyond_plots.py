@@ -1,8 +1,5 @@
 """Figures of the chapter "Beyond the paper": output-gating neurons against d, the
-capped-memory error law, and what capped training does.
-
-Every ``plot_`` function draws what it is given and returns the figure; the chapter shows it.
-The law they draw and the rows they read are ``readings.beyond``'s.
+capped-memory error law, and what capped training does (the law and rows: ``readings.beyond``).
 
 Glossary (code name -> symbol):
     x        T (1 - lam_max), the memory deficit of a capped key-value neuron
@@ -51,26 +48,18 @@ def plot_capped_law(
     points_by_banks: Mapping[int, Sequence], fit: tuple[float, float]
 ) -> plt.Figure:
     """Relative error at step T against x = T (1 - lam_max), log-log: measured points (one
-    marker per lam_max) for each number of banks, the law e_p(x) (dashed), and the fit
-    window
-    ``fit = (lo, hi)`` shaded."""
+    marker per lam_max) per number of banks, the law e_p(x) (dashed), the fit window shaded."""
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     colours = {1: "C0", 2: "C3"}
     markers = {}
     for banks, points in points_by_banks.items():
+        colour = colours.get(banks, "C2")
         for p in points:
             mk = markers.setdefault(p.lam_max, "os^vD"[len(markers) % 5])
-            colour = colours.get(banks, "C2")
             ax.scatter(p.x, p.error, marker=mk, color=colour, s=22, zorder=3)
         xs = np.geomspace(min(p.x for p in points), max(p.x for p in points), 200)
-        ax.plot(
-            xs,
-            law(xs, banks),
-            "--",
-            color=colours.get(banks, "C2"),
-            lw=1,
-            label=f"{banks} bank{'s' if banks > 1 else ''}: law $e_{banks}(x)$",
-        )
+        label = f"{banks} bank{'s' if banks > 1 else ''}: law $e_{banks}(x)$"
+        ax.plot(xs, law(xs, banks), "--", color=colour, lw=1, label=label)
     for lam_max, mk in markers.items():
         ax.scatter([], [], marker=mk, color="grey", label=f"lam_max = {lam_max:g}")
     ax.axvspan(*fit, color="grey", alpha=0.12, label="fit window")
@@ -88,10 +77,9 @@ def plot_capped_training(
     rows: Sequence,
     constructions: Mapping[str, Mapping[tuple[int, float], Sequence[float]]],
 ) -> plt.Figure:
-    """Two panels. Left: normalised held-out loss of every capped student (points) and of
-    the capped constructions on the same teachers (short lines, one style per
-    construction) per (T, lam_max). Right: the sorted lam of the pruned students of the
-    largest T, one line per (cap, seed).
+    """Left: normalised held-out loss of every capped student (points) and of the capped
+    constructions on the same teachers (short lines) per (T, lam_max). Right: the sorted lam of
+    the pruned students of the largest T, one line per (cap, seed).
 
     ``rows``: ``readings.beyond.CappedStudent``s; ``constructions``: label ->
     {(T, lam_max): the construction's loss per seed} (``capped_construction_loss``).

@@ -1,11 +1,10 @@
 """The budget a scorecard row was trained with, as text, against the paper's budget, and back.
 
-    budget   steps and T, their share of the paper's steps x T, seeds (a row's text)
-    budget_size    steps x T read back from such a text (0 for a row that needs no training)
+    budget        steps and T, their share of the paper's steps x T, seeds (a row's text)
+    budget_size   steps x T read back from such a text (0 for a row that needs no training)
 
-The share counts steps x T, the sequence steps trained on: 15,000 steps at T = 8 are 0.38% of
-the paper's 1,000,000 steps at T = 32, not 1.5%. ``verdict`` re-exports ``budget``: the
-chapters call ``verdict.budget``.
+The share counts steps x T: 15,000 steps at T = 8 are 0.38% of the paper's 1,000,000 steps at
+T = 32, not 1.5%. The chapters call ``verdict.budget`` (a re-export).
 """
 
 from __future__ import annotations
@@ -23,12 +22,10 @@ def _claims() -> dict[str, dict]:
 
 
 def budget(claim_id: str, *, steps: int, T: int | None = None, seeds: int | None = None) -> str:
-    """What a row of ``claim_id`` was trained with, against the paper's budget.
+    """What a row of ``claim_id`` was trained with, against the paper's budget (steps x T).
 
-    The share of the paper's budget counts steps x T. ``T``: the sequence length trained at;
-    None where the task fixes it at the paper's own T (the in-context regression of Sec. 5,
-    T = 12): the text then names the paper's T as the row's, and the share of steps is the
-    share of steps x T.
+    ``T``: the sequence length trained at; None where the task fixes it at the paper's own T
+    (Sec. 5's in-context regression, T = 12): the text then names the paper's T as the row's.
 
     >>> budget("fig2", steps=10_000, T=8, seeds=5)
     "10,000 steps at T = 8: 0.25% of the paper's 1,000,000 steps at T = 32 (steps x T); 5 seeds"

@@ -7,17 +7,11 @@
     status            per claim and budget, from its central rows
     with_budget_free  a recorded run's rows, with this build's rows that need no training
 
-A row is undecided when its premise fails (its note says "premise fails": e.g. a family it
-compares did not learn, or too few of its seeds did), its rule was set after its run (note
-``scorecard.RULE_AFTER``) or its interval over seeds straddles its criterion's threshold
-(``scorecard.straddles``: the seeds cannot decide); the others decide. The status of a claim:
-reproduced: every central row measured, decided and passing; partly: some decided rows pass,
-some miss or are not measured; not: every decided row misses; "partly where decidable" and "not
-where decidable": the same with some rows undecided (a decidable miss is never hidden by an
-undecided row; where the largest budget is undecided, the headline adds the largest budget whose
-rows decide); undecided: no decided row misses and some are undecided; not scored: no central row
-measured; None: no row at all. A claim about every case its rows test (``every`` in
-paper_values.json) does not hold, not partly, when one decided row misses.
+Statuses: reproduced (every central row measured, decided and passing); partly (some decided rows
+pass, some miss or are not measured); not (every decided row misses, or one does for a claim about
+every case its rows test, ``every``); "partly where decidable", "not where decidable" (the same
+with some rows undecided: a decidable miss is never hidden by an undecided row); undecided (no
+decided row misses, some are undecided); not scored (no central row measured); None (no row).
 """
 
 from __future__ import annotations
@@ -60,22 +54,20 @@ class Claim:
 def claims() -> list[Claim]:
     """The claims of paper_values.json, in file order."""
     text = resources.files("gated_attention.report").joinpath("paper_values.json").read_text()
-    out = []
-    for c in json.loads(text)["claims"]:
-        out.append(
-            Claim(
-                id=c["id"],
-                claim=c["claim"],
-                chapter=c["chapter"],
-                central=tuple(c["central"]),
-                rows=tuple(c.get("rows", ())),
-                paper_budget=c.get("paper_budget"),
-                ours=c.get("ours", ""),
-                beyond=bool(c.get("beyond", False)),
-                every=bool(c.get("every", False)),
-            )
+    return [
+        Claim(
+            id=c["id"],
+            claim=c["claim"],
+            chapter=c["chapter"],
+            central=tuple(c["central"]),
+            rows=tuple(c.get("rows", ())),
+            paper_budget=c.get("paper_budget"),
+            ours=c.get("ours", ""),
+            beyond=bool(c.get("beyond", False)),
+            every=bool(c.get("every", False)),
         )
-    return out
+        for c in json.loads(text)["claims"]
+    ]
 
 
 def claim_of(record_id: str, all_claims: list[Claim] | None = None) -> Claim | None:

@@ -1,7 +1,4 @@
-"""The figure of Fig. 3A-C's loss edge: every seed's excess loss against the student's size.
-
-plot_edges   every seed's excess loss against n = m, the median, the levels of the edge
-"""
+"""The figure of Fig. 3A-C's loss edge: every seed's excess loss against the student's size."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """How each chapter of this build was executed: profile, wall time, status and versions.
 
-The book's executor (``tools/book.py``) records every chapter it runs, right after running it,
-with ``record_chapter``, into ``<build>/execution/<profile>.json`` (``<build>`` as for the
-scorecard: ``_build``, or ``$GATED_ATTENTION_BUILD``)::
+``tools.book`` records each chapter right after running it (``record_chapter``) into
+``<build>/execution/<profile>.json`` (``<build>``: ``scorecard.build_dir``)::
 
     {"profile": "quick",
      "chapters": {"construction": {"status": "ok", "wall_s": 6.5,
@@ -10,13 +9,9 @@ scorecard: ``_build``, or ``$GATED_ATTENTION_BUILD``)::
                                    "python": "3.11.7", "torch": "2.13.0+cpu", "numpy": "2.4.6",
                                    "gated_attention": "0.1.0", "device": "cpu"}, ...}}
 
-Chapters keep the order in which they were first recorded (that of ``_toc.yml`` for a full
-run). The versions are those of the executor's interpreter, which is also the chapters' kernel
-(``make`` puts the same virtual environment first on PATH). The older record
-``<build>/execution-times-<profile>.json`` (``{chapter: seconds}``) is read when there is no
-new one; its versions show as unknown.
-
-``show(profile)`` displays the table in a notebook (book/execution_status.md).
+Chapters keep the order they were first recorded in; the versions are the executor's, which is
+also the chapters' kernel. Without that file, ``<build>/execution-times-<profile>.json``
+(``{chapter: seconds}``) is read, its versions unknown. ``show``: book/execution_status.md.
 """
 
 from __future__ import annotations

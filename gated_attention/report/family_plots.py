@@ -1,8 +1,5 @@
 """The figures of the architecture chapters (Fig. 4A/B): each family's final loss against its
-parameter count, log-log, one run or the same run at two budgets side by side.
-
-    plot_loss_vs_params   seed mean (line) and min-max over seeds (band) per family
-    plot_budgets          ``plot_loss_vs_params`` of several runs side by side, one legend
+parameter count, log-log (``plot_loss_vs_params``), or several runs side by side (``plot_budgets``).
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ Glossary (code name -> paper symbol -> section):
                     key-value neurons (lam = 1) and the query neurons (lam = 0) of Fig. 1
 
 ``plot_construction`` takes a constructed ``GatedRNN`` (Fig. 1) or a trained, pruned and
-reordered ``analysis.Network`` (Fig. 2B); ``lam_blocks`` finds the lam = 1 / lam = 0 blocks of
-either.
+reordered ``analysis.Network`` (Fig. 2B).
 """
 
 from __future__ import annotations
@@ -35,10 +34,8 @@ Groups = Sequence[tuple[str, int, int]]
 
 
 def lam_blocks(lam: torch.Tensor, atol: float = 1e-6) -> list[tuple[str, int, int]]:
-    """Contiguous runs of neurons with lam ~ 1 ("key-value"), lam ~ 0 ("query") or in between.
-
-    Returns ``[(label, start, stop), ...]`` covering 0 .. len(lam), in order.
-    """
+    """Contiguous runs of neurons with lam ~ 1 ("key-value"), lam ~ 0 ("query") or in between:
+    ``[(label, start, stop), ...]`` covering 0 .. len(lam), in order."""
     lam = torch.as_tensor(lam).detach().to(torch.float64).reshape(-1)
     if lam.numel() == 0:
         return []
@@ -83,8 +80,7 @@ def _heatmap(ax, W: np.ndarray, title: str, cmap: str = "RdBu_r", vmin=None, vma
 
 
 def _column_labels(ax, labels: Sequence[str], upright_above: int = 5) -> None:
-    """Label the columns of a heat map; more than ``upright_above`` labels stand upright, so
-    that they do not overlap."""
+    """Label a heat map's columns; more than ``upright_above`` labels stand upright."""
     rotation = 90 if len(labels) > upright_above else 0
     ax.set_xticks(range(len(labels)), labels, fontsize=9, rotation=rotation)
 
@@ -118,13 +114,11 @@ def plot_construction(
         hidden_groups: blocks of hidden neurons, ``[(label, start, stop), ...]``, marked by lines
             and labelled; "lam" (default) finds them from lam (``lam_blocks``); None: no marks.
         output_groups: blocks of output-gating neurons, marked the same way.
-        title: the figure's title.
-        lam_atol: how close to 1 (or 0) lam must be to count as 1 (or 0) for hidden_groups="lam";
-            a trained network's lam is rarely exact.
-    Top row: the hidden neurons (rows) and what they read from x~ = [x; 1] (columns), and lam
-    (with side gating also W_side and D^T). Bottom row (output gating): the output-gating
-    neurons (rows), which hidden neurons they read (columns), and D^T. Each panel has its own
-    symmetric colour scale (lam: 0 to 1).
+        lam_atol: lam's distance to 1 (or 0) that counts as 1 (or 0) for hidden_groups="lam"; a
+            trained network's lam is rarely exact.
+    Top row: hidden neurons (rows) against x~ = [x; 1] (columns), and lam (side gating: also
+    W_side and D^T). Bottom row (output gating): output-gating neurons (rows) against the hidden
+    neurons, and D^T. Each panel has its own symmetric colour scale (lam: 0 to 1).
     """
     if isinstance(rnn, Network):
         rnn = rnn.rnn()
@@ -157,8 +151,7 @@ def plot_construction(
 
 
 def _hidden_row(sub, rnn: GatedRNN, W: dict, lam, top, hidden, x_labels, y_labels) -> None:
-    """``plot_construction``'s top row: the panels ``top`` (W_in1, W_in2, lam; with side gating
-    W_side and D^T too), hidden neurons as rows, their blocks ``hidden`` marked."""
+    """``plot_construction``'s top row: the panels ``top``, their blocks ``hidden`` marked."""
     d = rnn.d
     widths = {"W_in1": d + 1, "W_in2": d + 1, "lam": 1, "W_side": d + 1, "D^T": rnn.d_out}
     axes = sub.subplots(1, len(top), width_ratios=[max(widths[k], 1.5) for k in top])
@@ -178,8 +171,7 @@ def _hidden_row(sub, rnn: GatedRNN, W: dict, lam, top, hidden, x_labels, y_label
 
 
 def _output_row(sub, rnn: GatedRNN, W: dict, hidden, output, y_labels) -> None:
-    """``plot_construction``'s bottom row (output gating): W_out1, W_out2 (output-gating
-    neurons as rows, the hidden neurons they read as columns) and D^T."""
+    """``plot_construction``'s bottom row (output gating): W_out1, W_out2 and D^T."""
     n = rnn.n
     axes = sub.subplots(1, 3, width_ratios=[n, n, max(rnn.d_out, 2)])
     for ax, key in zip(axes, ["W_out1", "W_out2", "D^T"], strict=True):
@@ -250,11 +242,10 @@ def plot_error_vs_eps(
 
     Args:
         curves: label -> (eps values, relative errors), one line per linearised construction.
-        exact: label -> the error of a construction that does not depend on eps (Mamba),
-            drawn as a horizontal dotted line with its value written on it.
-        guide_slope: the slope of the dashed guide line (eps^2: the constructions' Taylor order),
-            drawn a factor 3 below the lowest curve at the largest eps.
-        title: the axes' title.
+        exact: label -> the error of a construction that does not depend on eps (Mamba), a
+            horizontal dotted line with its value written on it.
+        guide_slope: of the dashed guide line (eps^2: the constructions' Taylor order), a factor
+            3 below the lowest curve at the largest eps.
     """
     if not curves:
         raise ValueError("curves must hold at least one (eps, errors) pair")

@@ -1,11 +1,6 @@
 """Figures of the associative recall chapter (App. D.3, Fig. 7): accuracy and loss against
-size, the key-value blocks in the layout of Fig. 7, and the squared-difference fit. The numbers
-they draw beside are ``readings.recall``'s; this module only draws.
-
-    LABELS              the gatings' labels (legends, and the chapter's table headings)
-    plot_accuracy_loss  held-out accuracy and loss against n, every seed and the seed mean
-    plot_blocks         the key-value block of every key-value neuron of one network
-    plot_sd_fit         one network's outputs against its squared-difference fit
+size, the key-value blocks in the layout of Fig. 7, and the squared-difference fit (the numbers
+beside them: ``readings.recall``). ``LABELS``: the gatings' labels (legends, table headings).
 """
 
 from __future__ import annotations
@@ -28,8 +23,7 @@ _STYLE = {"io": ("C0", "o"), "side": ("C3", "s"), "io-ce": ("C2", "^")}
 
 def plot_accuracy_loss(config, tensors) -> plt.Figure:
     """Held-out accuracy and loss against n for each gating: every seed (dots), seed mean (line).
-    The loss panel shows the MSE-trained gatings only (the ablation's loss is a cross-entropy).
-    One legend for both panels, below them, so that it covers no data."""
+    The loss panel shows the MSE-trained gatings only (the ablation's loss is a cross-entropy)."""
     fig, (ax_a, ax_l) = plt.subplots(1, 2, figsize=(7.5, 3.9), layout="constrained")
     for gating in config.gatings:
         color, marker = _STYLE[gating]

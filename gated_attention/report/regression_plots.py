@@ -1,15 +1,11 @@
 """Figures of the in-context regression chapters ("One step of gradient descent", "RNNs learn
 gradient descent"): the GD network's weights, training curves, the polynomial's coefficients, the
-memory of the trained networks and Fig. 3C.
+memory of the trained networks.
 
 Glossary (code name -> paper symbol -> section):
     eta_star     eta* = 5/74, the optimal GD step size                     Sec. 5.1 / App. D.2
     gd_loss      7/74, the loss of one optimal GD step                     Sec. 5.2
     coefs        coefficients of x_t[i] y_t[1] x_q[i], (seeds, t, i)      Table 2
-    gap_table    (RNN loss - GD loss) / GD loss, (sizes, seeds)            Fig. 3C
-
-Every function draws numbers it is given (or reads off the network it is given) and returns the
-figure; the chapters show it.
 """
 
 from __future__ import annotations
@@ -28,11 +24,8 @@ STEPS, D_X, D_Z = 12, 3, 6
 
 
 def plot_gd_rnn_weights(rnn: GatedRNN) -> plt.Figure:
-    """W_in1, W_in2, W_out1, W_out2 and D of a gated RNN as five heat maps, no ticks.
-
-    Each panel has its own symmetric colour scale (blue negative, red positive); rows are the
-    hidden neurons (input gating), the output-gating neurons (output gating) and the outputs (D).
-    """
+    """W_in1, W_in2, W_out1, W_out2 and D of a gated RNN as five heat maps, no ticks, each with
+    its own symmetric colour scale (blue negative, red positive)."""
     fig, axes = plt.subplots(
         1, 5, figsize=(7.5, 2.4), gridspec_kw={"width_ratios": [7, 7, 12, 12, 9]}
     )

@@ -48,8 +48,7 @@ class Record:
     note: str = ""
     run: str = ""  # the recorded run scored (a paper-budget run shipped with the package), if any
     budget: str = ""  # what it was trained with, against the paper's budget (verdict.budget)
-    # what the criterion compares against when it is not the paper's value: always ours (a
-    # derivation or a construction of this companion), shown labelled so (``paper_cell``)
+    # what the criterion compares against when not the paper's value: always ours (paper_cell)
     reference: float | int | str | None = None
     # (low, high) of ours over seeds (None: a single value, or an open end); words say how
     interval: tuple | list | None = None
@@ -77,10 +76,8 @@ def fmt(x) -> str:
 
 
 def straddles(r: Record) -> float | None:
-    """The threshold of the row's criterion (max or range) that its interval over seeds
-    straddles, so that it would pass at one end and miss at the other (the seeds cannot decide
-    it); None when the interval lies on one side of every threshold, or there is none
-    (``straddled``)."""
+    """The threshold of the row's criterion that its interval over seeds straddles (it would pass
+    at one end and miss at the other: the seeds cannot decide), or None (``straddled``)."""
     return straddled(r.criterion, r.tolerance, r.interval)
 
 
@@ -93,15 +90,10 @@ def straddled(criterion: str, tolerance, interval) -> float | None:
     lo, hi = interval
     lo = -math.inf if lo is None else lo
     hi = math.inf if hi is None else hi
-    upper = [tolerance] if criterion == "max" else [tolerance[1]]
-    lower = [] if criterion == "max" else [tolerance[0]]
-    for t in lower:
-        if lo < t <= hi:
-            return t
-    for t in upper:
-        if lo <= t < hi:
-            return t
-    return None
+    if criterion == "range" and lo < tolerance[0] <= hi:
+        return tolerance[0]
+    upper = tolerance if criterion == "max" else tolerance[1]
+    return upper if lo <= upper < hi else None
 
 
 def ours_cell(r: Record) -> str:

@@ -1,10 +1,8 @@
-"""The words a scorecard row's note carries when the run it was read from is a recorded one:
-the commit that trained it, and whether that code is today's (``readings.provenance``).
+"""The words a scorecard row's note carries when its run is a recorded one: the commit that
+trained it, and whether that code is today's (``readings.provenance``).
 
-    trained_by(result)          "trained by the code at commit <short sha>" and whether that
-                                code is today's; "" for a run trained in this build
-    with_source(rows, result)   this build's rows read from ``result``, stored again with those
-                                words in their notes (a quick run recorded with older code says so)
+    trained_by    those words for a run ("" for one trained in this build)
+    with_source   this build's rows read from a run, stored again with those words in their notes
 """
 
 from __future__ import annotations
@@ -20,9 +18,8 @@ TRAINED_BY = "trained by the code at commit"
 
 def trained_by(result: RunResult) -> str:
     """ "" for a run trained in this build (or loaded from its cache); for a recorded run,
-    "trained by the code at commit <short sha> (recorded run <name>)" and whether the code that
-    trains its config today is that code ("training code unchanged since" or "not today's
-    code: its training code has changed since"), from the code hashes (``cache.code_hash``)."""
+    "trained by the code at commit <short sha>" and whether today's code for its config is that
+    code (from the code hashes, ``cache.code_hash``)."""
     if not result.provenance:
         return ""
     same = same_code(result)
@@ -35,12 +32,9 @@ def trained_by(result: RunResult) -> str:
 
 
 def with_source(records: list, result: RunResult) -> list:
-    """This build's rows ``records`` (``scorecard.Record``) computed from ``result``: where
-    ``result`` is a recorded run (``run_or_recorded`` read it instead of training), each row
-    that is not itself a recorded run's (no ``run``) gets ``trained_by(result)`` at the end of
-    its note and is stored again (``scorecard.store``: its file and this process's records);
-    returns the rows, in order. A run of this build changes nothing; a note that already says
-    it is left as it is."""
+    """``records`` (``scorecard.Record``) computed from ``result``, in order: where ``result`` is
+    a recorded run, each build row (no ``run``) whose note lacks it gets ``trained_by(result)``
+    appended and is stored again (``scorecard.store``)."""
     from . import scorecard
 
     words = trained_by(result)

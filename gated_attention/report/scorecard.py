@@ -1,13 +1,9 @@
 """The scorecard: every reproduced number beside the paper's (the book's Reference page).
 
-A chapter calls ``record(id, ours, profile=...)``: ``score`` (the row, scored) then ``store``
-(written, and kept for the chapter's verdict). The paper's value, its source, the tolerance and
-the criterion come from ``paper_values.json`` (one data file, one entry per id), so a chapter
-cannot state a paper value or a tolerance of its own. Each record is written atomically to
-``<build>/scorecard/<profile>/<id>.json``; after every record, ``<build>/scorecard.json`` is
-rewritten with all records of that profile (tools outside the book read it). The build folder is
-the folder the environment variable ``GATED_ATTENTION_BUILD`` names, else ``_build`` at the
-repository root above the working directory, else ``_build`` in the working directory.
+``record(id, ours, profile=...)`` is ``score`` (against the entry of ``paper_values.json``:
+paper value, source, tolerance, criterion; a chapter states none of its own) then ``store``
+(atomically, to ``<build>/scorecard/<profile>/<id>.json``, rewriting ``<build>/scorecard.json``,
+and kept in memory for the chapter's verdict: ``session_records``). ``<build>``: ``build_dir``.
 
 Criteria (``criterion`` in paper_values.json; ``reference`` defaults to ``paper``):
     max     ours <= tolerance
@@ -17,25 +13,14 @@ Criteria (``criterion`` in paper_values.json; ``reference`` defaults to ``paper`
     exact   ours == reference (numbers or exact strings such as "5/74")
     report  shown, never scored: its status is "report" (the paper gives nothing comparable)
 
-``paper`` holds only what the paper states (null where it states no number); a ``reference`` that
-differs from it is ours (a derivation or construction of this companion, which its ``source``
-says), and every table shows it labelled so, beside the paper's value (``paper_cell``).
-
-A row may carry ``interval``: (low, high) of ``ours`` over seeds (a bootstrap or the range the
-seeds allow; the row's ``words`` say which), shown beside the value; a claim that compares
-needs it, and where three seeds cannot decide, the verdict says so.
-
-A row scored on a recorded run whose analysis rule (estimator, exclusion, aggregation) was changed
-after the run (paper_values.json: ``rule_set_after_runs``) reads ``RULE_AFTER`` and does not
-decide its claim's verdict (``verdict.status``): a rule moved after seeing a result is a
-criterion moved. Unless the rule in force when the run was made gives the same status: a
-caller that passes that value (``before``) gets the note ``SAME_BEFORE`` instead, and the row
-decides, since no choice of rule could have moved it.
-
-A row may carry ``budget``: what it was trained with against the paper's budget
-(``verdict.budget``); rows of paper_values.json marked ``"budget": "exact"`` need no training and
-read "exact, no budget". Every record made in this process is also kept in memory
-(``session_records``): a chapter's verdict block is generated from exactly the rows it computed.
+``paper`` holds only what the paper states (null where it states no number); a ``reference``
+that differs is ours, shown labelled so (``paper_cell``). ``interval``: (low, high) of ``ours``
+over seeds; where it straddles the threshold, the seeds cannot decide (``straddles``).
+``budget``: what the row was trained with (``verdict.budget``; rows marked ``"budget": "exact"``
+read ``EXACT_BUDGET``). A recorded run's row whose analysis rule changed after the run
+(``rule_set_after_runs``) reads ``RULE_AFTER`` and does not decide its claim (a rule moved after
+seeing a result is a criterion moved), unless the rule in force then (``before``) gives the same
+status: its note is then ``SAME_BEFORE``, and it decides.
 """
 
 from __future__ import annotations
@@ -94,11 +79,8 @@ _SESSION: list = []  # every Record written by this process, in call order
 
 
 def expected_ids(chapters: list[str] | None = None) -> list[str]:
-    """The ids the book must produce, in the order of paper_values.json.
-
-    With ``chapters`` (chapter stems, e.g. those of _toc.yml), only the ids that one of those
-    chapters produces.
-    """
+    """The ids the book must produce (only those of ``chapters``, stems, if given), in the order
+    of paper_values.json."""
     values = paper_values()
     if chapters is None:
         return list(values)
@@ -190,18 +172,13 @@ def record(
 
     Args:
         id: ``<artefact>.<quantity>``, an id of paper_values.json.
-        ours: the reproduced value: a number, or a string for an exact value ("5/74").
-        profile: the profile that produced it (smoke, quick or paper).
-        seeds: how many seeds the value summarises, if any.
-        note: anything a reader should know about this value.
-        write: store the record under the build folder (False: only score it).
-        run: the name of the recorded run (``experiments.recorded``) the value comes from: the
-            record is stored apart (``collect_recorded``), beside this build's own rows.
-        budget: what the value was trained with (``verdict.budget``); rows marked exact in
-            paper_values.json get ``EXACT_BUDGET``.
-        interval: (low, high) of ``ours`` over seeds, shown beside it (None at an open end).
-        before: the value under the rule in force when ``run`` was made, where paper_values.json
-            lists the run in ``rule_set_after_runs``: the same status there lets the row decide.
+        ours: a number, or a string for an exact value ("5/74").
+        write: False only scores it.
+        run: the recorded run (``experiments.recorded``) the value comes from: stored apart
+            (``collect_recorded``).
+        budget: see ``verdict.budget``; rows marked exact in paper_values.json get EXACT_BUDGET.
+        interval: (low, high) of ``ours`` over seeds (None at an open end).
+        before: the value under the rule in force when ``run`` was made (rule_set_after_runs).
     """
     rec = score(
         id,
@@ -286,15 +263,11 @@ def store(rec: Record) -> None:
     row; a build row in its profile, and scorecard.json rewritten) and add it to this
     process's records (``session_records``)."""
     strict = {"indent": 2, "allow_nan": False}
-    if rec.run:
-        path = recorded_dir() / rec.run / f"{rec.id}.json"
-        atomic_write_json(path, dataclasses.asdict(rec), **strict)
-    else:
-        root = build_dir()
-        path = root / "scorecard" / rec.profile / f"{rec.id}.json"
-        atomic_write_json(path, dataclasses.asdict(rec), **strict)
+    folder = recorded_dir() / rec.run if rec.run else build_dir() / "scorecard" / rec.profile
+    atomic_write_json(folder / f"{rec.id}.json", dataclasses.asdict(rec), **strict)
+    if not rec.run:
         rows = [dataclasses.asdict(r) for r in collect(rec.profile)]
-        atomic_write_json(root / "scorecard.json", rows, **strict)
+        atomic_write_json(build_dir() / "scorecard.json", rows, **strict)
     _SESSION.append(rec)
 
 
@@ -316,10 +289,8 @@ def collect_recorded() -> list[Record]:
 
 
 def collect(profile: str) -> list[Record]:
-    """All stored records of ``profile``, in the order of paper_values.json.
-
-    A record file that cannot be read is reported by a ValueError naming the file.
-    """
+    """All stored records of ``profile``, in the order of paper_values.json; a ValueError names
+    a record file that cannot be read."""
     return _collect(build_dir() / "scorecard" / profile)
 
 
@@ -340,11 +311,8 @@ def _collect(folder: Path, pattern: str = "*.json") -> list[Record]:
 
 
 def to_markdown(records: list[Record], *, source: bool = True) -> str:
-    """A markdown table of records: id, artefact, paper, ours, criterion, status (and source),
-    through ``report.table``.
-
-    The paper column also shows a row's reference, labelled ours, where it differs from the
-    paper's value (``paper_cell``)."""
+    """A markdown table of records (``report.table``): id, artefact, paper (``paper_cell``),
+    ours, criterion, status (and source)."""
     rows = []
     for r in records:
         mark = {"pass": "pass", "report": "report"}.get(r.status, "**miss**")

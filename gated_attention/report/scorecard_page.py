@@ -1,14 +1,11 @@
-"""The scorecard as a reader meets it: rows grouped by the paper's claims, both budgets.
+"""The scorecard as a reader meets it: rows grouped by the paper's claims, both budgets (the
+scorecard page and the introduction's summary).
 
-``scorecard`` scores and stores rows; ``verdict`` knows the claims (paper_values.json); this
-module lays them out for the book (the scorecard page and the introduction's summary):
-
-    grouped       one small table per claim: what is measured, the paper's value (and a
-                  reference of ours where it differs, labelled so), this build's value and,
-                  where a recorded run (a larger budget) exists, its value, each with a pass /
-                  miss mark; ids stay out of the way (the hover title of the mark)
-    tally         passes and misses of each budget; "report" rows (the paper gives nothing
-                  comparable) are counted apart, never as passes
+    grouped_html  one small table per claim: what is measured, the paper's value (and a reference
+                  of ours, labelled), this build's and the recorded runs' values, each with a
+                  pass / miss mark (the row's id in the mark's hover title)
+    summary_html  one row a claim: its status in this build and at the largest recorded budget
+    tally         passes and misses; "report" rows (nothing comparable) apart, never as passes
     claim_status  per claim: reproduced, partly, not or not scored (``verdict.status``)
 """
 
@@ -119,12 +116,7 @@ def grouped_html(quick: list[Record], recorded: list[Record], build_profile: str
         by_id.setdefault(r.id, []).append(r)
     titles: dict[str, Claim] = {c.id: c for c in claims()}
     parts = [_STYLE, "<div class='sc'>"]
-    seen = []
-    for r in quick:
-        if _claim(r.id) not in seen:
-            seen.append(_claim(r.id))
-    extra = [_claim(r.id) for r in recorded if _claim(r.id) not in seen]
-    for claim in [*seen, *dict.fromkeys(extra)]:
+    for claim in dict.fromkeys(_claim(r.id) for r in [*quick, *recorded]):
         c = titles.get(claim)
         title, chapter = (c.claim, c.chapter) if c else (claim, "")
         link = f" <a href='{chapter}.html'>&rarr; chapter</a>" if chapter else ""

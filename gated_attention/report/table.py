@@ -1,11 +1,8 @@
 """The one table renderer: rows (dataclasses or dicts) to a Markdown table, shown in a chapter.
 
-    markdown(rows, columns, formats)   the table as Markdown text (a pipe table)
-    show(rows, columns, formats)       the same, displayed (IPython's Markdown); returns None
-
 ``columns`` maps each field to its header, in order (default: every field, its name as header);
-``formats`` maps a field to a format spec (``".3g"``) or a callable; other values print with
-``str`` (floats with ``.3g``). Captions and sentences stay in the chapter.
+``formats`` maps a field to a format spec (``".3g"``) or a callable (``cell``). Captions and
+sentences stay in the chapter.
 """
 
 from __future__ import annotations
@@ -43,9 +40,8 @@ def markdown(
     columns: Mapping[str, str] | None = None,
     formats: Mapping[str, str | Callable[[Any], str]] | None = None,
 ) -> str:
-    """``rows`` as a Markdown pipe table: a header of ``columns``' values, one line per row.
-
-    Raises ValueError for no rows or a column no row has."""
+    """``rows`` as a Markdown pipe table: a header of ``columns``' values, one line per row; a
+    ValueError for no rows or a column some row lacks."""
     dicts = [_as_dict(r) for r in rows]
     if not dicts:
         raise ValueError("a table needs at least one row")
@@ -64,9 +60,8 @@ def markdown(
 
 
 def show(rows, columns=None, formats=None) -> None:
-    """Display ``markdown(rows, columns, formats)`` in the notebook. It returns nothing, so that
-    a cell ending with it shows the table once, with or without a closing ``;`` (nbval's
-    re-execution does not honour the semicolon)."""
+    """Display ``markdown(rows, columns, formats)``; it returns nothing, so that a cell ending
+    with it shows the table once, even under nbval (which ignores a closing ``;``)."""
     from IPython.display import Markdown, display
 
     display(Markdown(markdown(rows, columns, formats)))

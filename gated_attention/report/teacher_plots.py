@@ -6,9 +6,6 @@ Glossary (code name -> paper symbol -> section):
     contributions  products of weight norms that pruning compares with a threshold   Fig. 2A
     kernel         K_o = sum_m D[o, m] sym(W_out1[m] W_out2[m]^T) of a group       Fig. 2C
     surplus        hidden neurons after pruning beyond the construction's 14        ours
-
-Every function draws what it is given (or reads off the network it is given) and returns the
-figure; the chapters show it.
 """
 
 from __future__ import annotations
@@ -110,7 +107,7 @@ _SHORT = {"adamw": "AdamW", "adam_l2": "Adam + L2", "sgd_l2": "SGD + L2"}
 def plot_optimiser_counts(result, title: str | None = None):
     """Pruned counts (hidden, lam ~ 1, lam ~ 0) and the training loss against the steps, one line
     per optimiser of a single-member ``OptimiserComparisonConfig`` result; dashed grey: the
-    construction's counts. Returns the figure."""
+    construction's counts."""
     config, t = result.config, result.tensors
     steps = t["steps"].numpy()
     d = t["start"]["W_in1"].shape[1] - 1
@@ -121,15 +118,9 @@ def plot_optimiser_counts(result, title: str | None = None):
     for k, (ax, label, ref) in enumerate(zip(axes[:3], panels, refs, strict=True)):
         for name in config.optimisers:
             color, ls, lw = _STYLE.get(name, ("k", "-", 1.6))
-            ax.plot(
-                steps,
-                t[name]["counts"][:, k].numpy(),
-                color=color,
-                ls=ls,
-                lw=lw,
-                alpha=0.5 if lw > 3 else 1.0,
-                label=OPTIMISER_LABELS.get(name, name),
-            )
+            style = {"color": color, "ls": ls, "lw": lw, "alpha": 0.5 if lw > 3 else 1.0}
+            label = OPTIMISER_LABELS.get(name, name)
+            ax.plot(steps, t[name]["counts"][:, k].numpy(), label=label, **style)
         ax.axhline(ref, color="0.5", ls="--", lw=0.8)
         ax.set_title(label, fontsize=10)
         ax.set_xlabel("steps continued")
@@ -152,7 +143,7 @@ def plot_optimiser_counts(result, title: str | None = None):
 def plot_members_counts(result):
     """Hidden, lam ~ 1 and lam ~ 0 counts after pruning and the held-out loss against the steps
     of an ``OptimiserMembersConfig`` result: one column per member, one line per arm; dashed
-    grey: the construction's counts. Returns the figure."""
+    grey: the construction's counts."""
     config, t = result.config, result.tensors
     steps = t["steps"].numpy()
     rows = member_rows(result)

@@ -1,13 +1,11 @@
 """Verdicts generated from scorecard rows: what reproduced, at which budget.
 
-Every chapter that scores rows opens with a verdict block, and the introduction's claim table is
-the same verdicts for the whole book. Both come from the rows alone (never from prose), so they
-cannot drift from the numbers below them. The claims, their central rows and the paper's
-training budget are data in ``paper_values.json`` ("claims"), fixed before the runs they score.
+A chapter's verdict block and the introduction's claim table come from the rows alone (never
+from prose), so they cannot drift from the numbers. The claims, their central rows and the
+paper's budget are data in ``paper_values.json`` ("claims"), fixed before the runs they score.
 
     claims, status  the claims and their status from their central rows (``claims``)
-    budget      the text a row stores for the budget it was measured at: steps, the fraction of
-                the paper's steps, T against the paper's, seeds
+    budget      a row's budget text: steps, the share of the paper's steps x T, seeds
     sentence    one sentence per claim and budget, with the deciding numbers
     moved       how a claim's rows moved from this build to a recorded run (a longer budget)
     largest     the recorded run of a claim with the largest budget (steps x T)
@@ -119,12 +117,12 @@ def _mark(r: Record) -> str:
 
 
 def sentence(claim: Claim, records: list[Record], where: str, *, elsewhere: str = "") -> str | None:
-    """One sentence: the claim's status at one budget, its central rows' numbers, the budget.
+    """One sentence: the claim's status at one budget, its central rows' numbers, the budget;
+    None when ``records`` has no row of the claim.
 
     ``where``: which budget the rows are ("this build (quick)", "the recorded run NAME").
-    ``elsewhere``: the chapter that states the claim's status over all its rows, when this
-    chapter scores only some of them (the sentence then gives no status of its own).
-    None when ``records`` has no row of the claim.
+    ``elsewhere``: the chapter stating the claim's status over all its rows, when this chapter
+    scores only some of them (the sentence then gives no status of its own).
     """
     st = status(claim, records)
     if st is None:
@@ -149,11 +147,9 @@ def sentence(claim: Claim, records: list[Record], where: str, *, elsewhere: str 
 
 
 def moved(claim: Claim, build: list[Record], recorded: list[Record], run: str) -> str | None:
-    """How the claim's rows measured at both budgets moved, from the smaller budget to the
-    larger (steps x T; this build first on a tie): the central rows first, then the others
-    (marked "not central"), each with its value and mark at both, and the status change. Rows
-    that need no training are left out (they cannot move). None when no trained row of the
-    claim is measured at both.
+    """How the claim's trained rows measured at both budgets moved, from the smaller budget to
+    the larger (steps x T; this build first on a tie): central rows first, then the others ("not
+    central"), and the status change. None when no trained row of the claim is at both.
 
     >>> moved(claim, build, recorded, "fig3a-cpu")  # doctest: +SKIP
     'From this build to `fig3a-cpu`: loss edge 2.57 ✓ → 1 ✗ (reproduced → not).'
@@ -183,10 +179,8 @@ def moved(claim: Claim, build: list[Record], recorded: list[Record], run: str) -
 
 
 def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | None:
-    """(run, its rows of the claim) of the recorded run with the largest budget (steps x T of
-    its rows' budget texts; the first such run on a tie), or None when no run has a row of
-    the claim. Runs at one budget that score different rows of the claim count as one
-    (``runs_by_budget``): their names joined by ", "."""
+    """(run, its rows of the claim) of the recorded run with the largest steps x T (the first on
+    a tie; runs grouped by ``runs_by_budget`` name all their runs joined by ", "), or None."""
     groups = runs_by_budget(claim, recorded)
     if not groups:
         return None
@@ -195,10 +189,8 @@ def largest(claim: Claim, recorded: list[Record]) -> tuple[str, list[Record]] | 
 
 
 def _decisive(claim: Claim, rows: list[Record]) -> str:
-    """The central rows that decide the claim's status at one budget: every decided miss first
-    (a decidable miss is never hidden), then up to two undecided rows (premise failed, or rule
-    set after the run), with how many central rows pass, how many are undecided and how many
-    are not measured."""
+    """The central rows that decide the claim at one budget: every decided miss (never hidden),
+    then up to two undecided rows, with counts of passing, undecided and unmeasured rows."""
     by_id = {r.id: r for r in rows_of(claim, rows)}
     central = [by_id[i] for i in claim.central if i in by_id]
     if not central:
@@ -232,18 +224,15 @@ def block(
     chapter: str | None = None,
     others: list[Record] = (),
 ) -> str:
-    """The verdict block of a chapter, read in ten seconds: for each claim it has rows of (in
-    the order of the paper), the claim as the paper states it, ONE headline with its status at
-    the largest budget measured and the one or two numbers that decide it; then, folded, a
-    table of every budget (this build, each recorded run) with its status and central rows;
-    how the rows moved between this build and the largest recorded run; and ours if any. With
-    ``chapter``, the claims the chapter states come first.
+    """The verdict block of a chapter: per claim it has rows of (paper order; with ``chapter``,
+    the chapter's own claims first), the claim, ONE headline with its status at the largest
+    budget measured and the numbers that decide it, then folded every budget, how the rows moved
+    (``moved``) and ours if any.
 
-    ``chapter``: the chapter's name. A claim it scores only some rows of reads its status in
-    the chapter that states the claim (``Claim.chapter``), which is executed after the others
-    (``tools.book``) and counts, with its own rows, the rows ``others`` (this build's rows
-    stored by the other chapters). A recorded run counts this build's rows that need no
-    training (``with_budget_free``)."""
+    A claim ``chapter`` scores only some rows of reads its status in the chapter stating it
+    (``Claim.chapter``), executed after the others (``tools.book``), which also counts
+    ``others`` (this build's rows stored by other chapters). A recorded run counts this build's
+    rows that need no training (``with_budget_free``)."""
     parts = []
     have = {r.id for r in build}
     # the chapter's own claims first, then those it scores some rows of (paper order in each)
@@ -336,9 +325,9 @@ def _claim_part(
 
 
 def runs_by_budget(claim: Claim, recorded: list[Record]) -> list[tuple[list[str], list]]:
-    """The recorded runs of the claim, as (names, rows): runs at one budget (the same budget
-    text) that score different rows of it are one budget (the variants of one experiment,
-    each run scoring its own row); a run that repeats a row of another stays apart."""
+    """The recorded runs of the claim, as (names, rows): runs at one budget text that score
+    different rows of it are one budget (one experiment's variants); a run repeating a row of
+    another stays apart."""
     groups: list[tuple[list[str], list]] = []
     for run in dict.fromkeys(r.run for r in recorded if claim.has(r.id)):
         rows = [r for r in rows_of(claim, recorded) if r.run == run]
@@ -354,8 +343,7 @@ def runs_by_budget(claim: Claim, recorded: list[Record]) -> list[tuple[list[str]
 
 
 def spent_on(claim: Claim, rows: list[Record]) -> str:
-    """The budget text of the claim's rows: its central rows' first (they decide it), else any
-    row's."""
+    """The budget text of the claim's central rows (they decide it), else of any of its rows."""
     mine = rows_of(claim, rows)
     central = [r for r in mine if r.id in claim.central and r.budget]
     return next((r.budget for r in central + mine if r.budget), "")
@@ -367,11 +355,9 @@ def _claim_size(claim: Claim, rows: list[Record]) -> int:
 
 
 def glue_block(profile: str, key: str = "verdict", *, chapter: str | None = None):
-    """Glue the verdict of the rows this kernel has recorded (``scorecard.session_records``)
-    under ``key``; the chapter shows it at its top with ``{glue:md}`` (myst-nb reads every
-    glued output of a notebook before it renders the page). ``chapter``: the chapter's name,
-    where it scores some rows of a claim another chapter scores too (``block``). Returns the
-    markdown text."""
+    """Glue ``block`` of the rows this kernel recorded (``scorecard.session_records``) under
+    ``key`` and return its text; the chapter shows it at its top with ``{glue:md}`` (myst-nb
+    reads every glued output before it renders the page). ValueError when there are no rows."""
     from IPython.display import Markdown
     from myst_nb import glue
 

@@ -1,18 +1,15 @@
 """Sweeps: experiments' jobs on a Dask cluster, through the package's one runner
 (``experiments.runner``), into the very entries a local ``cache.run(config)`` writes.
 
-    Cluster(client, device, retries)   the runner's Dask executor: each task (``runner.train``)
-                                       on a worker, which first checks its code is the client's
-    connect(scheduler, workers, gpu)   a client: a LocalCluster on this machine (``workers``
-                                       processes, one thread each) or a running scheduler
-    sweep(configs, client)             their entries: ``runner.run_all`` on a Cluster
+    Cluster   the runner's Dask executor: each task on a worker that first checks its code
+    connect   a client of a local cluster or of a running scheduler
+    sweep     the entries of configs: ``runner.run_all`` on a Cluster
 
-The command line is ``__main__``. An entry made here is the local run's, number for number
-(same thread count and hardware), its meta with a "sweep" field: where each job trained. A
-worker with other code (``CodeHashMismatchError``) stops the sweep at once; a job that keeps
-failing, or whose workers keep dying, is named once the other jobs are done (``SweepError``),
-its checkpoint kept for the next sweep. What the shared storage must provide, and GPUs
-(``--gpu``: resource ``GPU: 1``): book/reference.md, "Running the paper profile on a cluster".
+An entry made here is the local run's, number for number (same thread count and hardware), its
+meta with a "sweep" field: where each job trained. A worker with other code
+(``CodeHashMismatchError``) stops the sweep at once; a job that keeps failing is named once the
+others are done (``SweepError``), its checkpoint kept. Shared storage and GPUs: book/reference.md,
+"Running the paper profile on a cluster".
 """
 
 from __future__ import annotations
@@ -93,9 +90,8 @@ def worker_address() -> str | None:
 
 
 def on_worker(task: Task, code: str, device: str) -> tuple[Any, dict | None]:
-    """What a worker runs: check its code against the client's ``code``, then ``train`` the
-    task on ``device``; (output, where it ran: host, worker, device, hardware, wall time and
-    the checkpoints it found), (None, None) for a task past its deadline."""
+    """What a worker runs: check its code against the client's ``code``, then ``train`` the task
+    on ``device``; (output, where it ran), (None, None) for a task past its deadline."""
     mine = code_hash(config=task.config)
     if mine != code:
         where = f"{socket.gethostname()} ({worker_address() or 'this process'})"
@@ -147,9 +143,8 @@ def task_key(task: Task) -> str:
 
 @dataclass
 class Cluster:
-    """The runner's executor on the Dask cluster of ``client``: every task submitted at once
-    (the first with the highest priority; with ``device`` "cuda" each needs the worker resource
-    ``GPU``), ``retries`` times again after an error; one line to ``echo`` per finished job."""
+    """The runner's executor on the Dask cluster of ``client`` (``submit``), each task tried
+    ``retries`` times again after an error; one line to ``echo`` per finished job."""
 
     client: Client
     device: str = "cpu"
@@ -157,7 +152,8 @@ class Cluster:
     echo: Callable[[str], None] = say
 
     def submit(self, tasks: Sequence[Task]) -> list[Future]:
-        """Every task on the cluster, the first with the highest priority."""
+        """Every task on the cluster, the first with the highest priority (a "cuda" ``device``:
+        each needs the worker resource ``GPU``)."""
         resources = {"GPU": 1} if self.device.startswith("cuda") else None
         codes = {id(t.config): code_hash(config=t.config) for t in tasks}  # the client's
         futures = [
@@ -236,8 +232,8 @@ def sweep(
     retries: int = DEFAULT_RETRIES,
     echo: Callable[[str], None] = say,
 ) -> list[RunResult]:
-    """The entries of ``configs`` (``cache.run``'s), their jobs trained on the cluster of
-    ``client`` (``runner.run_all`` on a ``Cluster``), in the order of ``configs``."""
+    """The entries of ``configs`` (``cache.run``'s, in order), their jobs trained on the cluster
+    of ``client``."""
     executor = Cluster(client, device, retries, echo)
     return run_all(configs, executor, progress=False, echo=echo)
 
@@ -259,9 +255,8 @@ def connect(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Iterator[Client]:
     """A client of the scheduler at ``scheduler`` (unreachable within ``timeout`` s: a
-    ``SchedulerUnreachableError``), else of a local cluster of ``workers`` processes (default:
-    this process's cores), one thread each (a job keeps a core busy), on loopback, each
-    declaring the resource ``GPU: 1`` with ``gpu`` (sharing this machine's GPU)."""
+    ``SchedulerUnreachableError``), else of a local cluster on loopback of ``workers`` processes
+    (default: this process's cores), one thread each, each with resource ``GPU: 1`` if ``gpu``."""
     if scheduler is None:
         n = workers if workers is not None else default_workers()
         if n < 1:
@@ -291,8 +286,8 @@ def connect(
 
 @contextmanager
 def on_device(device: str) -> Iterator[None]:
-    """$GATED_ATTENTION_DEVICE = ``device`` inside: the experiments' training calls take their
-    device from it (a worker runs one job at a time: one thread per worker)."""
+    """$GATED_ATTENTION_DEVICE = ``device`` inside, where training takes its device from (a
+    worker runs one job at a time: one thread per worker)."""
     old = os.environ.get(DEVICE_ENV)
     os.environ[DEVICE_ENV] = device
     try:

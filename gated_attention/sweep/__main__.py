@@ -1,7 +1,5 @@
-"""The command line of a sweep (``python -m gated_attention.sweep --help``; how to run it on a
-cluster: book/reference.md, "Running the paper profile on a cluster"): the experiments' jobs on
-a Dask cluster (a local one of N worker processes unless ``--scheduler`` names a running
-scheduler), written into the entries a local run writes. ``--cache``: the results cache
+"""The command line of a sweep (``python -m gated_attention.sweep --help``; on a cluster:
+book/reference.md, "Running the paper profile on a cluster"). ``--cache``: the results cache
 (default $GATED_ATTENTION_CACHE, else ``results/``), with a scheduler on storage every worker
 sees at the same path. Exit status 0 when every entry is written, 1 when the sweep failed (the
 message says why), 2 for a wrong command line (an unknown experiment or profile).

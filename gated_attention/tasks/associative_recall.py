@@ -1,24 +1,13 @@
 """Associative recall (App. D.3 of arXiv:2309.01775v2): store key-value pairs, then recall the
 value of a queried key.
 
-A sequence shows every one of the ``n_keys`` keys once, in a random order, each paired with a
-value; one pair per step as the one-hot input [key; value]. The last step is the query
-[key; 0]: one of the keys seen, drawn uniformly. The target is the one-hot of that key's value,
-at the query step only (``loss_mask``). T = n_keys + 1 steps of dimension d = n_keys + n_values,
-outputs of dimension n_values.
+A sequence shows each of the N_k = ``n_keys`` keys once, in a random order, as the one-hot
+[key; value] with one of N_v = ``n_values`` values; the last step is the query [key; 0], a key
+drawn uniformly. The target is that key's value one-hot, scored at the query step only.
 
-Our choices (the chapter associative_recall tells why): n_keys = n_values = 4 by default;
-distinct values (a random one-to-one pairing; ``distinct_values=False`` draws each value i.i.d.);
-a masked, scaled MSE against the one-hot target instead of the paper's cross-entropy, with the
-accuracy (argmax at the query step, ``accuracy``) beside it.
-
-Glossary (code name -> meaning -> shape):
-    n_keys, n_values  N_k keys, N_v values (one-hot codes)                    App. D.3
-    keys              the key shown at each pair step (a permutation)          (B, n_keys)
-    values            the value paired with each of those keys                (B, n_keys)
-    query             index of the pair step whose key is queried              (B,)
-    x                 inputs: [key; value] one-hot per pair step, [key; 0] last  (B, T, d)
-    y                 targets: the queried value's one-hot at the last step     (B, T, n_values)
+Our choices (Why: book/associative_recall.md): n_keys = n_values = 4; distinct values (a random
+one-to-one pairing; ``distinct_values=False`` draws each i.i.d.); a masked, scaled MSE against
+the one-hot target instead of the paper's cross-entropy, with ``accuracy`` beside it.
 """
 
 from __future__ import annotations
@@ -36,7 +25,7 @@ class RecallBatch:
 
     x: torch.Tensor  # (B, T, d) float64
     y: torch.Tensor  # (B, T, n_values) float64
-    keys: torch.Tensor  # (B, n_keys) long: the key shown at each pair step
+    keys: torch.Tensor  # (B, n_keys) long: the key shown at each pair step (a permutation)
     values: torch.Tensor  # (B, n_keys) long: the value paired with it
     query: torch.Tensor  # (B,) long: the pair step whose key is queried
 
@@ -108,8 +97,7 @@ class AssociativeRecall(QueryTask):
         return self.encode(keys, values, query)
 
     def encode(self, keys: torch.Tensor, values: torch.Tensor, query: torch.Tensor) -> RecallBatch:
-        """The one-hot sequences and targets of given pairs and queries (see ``RecallBatch``),
-        on the device of ``keys``."""
+        """The one-hot sequences and targets of given pairs and queries, on ``keys``' device."""
         K, V = self.n_keys, self.n_values
         keys, values, query = (torch.as_tensor(a, dtype=torch.long) for a in (keys, values, query))
         B, dev = keys.shape[0], keys.device
@@ -151,10 +139,8 @@ def _query_outputs(y_hat: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, 
 
 
 def accuracy(y_hat: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Fraction of sequences whose largest output at the query step is the correct value.
-
-    y_hat, y: (..., B, T, n_values) -> (...).
-    """
+    """Fraction of sequences whose largest output at the query step is the correct value:
+    y_hat, y (..., B, T, n_values) -> (...)."""
     q_hat, q = _query_outputs(y_hat, y)
     return (q_hat.argmax(dim=-1) == q.argmax(dim=-1)).to(torch.float64).mean(dim=-1)
 

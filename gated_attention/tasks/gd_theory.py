@@ -9,10 +9,7 @@ moment kappa, and W entries of variance sigma2 / d_x, its expected loss is
     E tr S = T d_x,   E tr S^2 = T d_x (d_x - 1 + kappa) + T (T - 1) d_x,
 
 so eta* = 1 / (T + d_x - 2 + kappa) and L(eta*) = sigma2 / 2 * (1 - T eta*). Two independent
-routes, checked against each other by the tests: ``gd_loss_formula`` (the formula above in sympy)
-and ``gd_loss_bruteforce`` (the loss expanded in every x and W entry, its expectation taken
-monomial by monomial; small sizes only). ``gd_terms`` reads the step off a trained network's
-input-output polynomial (Table 2).
+routes, checked against each other by the tests: ``gd_loss_formula`` and ``gd_loss_bruteforce``.
 
 Glossary (code name -> symbol -> where):
     T, d_x, d_y   number of observations, input and output dimensions        Sec. 5.1
@@ -49,11 +46,8 @@ def gaussian_moment(k: int, var: sp.Expr) -> sp.Expr:
 
 
 def expectation(poly: sp.Expr, laws: dict[sp.Symbol, callable]) -> sp.Expr:
-    """E[poly] for a polynomial in independent random variables.
-
-    ``laws`` maps each random symbol to its moment function k -> E[s^k]; every other symbol is a
-    constant. The polynomial is expanded and each monomial replaced by the product of moments.
-    """
+    """E[poly] for a polynomial in independent random variables: ``laws`` maps each random symbol
+    to its moment function k -> E[s^k]; every other symbol is a constant."""
     gens = list(laws)
     p = sp.Poly(sp.expand(poly), *gens)
     total = sp.Integer(0)
@@ -90,12 +84,8 @@ def gd_loss_bruteforce(
     x_moment=uniform_moment,
     sigma2=1,
 ) -> sp.Expr:
-    """L(eta) by expanding every entry: the definition, no hand algebra. Small sizes only.
-
-    Builds x_t (T of them), x_q, W with symbolic entries, the GD prediction
-    ``eta * sum_t y_t x_t^T x_q`` with y_t = W x_t, the loss ``1/(2 d_y) ||y^ - W x_q||^2``, and
-    takes its expectation with ``expectation``.
-    """
+    """L(eta) by expanding the loss 1/(2 d_y) ||y^ - W x_q||^2 in every x and W entry and taking
+    its expectation monomial by monomial: no hand algebra. Too large a size is a ValueError."""
     for name, val in (("T", T), ("d_x", d_x), ("d_y", d_y)):
         if not isinstance(val, int) or val < 1:
             raise ValueError(f"{name} must be a positive integer, got {val!r}")
@@ -185,11 +175,8 @@ class GDTerms:
 
 
 def gd_terms(poly, d_x: int, output: int = 0) -> GDTerms:
-    """The Table 2 coefficients of output ``output`` of a polynomial (``analysis.Polynomial``).
-
-    The polynomial is that of the query step (``poly.steps`` = T + 1 inputs of dimension
-    ``poly.d`` = d_x + d_y, the last one the query [x_q; 0]).
-    """
+    """The Table 2 coefficients of output ``output`` of the query step's polynomial
+    (``analysis.Polynomial``: T + 1 inputs of dimension d_x + d_y, the last one [x_q; 0])."""
     d, q = poly.d, poly.steps - 1
     if not 0 < d_x < d:
         raise ValueError(f"d_x must lie between 1 and d - 1 = {d - 1}, got {d_x}")

@@ -75,12 +75,8 @@ def masked_mse(
     loss_mask: torch.Tensor | None = None,
     loss_scale: float = 1.0,
 ) -> torch.Tensor:
-    """loss_scale * mean over (batch, masked steps, outputs) of (y_hat - y)^2, per ensemble member.
-
-    y_hat, y: (*E, B, T, d_out) -> loss (*E,). ``loss_mask`` (T,) bool selects the steps; None
-    keeps all of them. This is the readable definition; the engine's fast path computes the
-    output only at masked steps and then calls this with ``loss_mask=None``.
-    """
+    """loss_scale * mean over (batch, masked steps, outputs) of (y_hat - y)^2, per ensemble member:
+    y_hat, y (*E, B, T, d_out) -> loss (*E,); ``loss_mask`` (T,) bool (None: every step)."""
     if y_hat.shape != y.shape:
         raise ValueError(f"y_hat and y differ in shape: {tuple(y_hat.shape)} vs {tuple(y.shape)}")
     if loss_mask is not None:

@@ -1,14 +1,10 @@
 """In-context linear regression (Sec. 5, App. D.2 of arXiv:2309.01775v2) and one GD step solving it.
 
-Each sequence has its own regression matrix W (d_y x d_x, i.i.d. N(0, w_var / d_x) entries;
-w_var = 1 in training, 2 for the out-of-distribution validation set), T observations
-z_t = [x_t; y_t] with y_t = W x_t and x_t ~ U(-sqrt 3, sqrt 3)^{d_x} (unit variance), then the
-query z_q = [x_q; 0]: T + 1 = 13 steps of dimension d = d_x + d_y = 6. Only the output at the query
-step is scored, against y_q = W x_q, with the loss 1/2 * mean over the d_y outputs of the squared
-error (one optimal GD step loses 7/74 under it: ``gd_theory``).
-
-One GD step from W_0 = 0 with learning rate eta predicts y^ = eta * sum_t y_t x_t^T x_q: a linear
-self-attention layer (``gd_attention``) and, through App. A.4, a gated RNN (``gd_rnn``).
+Each sequence has its own W, T observations z_t = [x_t; y_t] with y_t = W x_t and x_t ~
+U(-sqrt 3, sqrt 3)^{d_x} (unit variance), then the query z_q = [x_q; 0]. Only the query step is
+scored, against y_q = W x_q, with 1/2 * mean over the d_y outputs of the squared error.
+One GD step from W_0 = 0 predicts y^ = eta * sum_t y_t x_t^T x_q: a linear self-attention layer
+(``gd_attention``) and, through App. A.4, a gated RNN (``gd_rnn``).
 
 Glossary (code name -> symbol -> where):
     d_x, d_y      input / output dimensions                           Sec. 5.1 (3, 3)
@@ -43,16 +39,13 @@ ZERO_LOSS = 0.5
 
 @dataclass(frozen=True)
 class InContextRegression(QueryTask):
-    """The task of Sec. 5.1, following the task protocol of ``tasks.protocol``.
-
-    ``observations`` is the paper's T (12); the protocol's ``T`` is the sequence length, T + 1.
-    ``sample`` returns the targets W x_t at every step; ``loss_mask`` keeps only the query step.
-    """
+    """The task of Sec. 5.1 (``tasks.protocol``); ``sample`` returns the targets W x_t at every
+    step, ``loss_mask`` keeps only the query step."""
 
     d_x: int = 3
     d_y: int = 3
-    observations: int = 12  # the paper's T
-    w_var: float = 1.0  # W entries ~ N(0, w_var / d_x); the OOD validation set doubles it
+    observations: int = 12
+    w_var: float = 1.0
     loss_scale: float = 0.5
 
     def __post_init__(self):
@@ -176,11 +169,8 @@ def gd_rnn(
 
 
 def paired_difference(loss_a: torch.Tensor, loss_b: torch.Tensor) -> tuple[float, float]:
-    """Mean and standard error of loss_a - loss_b over paired samples (last dim).
-
-    Both losses must be measured on the same sequences: the shared noise cancels, which is what
-    makes a 1% comparison of two ~0.09 losses resolvable with a few thousand sequences.
-    """
+    """Mean and standard error of loss_a - loss_b over paired samples (last dim), measured on the
+    same sequences: the shared noise cancels (a 1% difference of ~0.09 losses resolves)."""
     if loss_a.shape != loss_b.shape:
         raise ValueError(
             f"paired losses must have one shape, got {tuple(loss_a.shape)} and "
@@ -204,11 +194,8 @@ def gd_loss_monte_carlo(
     seed: int,
     chunk: int = 50_000,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Monte Carlo loss of one GD step for each eta in ``etas``, on the same n sequences.
-
-    Returns (mean, standard error), both (len(etas),) float64. Sequences are drawn in float64,
-    ``chunk`` at a time, from ``torch.Generator().manual_seed(seed)``.
-    """
+    """Monte Carlo loss of one GD step for each eta in ``etas``, on the same n sequences drawn
+    ``chunk`` at a time from seed ``seed``: (mean, standard error), each (len(etas),)."""
     etas = torch.as_tensor(etas, dtype=torch.float64).reshape(-1)
     if not isinstance(n, int) or n < 2:
         raise ValueError(f"n must be an integer >= 2, got {n!r}")

@@ -28,15 +28,8 @@ LABEL_BLOCK = 256
 
 @dataclass(frozen=True, eq=False)
 class TeacherStudentTask:
-    """Sec. 4.1: fresh i.i.d. N(0, I) sequences labelled by a linear self-attention teacher.
-
-    Every call to ``sample`` draws new sequences (no repetition); the loss counts every step.
-
-    Args:
-        teacher: the ``LinearSelfAttention`` of Eq. (1) (any rank: Fig. 3B uses rank 6); NaN
-            or inf in its W_V, W_K or W_Q is a ValueError naming the matrix.
-        T: sequence length.
-    """
+    """Sec. 4.1: fresh i.i.d. N(0, I) sequences (new at every ``sample``) labelled by a linear
+    self-attention ``teacher`` (any rank: Fig. 3B uses 6); NaN or inf in it is a ValueError."""
 
     teacher: LinearSelfAttention
     T: int = 32
@@ -65,12 +58,8 @@ class TeacherStudentTask:
         rank: int | None = None,
         std: float | None = None,
     ) -> TeacherStudentTask:
-        """A task whose teacher is ``random_attention(d, seed=seed, rank=rank, std=std)``.
-
-        The teacher's weights are i.i.d. N(0, std^2), std = 1/sqrt(d) by default (our choice:
-        the paper does not give the teacher's scale); with ``rank`` each matrix keeps its
-        ``rank`` largest singular values.
-        """
+        """A task whose teacher is ``random_attention(d, seed=seed, rank=rank, std=std)`` (its
+        default std = 1/sqrt(d) is our choice: the paper does not give the teacher's scale)."""
         return cls(random_attention(d, seed=seed, rank=rank, std=std, dtype=torch.float64), T=T)
 
     @property
@@ -91,8 +80,7 @@ class TeacherStudentTask:
     def sample(
         self, batch_size: int, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """x ~ N(0, I) of shape (batch_size, T, d) and y = teacher(x), both float64, on the
-        generator's device (``draws_on_device``): ``draw_inputs``, then ``labels``."""
+        """x (batch_size, T, d) from ``draw_inputs`` and y = ``labels(x)``."""
         x = self.draw_inputs(batch_size, generator)
         return x, self.labels(x)
 
@@ -106,9 +94,8 @@ class TeacherStudentTask:
         return x.to(torch.float64)
 
     def labels(self, x: torch.Tensor) -> torch.Tensor:
-        """y = teacher(x) (N, T, d_v), float64, from the parallel form of Eq. (1), y_t =
-        sum_{s<=t} (q_t . k_s) v_s, as two batched products; on the CPU ``LABEL_BLOCK``
-        sequences at a time (the same labels bit for bit, tested)."""
+        """y = teacher(x) (N, T, d_v), float64, by the parallel form of Eq. (1); on the CPU
+        ``LABEL_BLOCK`` sequences at a time (the same labels bit for bit)."""
         W = self.teacher
         block = LABEL_BLOCK if x.device.type == "cpu" else max(x.shape[0], 1)
         with torch.no_grad():
@@ -123,9 +110,8 @@ class TeacherStudentTask:
 
     @staticmethod
     def labels_of_many(tasks: Sequence[TeacherStudentTask], x: torch.Tensor) -> torch.Tensor:
-        """Every member's ``labels`` at once: x (E, N, T, d) float64, member e's under task e's
-        teacher -> y (E, N, T, d_v), one batched product per factor of Eq. (1) (the same
-        numbers as member by member up to the rounding of the products' order)."""
+        """Every member's ``labels`` at once: x (E, N, T, d), member e's under task e's teacher
+        -> y (E, N, T, d_v); as member by member up to rounding."""
         E, N, T, d = x.shape
         W_V, W_K, W_Q = (
             torch.stack([getattr(t.teacher, w).to(x.device, torch.float64) for t in tasks])

@@ -7,11 +7,9 @@ and rendered apart: book/reference.md, "Architecture").
     python -m gated_attention.tools.book list                       the chapters
 
 Each chapter ``book/<stem>.md`` (jupytext MyST) becomes ``book/<stem>.ipynb`` (git-ignored),
-executed with ``cwd=book`` and the ``profile`` parameter injected. A chapter whose parameters
-cell does not declare ``profile`` is an error (``check_parameters``): papermill itself only
-warns ("Passed unknown parameter") and runs the chapter at its default. jupyter-book then
-renders these notebooks with execution off. Progress bars are disabled in executed notebooks
-(``TQDM_DISABLE=1``), so stored outputs hold no timing text.
+executed with ``cwd=book``, the ``profile`` parameter injected (``check_parameters``: papermill
+would only warn where a chapter does not declare it) and no progress bars (``TQDM_DISABLE=1``);
+jupyter-book then renders these notebooks with execution off.
 """
 
 from __future__ import annotations
@@ -100,8 +98,8 @@ def _longest_first(paths: list[Path], root: Path, profile: str) -> list[Path]:
 
 
 def _execute_one(md: str, profile: str, threads: int | None) -> tuple[str, float | None, str]:
-    """Execute one chapter with papermill (in this process or a lane's): (chapter, seconds or
-    None if it failed, the error). ``threads``: the kernel's torch threads (None: its default)."""
+    """(chapter, seconds or None if it failed, the error) of one chapter executed with papermill;
+    ``threads``: the kernel's torch threads (None: its default)."""
     import jupytext
     import nbformat
     import papermill
@@ -133,9 +131,8 @@ def _execute_one(md: str, profile: str, threads: int | None) -> tuple[str, float
 
 
 def check_parameters(notebook: Path, params: dict, declared: dict) -> None:
-    """Raise a ValueError naming every key of ``params`` that ``declared`` (the notebook's
-    parameters cell, as ``papermill.inspect_notebook`` reads it) lacks: papermill would only
-    warn and run the notebook with its default."""
+    """A ValueError naming every key of ``params`` that ``declared`` (the notebook's parameters
+    cell, ``papermill.inspect_notebook``) lacks: papermill would only warn and run its default."""
     unknown = sorted(set(params) - set(declared))
     if unknown:
         have = ", ".join(declared) or "none (no cell tagged 'parameters')"
@@ -146,9 +143,8 @@ def check_parameters(notebook: Path, params: dict, declared: dict) -> None:
 
 
 def hide_injected_parameters(path: Path) -> None:
-    """Tag the cell papermill injects with the profile (``injected-parameters``) remove-cell,
-    as the chapter's own parameters cell is: the rendered page does not open with it (the
-    introduction explains the parameter once)."""
+    """Tag the cell papermill injects (``injected-parameters``) remove-cell, as the chapter's own
+    parameters cell is: the rendered page does not open with it."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -182,13 +178,11 @@ def _select(only: list[str] | None, root: Path) -> list[Path]:
 def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> dict[str, float]:
     """Execute chapters with papermill in ``profile``; returns seconds per chapter.
 
-    The chapters run in lanes (``_lanes``, the longest first), except those of ALONE,
-    UNION_CLAIMS and READ_RECORDS, which run afterwards, one at a time. Every chapter is
-    attempted; a RuntimeError lists the failures at the end. A run of every chapter (``only``
-    None) first removes the profile's scorecard records of earlier builds (and the rows of
-    recorded runs): a chapter that fails cannot hide behind records it wrote before.
+    The chapters run in lanes (``_lanes``, the longest first), those of ALONE, UNION_CLAIMS and
+    READ_RECORDS afterwards, one at a time. Every chapter is attempted; a RuntimeError lists the
+    failures at the end. A run of every chapter first removes the profile's scorecard records
+    (and recorded runs' rows): a failing chapter cannot hide behind records it wrote before.
     """
-
     check_profile(profile)
     os.environ["TQDM_DISABLE"] = "1"
     if only is None:

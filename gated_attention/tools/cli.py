@@ -5,28 +5,18 @@
                                              [--seeds 0,1,2] [--set FIELD=VALUE ...] [--retrain]
     python -m gated_attention readings
 
-``run`` builds the experiment's config in the profile (the chapter's own), applies the
-overrides, and either loads a recorded run whose config is exactly that one (``--retrain``:
+``run`` builds the experiment's config in the profile (the chapter's own) with the overrides
+(``--steps``: ``train.steps`` or ``steps``; ``--set``: any field, dotted for a nested one, read
+as its declared type by ``overrides.coerce``), checked by its __post_init__ and ``preflight``;
+then it loads the recorded run with exactly that config (``recorded_match``; ``--retrain``:
 train anyway) or runs it through the results cache (``experiments.run``: a finished entry is
-reused, an interrupted one resumes); it ends with a table of the entry's members
-(``readings.members``). ``--steps`` sets ``train.steps`` (or ``steps``), ``--set`` any field,
-dotted for a nested one (``--set train.lr=3e-3``), read as the field's declared type
-(``overrides.coerce``). The new config is checked by its own __post_init__ and by
-``preflight`` before any step.
+reused, an interrupted one resumes), and prints the entry's members (``readings.members``).
+``readings`` ships the chapters' long analyses of recorded runs beside them (a source checkout
+only; book/reference.md, "Profiles").
 
 Expected failures (a bad value or field, a config that fails its checks, a diverged run, an
 unwritable results cache, Ctrl-C: the run resumes when the command is run again) print one line
 to stderr and exit with status 2; other errors keep their traceback.
-
-``readings`` recomputes the chapters' long analyses of recorded runs (``readings.derived``) and
-ships them beside the runs (a source checkout only; book/reference.md, "Profiles").
-
-Glossary (code name -> meaning):
-    coerce           a --set value (text) or a Python value as a field's declared type
-    override         a config with one (dotted) field replaced, coerced and checked
-    preflight        what a config's first training step builds, built without training
-    recorded_match   the recorded run whose config equals a config, if any (experiments)
-    main             the command line
 """
 
 from __future__ import annotations
@@ -232,8 +222,8 @@ def readings_command() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line (``argv``: its arguments, default ``sys.argv[1:]``): 0 when done; an
-    expected failure, a usage error among them, exits with status 2 and one line on stderr."""
+    """The command line (``argv`` default: ``sys.argv[1:]``): 0 when done; an expected failure,
+    a usage error among them, exits with status 2 and one line on stderr."""
     args = sys.argv[1:] if argv is None else list(argv)
     try:
         cli.main(args=args, prog_name=PROG, standalone_mode=False)

@@ -2,11 +2,8 @@
 replaced: what ``python -m gated_attention run --set FIELD=VALUE`` does (``cli``).
 
     parse_value   a Python literal, or the string
-    coerce        a value (text or Python) as a declared type: bool from true/false, yes/no or
-                  1/0 (any case), numbers, tuples as ``(a,b)`` or ``a,b``, ``none`` for an
-                  optional field; a value that does not fit is a ValueError naming the field
-    override      a frozen config with one (dotted) field replaced, coerced, and checked by the
-                  config's own __post_init__
+    coerce        a value (text or Python) as a declared type, or a ValueError naming the field
+    override      a frozen config with one (dotted) field replaced, coerced, and checked
 """
 
 from __future__ import annotations
@@ -22,8 +19,7 @@ TRUE_WORDS, FALSE_WORDS = ("true", "yes", "1"), ("false", "no", "0")  # a bool's
 
 
 def parse_value(text: str) -> Any:
-    """A Python literal (1e-3, 16, (0, 1), True, None) or, failing that, the string: the
-    reading of a value whose field declares no type ``coerce`` knows."""
+    """A Python literal (1e-3, 16, (0, 1), True, None) or, failing that, the string."""
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -109,11 +105,9 @@ def coerce(value: Any, tp: Any, field: str = "value") -> Any:
     """``value`` (the text of ``--set``, or a Python value) as the declared type ``tp``.
 
     bool: true/false, yes/no, 1/0 (any case); int, float: a number (an int also from an
-    integral float such as 1e4); str: the text; tuple[X, ...] and tuple[X, Y]: ``(a,b)``,
-    ``a,b`` or one value, each item coerced; ``X | None``: ``none`` (any case) or an X; a
-    dataclass: only an instance (set its fields instead). A type not listed takes the text as
-    a Python literal, else the string. A value that does not fit is a ValueError naming
-    ``field`` and what it accepts."""
+    integral float such as 1e4); tuple[X, ...], tuple[X, Y]: ``(a,b)``, ``a,b`` or one value;
+    ``X | None``: ``none`` (any case) or an X; a dataclass: only an instance (set its fields
+    instead); other types: ``parse_value``. A ValueError names ``field`` and what it accepts."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         if type(None) in args and (
@@ -154,9 +148,8 @@ def _field_types(config: Any) -> dict[str, Any]:
 
 
 def override(config: Any, field: str, value: Any, *, _path: str = "") -> Any:
-    """``config`` with the (dotted) ``field`` set to ``value`` (text or a Python value, coerced
-    to the field's declared type): a new frozen config, checked by its own __post_init__; an
-    unknown field or a value that does not fit is a ValueError naming the field."""
+    """``config`` with the (dotted) ``field`` set to ``value``, coerced to its declared type: a
+    new frozen config, checked by its __post_init__; a ValueError names a bad field or value."""
     head, _, rest = field.partition(".")
     where = _path + head
     if not dataclasses.is_dataclass(config):

@@ -3,18 +3,12 @@
     python -m gated_attention.tools.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
                                      [--resume-from CHECKPOINT] [--budget cpu|cpu-x2|cpu-x4]
 
-The run goes through the results cache (``experiments.run``: a finished entry is reused, an
-interrupted one resumes) on the device $GATED_ATTENTION_DEVICE names (default: the CPU). With
-``--name`` the entry is copied to ``gated_attention/recorded/<name>/`` (``save_recorded``) with
-its provenance: the git commit, whether the working tree differed, the command, the device. An
-entry larger than ``LARGE_MB`` (it goes into git) needs ``--allow-large``. ``--budget``: the
-config of ``experiments.cpu_budget`` instead of a profile's. ``--resume-from CHECKPOINT``
-continues a run from a checkpoint written elsewhere (``place_checkpoint``; the provenance names
-it). Their use: book/reference.md, "Profiles".
-
-Glossary (code name -> meaning):
-    EXPERIMENTS   experiment name -> config factory of a profile (the chapters' own configs)
-    provenance    what ``save_recorded`` stores beside the entry (commit, tree_clean, command)
+The run goes through the results cache (``experiments.run``) on the device
+$GATED_ATTENTION_DEVICE names (default: the CPU). ``--name`` copies the entry to
+``gated_attention/recorded/<name>/`` (``save_recorded``) with its provenance: the git commit,
+whether the working tree differed, the command, the device; an entry above ``LARGE_MB`` (it goes
+into git) needs ``--allow-large``. ``--budget``: the config of ``experiments.cpu_budget``.
+``--resume-from``: see ``place_checkpoint``. Their use: book/reference.md, "Profiles".
 """
 
 from __future__ import annotations
@@ -75,9 +69,8 @@ def config_for(
 
 
 def git_state(root: Path = PACKAGE_ROOT) -> dict:
-    """The commit of the checkout holding ``root`` and whether the package's files differ from
-    it (``tree_clean``; its recorded runs left out: data, not code); ``{"commit": None}``
-    outside a git checkout."""
+    """The commit of the checkout holding ``root`` and whether the package's files (not its
+    recorded runs) differ from it (``tree_clean``); both None outside a git checkout."""
 
     def git(*args: str) -> str:
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
@@ -99,10 +92,10 @@ RESUMED_NOTE = "resumed_from.json"
 
 
 def place_checkpoint(config: Any, checkpoint: str | os.PathLike) -> dict:
-    """Copy ``checkpoint`` into the results entry of ``config`` as the checkpoint its (one) job
-    resumes from, after checking it fits (the config's members, fewer steps than its budget),
-    and note it there (``RESUMED_NOTE``: it stays in the entry, so a run interrupted again and
-    finished without ``--resume-from`` still names it); returns the note (file, sha256, step)."""
+    """Copy ``checkpoint`` (written elsewhere) into the results entry of ``config`` as the one
+    job's checkpoint, after checking it fits (the config's members, fewer steps than its budget),
+    and note it there (``RESUMED_NOTE``, kept, so a run interrupted again and finished without
+    ``--resume-from`` still names it); returns the note (file, sha256, step)."""
     src = Path(checkpoint)
     try:
         state = torch.load(src, weights_only=True, map_location="cpu")
@@ -153,10 +146,9 @@ def record(
     replace: bool = False,
 ) -> tuple[experiments.RunResult, Path | None]:
     """Run ``experiment`` in ``profile`` (or at ``budget``) through the results cache; with
-    ``name``, save the entry as a recorded run with its provenance. Returns (result, recorded
-    folder or None). ``replace``: a recorded run ``name`` that exists is replaced once the new
-    one is ready (kept aside until it is written, put back if writing fails). A RuntimeError
-    when a run given ``resume_from`` did not resume from its step or later (nothing recorded)."""
+    ``name``, save the entry as a recorded run with its provenance (``replace``: over an existing
+    one, see ``_save``). Returns (result, recorded folder or None). A RuntimeError when a run
+    given ``resume_from`` did not resume from its step or later (nothing recorded)."""
     config = config_for(experiment, profile, seeds, budget)
     dev = resolve_device()
     if name is not None and name in experiments.recorded_names() and not replace:
