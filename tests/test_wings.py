@@ -205,3 +205,38 @@ def test_the_private_import_check_sees_one(tmp_path):
     assert private_imports(pkg) == [
         "gated_attention.models.b:1 imports _helper from gated_attention.models.a"
     ]
+
+
+def needless_all(root: Path = ROOT) -> list[str]:
+    """Modules whose ``__all__`` lists only names they define themselves: there it restates the
+    underscore convention; ``__all__`` is for a module that hands on names it imports."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        listed, defined = None, set()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if "__all__" in names and isinstance(node.value, (ast.List, ast.Tuple)):
+                    listed = {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+                defined |= names - {"__all__"}
+        if listed is not None and listed <= defined:
+            bad.append(_module_name(path, root))
+    return bad
+
+
+def test_all_is_only_where_a_module_hands_on_imported_names():
+    assert needless_all() == []
+
+
+def test_the_all_check_sees_a_needless_one(tmp_path):
+    pkg = tmp_path / PACKAGE
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .models.a import f\n\n__all__ = ['f']\n")
+    (pkg / "models" / "__init__.py").write_text("")
+    source = "__all__ = ['f', 'G']\n\n\ndef f():\n    pass\n\n\nG = 1\n"
+    (pkg / "models" / "a.py").write_text(source)
+    assert needless_all(pkg) == ["gated_attention.models.a"]
