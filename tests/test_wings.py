@@ -195,13 +195,24 @@ def test_no_module_imports_a_private_name_of_another():
     assert private_imports() == []
 
 
-def test_the_private_import_check_sees_one(tmp_path):
+def toy_package(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A package ``gated_attention`` under ``tmp_path`` with a ``models`` wing and ``files``
+    (path under the package -> source)."""
     pkg = tmp_path / PACKAGE
     (pkg / "models").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "models" / "__init__.py").write_text("")
-    (pkg / "models" / "a.py").write_text("def _helper():\n    return 1\n")
-    (pkg / "models" / "b.py").write_text("from .a import _helper\nfrom . import __name__\n")
+    for name, source in {"__init__.py": "", "models/__init__.py": "", **files}.items():
+        (pkg / name).write_text(source)
+    return pkg
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    pkg = toy_package(
+        tmp_path,
+        {
+            "models/a.py": "def _helper():\n    return 1\n",
+            "models/b.py": "from .a import _helper\nfrom . import __name__\n",
+        },
+    )
     assert private_imports(pkg) == [
         "gated_attention.models.b:1 imports _helper from gated_attention.models.a"
     ]
@@ -233,10 +244,11 @@ def test_all_is_only_where_a_module_hands_on_imported_names():
 
 
 def test_the_all_check_sees_a_needless_one(tmp_path):
-    pkg = tmp_path / PACKAGE
-    (pkg / "models").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("from .models.a import f\n\n__all__ = ['f']\n")
-    (pkg / "models" / "__init__.py").write_text("")
-    source = "__all__ = ['f', 'G']\n\n\ndef f():\n    pass\n\n\nG = 1\n"
-    (pkg / "models" / "a.py").write_text(source)
+    pkg = toy_package(
+        tmp_path,
+        {
+            "__init__.py": "from .models.a import f\n\n__all__ = ['f']\n",
+            "models/a.py": "__all__ = ['f', 'G']\n\n\ndef f():\n    pass\n\n\nG = 1\n",
+        },
+    )
     assert needless_all(pkg) == ["gated_attention.models.a"]
