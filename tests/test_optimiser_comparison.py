@@ -3,14 +3,11 @@
 import dataclasses
 
 import matplotlib
-import matplotlib.pyplot as plt
 import pytest
 import torch
 
 from gated_attention import experiments as ex
 from gated_attention.experiments.optimiser_comparison import COUNT_NAMES, OPTIMISERS
-from gated_attention.readings.optimiser_comparison import optimiser_rows
-from gated_attention.report.teacher_plots import plot_optimiser_counts
 
 matplotlib.use("Agg")  # tests only; chapters draw inline
 
@@ -53,13 +50,6 @@ def test_smoke_runs_through_the_cache(cache):
     n, one, zero, m = t["adamw"]["counts"][0].tolist()
     assert n == start_n == one + zero and m == t["start"]["W_out1"].shape[0]
     assert ex.config_from_dict(again.meta["config"]) == config
-    start, target, rows = optimiser_rows(again)
-    assert start == (n, one, zero, m) and target == (14, 10, 4)
-    assert [r.optimiser for r in rows] == list(OPTIMISERS)
-    assert all(r.end == tuple(again.tensors[r.optimiser]["counts"][-1].tolist()) for r in rows)
-    fig = plot_optimiser_counts(again)
-    assert len(fig.axes) == 4 and len(fig.axes[0].lines) == len(OPTIMISERS) + 1
-    plt.close(fig)
 
 
 def test_a_learning_rate_of_zero_changes_nothing():

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from gated_attention.report import scorecard
+from gated_attention.report import scorecard, verdict
 
 
 @pytest.fixture
@@ -123,9 +123,10 @@ def test_recorded_rows_are_kept_apart_and_tallied_without_report_rows(build):
     assert [(r.id, r.ours, r.run) for r in recorded] == [("fig2.lambda_one", 11, "ti-paper-gpu")]
     t = scorecard_page.tally(quick)
     assert (t.passed, t.missed, t.reported) == (1, 1, 1)  # the report row is not a pass
-    status = scorecard_page.claim_status(quick, [])
-    assert status["fig2"] == "partly" and status["sec5"] == "not scored"  # no central row
-    assert scorecard_page.claim_status([], recorded)["fig2"] == "not"
+    fig2, sec5 = verdict.claim_of("fig2.lambda_one"), verdict.claim_of("sec5.loss_gap_se")
+    assert verdict.status(fig2, quick) == "partly"
+    assert verdict.status(sec5, quick) == "not scored"  # no central row
+    assert verdict.status(fig2, recorded) == "not"
     page = scorecard_page.grouped_html(quick, recorded, "quick")
     assert page.count("<table>") == 2  # one table per claim: fig2 and sec5
     assert "sc-miss" in page and "title='fig2.lambda_zero'" in page

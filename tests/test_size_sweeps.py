@@ -3,7 +3,6 @@
 chapter's estimator, with its rows; the finding's rows (``readings.fig3_map``)."""
 
 import dataclasses
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ import torch
 from gated_attention import analysis
 from gated_attention import experiments as ex
 from gated_attention.readings import fig3_edges, fig3_learned, fig3_map, fig3_rows
-from gated_attention.readings.fig3_learned import SweepReading, all_learn_from, read_sweep
+from gated_attention.readings.fig3_learned import read_sweep
 from gated_attention.readings.sweep_losses import normalised_losses
 from gated_attention.report import scorecard, verdict
 
@@ -80,17 +79,6 @@ def test_the_per_seed_reading_is_the_chapters(sweep_run, monkeypatch):
     (row,) = fig3_learned.score_rows(r, run="hmn-test")
     assert row.id == "fig3a.transition_learned" and row.run == "hmn-test"
     assert row.note.startswith("learned per size: ") and row.seeds == f.R
-
-
-def _reading(k, R=5, sizes=(8, 14, 20, 24)):
-    learned = SimpleNamespace(k=list(k), R=R, estimate=14, sizes=list(sizes))
-    return SweepReading("A", None, learned, np.zeros((len(sizes), R)))
-
-
-def test_from_which_size_every_seed_learned():
-    assert all_learn_from(_reading([0, 5, 5, 5])) == 14
-    assert all_learn_from(_reading([0, 5, 4, 5])) == 24  # a miss at 20 breaks the run from 14
-    assert all_learn_from(_reading([5, 5, 5, 4])) is None
 
 
 def _sweep(panel, edge_at, run):

@@ -102,17 +102,6 @@ def score_rows(r: SweepReading, run: str = "") -> list[ScoreRow]:
     ]
 
 
-def all_learn_from(r: SweepReading) -> int | None:
-    """The smallest swept size from which every seed of every larger size learned the
-    construction (None: the largest size has a seed that did not)."""
-    from_n = None
-    for n, k in zip(r.learned.sizes[::-1], r.learned.k[::-1], strict=True):
-        if k != r.learned.R:
-            break
-        from_n = int(n)
-    return from_n
-
-
 @dataclasses.dataclass(frozen=True)
 class SetupRow:
     """A panel's sweep (sizes: n = m), beside the paper profile's seeds and steps."""

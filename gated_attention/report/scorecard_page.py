@@ -6,7 +6,6 @@ scorecard page and the introduction's summary).
                   pass / miss mark (the row's id in the mark's hover title)
     summary_html  one row a claim: its status in this build and at the largest recorded budget
     tally         passes and misses; "report" rows (nothing comparable) apart, never as passes
-    claim_status  per claim: reproduced, partly, not or not scored (``verdict.status``)
 """
 
 from __future__ import annotations
@@ -54,18 +53,6 @@ def tally(records: list[Record]) -> Tally:
         missed=sum(r.status != "pass" for r in scored),
         reported=len(records) - len(scored),
     )
-
-
-def claim_status(quick: list[Record], recorded: list[Record]) -> dict[str, str]:
-    """Per claim id: its status over the rows of ``quick`` and ``recorded`` taken as ONE budget
-    (call it once per budget); claims without rows are left out."""
-    rows = [*quick, *recorded]
-    out = {}
-    for c in claims():
-        st = status(c, rows)
-        if st is not None:
-            out[c.id] = st
-    return out
 
 
 def _mark(r: Record | None, exact: bool = False) -> str:

@@ -17,7 +17,6 @@ import numpy as np
 import torch
 
 from ..analysis.boundary import Network
-from ..analysis.consolidation import construction_counts
 from ..analysis.merging import output_kernels
 from ..readings.optimiser_members import construction_target, member_rows
 
@@ -87,12 +86,6 @@ def plot_surplus(rungs) -> plt.Figure:
     return fig
 
 
-#: how the optimiser figures name the optimisers
-OPTIMISER_LABELS = {
-    "adamw": "AdamW (decoupled decay)",
-    "adam_l2": "Adam + L2 in the gradient",
-    "sgd_l2": "SGD + L2",
-}
 #: colour, line style, width (AdamW's wide and pale, so that a line on top of it stays visible)
 _STYLE = {
     "adamw": ("C0", "-", 3.5),
@@ -102,42 +95,6 @@ _STYLE = {
 }
 #: how the members' figure names the optimisers
 _SHORT = {"adamw": "AdamW", "adam_l2": "Adam + L2", "sgd_l2": "SGD + L2"}
-
-
-def plot_optimiser_counts(result, title: str | None = None):
-    """Pruned counts (hidden, lam ~ 1, lam ~ 0) and the training loss against the steps, one line
-    per optimiser of a single-member ``OptimiserComparisonConfig`` result; dashed grey: the
-    construction's counts."""
-    config, t = result.config, result.tensors
-    steps = t["steps"].numpy()
-    d = t["start"]["W_in1"].shape[1] - 1
-    c = construction_counts(d)
-    refs = [c["one"] + c["zero"], c["one"], c["zero"]]
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.2), layout="constrained")
-    panels = ["hidden (after pruning)", "lam ~ 1 (key-value)", "lam ~ 0 (query)"]
-    for k, (ax, label, ref) in enumerate(zip(axes[:3], panels, refs, strict=True)):
-        for name in config.optimisers:
-            color, ls, lw = _STYLE.get(name, ("k", "-", 1.6))
-            style = {"color": color, "ls": ls, "lw": lw, "alpha": 0.5 if lw > 3 else 1.0}
-            label = OPTIMISER_LABELS.get(name, name)
-            ax.plot(steps, t[name]["counts"][:, k].numpy(), label=label, **style)
-        ax.axhline(ref, color="0.5", ls="--", lw=0.8)
-        ax.set_title(label, fontsize=10)
-        ax.set_xlabel("steps continued")
-        ax.set_ylim(bottom=0)
-        ax.yaxis.get_major_locator().set_params(integer=True)
-    axes[0].legend(fontsize=8)
-    ax = axes[3]
-    for name in config.optimisers:
-        color, ls, lw = _STYLE.get(name, ("k", "-", 1.6))
-        loss = t[name]["train_loss"].numpy()
-        ax.semilogy(steps[1:], np.maximum(loss[1:], 1e-30), color=color, ls=ls, lw=min(lw, 1.5))
-    ax.set_title("training loss (window mean)", fontsize=10)
-    ax.set_xlabel("steps continued")
-    if title is None:
-        title = f"{config.run}, member {config.member}, continued at T = {config.T}"
-    fig.suptitle(title, fontsize=11)
-    return fig
 
 
 def plot_members_counts(result):
