@@ -8,7 +8,7 @@ Teacher identification and the surplus neurons (Sec. 4.1, Fig. 2, Table 1):
     teacher_runs           the recorded runs: paper budget (tuning seeds), twenty held-out seeds
     surplus_ladder         Fig. 2's surplus against the training budget (ours)
     surplus_consolidation  why the surplus neurons survive: consolidation of every student (ours)
-    optimiser_members      a recorded member continued with three optimisers, five members (ours)
+    optimiser_members      the recorded members continued with three optimisers (ours)
 How many neurons (Fig. 3):
     sweep_losses           the normalised held-out losses of a teacher-student sweep
     fig3_edges             the loss edge of every sweep at several levels, per size and level
