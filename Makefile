@@ -37,7 +37,7 @@ install: $(STAMP) ## create .venv with the pinned installs (nothing else)
 	@echo "environment ready: $(VENV) ($$($(PY) -c 'import torch; print("torch", torch.__version__)'))"
 
 execute: $(STAMP) ## execute every chapter with papermill in PROFILE (no rendering)
-	$(PY) -m gated_attention.tools.book execute --profile $(PROFILE)
+	$(PY) book/_ext/executor.py execute --profile $(PROFILE)
 
 render: $(STAMP) ## render the executed chapters to HTML (execution off)
 	$(BIN)/jupyter-book build -W -n --keep-going .
@@ -56,14 +56,14 @@ test: $(STAMP) ## set up (Chromium too), lint, unit tests, every chapter (smoke)
 	  || { [ "$$(id -u)" = 0 ] && command -v apt-get && apt-get update -qq \
 	       && apt-get install -y -qq chromium; } || $(PY) -m playwright install chromium
 	$(PY) -m pytest -n 2 tests
-	$(PY) -m gated_attention.tools.book execute --profile smoke
+	$(PY) book/_ext/executor.py execute --profile smoke
 	OMP_NUM_THREADS=1 TQDM_DISABLE=1 $(PY) -m pytest -n 2 --dist loadfile --nbval-lax book/*.ipynb
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	$(MAKE) browser
 	@echo "make test: all passed"
 
 notebooks: $(STAMP) ## write plain .ipynb notebooks (no outputs) to notebooks/ for Jupyter and Colab
-	$(PY) -m gated_attention.tools.book notebooks --out notebooks
+	$(PY) book/_ext/executor.py notebooks --out notebooks
 
 lint: $(STAMP) ## the pre-commit hooks (.pre-commit-config.yaml) on every tracked file: ruff on the package, the tests and the chapters (75 columns), the chapters' cells, the GitHub workflows (check-jsonschema, actionlint or shellcheck, zizmor)
 	$(BIN)/pre-commit run --all-files

@@ -1,12 +1,15 @@
-"""How each chapter was executed (report.execution_status): recorded, read back, tabled."""
+"""How each chapter was executed: recorded by the book's executor, read back and tabled by
+report.execution_status."""
+
+from executor import record_chapter
 
 from gated_attention.report import execution_status as es
 
 
 def test_chapters_are_recorded_read_back_and_totalled(tmp_path):
-    es.record_chapter("construction", "quick", 6.54, build=tmp_path)
-    es.record_chapter("beyond", "quick", 125.0, build=tmp_path)
-    es.record_chapter("construction", "quick", 7.0, build=tmp_path)  # replaced, not added
+    record_chapter("construction", "quick", 6.54, build=tmp_path)
+    record_chapter("beyond", "quick", 125.0, build=tmp_path)
+    record_chapter("construction", "quick", 7.0, build=tmp_path)  # replaced, not added
     rows = es.read_status("quick", tmp_path, order=["beyond", "construction"])
     assert [r["chapter"] for r in rows] == ["beyond", "construction"]
     assert rows[1]["wall_s"] == 7.0 and rows[1]["python"]
@@ -17,7 +20,7 @@ def test_chapters_are_recorded_read_back_and_totalled(tmp_path):
 
 
 def test_a_failed_chapter_shows_its_status(tmp_path):
-    es.record_chapter("construction", "smoke", None, status="failed", build=tmp_path)
+    record_chapter("construction", "smoke", None, status="failed", build=tmp_path)
     text = es.to_markdown(es.read_status("smoke", tmp_path))
     assert text.splitlines()[0].endswith("| status |")
     assert "**failed**" in text and "| ? |" in text  # no wall time: unknown

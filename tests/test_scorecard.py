@@ -137,7 +137,7 @@ def test_recorded_rows_are_kept_apart_and_tallied_without_report_rows(build):
 def test_readers_of_the_records_execute_last():
     from pathlib import Path
 
-    from gated_attention.tools.book import execution_order
+    from executor import execution_order
 
     paths = [Path(f"book/{s}.md") for s in ("intro", "equations", "scorecard", "performance")]
     assert [p.stem for p in execution_order(paths)] == [

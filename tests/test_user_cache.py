@@ -138,18 +138,18 @@ def test_no_flush_leaves_torch_settings_alone():
 
 
 def test_check_parameters_names_the_unknown_and_the_declared():
-    from gated_attention.tools import book
+    import executor
 
     declared = {"profile": {"name": "profile", "default": '"quick"'}}
-    book.check_parameters(Path("ch.ipynb"), {"profile": "smoke"}, declared)
+    executor.check_parameters(Path("ch.ipynb"), {"profile": "smoke"}, declared)
     with pytest.raises(ValueError, match=r"ch.ipynb: unknown parameter\(s\) 'PROFILE'.*profile"):
-        book.check_parameters(Path("ch.ipynb"), {"PROFILE": "smoke"}, declared)
+        executor.check_parameters(Path("ch.ipynb"), {"PROFILE": "smoke"}, declared)
     with pytest.raises(ValueError, match="declares: none"):
-        book.check_parameters(Path("ch.ipynb"), {"profile": "smoke"}, {})
+        executor.check_parameters(Path("ch.ipynb"), {"profile": "smoke"}, {})
 
 
 def test_a_chapter_without_a_profile_parameter_fails_before_it_runs(tmp_path):
-    from gated_attention.tools import book
+    import executor
 
     md = tmp_path / "lonely.md"
     md.write_text(
@@ -157,7 +157,7 @@ def test_a_chapter_without_a_profile_parameter_fails_before_it_runs(tmp_path):
         "kernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
         '```{code-cell} ipython3\nprofile_name = "quick"\n```\n'
     )
-    stem, seconds, error = book._execute_one(str(md), "smoke", None)
+    stem, seconds, error = executor._execute_one(str(md), "smoke", None)
     assert (stem, seconds) == ("lonely", None)
     assert "unknown parameter(s) 'profile'" in error and "declares: none" in error
 

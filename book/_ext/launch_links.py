@@ -122,7 +122,7 @@ def publish_notebooks(out_dir: Path, root: Path = ROOT, ref: str | None = None) 
     """
     import nbformat
 
-    from gated_attention.tools.book import chapters
+    from gated_attention.report.execution_status import chapters
 
     written = []
     install = install_cell_source(root, ref)

@@ -10,7 +10,7 @@ Modules:
     scorecard_page     the scorecard grouped by the paper's claims, both budgets
     table              the one table renderer: rows to a Markdown table
     run_source         a row's note when its run is a recorded one: the code that trained it
-    execution_status   how each chapter of a build was executed (profile, time, versions)
+    execution_status   the book's chapters and how each was executed (profile, time, versions)
 Figures:
     plotting           the gated RNN's weights (Fig. 1, Fig. 2B) and the construction's cost
     teacher_plots      the teacher-student chapters

@@ -1,7 +1,8 @@
-"""How each chapter of this build was executed: profile, wall time, status and versions.
+"""How each chapter of this build was executed: profile, wall time, status and versions; and the
+book's chapters (``chapters``, from ``_toc.yml``).
 
-``tools.book`` records each chapter right after running it (``record_chapter``) into
-``<build>/execution/<profile>.json`` (``<build>``: ``scorecard.build_dir``)::
+The book's executor (book/_ext/executor.py) records each chapter right after running it into
+``<build>/execution/<profile>.json`` (``record_path``; ``<build>``: ``scorecard.build_dir``)::
 
     {"profile": "quick",
      "chapters": {"construction": {"status": "ok", "wall_s": 6.5,
@@ -16,54 +17,46 @@ also the chapters' kernel. Without that file, ``<build>/execution-times-<profile
 
 from __future__ import annotations
 
-import datetime
 import json
-import os
-import platform
 from pathlib import Path
 
-from ..atomic import atomic_write_json
 from . import table
 from .scorecard import build_dir
 
 UNKNOWN = "?"
 VERSION_KEYS = ("python", "torch", "numpy")
 
+#: the checkout's root: the book's ``_toc.yml`` and chapters ``book/*.md``
+ROOT = Path(__file__).resolve().parents[2]
 
-def _record_path(profile: str, build: Path | None = None) -> Path:
+
+def chapters(root: Path = ROOT) -> list[Path]:
+    """The chapter sources named by ``_toc.yml``, in reading order."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections"))
+            walk(entry.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    paths = [root / f"{f}.md" for f in files]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise FileNotFoundError(f"_toc.yml names chapters that do not exist: {', '.join(missing)}")
+    return paths
+
+
+def record_path(profile: str, build: Path | None = None) -> Path:
+    """The execution record of ``profile`` in ``build`` (default ``scorecard.build_dir()``)."""
     return (build or build_dir()) / "execution" / f"{profile}.json"
-
-
-def versions() -> dict[str, str]:
-    """Python, torch, numpy and gated_attention versions of this interpreter, and the device."""
-    import numpy
-    import torch
-
-    from .._version import __version__
-
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "numpy": numpy.__version__,
-        "gated_attention": __version__,
-        "device": os.environ.get("GATED_ATTENTION_DEVICE", "cpu"),
-    }
-
-
-def record_chapter(
-    chapter: str, profile: str, wall_s: float | None, status: str = "ok", build: Path | None = None
-) -> Path:
-    """Add (or replace) one chapter's row of ``<build>/execution/<profile>.json``; its path."""
-    path = _record_path(profile, build)
-    data = json.loads(path.read_text()) if path.exists() else {"profile": profile, "chapters": {}}
-    data["chapters"][chapter] = {
-        "status": status,
-        "wall_s": None if wall_s is None else round(float(wall_s), 1),
-        "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        **versions(),
-    }
-    atomic_write_json(path, data, indent=2)
-    return path
 
 
 def _legacy_rows(profile: str, build: Path) -> list[dict]:
@@ -83,7 +76,7 @@ def read_status(
 ) -> list[dict]:
     """One row per executed chapter of ``profile`` (``order``: chapter names to sort by)."""
     build = build or build_dir()
-    path = _record_path(profile, build)
+    path = record_path(profile, build)
     if path.exists():
         chapters = json.loads(path.read_text())["chapters"]
         rows = [{"chapter": c, "profile": profile, **row} for c, row in chapters.items()]
@@ -122,9 +115,11 @@ def to_markdown(rows: list[dict]) -> str:
 
 
 def show(profile: str, order: list[str] | None = None, build: Path | None = None):
-    """Display the table of ``profile`` in a notebook (returns the IPython Markdown object)."""
+    """Display the table of ``profile`` in a notebook, in ``order`` (default: the book's, from
+    ``chapters``); returns the IPython Markdown object."""
     from IPython.display import Markdown, display
 
+    order = [path.stem for path in chapters()] if order is None else order
     rows = read_status(profile, build, order)
     if not rows:
         text = f"No chapter of profile `{profile}` has been executed in this build yet."

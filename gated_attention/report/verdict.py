@@ -230,7 +230,7 @@ def block(
     (``moved``) and ours if any.
 
     A claim ``chapter`` scores only some rows of reads its status in the chapter stating it
-    (``Claim.chapter``), executed after the others (``tools.book``), which also counts
+    (``Claim.chapter``), executed after the others (book/_ext/executor.py), which also counts
     ``others`` (this build's rows stored by other chapters). A recorded run counts this build's
     rows that need no training (``with_budget_free``)."""
     parts = []

@@ -1,10 +1,10 @@
-"""Command lines and build glue: ``python -m gated_attention.tools.<name>``.
+"""Command lines: ``python -m gated_attention.tools.<name>``.
 
 cli             ``python -m gated_attention`` (click): list the experiments, run one with overrides
   overrides       a --set value read as its field's declared type, a config with it replaced
-book            execute the chapters with papermill, write plain notebooks
 record          run an experiment in a profile and ship it as a recorded run
 
 Not in the package: the repository's ``lab/`` (the bench, the GPU plan, the campaign), ``dev/``
-(lint hooks, re-recording the shipped quick runs) and ``book/_ext/`` (the book's Sphinx extensions).
+(lint hooks, re-recording the shipped quick runs) and ``book/_ext/`` (the book's executor and its
+Sphinx extensions).
 """

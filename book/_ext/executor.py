@@ -1,57 +1,71 @@
-"""Execute the book's chapters once with papermill, and write plain notebooks (why executed once
-and rendered apart: book/reference.md, "Architecture").
+"""The book's executor: execute the chapters once with papermill, and write plain notebooks (why
+executed once and rendered apart: book/reference.md, "Architecture"). It is the book's, not the
+package's: it runs from a checkout (``make execute``), beside the book's Sphinx extensions.
 
-    python -m gated_attention.tools.book execute --profile quick    every chapter, in _toc.yml order
-    python -m gated_attention.tools.book execute --profile smoke --only construction
-    python -m gated_attention.tools.book notebooks --out notebooks  plain .ipynb for Jupyter, Colab
-    python -m gated_attention.tools.book list                       the chapters
+    python book/_ext/executor.py execute --profile quick    every chapter, in _toc.yml order
+    python book/_ext/executor.py execute --profile smoke --only construction
+    python book/_ext/executor.py notebooks --out notebooks  plain .ipynb for Jupyter, Colab
+    python book/_ext/executor.py list                       the chapters
 
 Each chapter ``book/<stem>.md`` (jupytext MyST) becomes ``book/<stem>.ipynb`` (git-ignored),
 executed with ``cwd=book``, the ``profile`` parameter injected (``check_parameters``: papermill
 would only warn where a chapter does not declare it) and no progress bars (``TQDM_DISABLE=1``);
-jupyter-book then renders these notebooks with execution off.
+jupyter-book then renders these notebooks with execution off. Each chapter is recorded right
+after it ran (``record_chapter``) into the build's execution record, which the chapter
+"Execution status" shows (``gated_attention.report.execution_status``).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import multiprocessing
 import os
+import platform
 import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from ..experiments.profiles import check_profile
-from ..report import execution_status, scorecard
+from gated_attention.atomic import atomic_write_json
+from gated_attention.experiments.profiles import check_profile
+from gated_attention.report import scorecard
+from gated_attention.report.execution_status import ROOT, chapters, record_path
 
-ROOT = Path(__file__).resolve().parents[2]
+
+def versions() -> dict[str, str]:
+    """Python, torch, numpy and gated_attention versions of this interpreter, and the device."""
+    import numpy
+    import torch
+
+    from gated_attention import __version__
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "gated_attention": __version__,
+        "device": os.environ.get("GATED_ATTENTION_DEVICE", "cpu"),
+    }
 
 
-def chapters(root: Path = ROOT) -> list[Path]:
-    """The chapter sources named by ``_toc.yml``, in reading order."""
-    import yaml
-
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    walk(toc.get("chapters"))
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    paths = [root / f"{f}.md" for f in files]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise FileNotFoundError(f"_toc.yml names chapters that do not exist: {', '.join(missing)}")
-    return paths
+def record_chapter(
+    chapter: str, profile: str, wall_s: float | None, status: str = "ok", build: Path | None = None
+) -> Path:
+    """Add (or replace) one chapter's row of the execution record of ``profile``
+    (``execution_status.record_path``); its path."""
+    path = record_path(profile, build)
+    data = json.loads(path.read_text()) if path.exists() else {"profile": profile, "chapters": {}}
+    data["chapters"][chapter] = {
+        "status": status,
+        "wall_s": None if wall_s is None else round(float(wall_s), 1),
+        "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        **versions(),
+    }
+    atomic_write_json(path, data, indent=2)
+    return path
 
 
 #: chapters that time the machine: executed alone (no other chapter running), after the lanes
@@ -77,13 +91,13 @@ def _lanes(n_chapters: int) -> int:
     return max(1, min(lanes, n_chapters))
 
 
-#: the package's measured chapter times (seconds, per profile): the lanes' order on a checkout
+#: the book's measured chapter times (seconds, per profile): the lanes' order on a checkout
 #: without its own log (a fresh clone)
 SHIPPED_TIMES = Path(__file__).with_name("chapter_times.json")
 
 
 def chapter_times(root: Path, profile: str) -> dict[str, float]:
-    """Seconds per chapter in ``profile``: the package's measured times (SHIPPED_TIMES),
+    """Seconds per chapter in ``profile``: the book's measured times (SHIPPED_TIMES),
     updated by this checkout's log of its last execution (``_build/execution-times-*.json``)."""
     shipped = json.loads(SHIPPED_TIMES.read_text()).get(profile, {})
     log = root / "_build" / f"execution-times-{profile}.json"
@@ -199,11 +213,11 @@ def execute(profile: str, only: list[str] | None = None, root: Path = ROOT) -> d
     def done(stem: str, seconds: float | None, error: str) -> None:
         if seconds is None:
             failures.append(f"{stem}: {error}")
-            execution_status.record_chapter(stem, profile, None, status="failed")
+            record_chapter(stem, profile, None, status="failed")
             print(f"[{profile}] {stem} FAILED", flush=True)
         else:
             times[stem] = seconds
-            execution_status.record_chapter(stem, profile, seconds)
+            record_chapter(stem, profile, seconds)
             print(f"[{profile}] {stem} done in {seconds} s", flush=True)
 
     if parallel:
@@ -263,7 +277,7 @@ def write_notebooks(out_dir: Path, root: Path = ROOT) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    prog = "python -m gated_attention.tools.book"
+    prog = "python book/_ext/executor.py"
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("execute", help="execute chapters with papermill")
