@@ -13,7 +13,7 @@ stretches of seconds, a row timed alone could fall wholly in a slow stretch (one
     compiled  the engine's step in mode "compiled" (``steps.CompiledStep``): the loss, its
               hand-written gradients and the AdamW update compiled as one function; a batch
               whose intermediates would outgrow the caches in parts (``steps.batch_parts``)
-    whole     the same with every batch whole (``steps.whole_batches``), as on a GPU
+    whole     the same with every batch whole (``device_time.whole_batches``), as on a GPU
     compile   (a) ``torch.compile`` of the forward and the loss (the backward made by
               AOTAutograd), run by the engine's ``ForwardStep``
     autograd  (b) without the hand-written backward: autograd through ``forward_packed``
@@ -44,13 +44,14 @@ from gated_attention.engine.data import sample_chunk_neuron_major
 from gated_attention.engine.device import keep_freed_memory
 from gated_attention.engine.loop import optimiser
 from gated_attention.engine.losses import LossSpec, loss_function
-from gated_attention.engine.steps import ForwardStep, FusedStep, make_step, whole_batches
+from gated_attention.engine.steps import ForwardStep, FusedStep, make_step
 from gated_attention.experiments.profiles import derive_seed
 from gated_attention.models.fast_path import inputs_neuron_major, pack_params
 from gated_attention.models.gated_rnn import GatedRNN
 from gated_attention.tasks.teacher_student import TeacherStudentTask
 from lab import inplace_scan, quadratic_gating
 from lab.bench_timing import best_seconds, fastest, seconds
+from lab.device_time import whole_batches
 
 __all__ = [
     "WAYS",

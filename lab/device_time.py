@@ -45,16 +45,17 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import torch
 from torch._inductor import config as inductor_config
 from torch.utils.flop_counter import FlopCounterMode
 
-from gated_attention.engine import TrainConfig, stack_students, train
-from gated_attention.engine.steps import whole_batches
+from gated_attention.engine import TrainConfig, stack_students, steps, train
 from gated_attention.experiments.profiles import derive_seed
 from gated_attention.models.gated_rnn import GatedRNN
 from gated_attention.tasks.teacher_student import TeacherStudentTask
@@ -183,6 +184,14 @@ def launched(events, nests: dict[str, int] | None = None) -> int:
         return (nests or {}).get(e.name, 1) if works(e.name) else 0
 
     return sum(under(e) for e in events if e.cpu_parent is None)
+
+
+@contextmanager
+def whole_batches() -> Iterator[None]:
+    """Inside: every compiled step takes its batch whole (``engine.steps.batch_parts`` gives 1),
+    so that it launches the kernels a GPU's step does (the engine splits a large batch on a CPU)."""
+    with mock.patch.object(steps, "batch_parts", lambda *args: 1):
+        yield
 
 
 def _train(run: dict, steps: int, chunk: int, mode: str | None) -> None:

@@ -1,6 +1,5 @@
 """A compiled step on a CPU over parts of its batch (gated_attention/engine/steps.py,
-``batch_parts``): the same training as the batch whole, up to rounding; whole on a GPU and
-wherever ``whole_batches`` asks for it (the kernels a GPU launches are counted so)."""
+``batch_parts``): the same training as the batch whole, up to rounding; whole on a GPU."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from test_training import F64, LastStepTask, stacked
 
 from gated_attention.engine import TrainConfig, steps, train
 from gated_attention.engine.losses import LossSpec
-from gated_attention.engine.steps import batch_parts, whole_batches
+from gated_attention.engine.steps import batch_parts
 from gated_attention.models.fast_path import pack_params
 
 
@@ -34,9 +33,6 @@ def test_parts_halve_the_batch_until_a_part_fits_and_never_off_the_cpu(monkeypat
     assert batch_parts(P, _spec(8), 48, cpu) == 4  # 48 -> 12: 24 does not fit
     assert batch_parts(P, _spec(8), 33, cpu) == 1  # no whole halves: whole
     assert batch_parts(P, _spec(8), 64, torch.device("cuda")) == 1  # a GPU: whole
-    with whole_batches():
-        assert batch_parts(P, _spec(8), 64, cpu) == 1
-    assert batch_parts(P, _spec(8), 64, cpu) == 4  # the context is left as it was
     monkeypatch.setattr(steps, "PART_BYTES", 1)
     assert batch_parts(P, _spec(8), 64, cpu) == 8  # PART_MIN = 8 sequences a part at the least
     assert batch_parts(P, _spec(8), 8, cpu) == 1  # a batch of PART_MIN: whole
@@ -54,7 +50,8 @@ def test_a_batch_in_parts_trains_as_the_batch_whole(monkeypatch, member_rates):
     if member_rates:
         kw["member_lrs"] = [1e-2, 3e-3]
     task = LastStepTask()
-    with whole_batches():
+    with monkeypatch.context() as whole_batch:
+        whole_batch.setattr(steps, "batch_parts", lambda *a: 1)
         whole = train([task, task], params, c, **kw)
     seen = []
     original = steps.batch_parts
@@ -75,7 +72,8 @@ def test_another_optimiser_in_parts_gets_the_whole_batchs_gradients(monkeypatch)
     c = TrainConfig(steps=6, lr=1e-4, batch_size=4, mode="compiled", optimiser="sgd_l2", **F64)
     kw = dict(data_seeds=[3, 4], masks=masks, progress=False)
     task = LastStepTask()
-    with whole_batches():
+    with monkeypatch.context() as whole_batch:
+        whole_batch.setattr(steps, "batch_parts", lambda *a: 1)
         whole = train([task, task], params, c, **kw)
     monkeypatch.setattr(steps, "PART_BYTES", 1)
     monkeypatch.setattr(steps, "PART_MIN", 1)

@@ -14,10 +14,8 @@ x, y: neuron-major (E, d+1, T*B) and (E, d_out, T'*B) on packed weights, else (E
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
-from contextlib import contextmanager
-from contextvars import ContextVar
 
 import torch
 from torch._inductor import config as inductor_config
@@ -48,24 +46,13 @@ class FusedStep:
 PART_BYTES = 16 * 2**20
 #: the fewest sequences of a part (smaller parts: more calls than the cache saves)
 PART_MIN = 8
-_WHOLE = ContextVar("whole_batches", default=False)
-
-
-@contextmanager
-def whole_batches() -> Iterator[None]:
-    """Inside: every compiled step takes its batch whole, so that it launches what a GPU's does."""
-    token = _WHOLE.set(True)
-    try:
-        yield
-    finally:
-        _WHOLE.reset(token)
 
 
 def batch_parts(P: dict, spec: LossSpec, B: int, device: torch.device) -> int:
     """The parts a compiled step splits its batch of B sequences into: 1 off the CPU (a GPU's
-    step is launch-bound) and inside ``whole_batches``; else the fewest halvings of B after
-    which a part's intermediates are at most ``PART_BYTES``, no part under ``PART_MIN``."""
-    if device.type != "cpu" or _WHOLE.get():
+    step is launch-bound); else the fewest halvings of B after which a part's intermediates are
+    at most ``PART_BYTES``, no part under ``PART_MIN``."""
+    if device.type != "cpu":
         return 1
     E, two_n, d1 = P["W_in"].shape
     n, m, d_out = two_n // 2, P["W_out"].shape[1] // 2, P["D"].shape[1]
