@@ -25,11 +25,33 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from gated_attention.experiments.cpu_budget import CPU_RUNS, LADDER, PREDICTED_MIN
+from gated_attention.experiments.cpu_budget import CPU_RUNS, LADDER
 from gated_attention.experiments.recorded_runs import recorded_names
 from gated_attention.experiments.robustness import FINE, VARIANTS
 
 __all__ = ["all_runs", "missing", "chains", "format_plan", "run_plan", "main"]
+
+
+#: recorded name -> predicted minutes on one core: steps x the one-thread step time measured when
+#: the budgets were set (Fig. 4A/4B: with the search, which then costs nothing)
+PREDICTED_MIN = {
+    "how-many-neurons-A-cpu": 85,
+    "how-many-neurons-B-cpu": 100,
+    "architectures-teacher-cpu": 110,
+    "architectures-regression-cpu": 110,
+    "architectures-teacher-lr-cpu": 0,
+    "architectures-regression-lr-cpu": 0,
+    "associative-recall-cpu": 110,
+    "teacher-identification-cpu": 55,
+    "teacher-identification-cpu-x2": 15,
+    "teacher-identification-cpu-x4": 30,
+    # Fig. 3A's variants: 25 members of the 40 (step time about in proportion)
+    **{f"how-many-neurons-A-cpu-{v}": 55 for v in VARIANTS},
+    # measured before they ran: 18 ms a step in mode fast for 20 members at n <= 22, about
+    # half that compiled
+    "how-many-neurons-A-cpu-lr-wd": 40,
+    **{f"how-many-neurons-A-cpu-{v}-fine": 20 for v in FINE},
+}
 
 
 def all_runs() -> list[tuple[str, str]]:

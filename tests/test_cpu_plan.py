@@ -11,7 +11,7 @@ def test_every_run_of_the_cpu_budget_is_planned_once():
     assert len(names) == len(set(names))
     assert {e for e, _ in cpu_plan.all_runs()} == set(cpu_budget.CPU_RUNS)
     assert "teacher-identification-cpu-x2" in names and "teacher-identification-cpu-x4" in names
-    assert set(names) == set(cpu_budget.PREDICTED_MIN)  # a prediction for every run
+    assert set(names) == set(cpu_plan.PREDICTED_MIN)  # a prediction for every run
 
 
 def test_missing_leaves_out_what_is_recorded(monkeypatch):
@@ -39,7 +39,7 @@ def test_a_search_follows_its_main_run():
 
 def test_the_plan_prints_each_run_and_the_total():
     text = cpu_plan.format_plan([("how-many-neurons-A", "cpu"), ("associative-recall", "cpu")])
-    want = cpu_budget.PREDICTED_MIN
+    want = cpu_plan.PREDICTED_MIN
     total = want["how-many-neurons-A-cpu"] + want["associative-recall-cpu"]
     assert "how-many-neurons-A-cpu" in text and text.splitlines()[-1].endswith(f"~{total}")
     assert cpu_plan.format_plan([]) == "every run of the CPU budget is recorded"

@@ -103,28 +103,6 @@ CPU_RUNS: dict[str, Callable[..., Any]] = {
 }
 
 
-#: recorded name -> predicted minutes on one core: steps x the one-thread step time measured when
-#: the budgets were set (Fig. 4A/4B: with the search, which then costs nothing)
-PREDICTED_MIN = {
-    "how-many-neurons-A-cpu": 85,
-    "how-many-neurons-B-cpu": 100,
-    "architectures-teacher-cpu": 110,
-    "architectures-regression-cpu": 110,
-    "architectures-teacher-lr-cpu": 0,
-    "architectures-regression-lr-cpu": 0,
-    "associative-recall-cpu": 110,
-    "teacher-identification-cpu": 55,
-    "teacher-identification-cpu-x2": 15,
-    "teacher-identification-cpu-x4": 30,
-    # Fig. 3A's variants: 25 members of the 40 (step time about in proportion)
-    **{f"how-many-neurons-A-cpu-{v}": 55 for v in VARIANTS},
-    # measured before they ran: 18 ms a step in mode fast for 20 members at n <= 22, about
-    # half that compiled
-    "how-many-neurons-A-cpu-lr-wd": 40,
-    **{f"how-many-neurons-A-cpu-{v}-fine": 20 for v in FINE},
-}
-
-
 def cpu_config(name: str, budget: str = "cpu", *, resolve: Callable[[Any], Any] = run) -> Any:
     """The config of experiment ``name`` at ``budget`` (one of BUDGETS); a main run of Fig.
     4A/4B reads its rates from the search entry ``resolve`` returns (default ``cache.run``)."""
