@@ -23,10 +23,10 @@ import argparse
 
 import torch
 
+from dev.record import record
 from gated_attention import experiments
 from gated_attention.experiments.cache import code_hash
 from gated_attention.experiments.registry import CENTRAL_CLAIMS, experiment_config
-from gated_attention.tools.record import record
 
 __all__ = ["QUICK_RECORDED", "label", "status", "tensor_difference", "rerecord", "main"]
 

@@ -11,7 +11,7 @@ other registered experiment without a recorded run of the profile (``gpu_plan.mi
 
 The campaign is a policy over the one runner (``experiments.runner``), not a runner of its own:
 it decides the order, the budget and the pack. Each run trains in a process of its own
-(``python -m gated_attention.tools.record NAME --profile P``: ``experiments.run``, whose jobs go
+(``python -m dev.record NAME --profile P``: ``experiments.run``, whose jobs go
 through ``runner.compute``; on a GPU with $GATED_ATTENTION_SIDE_BY_SIDE jobs of the run side by
 side, the runner's ``Streams`` executor) through a results cache that the campaign owns
 (``OUT/cache``). The process is the budget: a job of a paper run outlasts a call, so at the budget
@@ -51,10 +51,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from dev.record import git_state
 from gated_attention.experiments.cache import RECORDED_ROOT, read_entry
 from gated_attention.experiments.recorded_runs import recorded_names
 from gated_attention.experiments.registry import EXPERIMENTS
-from gated_attention.tools.record import git_state
 from lab.gpu_plan import CENTRAL_CLAIMS, missing_runs
 
 __all__ = ["CENTRAL", "Outcome", "order", "label", "campaign", "pack", "unpack", "main"]
@@ -77,6 +77,9 @@ GRACE_S = 30.0
 
 #: a runner: (experiment, profile, cache folder, seconds left) -> "finished" | "stopped" | error
 Runner = Callable[[str, str, Path, float], str]
+
+#: the repository root, where ``python -m dev.record`` runs
+REPOSITORY = Path(__file__).resolve().parents[1]
 
 
 @dataclasses.dataclass
@@ -105,10 +108,12 @@ def record_runner(name: str, profile: str, cache: Path, seconds: float) -> str:
     """Train ``name`` in ``profile`` in a process of its own, through the results cache
     ``cache``, for at most ``seconds``: "finished", "stopped" (interrupted at the budget, then
     killed after ``GRACE_S``), or the last lines of its error output."""
-    cmd = [sys.executable, "-m", "gated_attention.tools.record", name, "--profile", profile]
+    cmd = [sys.executable, "-m", "dev.record", name, "--profile", profile]
     env = {**os.environ, "GATED_ATTENTION_CACHE": str(cache), "TQDM_DISABLE": "1"}
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache.parent / COMPILED)  # compiled once, packed
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=REPOSITORY, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         _, err = proc.communicate(timeout=max(seconds, 0.0))
     except subprocess.TimeoutExpired:

@@ -9,7 +9,7 @@
                                                               at a time (one core each)
 
 A run is recorded as ``<experiment>-<budget>`` (``cpu_budget.BUDGETS``: "cpu", and the lower
-rungs of Fig. 2's ladder). Each trains in its own process through ``tools.record`` (the results
+rungs of Fig. 2's ladder). Each trains in its own process through ``dev.record`` (the results
 cache: it checkpoints and resumes, so the command given again after an interruption continues
 where it stopped, and a finished entry is recorded without training). A learning-rate search of
 Fig. 4A/4B is recorded after its main run, in the same worker: the main run computed it.
@@ -30,6 +30,9 @@ from gated_attention.experiments.recorded_runs import recorded_names
 from gated_attention.experiments.robustness import FINE, VARIANTS
 
 __all__ = ["all_runs", "missing", "chains", "format_plan", "run_plan", "main"]
+
+#: the repository root, where ``python -m dev.record`` runs
+REPOSITORY = Path(__file__).resolve().parents[1]
 
 
 #: recorded name -> predicted minutes on one core: steps x the one-thread step time measured when
@@ -120,10 +123,12 @@ def _record(run: tuple[str, str], logs: Path, python: str) -> tuple[str, int, Pa
     exp, budget = run
     name = label(exp, budget)
     log = logs / f"{name}.log"
-    cmd = [python, "-m", "gated_attention.tools.record", exp, "--budget", budget, "--name", name]
+    cmd = [python, "-m", "dev.record", exp, "--budget", budget, "--name", name]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
     with open(log, "w") as f:
-        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+        rc = subprocess.run(
+            cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=REPOSITORY
+        ).returncode
     return name, rc, log
 
 

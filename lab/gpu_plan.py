@@ -29,7 +29,7 @@ graphed fast step it timed. The counts are kept between calls (``kept_counts``: 
 ``--counts``, default _build/step-counts.json, while the code, torch and this CPU stay the
 same; ``--recount`` counts afresh): a step is counted, and compiled, once.
 
-The command trains through ``tools.record`` (the results cache: each job checkpoints and
+The command trains through ``dev.record`` (the results cache: each job checkpoints and
 resumes; a finished run is loaded, not trained again), so an interrupted ``--run`` continues
 where it stopped when started again. Runs go one after another: one GPU, and the host's cores
 draw every member's data.
@@ -43,6 +43,7 @@ from typing import Any
 
 import torch
 
+from dev.record import record
 from gated_attention.experiments.in_context_regression import RegressionConfig
 from gated_attention.experiments.recorded_runs import recorded_names
 from gated_attention.experiments.registry import (
@@ -53,7 +54,6 @@ from gated_attention.experiments.registry import (
 )
 from gated_attention.experiments.side_by_side import SIDE_BY_SIDE_ENV, side_by_side
 from gated_attention.experiments.teacher_student import TeacherStudentConfig
-from gated_attention.tools.record import record
 from lab.bench import recorded_benches
 from lab.device_time import (
     calibrate,
@@ -311,7 +311,7 @@ def _per_parameter_note(p: dict, limit_s: float) -> str:
 
 
 def run_plan(profile: str = "paper", names: list[str] | None = None, progress: bool = True):
-    """Train and record every run of the plan, one after another (``tools.record``); a run
+    """Train and record every run of the plan, one after another (``dev.record``); a run
     already recorded under its name is skipped. Returns the recorded folders."""
     out = []
     have = set(recorded_names())

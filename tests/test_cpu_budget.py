@@ -6,10 +6,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from dev import record as rec
 from gated_attention import experiments as ex
 from gated_attention.experiments import cpu_budget as cb
 from gated_attention.experiments.registry import EXPERIMENTS, experiment_config
-from gated_attention.tools import record as rec
 
 #: what a CPU-budget config may change against its quick config
 BUDGET_FIELDS = {"T", "seeds", "sizes", "train", "lrs"}

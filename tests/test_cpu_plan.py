@@ -47,7 +47,7 @@ def test_the_plan_prints_each_run_and_the_total():
 
 def test_run_plan_records_each_run_and_reports_a_dead_worker(tmp_path):
     runs = [("architectures-teacher", "cpu"), ("architectures-teacher-lr", "cpu")]
-    # a stand-in for python that prints its arguments: each run is one tools.record call
+    # a stand-in for python that prints its arguments: each run is one dev.record call
     done = cpu_plan.run_plan(runs, workers=2, logs=tmp_path, python="echo")
     assert [(n, rc) for n, rc, _ in done] == [
         ("architectures-teacher-cpu", 0),
@@ -55,7 +55,7 @@ def test_run_plan_records_each_run_and_reports_a_dead_worker(tmp_path):
     ]
     log = (tmp_path / "architectures-teacher-cpu.log").read_text()
     assert log.split() == [
-        "-m", "gated_attention.tools.record", "architectures-teacher", "--budget", "cpu",
+        "-m", "dev.record", "architectures-teacher", "--budget", "cpu",
         "--name", "architectures-teacher-cpu",
     ]  # fmt: skip
     # a run that fails stops its chain (the search after it is not recorded) and is reported

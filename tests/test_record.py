@@ -1,15 +1,15 @@
-"""``python -m gated_attention.tools.record``: run a chapter's experiment and record it."""
+"""``python -m dev.record``: run a chapter's experiment and record it."""
 
 import dataclasses
 import json
 
 import pytest
 
+from dev import record as rec
 from gated_attention import experiments as ex
 from gated_attention.engine import TrainConfig
 from gated_attention.experiments import recorded_runs
 from gated_attention.experiments.teacher_identification import teacher_identification_config
-from gated_attention.tools import record as rec
 
 
 def tiny(profile="smoke"):
@@ -49,8 +49,7 @@ def test_record_writes_a_loadable_run_with_provenance(places, capsys):
     assert back.config == rec.config_for("teacher-identification", "smoke", seeds=(1,))
     prov = json.loads((places / "recorded" / "ti-smoke" / "provenance.json").read_text())
     assert prov["command"] == (
-        "python -m gated_attention.tools.record teacher-identification --profile smoke --seeds 1 "
-        "--name ti-smoke"
+        "python -m dev.record teacher-identification --profile smoke --seeds 1 --name ti-smoke"
     )
     assert prov["run"].startswith("device cpu")
     assert prov["commit"] is None or len(prov["commit"]) == 40
@@ -182,8 +181,8 @@ def test_a_recorded_run_is_not_a_change_of_the_code(tmp_path):
 
 
 def test_replace_swaps_a_recorded_run_only_once_the_new_one_is_written(tmp_path, monkeypatch):
+    from dev import record as rec
     from gated_attention import experiments
-    from gated_attention.tools import record as rec
 
     monkeypatch.setattr(rec, "RECORDED_ROOT", tmp_path)
     monkeypatch.setattr(rec, "git_state", lambda: {"commit": "c" * 40, "tree_clean": True})

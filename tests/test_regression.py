@@ -186,9 +186,9 @@ def test_per_sequence_losses_of_the_gd_network_are_the_gd_losses():
 def test_the_recorded_paper_run_is_the_paper_profile_and_fits_in_git():
     """The recorded Sec. 5.2 run: the whole paper profile, its summaries consistent with its
     metrics, small enough for git, and readable by the chapter's analysis."""
+    from dev.record import LARGE_MB
     from gated_attention import experiments
     from gated_attention.readings.gd_learned import analyse_regression
-    from gated_attention.tools.record import LARGE_MB
 
     r = experiments.recorded("in-context-regression-paper-cpu")
     paper = icr.regression_config("paper")

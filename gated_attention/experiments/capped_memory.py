@@ -33,7 +33,7 @@ def capped_memory_config(profile: str, T: int, lam_max: float) -> TeacherStudent
     """The teacher-identification student with lam <= lam_max (at init: lam ~ U(0, lam_max)).
 
     quick   n = m = QUICK_N = 32, QUICK_STEPS = 10,000 steps, seeds (0, 1, 2) as one ensemble;
-            recorded runs (``tools.record capped-memory-T<T>-lam<lam_max> --profile quick``)
+            recorded runs (``dev.record capped-memory-T<T>-lam<lam_max> --profile quick``)
     paper   the same at 50,000 steps (ours; the paper has no such experiment)
     smoke   n = m = 16, 30 steps, one seed: only proves the code path
     """

@@ -1,6 +1,6 @@
 """Every experiment by name: its config class and its config of a profile.
 
-The command lines (``tools.record``, ``python -m gated_attention.sweep``) and
+The command lines (``dev.record``, ``python -m gated_attention.sweep``) and
 ``config_from_dict`` read these tables; a new experiment is added here and nowhere else.
 """
 

@@ -2,9 +2,8 @@
 
 cli             ``python -m gated_attention`` (click): list the experiments, run one with overrides
   overrides       a --set value read as its field's declared type, a config with it replaced
-record          run an experiment in a profile and ship it as a recorded run
 
 Not in the package: the repository's ``lab/`` (the bench, the GPU plan, the campaign), ``dev/``
-(lint hooks, re-recording the shipped quick runs) and ``book/_ext/`` (the book's executor and its
-Sphinx extensions).
+(lint hooks, recording runs into the package, re-recording the shipped quick runs) and
+``book/_ext/`` (the book's executor and its Sphinx extensions).
 """

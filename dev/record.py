@@ -1,7 +1,10 @@
-"""Run a chapter's experiment in a profile, and record it with the package: the command line.
+"""Run a chapter's experiment in a profile, and record it in the checkout's
+``gated_attention/recorded/`` with its provenance (it reads git, and writes where the package
+ships its recorded runs: a repository tool, never installed with the package; a user runs an
+experiment with ``python -m gated_attention run``).
 
-    python -m gated_attention.tools.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
-                                     [--resume-from CHECKPOINT] [--budget cpu|cpu-x2|cpu-x4]
+    python -m dev.record EXPERIMENT [--profile paper] [--seeds 0 1] [--name NAME]
+                         [--resume-from CHECKPOINT] [--budget cpu|cpu-x2|cpu-x4]
 
 The run goes through the results cache (``experiments.run``) on the device
 $GATED_ATTENTION_DEVICE names (default: the CPU). ``--name`` copies the entry to
@@ -28,12 +31,12 @@ from typing import Any
 
 import torch
 
-from .. import experiments
-from ..atomic import atomic_write
-from ..engine import resolve_device
-from ..experiments.cache import RECORDED_ROOT
-from ..experiments.cpu_budget import BUDGETS, cpu_config
-from ..experiments.registry import EXPERIMENTS, experiment_config
+from gated_attention import experiments
+from gated_attention.atomic import atomic_write
+from gated_attention.engine import resolve_device
+from gated_attention.experiments.cache import RECORDED_ROOT
+from gated_attention.experiments.cpu_budget import BUDGETS, cpu_config
+from gated_attention.experiments.registry import EXPERIMENTS, experiment_config
 
 __all__ = [
     "EXPERIMENTS",
@@ -48,7 +51,7 @@ __all__ = [
 #: recorded runs live in git: an entry above this many megabytes needs --allow-large
 LARGE_MB = 10.0
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_ROOT = RECORDED_ROOT.parent
 
 
 def config_for(
@@ -181,7 +184,7 @@ def record(
         + ("" if end == state else "; the checkout changed while it ran (checkout_at_end)")
         + ("" if resumed is None else f"; resumed from step {resumed['step']} (resumed_from)"),
         "command": command
-        or f"python -m gated_attention.tools.record {experiment} "
+        or f"python -m dev.record {experiment} "
         + (f"--budget {budget}" if budget else f"--profile {profile}"),
         "run": f"device {dev}"
         + (f" ({result.meta['hardware'].get('device_name')})" if dev.type == "cuda" else "")
@@ -214,7 +217,7 @@ def _save(result: experiments.RunResult, name: str, provenance: dict, replace: b
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gated_attention.tools.record",
+        prog="python -m dev.record",
         description="Run a chapter's experiment (results cache) and optionally record it.",
     )
     parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
@@ -227,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         "--budget", choices=BUDGETS, help="the CPU budget's config (experiments.cpu_budget)"
     )
     args = parser.parse_args(argv)
-    command = shlex.join(["python", "-m", "gated_attention.tools.record", *(argv or sys.argv[1:])])
+    command = shlex.join(["python", "-m", "dev.record", *(argv or sys.argv[1:])])
     result, dest = record(
         args.experiment,
         args.profile,
