@@ -34,11 +34,13 @@ import torch
 from gated_attention import experiments
 from gated_attention.atomic import atomic_write
 from gated_attention.engine import resolve_device
-from gated_attention.experiments.cache import RECORDED_ROOT
+from gated_attention.experiments import recorded_runs
+from gated_attention.experiments.cache import RunResult, read_entry
 from gated_attention.experiments.cpu_budget import BUDGETS, cpu_config
 from gated_attention.experiments.registry import EXPERIMENTS, experiment_config
 
 __all__ = [
+    "save_recorded",
     "EXPERIMENTS",
     "LARGE_MB",
     "config_for",
@@ -51,7 +53,7 @@ __all__ = [
 #: recorded runs live in git: an entry above this many megabytes needs --allow-large
 LARGE_MB = 10.0
 
-PACKAGE_ROOT = RECORDED_ROOT.parent
+PACKAGE_ROOT = recorded_runs.RECORDED_ROOT.parent
 
 
 def config_for(
@@ -197,15 +199,30 @@ def record(
     return result, _save(result, name, provenance, replace)
 
 
+def save_recorded(result: RunResult, name: str, **provenance: Any) -> Path:
+    """Copy the entry of ``result`` to ``<recorded_runs.RECORDED_ROOT>/<name>`` with
+    ``provenance`` (commit=..., command=...) as its provenance.json; returns the folder. An
+    existing one is an error."""
+    dest = recorded_runs.RECORDED_ROOT / name
+    if dest.exists():
+        raise FileExistsError(f"recorded run {dest} exists; remove it first to replace it")
+    read_entry(result.path)  # intact, or ValueError naming the problem
+    dest.mkdir(parents=True)
+    for fname in ("tensors.pt", "meta.json", "manifest.json"):
+        shutil.copy2(result.path / fname, dest / fname)
+    (dest / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n")
+    return dest
+
+
 def _save(result: experiments.RunResult, name: str, provenance: dict, replace: bool) -> Path:
     """Save ``result`` as the recorded run ``name``; with ``replace``, an existing one is kept
     aside while the new one is written and put back if writing fails."""
-    old = RECORDED_ROOT / name
+    old = recorded_runs.RECORDED_ROOT / name
     aside = Path(tempfile.mkdtemp()) / name if replace and old.exists() else None
     if aside is not None:
         shutil.move(str(old), aside)
     try:
-        dest = experiments.save_recorded(result, name, **provenance)
+        dest = save_recorded(result, name, **provenance)
     except BaseException:
         if aside is not None and not old.exists():
             shutil.move(str(aside), old)

@@ -130,7 +130,7 @@ class Identification:
     """What a trained student computes, against its teacher (Sec. 4.1, Table 1).
 
     ``hidden``, ``output``: neurons left after pruning; ``lam_one``, ``lam_zero``,
-    ``lam_between``: the pruned hidden neurons by lam (within ``lam_tol`` of 1, of 0, neither);
+    ``lam_between``: the pruned hidden neurons by lam (within ``LAM_TOL`` of 1, of 0, neither);
     ``score_kv``, ``score_q``: 1 - R^2 of the key-value and query neurons (0: the construction's);
     ``poly_distance``: the output polynomial's distance to the teacher's (0: the same function);
     ``construction``: (hidden, lam ~ 1, lam ~ 0) of ``teacher_construction``.
@@ -191,12 +191,10 @@ def identify(
     *,
     T: int | None = None,
     prune_tol: float = PRUNE_TOL,
-    lam_tol: float = LAM_TOL,
-    rank_rtol: float = RANK_RTOL,
 ) -> Identification:
     """Reverse-engineer ``student`` against ``teacher`` (a task, whose T is used unless ``T``
-    is given, or an attention layer, which needs ``T``); the counts are compared with
-    ``teacher_construction(teacher, rank_rtol)``.
+    is given, or an attention layer, which needs ``T``), lam groups within ``LAM_TOL``; the
+    counts are compared with ``teacher_construction(teacher)``.
 
     A side-gating student (App. A.2) is a ValueError naming the steps of ``analysis`` that apply
     to it: Sec. 4.1 merges output-gating neurons and reads queries off lam ~ 0 ones (it has none).
@@ -220,9 +218,9 @@ def identify(
     if teacher.W_V.dtype != torch.float64:  # the analysis runs in float64; the caller's is kept
         teacher = copy.deepcopy(teacher).double()
     with torch.no_grad():
-        r = reverse_engineer(net, teacher, T=T, prune_tol=prune_tol, lam_tol=lam_tol)
+        r = reverse_engineer(net, teacher, T=T, prune_tol=prune_tol, lam_tol=LAM_TOL)
     c = r.groups.counts()
-    name, construction = teacher_construction(teacher, rank_rtol)
+    name, construction = teacher_construction(teacher)
     return Identification(
         hidden=r.pruned.net.n,
         output=r.pruned.net.m,
@@ -238,12 +236,10 @@ def identify(
     )
 
 
-def teacher_construction(
-    teacher: LinearSelfAttention, rtol: float = RANK_RTOL
-) -> tuple[str, tuple[int, int, int]]:
+def teacher_construction(teacher: LinearSelfAttention) -> tuple[str, tuple[int, int, int]]:
     """The construction a student of ``teacher`` is compared with: (its name, its (hidden,
     lam ~ 1, lam ~ 0) counts), from the ranks r_V of W_V and r_KQ of W_K^T W_Q
-    (``torch.linalg.matrix_rank`` at relative tolerance ``rtol``).
+    (``torch.linalg.matrix_rank`` at relative tolerance ``RANK_RTOL``).
 
     Both of full rank d (and W_V square): the symmetric construction (App. A.3), d(d+1)/2
     key-value and d query neurons. Either rank-deficient: the low-rank one (App. A.4),
@@ -254,8 +250,8 @@ def teacher_construction(
         raise TypeError(f"teacher must be a LinearSelfAttention, not {type(teacher).__name__}")
     with torch.no_grad():
         W_V, W_K, W_Q = (w.detach().double() for w in (teacher.W_V, teacher.W_K, teacher.W_Q))
-        r_V = int(torch.linalg.matrix_rank(W_V, rtol=rtol))
-        r_KQ = int(torch.linalg.matrix_rank(W_K.T @ W_Q, rtol=rtol))
+        r_V = int(torch.linalg.matrix_rank(W_V, rtol=RANK_RTOL))
+        r_KQ = int(torch.linalg.matrix_rank(W_K.T @ W_Q, rtol=RANK_RTOL))
     d = teacher.d
     if r_V == 0 or r_KQ == 0:
         return "none (the teacher is identically zero)", (0, 0, 0)
@@ -279,6 +275,4 @@ def recorded_student(run: str, member: int = 0) -> tuple[GatedRNN, TeacherStuden
     seeds = result.tensors["seeds"].tolist()
     if not (isinstance(member, int) and 0 <= member < len(seeds)):
         raise ValueError(f"member {member!r} out of range: {run} has {len(seeds)} members")
-    sizes = [tuple(s) for s in result.tensors["sizes"].tolist()]
-    trained = unstack_students(result.tensors["params"], sizes)[member]
-    return trained, result.config.task(int(seeds[member]))
+    return result.students()[member], result.config.task(int(seeds[member]))

@@ -99,7 +99,6 @@ CALLS = {
     "query_increments": lambda x: ar.query_increments(x, 2, 2),
     "recall_score_kv": lambda x: ar.recall_score_kv(x, BATCH, [0], 2),
     "value_neurons": lambda x: ar.value_neurons(x, 2, 2),
-    "permute": lambda x: ar.permute(x, [0]),
     "analyse_recall": lambda x: ar.analyse_recall(x, TASK, BATCH),
 }
 
@@ -157,4 +156,4 @@ def test_the_steps_produce_networks_and_never_convert_again(monkeypatch):
     assert conversions == []
     for out in (rev.pruned.net, rev.merged.net, rev.reordered.net, cons.net):
         assert isinstance(out, Network)
-    assert isinstance(ar.permute(net, list(range(net.n))[::-1]), Network)
+    assert isinstance(net.subnetwork(list(range(net.n))[::-1]), Network)

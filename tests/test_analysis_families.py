@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from gated_attention.analysis.family_losses import curves, late_fall, loss_at, ratio, worst_seed_at
+from gated_attention.analysis.family_losses import curves, late_fall, members
 from gated_attention.experiments import architectures_config
 
 
@@ -26,12 +26,13 @@ def test_curves_and_ratios_read_the_planted_losses():
     assert c["dense"].low == pytest.approx((0.2, 0.1)) and c["dense"].high == pytest.approx(
         (0.6, 0.3)
     )
-    assert loss_at(config, tensors, "lstm") == pytest.approx(2e-2)
-    assert ratio(config, tensors, "dense", "gated") == pytest.approx(0.1)
+    lstm, dense, gated = (members(config, tensors, f) for f in ("lstm", "dense", "gated"))
+    assert lstm.mean_all == pytest.approx(2e-2)  # the seed mean at the largest target
+    assert dense.mean_all / gated.mean_all == pytest.approx(0.1)
     # the worst seed at the largest target: 3 x base, not the mean 2 x base
-    assert worst_seed_at(config, tensors, "lstm") == pytest.approx(3e-2)
+    assert max(lstm.losses) == pytest.approx(3e-2)
     with pytest.raises(ValueError, match="not in this run"):
-        loss_at(config, tensors, "mamba")
+        members(config, tensors, "mamba")
 
 
 def test_a_diverged_seed_is_not_hidden():

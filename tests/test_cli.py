@@ -1,10 +1,10 @@
 """The command line (tools/cli.py, ``python -m gated_attention``) and the whole-run progress
-line (experiments/protocol.py)."""
+line (experiments/runner.py)."""
 
 import pytest
 
 from gated_attention import experiments
-from gated_attention.experiments.protocol import overall_progress
+from gated_attention.experiments.runner import overall_progress
 from gated_attention.tools import cli
 
 
@@ -56,29 +56,6 @@ def test_the_overall_progress_line_counts_jobs_and_estimates_the_rest():
     assert line.startswith("jobs 2/5 done") and "2.0 min so far" in line
     assert "about 3.0 min left" in line
     assert "about 6.0 min left" in overall_progress(2, 5, 1, 120.0)  # one ran here, one resumed
-
-
-def test_readings_outside_a_checkout_is_one_line(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "source_checkout", lambda: None)  # an installed package
-    with pytest.raises(SystemExit) as exit_:
-        cli.main(["readings"])
-    err = capsys.readouterr().err
-    assert exit_.value.code == 2 and err.count("\n") == 1
-    assert "needs a source checkout of the repository" in err and "recorded" in err
-
-
-def test_readings_leaves_current_shipped_readings_as_they_are(tmp_path, monkeypatch, capsys):
-    from gated_attention.readings import recall_scores as recall_tables
-
-    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))  # nothing cached
-
-    def no_write(*args, **kwargs):  # a test never writes into the package's recorded runs
-        raise AssertionError("readings stale: run `python -m gated_attention readings`")
-
-    monkeypatch.setattr(recall_tables, "ship", no_write)
-    assert cli.main(["readings"]) == 0
-    out = capsys.readouterr().out
-    assert out.count("(already shipped)") == 2 and "derived-recall-scorecard-" in out
 
 
 def test_list_gives_one_line_of_description_per_experiment(capsys):

@@ -10,7 +10,7 @@ from gated_attention.constructions.compressed_output import (
     compressed_errors,
     compressed_neuron_count,
     construct_compressed,
-    general_product_matrix,
+    product_matrix,
     symmetric_product_matrix,
 )
 from gated_attention.constructions.gated_rnn import ConstructionError
@@ -119,7 +119,7 @@ def test_symbolic_proof_catches_a_broken_recipe():
 @pytest.mark.parametrize("d", range(1, 7))
 def test_lower_bound_is_the_count(d):
     assert column_rank(symmetric_product_matrix(d)) == d * (d + 1) // 2
-    assert column_rank(general_product_matrix(d, d)) == d * d
+    assert column_rank(product_matrix(d, d)) == d * d
 
 
 def test_column_rank_sees_a_dependent_column():

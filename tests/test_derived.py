@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from dev.readings import ship
 from gated_attention.readings import derived as dv
 from gated_attention.readings import recall_scores as rr
 
@@ -76,9 +77,9 @@ def test_damaged_value_is_reported_and_recomputed(fake_run):
 def test_shipped_value_is_read_without_the_cache(fake_run, tmp_path, monkeypatch):
     compute, calls = counting({"v": 3})
     with pytest.raises(FileNotFoundError, match="compute it"):
-        dv.ship("r", "lab", None, MODULES)
+        ship("r", "lab", None, MODULES)
     dv.derived("r", "lab", None, compute, MODULES)
-    shipped = dv.ship("r", "lab", None, MODULES)
+    shipped = ship("r", "lab", None, MODULES)
     assert shipped.parent == fake_run / "r"
     monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path / "empty"))
     assert dv.derived("r", "lab", None, compute, MODULES) == {"v": 3}
@@ -95,15 +96,30 @@ def test_unknown_run_and_no_modules_are_refused(fake_run):
 @pytest.mark.parametrize(("run", "values"), rr.RECORDED_READINGS)
 def test_the_chapter_readings_ship_current(run, values):
     """The readings the associative recall chapter makes ship beside their runs under the key of
-    today's code (else a fresh clone recomputes them: `python -m gated_attention readings`)."""
+    today's code (else a fresh clone recomputes them: `python -m dev.readings`)."""
     _, label, args = rr.reading_key(values)
     key = dv.derived_key(run, label, args, [rr.__name__])
     assert dv.shipped_path(run, label, key).exists(), (
-        f"the reading {label} of {run} is stale or missing: run `python -m gated_attention "
-        "readings` and commit the shipped file"
+        f"the reading {label} of {run} is stale or missing: run `python -m dev.readings` "
+        "and commit the shipped file"
     )
 
 
 def test_reading_refuses_an_unknown_kind():
     with pytest.raises(ValueError, match="values must be one of"):
         rr.recorded_reading("associative-recall-cpu", values="zz")
+
+
+def test_shipping_leaves_current_readings_as_they_are(tmp_path, monkeypatch, capsys):
+    """``python -m dev.readings`` with every reading current writes nothing into the package."""
+    from dev import readings
+
+    monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path))  # nothing cached
+
+    def no_write(*args, **kwargs):  # a test never writes into the package's recorded runs
+        raise AssertionError("readings stale: run `python -m dev.readings`")
+
+    monkeypatch.setattr(readings, "ship", no_write)
+    assert readings.main() == 0
+    out = capsys.readouterr().out
+    assert out.count("(already shipped)") == 2 and "derived-recall-scorecard-" in out

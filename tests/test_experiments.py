@@ -277,16 +277,18 @@ def test_recorded_errors_name_the_problem(tmp_path, monkeypatch):
 
 
 def test_save_recorded_round_trip(cache, tmp_path, monkeypatch):
+    from dev.record import save_recorded
+
     monkeypatch.setattr(recorded_runs, "RECORDED_ROOT", tmp_path / "recorded")
     result = ex.run(tiny(), progress=False)
-    dest = ex.save_recorded(result, "tiny-run", commit="abc", command="run(tiny())")
+    dest = save_recorded(result, "tiny-run", commit="abc", command="run(tiny())")
     back = ex.recorded("tiny-run")
     assert dest == tmp_path / "recorded" / "tiny-run"
     assert back.config == result.config and back.provenance["commit"] == "abc"
     for k, v in result.params.items():
         assert torch.equal(back.params[k], v)
     with pytest.raises(FileExistsError, match="tiny-run"):
-        ex.save_recorded(result, "tiny-run")
+        save_recorded(result, "tiny-run")
 
 
 def test_sensitivity_changes_one_optimiser_setting_at_the_papers_size():

@@ -205,8 +205,8 @@ def test_a_learning_rate_sweep_keeps_a_diverged_member():
     from gated_attention.experiments import architectures as arch
 
     config = arch.architectures_config("smoke", "teacher")
-    config = dataclasses.replace(config, families=("gated",), targets=(300,))
-    row = config.train_group(0, lr=1e3, progress=False)
+    config = dataclasses.replace(config, families=("gated",), targets=(300,), lrs=(("gated", 1e3),))
+    row = config.train_group(0, progress=False)
     assert not bool(torch.isfinite(row["eval_loss"]).any())
     assert not bool(torch.isfinite(row["losses"][-1]).any())
 

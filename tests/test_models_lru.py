@@ -175,13 +175,3 @@ def test_ring_initialisation_and_no_decay():
     assert set(LRU.no_decay) == {"l1_nu", "l1_theta", "l2_nu", "l2_theta"} <= P.keys()
     assert set(LRU_IN_OUT.no_decay) == {"l1_nu", "l1_theta"} == set(LRU_IN_OUT_MLP.no_decay)
     assert [f.label for f in FAMILIES] == ["LRU (2 layers)", "LRU In+Out", "LRU In+Out (MLP)"]
-
-
-def test_ring_can_be_narrowed_and_is_checked():
-    P = LRU_IN_OUT.init(3, 2, 200, 1, torch.Generator().manual_seed(0), r_min=0.9, max_phase=0.0)
-    lam = lam_from(P["l1_nu"], P["l1_theta"])
-    assert lam.abs().min() >= 0.9 - 1e-12 and lam.angle().abs().max() < 1e-12
-    with pytest.raises(ValueError, match="r_min"):
-        LRU.init(3, 2, 4, 1, torch.Generator().manual_seed(0), r_min=0.995)
-    with pytest.raises(TypeError):
-        LRU.init(3, 2, 4, 1, torch.Generator().manual_seed(0), rmax=0.5)

@@ -51,7 +51,7 @@ def test_a_member_two_recorded_runs_hold_is_counted_once(monkeypatch):
     # the paper-budget seeds 0 and 1 trained on a CPU and on a GPU stay two members each
     from gated_attention.readings import beyond_counts as oc
 
-    def stub(run, label, prune_tol):
+    def stub(run, label):
         return [oc.OutputCount(label, int(s), 0, 0, 0, 0, 0, 0.0, True) for s in run.config.seeds]
 
     monkeypatch.setattr(oc, "student_output_counts", stub)

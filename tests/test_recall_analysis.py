@@ -169,9 +169,9 @@ def test_analyse_recall_prunes_groups_and_orders():
     assert comp.pruned.net.n == 10 and len(comp.values.kv) == 9 and comp.score_kv < 1e-10
 
 
-def test_permute_keeps_the_function():
+def test_subnetwork_permuting_the_neurons_keeps_the_function():
     task, b = batch(size=50)
     rnn = network(cr.attention_rnn(N, N))
     g = torch.Generator().manual_seed(2)
     h, o = torch.randperm(rnn.n, generator=g).tolist(), torch.randperm(rnn.m, generator=g).tolist()
-    torch.testing.assert_close(query_out(ar.permute(rnn, h, o), b), query_out(rnn, b))
+    torch.testing.assert_close(query_out(rnn.subnetwork(h, o), b), query_out(rnn, b))

@@ -184,7 +184,7 @@ def test_replace_swaps_a_recorded_run_only_once_the_new_one_is_written(tmp_path,
     from dev import record as rec
     from gated_attention import experiments
 
-    monkeypatch.setattr(rec, "RECORDED_ROOT", tmp_path)
+    monkeypatch.setattr(recorded_runs, "RECORDED_ROOT", tmp_path)
     monkeypatch.setattr(rec, "git_state", lambda: {"commit": "c" * 40, "tree_clean": True})
     monkeypatch.setenv("GATED_ATTENTION_CACHE", str(tmp_path / "cache"))
     old = tmp_path / "run-x"
@@ -195,7 +195,7 @@ def test_replace_swaps_a_recorded_run_only_once_the_new_one_is_written(tmp_path,
         assert not old.exists()  # aside while the new one is written
         raise OSError("disk full")
 
-    monkeypatch.setattr(experiments, "save_recorded", failing)
+    monkeypatch.setattr(rec, "save_recorded", failing)
     monkeypatch.setattr(experiments, "recorded_names", lambda: ["run-x"])
     with pytest.raises(OSError, match="disk full"):
         rec.record("teacher-identification", "smoke", name="run-x", replace=True, progress=False)
@@ -208,6 +208,6 @@ def test_replace_swaps_a_recorded_run_only_once_the_new_one_is_written(tmp_path,
         (tmp_path / name / "marker").write_text("new")
         return tmp_path / name
 
-    monkeypatch.setattr(experiments, "save_recorded", written)
+    monkeypatch.setattr(rec, "save_recorded", written)
     rec.record("teacher-identification", "smoke", name="run-x", replace=True, progress=False)
     assert (old / "marker").read_text() == "new"

@@ -102,7 +102,7 @@ def test_a_value_that_is_not_finite_is_stored_as_null(build):
 def test_an_old_record_holding_nan_is_read_as_null(build):
     folder = build / "scorecard" / "smoke"
     folder.mkdir(parents=True)
-    rec = scorecard.record("fig3b.edge", 2.0, profile="smoke", write=False)
+    rec = scorecard.score("fig3b.edge", 2.0, profile="smoke")
     row = {**rec.__dict__, "ours": float("nan")}
     (folder / "fig3b.edge.json").write_text(json.dumps(row))  # NaN, as Python writes it
     assert scorecard.collect("smoke")[0].ours is None

@@ -14,7 +14,7 @@ from gated_attention.report.teacher_plots import plot_surplus
 
 def member(seed, hidden, lam_one=10, lam_zero=4, learned=True, merged=0):
     between = hidden - lam_one - lam_zero
-    rev = SimpleNamespace(  # what held_out_values reads: nothing merged, a small distance
+    rev = SimpleNamespace(  # what seed_rows reads: nothing merged, a small distance
         merged=SimpleNamespace(groups=[], kept=[], net=None),
         groups=SimpleNamespace(one=[], zero=[]),
         poly_distance=1e-4 * seed,

@@ -3,7 +3,7 @@
 ``Network``: the weights of Eq. (2) as detached float64 tensors, shapes checked, every entry
 finite (a diverged network is refused, its bad tensors named). Every analysis function that reads
 a network takes one (else a TypeError says how to convert); prune, merge, reorder, consolidate and
-permute return one; ``net.rnn()`` builds a GatedRNN again.
+``net.subnetwork`` (some neurons, in any order) return one; ``net.rnn()`` builds a GatedRNN again.
 
     net = analysis.network(student)          # a GatedRNN, or one network's parameter dict
     net = analysis.network(analysis.member(result.params, e))   # member e of an ensemble
@@ -111,14 +111,14 @@ class Network:
         keys = _SIDE if self.side else _OUTPUT
         return {k: getattr(self, k) for k in keys}
 
-    def rnn(self, dtype: torch.dtype = F64) -> GatedRNN:
-        """A fresh ``GatedRNN`` holding exactly these weights (nu copied, so lam is exact)."""
+    def rnn(self) -> GatedRNN:
+        """A fresh float64 ``GatedRNN`` holding exactly these weights (nu copied: lam is exact)."""
         if self.n == 0 or (not self.side and self.m == 0):
             raise ValueError(f"cannot build a GatedRNN with n={self.n} and m={self.m} neurons")
-        rnn = GatedRNN(self.d, self.n, self.m, self.d_out, side=self.side, dtype=dtype)
+        rnn = GatedRNN(self.d, self.n, self.m, self.d_out, side=self.side, dtype=F64)
         with torch.no_grad():
             for k, v in self.params.items():
-                getattr(rnn, k).copy_(v.to(dtype))
+                getattr(rnn, k).copy_(v)
         return rnn
 
     def subnetwork(self, hidden, output=None) -> Network:
@@ -166,9 +166,8 @@ def _check_finite(p: dict[str, torch.Tensor]) -> None:
         raise ValueError(f"non-finite weights: {', '.join(bad)}; the network diverged in training")
 
 
-def network(x: GatedRNN | dict | Network) -> Network:
-    """The boundary (``Network.of``): a GatedRNN or one network's parameter dict -> Network."""
-    return Network.of(x)
+#: the boundary: a GatedRNN or one network's parameter dict -> a Network
+network = Network.of
 
 
 def require(net, where: str) -> Network:

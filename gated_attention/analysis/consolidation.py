@@ -35,7 +35,7 @@ from .merging import product_fit
 from .penalties import balanced_penalty, output_gating, weight_penalty
 from .pruning import prune
 from .scores import gaussian_inputs
-from .thresholds import LAM_TOL, PRUNE_TOL
+from .thresholds import PRUNE_TOL
 
 __all__ = [
     "GroupConsolidation",
@@ -57,7 +57,6 @@ class GroupConsolidation:
     neurons: list[int]  # the group, |G| = len(neurons)
     r: int  # neurons after consolidation
     kept_energy: float  # sum of the top r squared singular values / sum of all
-    singular_values: torch.Tensor  # (|G|,) of S_G, descending, divided by the largest
     basis: list[int]  # J: the group neurons whose projected states the new neurons hold
     lam: float  # the new neurons' lam (state-energy-weighted mean; a kept group: only reported)
     fit_errors: list[float]  # relative error of the best product sym(a b^T) of each new form
@@ -196,15 +195,14 @@ def _consolidated_network(
         O2.append(net.W_out2[:, idx] @ readout)
         done.append(group)
     rest = list(groups.between)
-    new = Network(
+    return Network(
         W_in1=torch.cat(W1 + [net.W_in1[rest]]),
         W_in2=torch.cat(W2 + [net.W_in2[rest]]),
         nu=torch.cat(NU + [net.nu[rest]]),
         W_out1=torch.cat(O1 + [net.W_out1[:, rest]], dim=1),
         W_out2=torch.cat(O2 + [net.W_out2[:, rest]], dim=1),
         D=net.D,
-    )
-    return new, tuple(done)
+    ), tuple(done)
 
 
 def _checked(
@@ -253,8 +251,7 @@ def _consolidate_group(
         J = _pivots(V, r)
         A = V @ V[J].T  # (|G|, r): z = A^T h_G
         readout = V @ torch.linalg.inv(V[J])  # (|G|, r): h_G ~ readout z
-        forms = torch.einsum("ik,iab->kab", A, Q[idx])  # (r, d+1, d+1)
-        err, a, b = _fit(forms)
+        err, a, b = _fit(torch.einsum("ik,iab->kab", A, Q[idx]))  # forms (r, d+1, d+1)
         nu = nu_from_lam(torch.full((r,), lam_g, dtype=torch.float64))
     s2 = s.square()
     group = GroupConsolidation(
@@ -262,7 +259,6 @@ def _consolidate_group(
         neurons=idx,
         r=r,
         kept_energy=float(s2[:r].sum() / s2.sum()) if float(s2.sum()) > 0 else 1.0,
-        singular_values=s / s[0] if float(s[0]) > 0 else s,
         basis=[idx[j] for j in J],
         lam=lam_g,
         fit_errors=err.tolist(),
@@ -277,12 +273,11 @@ def consolidate_student(
     *,
     T: int,
     prune_tol: float = PRUNE_TOL,
-    lam_tol: float = LAM_TOL,
     batch: int = 256,
     seed: int = 7,
 ) -> Consolidation:
-    """Prune a trained student (``prune_tol``), group its lam (``lam_tol``) and consolidate it on
+    """Prune a trained student (``prune_tol``), group its lam (``LAM_TOL``) and consolidate it on
     ``batch`` fresh N(0, I) sequences of length T drawn from ``seed`` (``gaussian_inputs``)."""
     pr = prune(require(student, "consolidate_student"), prune_tol)
     x = gaussian_inputs(teacher.d, T, batch, seed)
-    return consolidate(pr.net, lam_groups(pr.net, lam_tol), x, teacher=teacher)
+    return consolidate(pr.net, lam_groups(pr.net), x, teacher=teacher)

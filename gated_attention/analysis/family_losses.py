@@ -18,8 +18,6 @@ import dataclasses
 import torch
 
 from .family_rules import (
-    BOOT_SEED,
-    DRAWS,
     PREMISE,
     TODAY,
     Members,
@@ -31,9 +29,7 @@ from .family_rules import (
 )
 
 __all__ = [
-    "BOOT_SEED",
     "Curve",
-    "DRAWS",
     "FIG4A_RATIOS",
     "Members",
     "PREMISE",
@@ -47,11 +43,8 @@ __all__ = [
     "members",
     "unstable",
     "late_fall",
-    "loss_at",
-    "ratio",
     "setup_rows",
     "values_before",
-    "worst_seed_at",
 ]
 
 
@@ -92,23 +85,6 @@ def curves(config, tensors: dict, key: str = "eval_loss") -> list[Curve]:
             )
         )
     return out
-
-
-def loss_at(config, tensors: dict, fam: str, key: str = "eval_loss") -> float:
-    """Seed-mean loss of ``fam`` at the largest parameter target of the run."""
-    target, vals, _ = _rows(config, tensors, fam, key)[-1]
-    return float(vals.nan_to_num(nan=float("inf")).mean())
-
-
-def worst_seed_at(config, tensors: dict, fam: str, key: str = "eval_loss") -> float:
-    """The largest per-seed loss of ``fam`` at the largest parameter target of the run."""
-    target, vals, _ = _rows(config, tensors, fam, key)[-1]
-    return float(vals.nan_to_num(nan=float("inf")).max())
-
-
-def ratio(config, tensors: dict, a: str, b: str, key: str = "eval_loss") -> float:
-    """loss_at(a) / loss_at(b): below 1 means family ``a`` reaches the lower loss."""
-    return loss_at(config, tensors, a, key) / loss_at(config, tensors, b, key)
 
 
 def members(

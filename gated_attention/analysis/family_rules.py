@@ -61,11 +61,6 @@ class Members:
         return sum(kept) / len(kept) if kept else float("nan")
 
     @property
-    def worst(self) -> float:
-        kept = self.kept
-        return max(kept) if kept else float("nan")
-
-    @property
     def mean_all(self) -> float:
         """The mean over every seed, excluded ones too (+inf if one diverged): the old measure."""
         return sum(self.losses) / len(self.losses)
@@ -138,7 +133,7 @@ class Rule:
 TODAY = Rule("median over the kept seeds, a majority kept", statistics.median)
 #: commit 8fbbb48 (2026-12-02) until the majority premise (2026-12-06): one kept seed enough
 MEDIAN_KEPT = Rule("median over the kept seeds, one kept", statistics.median, majority=False)
-#: before commit 8fbbb48: the mean over every seed (``family_losses.loss_at``, ``ratio``)
+#: before commit 8fbbb48: the mean over every seed (``Members.mean_all``)
 MEAN_ALL = Rule("mean over every seed", statistics.fmean, every_seed=True, majority=False)
 #: when commit 8fbbb48 replaced MEAN_ALL by the medians over the kept seeds (UTC)
 MEDIANS_SINCE = "2026-12-02T14:43:09Z"
@@ -170,7 +165,6 @@ def values_before(rows_under: Callable[[Rule], dict], made_utc: str) -> dict[str
     ``MEAN_ALL`` before ``MEDIANS_SINCE``, else ``MEDIAN_KEPT`` (a run made under the majority
     premise needs no value before); NaN where that rule's premise failed. ``rows_under(rule)``:
     id -> ``Row``, e.g. ``lambda r: fig4a_rows(config, tensors, rule=r)[0]``."""
-    made = datetime.fromisoformat(made_utc.replace("Z", "+00:00"))
-    since = datetime.fromisoformat(MEDIANS_SINCE.replace("Z", "+00:00"))
-    rule = MEAN_ALL if made < since else MEDIAN_KEPT
+    before = datetime.fromisoformat(made_utc) < datetime.fromisoformat(MEDIANS_SINCE)
+    rule = MEAN_ALL if before else MEDIAN_KEPT
     return {id: r.value for id, r in rows_under(rule).items()}

@@ -23,7 +23,6 @@ class LamGroups:
     zero: list[int]
     between: list[int]
     lam: torch.Tensor
-    tol: float
 
     def counts(self) -> dict[str, int]:
         return {"one": len(self.one), "zero": len(self.zero), "between": len(self.between)}
@@ -51,4 +50,4 @@ def lam_groups(net_or_lam: Network | torch.Tensor, tol: float = LAM_TOL) -> LamG
     one = (lam > 1 - tol).nonzero().flatten().tolist()
     zero = (lam < tol).nonzero().flatten().tolist()
     between = ((lam >= tol) & (lam <= 1 - tol)).nonzero().flatten().tolist()
-    return LamGroups(one, zero, between, lam, float(tol))
+    return LamGroups(one, zero, between, lam)

@@ -19,6 +19,9 @@ import torch
 
 from .boundary import Network, require
 
+#: merging searches all groups of up to 3 output neurons: only for pruned networks this small
+MERGE_MAX_M = 40
+
 
 def output_kernels(net: Network, neurons) -> torch.Tensor:
     """K_o = sum_{m in neurons} D[o, m] sym(W_out1[m] W_out2[m]^T): (d_out, n, n), float64."""
@@ -73,12 +76,12 @@ class Merged:
 
 def merge(net: Network, rtol: float = 1e-3, max_group: int = 3) -> Merged:
     """Greedily merge groups of output-gating neurons with merge_error <= rtol, the largest groups
-    (``max_group``) first, the best first within a size. Exhaustive: a pruned network (m <= 40)."""
+    (``max_group``) first, the best first within a size. Exhaustive: m <= MERGE_MAX_M."""
     if require(net, "merge").side:
         raise ValueError("side gating has no output-gating neurons to merge")
     m = net.m
-    if m > 40:
-        raise ValueError(f"merge searches all groups; prune first (m={m} > 40)")
+    if m > MERGE_MAX_M:
+        raise ValueError(f"merge searches all groups; prune first (m={m} > {MERGE_MAX_M})")
     if not (isinstance(max_group, int) and max_group >= 2):
         raise ValueError(f"max_group must be an integer >= 2, got {max_group!r}")
     K = torch.stack([output_kernels(net, [j]) for j in range(m)])  # (m, d_out, n, n)

@@ -157,9 +157,8 @@ def attention_polynomial(attention: LinearSelfAttention, steps: int) -> Polynomi
     _check_steps(steps)
     if not isinstance(attention, LinearSelfAttention):
         raise TypeError(f"attention must be a LinearSelfAttention, got {type(attention).__name__}")
-    with torch.no_grad():
-        W_V = attention.W_V.detach().to(torch.float64)
-        G = (attention.W_K.T @ attention.W_Q).detach().to(torch.float64)
+    W_V = attention.W_V.detach().to(torch.float64)
+    G = (attention.W_K.T @ attention.W_Q).detach().to(torch.float64)
     d = attention.d
     C = torch.einsum("oa,bc->oabc", W_V, G)[:, None].expand(-1, steps, -1, -1, -1)  # (o,s,a,b,c)
     x_ids = np.arange(steps)[:, None] * d + np.arange(d)[None, :]  # (T, d)

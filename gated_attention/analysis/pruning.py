@@ -31,9 +31,6 @@ class Pruned:
     net: Network
     hidden: list[int]
     output: list[int]
-    n_before: int
-    m_before: int
-    tol: float
 
 
 def input_products(W_in1: torch.Tensor, W_in2: torch.Tensor) -> torch.Tensor:
@@ -41,10 +38,12 @@ def input_products(W_in1: torch.Tensor, W_in2: torch.Tensor) -> torch.Tensor:
     return W_in1.norm(dim=-1) * W_in2.norm(dim=-1)
 
 
-def _norms(net: Network, h, o):
-    """Row norms restricted to the kept hidden (h) and output (o) neurons."""
+def _output_bounds(net: Network, h, o) -> tuple[torch.Tensor, torch.Tensor]:
+    """Over the kept hidden (h) and output (o) neurons: the output rule's product (|o|,), and
+    the terms of the unread rule's sum (|o|, |h|)."""
     W_o1, W_o2 = net.W_out1[o][:, h], net.W_out2[o][:, h]  # (|o|, |h|)
-    return W_o1, W_o2, W_o1.norm(dim=1), W_o2.norm(dim=1), net.D[:, o].norm(dim=0)
+    n1, n2, nD = W_o1.norm(dim=1), W_o2.norm(dim=1), net.D[:, o].norm(dim=0)
+    return n1 * n2 * nD, nD[:, None] * (W_o1.abs() * n2[:, None] + W_o2.abs() * n1[:, None])
 
 
 def prune(net: Network, tol: float = PRUNE_TOL) -> Pruned:
@@ -53,10 +52,8 @@ def prune(net: Network, tol: float = PRUNE_TOL) -> Pruned:
     if not (isinstance(tol, (int, float)) and tol >= 0):
         raise ValueError(f"tol must be a non-negative number, got {tol!r}")
     n, m, side = net.n, net.m, net.side
-    h = torch.arange(n)
+    h = torch.arange(n)[input_products(net.W_in1, net.W_in2) > tol]  # silent neurons out
     o = torch.arange(m)
-    live_in = input_products(net.W_in1, net.W_in2) > tol  # (n,)
-    h = h[live_in[h]]
     while True:
         if side:
             read = net.D[:, h].norm(dim=0) * net.W_side[h].norm(dim=1) > tol
@@ -64,10 +61,9 @@ def prune(net: Network, tol: float = PRUNE_TOL) -> Pruned:
                 break
             h = h[read]
             continue
-        W_o1, W_o2, n1, n2, nD = _norms(net, h, o)
-        live_o = n1 * n2 * nD > tol  # (|o|,)
-        reach = (nD[:, None] * (W_o1.abs() * n2[:, None] + W_o2.abs() * n1[:, None]))[live_o]
-        read = reach.sum(dim=0) > tol  # (|h|,)
+        out, reach = _output_bounds(net, h, o)
+        live_o = out > tol  # (|o|,)
+        read = reach[live_o].sum(dim=0) > tol  # (|h|,)
         if bool(live_o.all()) and bool(read.all()):
             break
         o, h = o[live_o], h[read]
@@ -75,7 +71,7 @@ def prune(net: Network, tol: float = PRUNE_TOL) -> Pruned:
         raise ValueError(
             f"pruning with tol={tol} removes every neuron (the network computes ~0); lower tol"
         )
-    return Pruned(net.subnetwork(h, o), h.tolist(), o.tolist(), n, m, float(tol))
+    return Pruned(net.subnetwork(h, o), h.tolist(), o.tolist())
 
 
 def contributions(net: Network) -> dict[str, torch.Tensor]:
@@ -83,12 +79,11 @@ def contributions(net: Network) -> dict[str, torch.Tensor]:
     them (Fig. 2A; output gating only): {"hidden_in": (n,), "hidden_out": (n,), "output": (m,)}."""
     if require(net, "contributions").side:
         raise ValueError("contributions expects output gating (W_out1, W_out2)")
-    W_o1, W_o2, n1, n2, nD = _norms(net, torch.arange(net.n), torch.arange(net.m))
-    reach = nD[:, None] * (W_o1.abs() * n2[:, None] + W_o2.abs() * n1[:, None])
+    out, reach = _output_bounds(net, torch.arange(net.n), torch.arange(net.m))
     return {
         "hidden_in": input_products(net.W_in1, net.W_in2),
         "hidden_out": reach.sum(dim=0),
-        "output": n1 * n2 * nD,
+        "output": out,
     }
 
 

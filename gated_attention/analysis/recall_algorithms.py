@@ -7,7 +7,7 @@ apart; for the attention construction it is (e_v - 1/N)(e_k - 1/N)^T: rank 1, on
 In words: book/associative_recall.md, "Three hand-built networks, three costs".
 
 Glossary: K, V the number of keys, of values; memory (current): the kept hidden neurons with
-lam >= lam_split (lam < lam_split); k(o) the key paired with value o, kq the queried key.
+lam >= MEMORY_LAM_RECALL (lam below it); k(o) the key paired with value o, kq the queried key.
 """
 
 from __future__ import annotations
@@ -135,7 +135,6 @@ class ValueNeurons:
     code           (K,) the key code: top key direction of all kv blocks stacked (unit norm)
     key_rank1      fraction of the stacked blocks' energy in that one key direction (1: every
                    memory neuron holds one scalar code per value; 1/(K-1) for attention)
-    code_alignment (len(kv),) |cos| of each neuron's key vector with ``code``
     current_alignment  |cos| of the current neurons' centred query-step increments with ``code``
     per_value      kv neurons with selectivity and code alignment >= threshold, where
                    key_rank1 >= threshold too (else there is no shared code: none)
@@ -147,7 +146,6 @@ class ValueNeurons:
     selectivity: torch.Tensor
     code: torch.Tensor
     key_rank1: float
-    code_alignment: torch.Tensor
     current: list[int]
     current_alignment: torch.Tensor
     per_value: list[int]
@@ -167,24 +165,21 @@ def value_neurons(
     n_keys: int,
     n_values: int,
     *,
-    lam_split: float = MEMORY_LAM_RECALL,
     threshold: float = 0.9,
     block_rtol: float = 1e-3,
 ) -> ValueNeurons:
     """Per-value neurons and the key code they share (see ``ValueNeurons``)."""
     lam = require(net, "value_neurons").lam
-    memory = (lam >= lam_split).nonzero().flatten().tolist()
-    current = (lam < lam_split).nonzero().flatten().tolist()
+    memory = (lam >= MEMORY_LAM_RECALL).nonzero().flatten().tolist()
+    current = (lam < MEMORY_LAM_RECALL).nonzero().flatten().tolist()
     bs = block_structure(pair_blocks(net, n_keys, n_values))
     kv = _kv_neurons(bs, memory, block_rtol)
-    V = n_values
-    e = torch.eye(V, dtype=F64) - 1.0 / V
+    e = torch.eye(n_values, dtype=F64) - 1.0 / n_values
     e = e / e.norm(dim=1, keepdim=True)  # centred one-hot of each value, unit norm
     cos = (bs.value_vector[kv] @ e.T).abs()  # (len(kv), V)
     selectivity, value = cos.max(dim=1) if kv else (torch.zeros(0, dtype=F64), torch.zeros(0))
-    stacked = bs.blocks[kv].reshape(-1, n_keys)  # rows: (neuron, value), columns: keys
-    if kv:
-        _, S, Vh = torch.linalg.svd(stacked, full_matrices=False)
+    if kv:  # the blocks stacked: rows (neuron, value), columns keys
+        _, S, Vh = torch.linalg.svd(bs.blocks[kv].reshape(-1, n_keys), full_matrices=False)
         code, key_rank1 = Vh[0], float(S[0] ** 2 / (S**2).sum())
     else:
         code, key_rank1 = torch.full((n_keys,), float("nan"), dtype=F64), float("nan")
@@ -199,7 +194,7 @@ def value_neurons(
     ]
     covered = len({int(value[kv.index(i)]) for i in good})
     return ValueNeurons(
-        kv, [int(v) for v in value], selectivity, code, key_rank1, align, current, cur_align,
+        kv, [int(v) for v in value], selectivity, code, key_rank1, current, cur_align,
         good, covered,
     )  # fmt: skip
 
@@ -279,11 +274,6 @@ def squared_difference_fit(
     return SquaredDifferenceFit(c, a, b, 1 - (ssr + within) / sst, 1 - within / sst)
 
 
-def permute(net: Network, hidden: list[int], output: list[int] | None = None) -> Network:
-    """The same network with hidden neurons (and output-gating neurons) in the given order."""
-    return require(net, "permute").subnetwork(hidden, output)
-
-
 @dataclasses.dataclass(frozen=True)
 class RecallAnalysis:
     """``analyse_recall`` of one network; neuron indices refer to ``pruned.net``."""
@@ -316,7 +306,6 @@ def analyse_recall(
     batch: RecallBatch,
     *,
     prune_tol: float = PRUNE_TOL,
-    lam_split: float = MEMORY_LAM_RECALL,
     sd_fit: bool | None = None,
 ) -> RecallAnalysis:
     """Prune, split by lam, read the key-value blocks, Score KV, per-value neurons and (output
@@ -329,26 +318,24 @@ def analyse_recall(
     acc, y_full = _accuracy(net, batch)
     acc_pruned, y_pruned = _accuracy(q, batch)
     lam = q.lam
-    memory = (lam >= lam_split).nonzero().flatten().tolist()
-    current = (lam < lam_split).nonzero().flatten().tolist()
+    memory = (lam >= MEMORY_LAM_RECALL).nonzero().flatten().tolist()
+    current = (lam < MEMORY_LAM_RECALL).nonzero().flatten().tolist()
     blocks = block_structure(pair_blocks(q, K, V))
-    values = value_neurons(q, K, V, lam_split=lam_split)
+    values = value_neurons(q, K, V)
     kv = values.kv
     const = [i for i in memory if i not in kv]
     kv_sorted = sorted(kv, key=lambda i: (int(blocks.peak[i, 0]), int(blocks.peak[i, 1])))
     order = kv_sorted + const + current
-    groups = [(f"key-value (λ≥{lam_split:g})", 0, len(kv_sorted))]
+    groups = [(f"key-value (λ≥{MEMORY_LAM_RECALL:g})", 0, len(kv_sorted))]
     groups += [("constant", len(kv_sorted), len(kv_sorted) + len(const))]
-    groups += [(f"current (λ<{lam_split:g})", len(kv_sorted) + len(const), len(order))]
+    groups += [(f"current (λ<{MEMORY_LAM_RECALL:g})", len(kv_sorted) + len(const), len(order))]
     groups = [g for g in groups if g[2] > g[1]]
-    side = q.side
-    out_order = None
-    if not side:  # output neurons by the output they drive most
-        out_order = sorted(range(q.m), key=lambda m: int(q.D[:, m].abs().argmax()))
-    do_fit = (not side) if sd_fit is None else sd_fit
+    # output neurons by the output they drive most
+    out_order = None if q.side else sorted(range(q.m), key=lambda m: int(q.D[:, m].abs().argmax()))
+    do_fit = (not q.side) if sd_fit is None else sd_fit
     return RecallAnalysis(
         pr, float((y_full - y_pruned).abs().max()), acc, acc_pruned, lam, memory, current,
         recall_score_kv(q, batch, memory, V), blocks, values,
-        permute(q, order, out_order), order, groups,
+        q.subnetwork(order, out_order), order, groups,
         squared_difference_fit(y_full, batch) if do_fit else None,
     )  # fmt: skip

@@ -23,12 +23,10 @@ from .thresholds import LAM_TOL
 
 @dataclasses.dataclass(frozen=True)
 class Reordered:
-    """The reordered network; ``hidden_order[k]`` (``output_order[k]``) is the old index of new
-    hidden (output) neuron k."""
+    """The reordered network; its first ``n_one`` hidden neurons have lam ~ 1, the next ``n_zero``
+    lam ~ 0."""
 
     net: Network
-    hidden_order: list[int]
-    output_order: list[int]
     n_one: int
     n_zero: int
 
@@ -69,13 +67,5 @@ def reorder(net: Network, tol: float = LAM_TOL) -> Reordered:
             kv_order.append(kj)
     kv_order += [int(k) for k in kv if int(k) not in kv_order]
     hidden_order = kv_order + [int(k) for k in qn] + list(g.between)
-    h, o = torch.tensor(hidden_order), torch.tensor(output_order)
-    q = Network(
-        W_in1=W_in1[h],
-        W_in2=W_in2[h],
-        nu=net.nu[h],
-        W_out1=W_out1[o][:, h],
-        W_out2=W_out2[o][:, h],
-        D=net.D[:, o],
-    )
-    return Reordered(q, hidden_order, output_order, len(g.one), len(g.zero))
+    oriented = dataclasses.replace(net, W_in1=W_in1, W_in2=W_in2, W_out1=W_out1, W_out2=W_out2)
+    return Reordered(oriented.subnetwork(hidden_order, output_order), len(g.one), len(g.zero))

@@ -14,15 +14,12 @@ from ..models.attention import LinearSelfAttention
 from ..models.gated_rnn import gated_rnn_forward
 from .boundary import Network, require
 from .lam_groups import LamGroups, lam_groups
-from .merging import Merged, merge
+from .merging import MERGE_MAX_M, Merged, merge
 from .polynomial import attention_polynomial, polynomial_distance, rnn_polynomial
 from .pruning import Pruned, output_change, prune
 from .reorder import Reordered, reorder
 from .scores import gaussian_inputs, score_kv, score_q
 from .thresholds import LAM_TOL, PRUNE_TOL
-
-#: merging searches all groups of up to 3 output neurons: only for pruned networks this small
-MERGE_MAX_M = 40
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +34,6 @@ class ReverseEngineering:
     score_q: float
     poly_distance: float
     merged: Merged
-    merge_change: float
     reordered: Reordered  # of the merged network
     merge_searched: bool  # False when the pruned network had more than MERGE_MAX_M output neurons
 
@@ -65,7 +61,6 @@ def reverse_engineer(
     T: int,
     prune_tol: float = PRUNE_TOL,
     lam_tol: float = LAM_TOL,
-    merge_rtol: float = 1e-2,
     batch: int = 256,
     seed: int = 0,
 ) -> ReverseEngineering:
@@ -85,26 +80,21 @@ def reverse_engineer(
     x = gaussian_inputs(teacher.d, T, batch, seed)
     pr = prune(student, prune_tol)
     g = lam_groups(pr.net, lam_tol)
-    skv = score_kv(pr.net, teacher, x, g.one)
-    sq = score_q(pr.net, teacher, x, g.zero)
     dist = polynomial_distance(rnn_polynomial(student, T), attention_polynomial(teacher, T))
     merge_searched = pr.net.m <= MERGE_MAX_M
     if merge_searched:
-        mg = merge(pr.net, rtol=merge_rtol)
+        mg = merge(pr.net, rtol=1e-2)
     else:  # too many neurons for the exhaustive search: nothing is merged (and we say so)
         mg = Merged(pr.net, [], [], list(range(pr.net.m)))
-    ro = reorder(mg.net, lam_tol)
-    scale = float(gated_rnn_forward(x, student.params).abs().max())
     return ReverseEngineering(
         pruned=pr,
         prune_change=output_change(student, pr.net, x),
-        output_scale=scale,
+        output_scale=float(gated_rnn_forward(x, student.params).abs().max()),
         groups=g,
-        score_kv=skv,
-        score_q=sq,
+        score_kv=score_kv(pr.net, teacher, x, g.one),
+        score_q=score_q(pr.net, teacher, x, g.zero),
         poly_distance=dist,
         merged=mg,
-        merge_change=output_change(pr.net, mg.net, x),
-        reordered=ro,
+        reordered=reorder(mg.net, lam_tol),
         merge_searched=merge_searched,
     )

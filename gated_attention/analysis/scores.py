@@ -46,10 +46,9 @@ def reconstruction_score(states: torch.Tensor, targets: torch.Tensor) -> float:
 
 def neuron_states(net: Network, x, neurons, name):
     """The states of ``neurons`` of ``net`` on x (B, T, d), flattened to (B T, k)."""
-    n = net.n
     idx = torch.as_tensor(list(neurons), dtype=torch.long)
-    if idx.numel() and (idx.min() < 0 or idx.max() >= n):
-        raise ValueError(f"{name} neurons {list(neurons)} out of range for n={n}")
+    if idx.numel() and (idx.min() < 0 or idx.max() >= net.n):
+        raise ValueError(f"{name} neurons {list(neurons)} out of range for n={net.n}")
     with torch.no_grad():
         h = hidden_states(x.to(torch.float64), net.params)  # (B, T, n)
     return h[..., idx].reshape(h.shape[0] * h.shape[1], idx.numel())  # (B T, k)

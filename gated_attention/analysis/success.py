@@ -39,9 +39,7 @@ def kv_score_unpruned(net: Network, teacher, x: torch.Tensor, tol: float = LAM_T
     """Score KV from the states of every neuron with lam > 1 - tol of a whole (unpruned) member
     (dead neurons add nothing to the fit); 1 when there is no such neuron."""
     one = torch.nonzero(require(net, "kv_score_unpruned").lam > 1 - tol).flatten().tolist()
-    if not one:
-        return 1.0
-    return float(score_kv(net, teacher, x, one))
+    return score_kv(net, teacher, x, one) if one else 1.0
 
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:

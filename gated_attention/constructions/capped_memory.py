@@ -24,7 +24,7 @@ import torch
 from ..models.attention import random_attention
 from ..models.gated_rnn import GatedRNN
 from .gated_rnn import construct_rnn
-from .linearised import error_slope
+from .linearised import error_slope, random_inputs
 
 
 def check_lam_max(lam_max: float) -> float:
@@ -87,22 +87,17 @@ def cap_memory(rnn: GatedRNN, lam_max: float, *, banks: int = 1) -> GatedRNN:
         out.W_out1.copy_(rnn.W_out1[:, src] * c)
         out.W_out2.copy_(rnn.W_out2[:, src] * c)
         out.D.copy_(rnn.D)
-        pairs = zip(rows, powers, strict=True)
-        new_lam = [lam_max**j if j else float(lam[k]) for k, j in pairs]
+        new_lam = [lam_max**j if j else float(lam[k]) for k, j in zip(rows, powers, strict=True)]
         out.set_lam(torch.tensor(new_lam, dtype=torch.float64))
     return out
 
 
-def constant_input_error(
-    lam_max: float, T: int, *, banks: int = 1, d: int = 3, seed: int = 0
-) -> float:
+def constant_input_error(lam_max: float, T: int, *, banks: int = 1, seed: int = 0) -> float:
     """``planted_error`` measured: ||y_T^cap - y_T|| / ||y_T|| for one N(0, I) input x repeated
-    T times, ``random_attention(d, seed=seed)``'s symmetric construction capped."""
-    layer = random_attention(d, seed=seed)
+    T times, ``random_attention(3, seed=seed)``'s symmetric construction capped."""
+    layer = random_attention(3, seed=seed)
     rnn = cap_memory(construct_rnn(layer, "symmetric"), lam_max, banks=banks)
-    g = torch.Generator().manual_seed(30_000 + seed)
-    x = torch.randn(1, 1, d, generator=g, dtype=torch.float64)
-    x = x.expand(1, T, d).contiguous()
+    x = random_inputs(layer.d, B=1, T=1, seed=30_000 + seed).expand(1, T, layer.d).contiguous()
     with torch.no_grad():
         y, y_cap = layer(x)[0, -1], rnn(x)[0, -1]
     return float((y - y_cap).norm() / y.norm())
@@ -131,18 +126,14 @@ def capped_errors(
     banks: int = 1,
     seeds: Sequence[int] = range(3),
     batch: int = 64,
-    variant: str = "symmetric",
 ) -> list[CappedPoint]:
     """sqrt(sum ||y_T^cap - y_T||^2 / sum ||y_T||^2) for every (lam_max, T), over seeds
     (``random_attention(d, seed=seed)``'s capped construction) and ``batch`` N(0, I) sequences."""
-    rnns = {s: construct_rnn(random_attention(d, seed=s), variant) for s in seeds}
+    rnns = {s: construct_rnn(random_attention(d, seed=s), "symmetric") for s in seeds}
     layers = {s: random_attention(d, seed=s) for s in seeds}
     points = []
     for T in Ts:
-        xs = {}
-        for s in seeds:
-            g = torch.Generator().manual_seed(20_000 + s)
-            xs[s] = torch.randn(batch, T, d, dtype=torch.float64, generator=g)
+        xs = {s: random_inputs(d, B=batch, T=T, seed=20_000 + s) for s in seeds}
         with torch.no_grad():
             ys = {s: layers[s](xs[s])[:, -1] for s in seeds}
             for lam_max in lams:

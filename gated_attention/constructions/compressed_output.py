@@ -24,6 +24,7 @@ import torch
 from ..models.attention import LinearSelfAttention, random_attention
 from ..models.gated_rnn import GatedRNN
 from .gated_rnn import ConstructionError, numerical_rank, query_key_value_layout, zero_rnn
+from .linearised import random_inputs
 
 
 def compressed_neuron_count(r: int) -> dict:
@@ -63,24 +64,17 @@ def fill_compressed_output(W: dict, A, C, P_V) -> list[int]:
     return lam
 
 
-def construct_compressed(
-    attention: LinearSelfAttention,
-    *,
-    rtol: float = 1e-10,
-) -> GatedRNN:
+def construct_compressed(attention: LinearSelfAttention) -> GatedRNN:
     """A ``GatedRNN`` with compressed output gating computing exactly ``attention`` (its dtype).
 
-    ``rtol``: relative threshold for the rank r of W_V and for W_K^T W_Q's row-space check.
     Raises ConstructionError when W_V is zero or W_K^T W_Q reads directions W_V does not store.
     """
     if not isinstance(attention, LinearSelfAttention):
-        kind = type(attention).__name__
-        raise TypeError(f"attention must be a LinearSelfAttention, got {kind}")
+        raise TypeError(f"attention must be a LinearSelfAttention, got {type(attention).__name__}")
     with torch.no_grad():
-        weights = (attention.W_V, attention.W_K, attention.W_Q)
-        W_V, W_K, W_Q = (w.detach().clone() for w in weights)
+        W_V, W_K, W_Q = (w.detach().clone() for w in (attention.W_V, attention.W_K, attention.W_Q))
         d = W_V.shape[1]
-        r = numerical_rank(W_V, rtol)
+        r = numerical_rank(W_V)
         if r == 0:
             raise ConstructionError("W_V is zero: the layer outputs 0, nothing to build")
         U, S, Vh = torch.linalg.svd(W_V, full_matrices=False)
@@ -89,7 +83,7 @@ def construct_compressed(
         Q_sym = R_V @ KQ  # (r, d): KQ = R_V^T Q_sym when its columns lie in rowspace(W_V)
         residual = torch.linalg.matrix_norm(KQ - R_V.T @ Q_sym)
         scale = torch.linalg.matrix_norm(KQ)
-        if residual > max(rtol, 1e-8) * scale:
+        if residual > 1e-8 * scale:
             rel = float(residual / scale)
             raise ConstructionError(
                 f"W_K^T W_Q reads directions outside the row space of W_V (rank {r} of "
@@ -118,8 +112,7 @@ def compressed_errors(
             if rank is not None:
                 layer = LinearSelfAttention(W_V=layer.W_V, W_K=layer.W_V, W_Q=layer.W_Q)
             rnn = construct_compressed(layer)
-            g = torch.Generator().manual_seed(10_000 + seed)
-            x = torch.randn(batch, T, d, generator=g, dtype=torch.float64)
+            x = random_inputs(d, B=batch, T=T, seed=10_000 + seed)
             with torch.no_grad():
                 y = layer(x)
                 worst = max(worst, ((rnn(x) - y).abs().max() / y.abs().max()).item())
@@ -130,16 +123,12 @@ def compressed_errors(
 def symmetric_product_matrix(d: int) -> torch.Tensor:
     """Coefficients of y = M q = Psi(q) m, M symmetric: (d * d, d(d+1)/2), float64; m the
     stored M[i, j], i <= j (``query_key_value_layout`` order), row k * d + i output i of Psi_k."""
-    return _product_matrix(d, d, symmetric=True)
+    return product_matrix(d, d, symmetric=True)
 
 
-def general_product_matrix(a: int, b: int) -> torch.Tensor:
-    """As ``symmetric_product_matrix`` for a general a x b matrix M (all a b entries):
-    (b * a, a b)."""
-    return _product_matrix(a, b, symmetric=False)
-
-
-def _product_matrix(a: int, b: int, *, symmetric: bool) -> torch.Tensor:
+def product_matrix(a: int, b: int, *, symmetric: bool = False) -> torch.Tensor:
+    """As ``symmetric_product_matrix`` for an a x b matrix M, all a b entries stored unless
+    ``symmetric``: (b * a, a b)."""
     kv, _ = query_key_value_layout(a, b, symmetric=symmetric)
     cols = []
     for i, j in kv:

@@ -28,11 +28,8 @@ class ConstructionError(ValueError):
 
 
 def numerical_rank(W: torch.Tensor, rtol: float = 1e-10) -> int:
-    """Number of singular values above ``rtol`` times the largest one."""
-    S = torch.linalg.svdvals(W.detach().to(torch.float64))
-    if S.numel() == 0 or S[0] == 0:
-        return 0
-    return int((S > rtol * S[0]).sum())
+    """Number of singular values above ``rtol`` times the largest one (in float64)."""
+    return int(torch.linalg.matrix_rank(W.detach().to(torch.float64), rtol=rtol))
 
 
 def neuron_count(variant: str, d: int, r_V: int | None = None, r_KQ: int | None = None) -> dict:
@@ -107,7 +104,7 @@ def construct_rnn(
         for name, w in (("W_V", W_V), ("W_K", W_K), ("W_Q", W_Q)):
             check_finite(w, name, "the weights of the layer to construct")
         if variant == "full":
-            return _query_key_value_rnn(W_V, W_K, W_Q, P_V=None, pairs=None)
+            return _query_key_value_rnn(W_V, W_K, W_Q)
         if variant == "symmetric":
             return _symmetric(W_V, W_K, W_Q, rtol)
         if variant == "low_rank":
@@ -190,14 +187,12 @@ def low_rank_rows(P_V, R_V, P_KQ, R_KQ) -> tuple:
     return R_V, P_KQ.T, R_KQ, P_V
 
 
-def _query_key_value_rnn(
-    A: torch.Tensor, B: torch.Tensor, C: torch.Tensor, *, P_V: torch.Tensor | None, pairs
-) -> GatedRNN:
-    """y = P_V sum_t' (A x_t')(B x_t')^T (C x_t) (``fill_query_key_value``; None: defaults)."""
+def _query_key_value_rnn(A, B, C, P_V=None, *, symmetric: bool = False) -> GatedRNN:
+    """y = P_V sum_t' (A x_t')(B x_t')^T (C x_t) (``fill_query_key_value``; P_V None: I)."""
     a, d = A.shape
     b = B.shape[0]
     P_V = torch.eye(a, dtype=A.dtype) if P_V is None else P_V
-    kv, index = query_key_value_layout(a, b) if pairs is None else pairs
+    kv, index = query_key_value_layout(a, b, symmetric=symmetric)
     rnn = zero_rnn(d, len(kv) + b, a * b, P_V.shape[0], A.dtype)
     W = {name: getattr(rnn, name).data for name in ("W_in1", "W_in2", "W_out1", "W_out2", "D")}
     lam = fill_query_key_value(W, A, B, C, P_V, kv, index)
@@ -219,8 +214,7 @@ def _symmetric(W_V, W_K, W_Q, rtol) -> GatedRNN:
         )
     # W_K' = W_V, W_Q' = W_V^{-T} W_K^T W_Q leaves W_V^T ... W_K^T W_Q unchanged (App. A.3).
     W_Q_sym = torch.linalg.solve(W_V.T, W_K.T @ W_Q)
-    pairs = query_key_value_layout(d, d, symmetric=True)
-    return _query_key_value_rnn(W_V, W_V, W_Q_sym, P_V=None, pairs=pairs)
+    return _query_key_value_rnn(W_V, W_V, W_Q_sym, symmetric=True)
 
 
 def _low_rank(W_V, W_K, W_Q, rtol) -> GatedRNN:
@@ -236,15 +230,12 @@ def _low_rank(W_V, W_K, W_Q, rtol) -> GatedRNN:
     P_V, R_V = U[:, :r_V] * S[:r_V], Vh[:r_V]  # W_V = P_V R_V
     U, S, Vh = torch.linalg.svd(C, full_matrices=False)
     P_KQ, R_KQ = U[:, :r_KQ] * S[:r_KQ], Vh[:r_KQ]  # C = P_KQ R_KQ
-    A, B, C, P_V = low_rank_rows(P_V, R_V, P_KQ, R_KQ)
-    return _query_key_value_rnn(A, B, C, P_V=P_V, pairs=None)
+    return _query_key_value_rnn(*low_rank_rows(P_V, R_V, P_KQ, R_KQ))
 
 
 def _side(W_V, W_K, W_Q) -> GatedRNN:
     d_v, d = W_V.shape
-    d_k = W_K.shape[0]
-    n = d_v * d_k
-    rnn = zero_rnn(d, n, 0, d_v, W_V.dtype, side=True)
+    rnn = zero_rnn(d, d_v * W_K.shape[0], 0, d_v, W_V.dtype, side=True)
     W = {name: getattr(rnn, name).data for name in ("W_in1", "W_in2", "W_side", "D")}
     lam = fill_side(W, W_V, W_K, W_Q)
     rnn.set_lam(torch.tensor(lam, dtype=torch.float64))

@@ -15,7 +15,6 @@ import math
 
 import torch
 
-from ..models.attention import random_attention
 from ..models.gru import forward as gru_forward
 from ..models.gru import gru_states
 from ..models.shell import init_linear
@@ -53,13 +52,8 @@ def hessian_check(v: torch.Tensor, k: torch.Tensor, beta: float = 2.0) -> dict[s
     its relative deviation and extreme eigenvalues (of opposite signs)."""
     v, k = v.to(torch.float64), k.to(torch.float64)
     d = v.numel()
-    W_ih = torch.zeros(3, d, dtype=torch.float64)
-    W_ih[1], W_ih[2] = k, v  # rows r, z, n
-    b_ih = torch.tensor([0.0, beta, 0.0], dtype=torch.float64)
-    zeros = torch.zeros(3, dtype=torch.float64)
-    layer = {"W_ih": W_ih, "W_hh": torch.zeros(3, 1, dtype=torch.float64), "b_ih": b_ih,
-             "b_hh": zeros}  # fmt: skip
-    H = _hessian(layer, 0, d)
+    b_z = torch.tensor([beta], dtype=torch.float64)
+    H = _hessian(_layer(torch.zeros(1, d, dtype=torch.float64), k[None], v[None], b_z), 0, d)
     s = torch.sigmoid(torch.tensor(beta, dtype=torch.float64))
     target = -s * (1 - s) * (torch.outer(k, v) + torch.outer(v, k))
     eig = torch.linalg.eigvalsh(H)
@@ -70,7 +64,7 @@ def hessian_check(v: torch.Tensor, k: torch.Tensor, beta: float = 2.0) -> dict[s
     }
 
 
-def _kv_units(W_V, W_K, eps: float, beta: float, n_in: int, offset: int = 0):
+def _kv_units(W_V, W_K, eps: float, beta: float, n_in: int):
     """Rows (z, n) of the paired accumulator units: unit 2 (i d_k + j) + {0: s=+1, 1: s=-1}."""
     d_v, d_k = W_V.shape[0], W_K.shape[0]
     W_z = torch.zeros(2 * d_v * d_k, n_in, dtype=torch.float64)
@@ -78,8 +72,8 @@ def _kv_units(W_V, W_K, eps: float, beta: float, n_in: int, offset: int = 0):
     for i in range(d_v):
         for j in range(d_k):
             for p, s in enumerate((1.0, -1.0)):
-                W_z[2 * (i * d_k + j) + p, offset : offset + W_K.shape[1]] = s * eps * W_K[j]
-                W_n[2 * (i * d_k + j) + p, offset : offset + W_V.shape[1]] = s * eps * W_V[i]
+                W_z[2 * (i * d_k + j) + p, : W_K.shape[1]] = s * eps * W_K[j]
+                W_n[2 * (i * d_k + j) + p, : W_V.shape[1]] = s * eps * W_V[i]
     return W_z, W_n, torch.full((2 * d_v * d_k,), beta, dtype=torch.float64)
 
 
@@ -192,24 +186,19 @@ def gru_two_layer_error(attention, eps: float, delta: float | None = None, *, B=
     return relative_error(y, attention_output(attention, x))
 
 
-def gru_findings(
-    attention=None, eps_values=(1e-2, 3e-3, 1e-3), *, B: int = 8, T: int = 32, seed: int = 0
-) -> dict:
-    """The measured numbers behind the chapter's GRU findings (delta = eps^2 throughout;
-    ``attention`` defaults to ``random_attention(4, seed=0)``)."""
-    attention = random_attention(4, seed=0) if attention is None else attention
+def gru_findings(attention, eps_values=(1e-2, 3e-3, 1e-3), *, seed: int = 0) -> dict:
+    """The measured numbers behind the chapter's GRU findings (delta = eps^2 throughout)."""
     g = torch.Generator().manual_seed(seed)
     v, k = torch.randn(2, attention.d, generator=g, dtype=torch.float64)
     hess = hessian_check(v, k)
     eps = list(eps_values)
-    kv = [gru_kv_error(attention, e, B=B, T=T, seed=seed) for e in eps]
-    two = [gru_two_layer_error(attention, e, B=B, T=T, seed=seed) for e in eps]
+    kv = [gru_kv_error(attention, e, seed=seed) for e in eps]
+    two = [gru_two_layer_error(attention, e, seed=seed) for e in eps]
     kv_slope, two_slope = error_slope(eps, kv), error_slope(eps, two)
 
     def converges(errors: list[float], slope: float) -> bool:
         return slope > 1.5 and errors[-1] < 1e-3
 
-    stack = gru_two_layer_construction(attention, eps[0])
     return {
         "random_cross_term_max": random_gru_cross_terms(attention.d, seed=seed),
         "prescribed_product_deviation": hess["relative_deviation"],
@@ -221,5 +210,5 @@ def gru_findings(
         "two_layer_slope": two_slope,
         "one_layer_accumulates_M": converges(kv, kv_slope),
         "query_product_achieved": converges(two, two_slope),
-        "units_per_layer": stack["W_o"].shape[1],
+        "units_per_layer": gru_two_layer_construction(attention, eps[0])["W_o"].shape[1],
     }

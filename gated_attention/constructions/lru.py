@@ -49,7 +49,7 @@ def _weights(attention: LinearSelfAttention):
 
 
 def _zeros(family: Family, d: int, d_v: int, H: int, need: int, dtype) -> Params:
-    """All-zero parameters of one member (E = 1), every recurrence at lam = 0."""
+    """Parameters of one member (E = 1), all zero but u = [x; 0] (W_emb) and every lam = 0."""
     if H < need:
         raise ValueError(f"width must be at least {need} for this attention layer, got {H}")
     shapes = family.init(d, d_v, H, 1, torch.Generator().manual_seed(0), dtype)
@@ -57,6 +57,7 @@ def _zeros(family: Family, d: int, d_v: int, H: int, need: int, dtype) -> Params
     for k in P:
         if k.endswith("_nu"):
             P[k].fill_(NU_MAX)  # lam = 0 exactly in float64, gamma = 1
+    P["W_emb"][0, :d, :d] = torch.eye(d, dtype=dtype)
     return P
 
 
@@ -76,20 +77,17 @@ def _memory(P: Params, l: int, n: int, read, nu_one: float, theta_one: float, ep
     P[f"l{l}_B_re"][0, rows, plus], P[f"l{l}_B_re"][0, rows, minus] = scale, -scale
 
 
-def _readout(P: Params, l: int, n: int, d_k: int, i, units, eps: float):
-    """y = Re(C h) = [M; q; 0] (Dskip = 0), and the readout y_i = (2/eps) sum_j (plus - minus)."""
-    diag = torch.arange(n + d_k)
-    P[f"l{l}_C_re"][0, diag, diag] = 1.0
-    plus, minus = units
-    P["W_out"][0, i, plus], P["W_out"][0, i, minus] = 2 / eps, -2 / eps
-
-
-def _output_glu(P: Params, l: int, H: int, n: int, j, units, eps: float):
-    """Output GLU pair p = (i, j): M_ij sigmoid(+-eps q_j), reading y = [M; q; 0]."""
+def _output(P: Params, l: int, H: int, n: int, d_k: int, i, j, units, eps: float):
+    """Layer l's output GLU, pair p = (i, j): M_ij sigmoid(+-eps q_j), reading y = Re(C h) =
+    [M; q; 0] (Dskip = 0), and the readout y_i = (2/eps) sum_j (plus - minus)."""
     p = torch.arange(n)
     a, g = torch.zeros(n, H, dtype=P["W_out"].dtype), torch.zeros(n, H, dtype=P["W_out"].dtype)
     a[p, p], g[p, n + j] = 1.0, 1.0
     products(P, f"l{l}_W_1", f"l{l}_W_2", units, a, g, eps)
+    diag = torch.arange(n + d_k)
+    P[f"l{l}_C_re"][0, diag, diag] = 1.0
+    plus, minus = units
+    P["W_out"][0, i, plus], P["W_out"][0, i, minus] = 2 / eps, -2 / eps
 
 
 def lru_construction(
@@ -106,7 +104,6 @@ def lru_construction(
     n = d_v * d_k
     H = d + 4 * n if width is None else width
     P = _zeros(LRU, d, d_v, H, max(d + 4 * n, n + d_k), W_V.dtype)
-    P["W_emb"][0, :d, :d] = torch.eye(d, dtype=W_V.dtype)  # u = [x; 0]
     # layer 1: recurrence off (B = 0), y1 = Dskip * u = [x; 0]; its GLU makes the products
     P["l1_D"][0, :d] = 1.0
     prod1 = pair_units(d, n)
@@ -116,9 +113,7 @@ def lru_construction(
     # layer 2: key-value neurons accumulate M, query neurons (lam = 0, gamma = 1) hold q
     _memory(P, 2, n, prod1, nu_one, theta_one, eps)
     P["l2_B_re"][0, n : n + d_k, :d] = W_Q
-    prod2 = pair_units(d + 2 * n, n)
-    _output_glu(P, 2, H, n, j, prod2, eps)
-    _readout(P, 2, n, d_k, i, prod2, eps)
+    _output(P, 2, H, n, d_k, i, j, pair_units(d + 2 * n, n), eps)
     return P
 
 
@@ -137,7 +132,6 @@ def lru_inout_construction(
     need = max(d, d_k) + 2 * n
     H = need if width is None else width
     P = _zeros(LRU_IN_OUT, d, d_v, H, need, W_V.dtype)
-    P["W_emb"][0, :d, :d] = torch.eye(d, dtype=W_V.dtype)  # u = [x; 0]
     # input GLU: products on 0 .. 2n; q_k / 2 on 2n + k (zero gate: sigmoid(0) = 1/2 exactly)
     prod_in = pair_units(0, n)
     a, g = torch.zeros(n, H, dtype=W_V.dtype), torch.zeros(n, H, dtype=W_V.dtype)
@@ -148,9 +142,8 @@ def lru_inout_construction(
     _memory(P, 1, n, prod_in, nu_one, theta_one, eps)
     k = torch.arange(d_k)
     P["l1_B_re"][0, n + k, 2 * n + k] = 2.0
-    prod_out = pair_units(d, n)  # disjoint from u's x part: the residual adds nothing there
-    _output_glu(P, 1, H, n, j, prod_out, eps)
-    _readout(P, 1, n, d_k, i, prod_out, eps)
+    # the output pairs are disjoint from u's x part: the residual adds nothing there
+    _output(P, 1, H, n, d_k, i, j, pair_units(d, n), eps)
     return P
 
 
@@ -170,15 +163,11 @@ def construction_error(
         return relative_error(family.forward(x[None], P)[0], attention(x))
 
 
-def lru_error(attention: LinearSelfAttention, eps: float, *, T=16, batch=32, seed=0, **kw) -> float:
-    """Relative error of ``lru_construction(attention, eps, **kw)``."""
-    P = lru_construction(attention, eps, **kw)
-    return construction_error(LRU, P, attention, T=T, batch=batch, seed=seed)
+def lru_error(attention: LinearSelfAttention, eps: float) -> float:
+    """``construction_error`` of ``lru_construction(attention, eps)``."""
+    return construction_error(LRU, lru_construction(attention, eps), attention)
 
 
-def lru_inout_error(
-    attention: LinearSelfAttention, eps: float, *, T=16, batch=32, seed=0, **kw
-) -> float:
-    """Relative error of ``lru_inout_construction(attention, eps, **kw)``."""
-    P = lru_inout_construction(attention, eps, **kw)
-    return construction_error(LRU_IN_OUT, P, attention, T=T, batch=batch, seed=seed)
+def lru_inout_error(attention: LinearSelfAttention, eps: float) -> float:
+    """``construction_error`` of ``lru_inout_construction(attention, eps)``."""
+    return construction_error(LRU_IN_OUT, lru_inout_construction(attention, eps), attention)

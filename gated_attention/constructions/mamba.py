@@ -65,16 +65,15 @@ def mamba_error(
     attention: LinearSelfAttention,
     params: dict[str, torch.Tensor] | None = None,
     *,
-    B: int = 8,
     T: int = 32,
     seed: int = 0,
     **construction_kwargs,
 ) -> float:
-    """max |out_mamba - y_attention| over B random Gaussian sequences of length T (float64);
+    """max |out_mamba - y_attention| over 8 random Gaussian sequences of length T (float64);
     ``params`` defaults to ``mamba_construction(attention, **construction_kwargs)``."""
     if params is None:
         params = mamba_construction(attention, **construction_kwargs)
-    x = random_inputs(attention.d, B=B, T=T, seed=seed)
+    x = random_inputs(attention.d, T=T, seed=seed)
     with torch.no_grad():
         y = mamba_forward(x[None], params)[0]
     return float((y - attention_output(attention, x)).abs().max())

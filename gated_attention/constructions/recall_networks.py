@@ -12,7 +12,7 @@ pair (k, v) was shown.
                                1 - ((h_j - h_cur) / delta)^2; N_v + 2 hidden, N_v output neurons
 
 Glossary (code name -> meaning):
-    code    c, the scalar code of each key (default 1 + k / (N_k - 1): distinct, nonzero)
+    code    c, the scalar code of each key, 1 + k / (N_k - 1): distinct, nonzero
     delta   the smallest gap between two codes; the output is 0 for a neighbouring code
 """
 
@@ -88,22 +88,16 @@ def default_code(n_keys: int) -> torch.Tensor:
     return 1.0 + torch.arange(n_keys, dtype=F64) / (n_keys - 1)
 
 
-def squared_difference_rnn(
-    n_keys: int, n_values: int, code: torch.Tensor | None = None
-) -> GatedRNN:
-    """Input-output gating that compares codes (module docstring); exact in argmax.
+def squared_difference_rnn(n_keys: int, n_values: int) -> GatedRNN:
+    """Input-output gating that compares key codes (``default_code``); exact in argmax.
 
     Hidden neurons: j < N_v memory (value j times the key code, lam = 1), N_v the current key's
     code (lam = 0), N_v + 1 the count N_k (lam = 1). Output neuron j: (a_j + h_const / N_k) *
-    (-a_j + h_const / N_k) = 1 - a_j^2. A ValueError for codes not distinct or not (n_keys,).
+    (-a_j + h_const / N_k) = 1 - a_j^2.
     """
-    code = default_code(n_keys) if code is None else torch.as_tensor(code, dtype=F64)
-    if code.shape != (n_keys,):
-        raise ValueError(f"code must have shape (n_keys={n_keys},), got {tuple(code.shape)}")
+    code = default_code(n_keys)
     gaps = (code[:, None] - code[None, :]).abs()
     delta = float(gaps[~torch.eye(n_keys, dtype=torch.bool)].min())
-    if not delta > 0:
-        raise ValueError("the key codes must be distinct")
     d, V = n_keys + n_values, n_values
     rnn = zero_rnn(d, V + 2, V, V, F64)
     cur, const = V, V + 1

@@ -30,6 +30,7 @@ import sympy as sp
 import torch
 
 from ..models.attention import random_attention
+from .compressed_output import fill_compressed_output
 from .gated_rnn import (
     check_variant,
     construct_rnn,
@@ -38,6 +39,7 @@ from .gated_rnn import (
     low_rank_rows,
     query_key_value_layout,
 )
+from .linearised import random_inputs
 from .polynomial_ring import eq1, eq2, lift, lift_vec, lower, ring_of
 
 
@@ -93,18 +95,16 @@ def symbolic_weights(variant: str, **matrices) -> dict[str, sp.Matrix]:
         return {**W, "lam": sp.Matrix(lam)}
     if variant == "full":
         A, B, C = matrices["W_V"], matrices["W_K"], matrices["W_Q"]
-        P_V, pairs = sp.eye(A.shape[0]), query_key_value_layout(A.shape[0], B.shape[0])
+        P_V = sp.eye(A.shape[0])
     elif variant == "symmetric":  # keys = values, W_Q' = W_V^{-T} W_K^T W_Q (App. A.3)
         A = B = matrices["W_V"]
         C, P_V = matrices["W_Qp"], sp.eye(A.shape[0])
-        pairs = query_key_value_layout(A.shape[0], A.shape[0], symmetric=True)
     else:
         A, B, C, P_V = low_rank_rows(
             matrices["P_V"], matrices["R_V"], matrices["P_KQ"], matrices["R_KQ"]
         )
-        pairs = query_key_value_layout(A.shape[0], B.shape[0])
     (a, d), b = A.shape, B.shape[0]
-    kv, index = pairs
+    kv, index = query_key_value_layout(a, b, symmetric=variant == "symmetric")
     n, m = len(kv) + b, a * b
     W = {"W_in1": sp.zeros(n, d + 1), "W_in2": sp.zeros(n, d + 1)}
     W.update(W_out1=sp.zeros(m, n), W_out2=sp.zeros(m, n), D=sp.zeros(P_V.shape[0], m))
@@ -170,7 +170,26 @@ def symbolic_construction(
     """
     check_variant(variant)
     _check_sizes(d, T)
-    W_V, W_K, W_Q, weights, ranks, scale = _symbolic_weights_of(variant, d, r_V, r_KQ)
+    ranks, scale = None, None
+    if variant == "low_rank":
+        r_V = max(1, d - 1) if r_V is None else r_V
+        r_KQ = max(1, d - 1) if r_KQ is None else r_KQ
+        for name, r in (("r_V", r_V), ("r_KQ", r_KQ)):
+            if not isinstance(r, int) or not 1 <= r <= d:
+                raise ValueError(f"{name} must be an integer between 1 and d={d}, got {r!r}")
+        ranks = (r_V, r_KQ)
+        P_V, R_V = symbol_matrix("PV", d, r_V), symbol_matrix("RV", r_V, d)
+        P_KQ, R_KQ = symbol_matrix("PKQ", d, r_KQ), symbol_matrix("RKQ", r_KQ, d)
+        # Eq. (1) depends on W_K, W_Q only through W_K^T W_Q = P_KQ R_KQ: take W_K = P_KQ^T.
+        W_V, W_K, W_Q = P_V * R_V, P_KQ.T, R_KQ
+        weights = symbolic_weights(variant, P_V=P_V, R_V=R_V, P_KQ=P_KQ, R_KQ=R_KQ)
+    else:
+        W_V, W_K, W_Q = (symbol_matrix(s, d, d) for s in ("V", "K", "Q"))
+        if variant == "symmetric":
+            W_Qp, scale = _symmetric_query(W_V, W_K, W_Q)
+            weights = symbolic_weights(variant, W_V=W_V, W_Qp=W_Qp)
+        else:
+            weights = symbolic_weights(variant, W_V=W_V, W_K=W_K, W_Q=W_Q)
     return _proof(variant, d, T, (W_V, W_K, W_Q), weights, ranks, scale, perturb)
 
 
@@ -194,31 +213,6 @@ def _proof(variant, d, T, layer, weights, ranks, scale, perturb) -> SymbolicProo
     return SymbolicProof(variant, d, T, ranks, weights, differences)
 
 
-def _symbolic_weights_of(variant: str, d: int, r_V: int | None, r_KQ: int | None):
-    """(W_V, W_K, W_Q, weights, ranks or None, scale = (delta, det W_V) or None)."""
-    ranks, scale = None, None
-    if variant == "low_rank":
-        r_V = max(1, d - 1) if r_V is None else r_V
-        r_KQ = max(1, d - 1) if r_KQ is None else r_KQ
-        for name, r in (("r_V", r_V), ("r_KQ", r_KQ)):
-            if not isinstance(r, int) or not 1 <= r <= d:
-                raise ValueError(f"{name} must be an integer between 1 and d={d}, got {r!r}")
-        ranks = (r_V, r_KQ)
-        P_V, R_V = symbol_matrix("PV", d, r_V), symbol_matrix("RV", r_V, d)
-        P_KQ, R_KQ = symbol_matrix("PKQ", d, r_KQ), symbol_matrix("RKQ", r_KQ, d)
-        # Eq. (1) depends on W_K, W_Q only through W_K^T W_Q = P_KQ R_KQ: take W_K = P_KQ^T.
-        W_V, W_K, W_Q = P_V * R_V, P_KQ.T, R_KQ
-        weights = symbolic_weights(variant, P_V=P_V, R_V=R_V, P_KQ=P_KQ, R_KQ=R_KQ)
-    else:
-        W_V, W_K, W_Q = (symbol_matrix(s, d, d) for s in ("V", "K", "Q"))
-        if variant == "symmetric":
-            W_Qp, scale = _symmetric_query(W_V, W_K, W_Q)
-            weights = symbolic_weights(variant, W_V=W_V, W_Qp=W_Qp)
-        else:
-            weights = symbolic_weights(variant, W_V=W_V, W_K=W_K, W_Q=W_Q)
-    return W_V, W_K, W_Q, weights, ranks, scale
-
-
 def _symmetric_query(W_V, W_K, W_Q):
     """W_Q' = delta adj(W_V^T) W_K^T W_Q and (delta, det W_V), delta standing for 1 / det W_V."""
     delta = sp.Symbol("delta")
@@ -234,31 +228,20 @@ def _clear_delta(p, delta, det):
 
 
 def numeric_errors(
-    variant: str,
-    ds=range(1, 9),
-    *,
-    seeds=range(3),
-    T: int = 32,
-    batch: int = 16,
-    rank: Callable[[int], int] | None = None,
+    variant: str, ds=range(1, 9), *, seeds=range(3), T: int = 32, batch: int = 16
 ) -> dict[int, float]:
     """Float64 twin of the proof: {d: max |RNN - attention|} over seeds, each
-    ``random_attention(d, seed=seed)`` (``rank=rank(d)`` when given; "low_rank" defaults to
-    max(1, d // 2)) on ``batch`` N(0, I) sequences of T steps."""
+    ``random_attention(d, seed=seed)`` (of rank max(1, d // 2) for "low_rank") on ``batch``
+    N(0, I) sequences of T steps."""
     check_variant(variant)
-    if rank is None and variant == "low_rank":
-
-        def rank(d: int) -> int:
-            return max(1, d // 2)
-
     errors = {}
     for d in ds:
         worst = 0.0
         for seed in seeds:
-            layer = random_attention(d, seed=seed, rank=None if rank is None else rank(d))
+            rank = max(1, d // 2) if variant == "low_rank" else None
+            layer = random_attention(d, seed=seed, rank=rank)
             rnn = construct_rnn(layer, variant)
-            g = torch.Generator().manual_seed(10_000 + seed)
-            x = torch.randn(batch, T, d, generator=g, dtype=torch.float64)
+            x = random_inputs(d, B=batch, T=T, seed=10_000 + seed)
             with torch.no_grad():
                 worst = max(worst, (rnn(x) - layer(x)).abs().max().item())
         errors[d] = worst
@@ -271,8 +254,6 @@ def symbolic_compressed(
     """Prove (or refute) the compressed output gating in sympy: the weights of
     ``fill_compressed_output`` (A = W_V, C = W_Q' as for "symmetric", P_V = I); ``perturb`` as
     in ``symbolic_construction``. Returns a ``SymbolicProof`` with variant "compressed"."""
-    from .compressed_output import fill_compressed_output
-
     _check_sizes(d, T)
     W_V, W_K, W_Q = (symbol_matrix(s, d, d) for s in ("V", "K", "Q"))
     W_Qp, scale = _symmetric_query(W_V, W_K, W_Q)

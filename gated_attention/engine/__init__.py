@@ -14,21 +14,10 @@ Modules (one job each):
     device        the device choice, subnormal flushing, the GPU path (CUDA graph), hardware
 """
 
-from .checkpoints import read_checkpoint, restore, save_checkpoint
-from .config import (
-    DTYPES,
-    LOSSES,
-    MODES,
-    OPTIMISERS,
-    SCHEDULES,
-    TrainConfig,
-    TrainResult,
-    cosine_lr,
-)
-from .data import data_streams, sample_chunk, sample_chunk_neuron_major
+from .config import OPTIMISERS, TrainConfig, TrainResult, cosine_lr
+from .data import sample_chunk, sample_chunk_neuron_major
 from .device import DEVICE_ENV, flush_denormals, hardware, resolve_device
 from .ensembles import (
-    ENSEMBLE_OVERHEAD_MACS,
     combine_ensembles,
     forward_macs,
     plan_ensembles,
@@ -38,34 +27,24 @@ from .ensembles import (
     train_ensemble,
     unstack_students,
 )
-from .guards import ON_NONFINITE, NonFiniteLossError
+from .guards import NonFiniteLossError
 from .loop import train
 
 __all__ = [
     "DEVICE_ENV",
-    "DTYPES",
-    "ENSEMBLE_OVERHEAD_MACS",
-    "LOSSES",
-    "MODES",
     "NonFiniteLossError",
-    "ON_NONFINITE",
     "OPTIMISERS",
-    "SCHEDULES",
     "TrainConfig",
     "TrainResult",
     "combine_ensembles",
     "cosine_lr",
-    "data_streams",
     "flush_denormals",
     "forward_macs",
     "hardware",
     "plan_ensembles",
-    "read_checkpoint",
     "resolve_device",
-    "restore",
     "sample_chunk",
     "sample_chunk_neuron_major",
-    "save_checkpoint",
     "size_groups",
     "stack_students",
     "train",

@@ -66,11 +66,9 @@ def train_threads() -> int:
 @contextlib.contextmanager
 def training_threads(dev: torch.device):
     """Train on the CPU with ``train_threads()`` torch threads, the caller's count restored."""
-    if dev.type != "cpu":
-        yield
-        return
-    before, want = torch.get_num_threads(), train_threads()
-    if want == before:  # a pool restarted for nothing costs its threads' memory again
+    before = torch.get_num_threads()
+    want = before if dev.type != "cpu" else train_threads()
+    if want == before:  # off the CPU; or a pool restarted for nothing, its threads' memory again
         yield
         return
     torch.set_num_threads(want)
@@ -213,13 +211,11 @@ class GraphedStep:
 def hardware(device: str | torch.device | None = None) -> dict:
     """Where results were computed: the CPU, the platform, and the training device."""
     model = platform.processor() or platform.machine()
-    try:
+    with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    except OSError:
-        pass
     dev = resolve_device(device)
     out = {
         "machine": platform.machine(),

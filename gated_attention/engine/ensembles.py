@@ -179,12 +179,11 @@ def train_by_size(
         raise ValueError(f"{len(students)} students for {len(tasks)} tasks")
     if len(data_seeds) != len(tasks):
         raise ValueError(f"{len(data_seeds)} data_seeds for {len(tasks)} tasks")
-    sizes = [(s.n, s.m) for s in students]
     groups = _member_groups(students, tasks, config, device, overhead, groups)
     files = _group_checkpoints(checkpoint, len(groups))
     results = []
     for k, idx in enumerate(groups):
-        n_k = max(sizes[e][0] for e in idx)
+        n_k = max(students[e].n for e in idx)
         results.append(
             train_ensemble(
                 [tasks[e] for e in idx],

@@ -23,9 +23,7 @@ from torch._inductor import config as inductor_config
 from ..models.compiled_loss import loss_and_grads
 from ..models.fast_path import fused_loss
 from .device import GraphedStep, on_side_stream, record_graph
-from .losses import LossSpec, loss_function
-
-Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+from .losses import Loss, LossSpec, loss_function
 
 
 class FusedStep:
@@ -83,7 +81,7 @@ class CompiledStep:
         self.adamw = isinstance(opt, torch.optim.AdamW)
         self.parts = None  # batch_parts, at the first batch
         compiled = functools.partial(torch.compile, dynamic=False, options=_options(window.device))
-        self.fn = compiled(_adamw_step if self.adamw else loss_and_grads)
+        self.fn = compiled(_adamw_step)
         self.part_fn = compiled(loss_and_grads)
         self.apply_fn = compiled(adamw_apply)
         self.lr = torch.zeros((), dtype=torch.float64, device=window.device)
@@ -97,10 +95,7 @@ class CompiledStep:
         if self.parts is None:
             self.parts = batch_parts(self.P, s, x.shape[-1] // s.T, x.device)
         if not self.adamw:
-            if self.parts == 1:
-                loss, *grads = self.fn(*weights, x, y, s.T, s.out_steps, s.scale)
-            else:
-                loss, grads = self._in_parts(weights, x, y)
+            loss, grads = self._in_parts(weights, x, y)
             for k, g in zip(self.NAMES, grads, strict=True):
                 self.P[k].grad = g
             self.opt.step()
@@ -262,8 +257,7 @@ def make_step(
     if spec.packed and "W_out" in P and mode == "compiled":
         return CompiledStep(P, opt, project, window, spec, capture)
     if spec.packed and "W_out" in P:
-        T, out_steps, scale = spec.T, spec.out_steps, spec.scale
-        fused = lambda x, y: fused_loss(x, P, y, T, out_steps, scale)  # noqa: E731
+        fused = lambda x, y: fused_loss(x, P, y, spec.T, spec.out_steps, spec.scale)  # noqa: E731
         return FusedStep(fused, opt, project, window, capture)
     cls = ReferenceStep if mode == "reference" else ForwardStep
     loss = loss_function(P, masks, spec)

@@ -47,7 +47,6 @@ from .recorded_runs import (
     recorded_match,
     recorded_names,
     run_or_recorded,
-    save_recorded,
 )
 from .registry import EXPERIMENTS, architectures_main_config, config_from_dict, experiment_config
 from .setup_pilots import PilotConfig, PilotSetConfig, pilot_configs, pilot_set_config
@@ -101,7 +100,6 @@ __all__ = [
     "run_or_recorded",
     "regression_config",
     "run",
-    "save_recorded",
     "teacher_identification_config",
     "SENSITIVITY",
     "sensitivity_config",

@@ -165,45 +165,21 @@ class ArchitectureConfig(Experiment):
             tensors["ood_loss"] = torch.stack([r["ood_loss"] for r in rows])
         return tensors
 
-    def train_group(
-        self,
-        k: int,
-        *,
-        lr: float | None = None,
-        checkpoint: Path | None = None,
-        progress: bool = True,
-    ) -> dict:
-        """Train group k of ``groups`` (``lr`` replaces its rate); its row: width, count, params,
-        losses, wall_time, eval_loss (and ood_loss for regression)."""
-        return self._train_groups([k], lr=lr, checkpoint=checkpoint, progress=progress)[0]
+    def train_group(self, k: int, *, checkpoint: Path | None = None, progress: bool = True) -> dict:
+        """Train group k of ``groups``; its row: width, count, params, losses, wall_time,
+        eval_loss (and ood_loss for regression)."""
+        return self.train_together([k], checkpoint=checkpoint, progress=progress)[0]
 
     def train_together(
         self, ks: list[int], *, checkpoint: Path | None = None, progress: bool = True
     ) -> list[dict]:
         """Train groups ``ks`` (one family) as one ensemble, zero-padded to the largest width
         (``models.padding``), each at its own rate: their ``train_group`` rows, up to rounding."""
-        return self._train_groups(ks, checkpoint=checkpoint, progress=progress)
-
-    def _init_group(self, k: int) -> tuple[int, dict]:
-        """(width, params (E, ...)) of group k at initialisation (``init_scales`` applied)."""
-        fam_name, target, _ = self.groups()[k]
-        task = self.data_task(self.seeds[0])
-        fam = family(fam_name)
-        width = width_for(fam, task.d, task.d_out, target)
-        g = torch.Generator().manual_seed(derive_seed(k, f"init/{fam_name}/{target}"))
-        params = fam.init(task.d, task.d_out, width, len(self.seeds), g, torch.float64)
-        scales = dict(self.init_scales)
-        if fam_name in scales:
-            params = scale_linear(params, scales[fam_name])
-        return width, params
-
-    def _train_groups(self, ks, *, lr=None, checkpoint=None, progress=True) -> list[dict]:
-        """The rows of groups ``ks`` trained as one ensemble (padded where widths differ)."""
         groups = [self.groups()[k] for k in ks]
         if len({f for f, _, _ in groups}) != 1:
             raise ValueError(f"groups trained together must be of one family: {groups}")
-        fam_name, _, group_lr = groups[0]
-        fam, lr = family(fam_name), group_lr if lr is None else lr
+        fam_name, _, lr = groups[0]
+        fam = family(fam_name)
         rates = [r for _, _, r in groups for _ in self.seeds]
         member_lrs = None if len(ks) == 1 or len(set(rates)) == 1 else rates
         widths, inits = zip(*(self._init_group(k) for k in ks), strict=True)
@@ -230,6 +206,19 @@ class ArchitectureConfig(Experiment):
             self._row(fam, w, p, res.losses[:, i * E : (i + 1) * E], res.wall_time / len(ks))
             for i, (w, p) in enumerate(zip(widths, parts, strict=True))
         ]
+
+    def _init_group(self, k: int) -> tuple[int, dict]:
+        """(width, params (E, ...)) of group k at initialisation (``init_scales`` applied)."""
+        fam_name, target, _ = self.groups()[k]
+        task = self.data_task(self.seeds[0])
+        fam = family(fam_name)
+        width = width_for(fam, task.d, task.d_out, target)
+        g = torch.Generator().manual_seed(derive_seed(k, f"init/{fam_name}/{target}"))
+        params = fam.init(task.d, task.d_out, width, len(self.seeds), g, torch.float64)
+        scales = dict(self.init_scales)
+        if fam_name in scales:
+            params = scale_linear(params, scales[fam_name])
+        return width, params
 
     def _row(self, fam, width: int, p: dict, losses: torch.Tensor, wall_time: float) -> dict:
         """A group's row from its trained members ``p`` and their logged ``losses`` (K, E)."""

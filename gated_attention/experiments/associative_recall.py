@@ -104,13 +104,9 @@ class RecallConfig(Experiment):
         ]
 
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
-        return self.train_gating(str(job.part), checkpoint=checkpoint, progress=progress)
-
-    def train_gating(
-        self, gating: str, *, checkpoint: Path | None = None, progress: bool = True
-    ) -> dict:
         """Train the members of one gating ("io-ce": ``ce_train``, cross-entropy) and score them
         on ``evaluation_batch``; its tensors as ``assemble`` keeps them."""
+        gating = str(job.part)
         members = self.members(gating)
         tc = replace(self.ce_train, loss="cross_entropy") if gating == "io-ce" else self.train
         res = train_by_size(

@@ -18,8 +18,8 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import time
+import tomllib
 import typing
 import warnings
 from collections.abc import Iterator
@@ -78,8 +78,6 @@ def source_checkout(package: Path | None = None) -> Path | None:
     package = Path(__file__).resolve().parents[1] if package is None else Path(package)
     pyproject = package.parent / "pyproject.toml"
     try:
-        import tomllib
-
         name = tomllib.loads(pyproject.read_text())["project"]["name"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -110,15 +108,14 @@ class CacheWriteError(OSError):
 
 
 @contextlib.contextmanager
-def writing_cache(root: Path | None = None) -> Iterator[None]:
-    """An OSError inside the block becomes a ``CacheWriteError`` naming ``root`` (default
-    ``cache_root()``), the reason and CACHE_ENV."""
+def writing_cache(root: Path) -> Iterator[None]:
+    """An OSError inside the block becomes a ``CacheWriteError`` naming ``root``, the reason and
+    CACHE_ENV."""
     try:
         yield
     except CacheWriteError:
         raise
     except OSError as err:
-        root = cache_root() if root is None else Path(root)
         reason = err.strerror or str(err) or type(err).__name__
         where = f" ({err.filename})" if err.filename and Path(err.filename) != root else ""
         raise CacheWriteError(
@@ -138,7 +135,7 @@ def code_hash(root: str | os.PathLike | None = None, *, config: Any = None) -> s
     h = hashlib.sha256()
     for f in sorted(root.rglob("*.py")):
         rel = f.relative_to(root).as_posix()
-        if rel in PRESENTATION_ONLY or any(rel.startswith(p) for p in PRESENTATION_ONLY):
+        if rel.startswith(PRESENTATION_ONLY):
             continue
         h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
@@ -258,14 +255,11 @@ def refuse_nonfinite_params(tensors: dict, path: Path) -> None:
     )
 
 
-def open_entry(config: Any, *, recompute: bool = False) -> tuple[str, Path, RunResult | None]:
+def open_entry(config: Any) -> tuple[str, Path, RunResult | None]:
     """(code hash, entry folder, the entry if complete and intact, else None and the folder
-    ready to compute in) of ``config``; ``recompute=True`` first removes a stored entry."""
+    ready to compute in) of ``config``."""
     code = code_hash(config=config)  # what it runs, taken now: the source may change meanwhile
     path = entry_path(config, code)
-    with writing_cache(path.parent):
-        if recompute and path.exists():
-            shutil.rmtree(path)
     found = _load_entry(path, config)
     if found is None:
         with writing_cache(path.parent):
@@ -311,10 +305,9 @@ def store(
     return RunResult(config, tensors, metrics, meta, path, cached=False)
 
 
-def run(config: Any, *, progress: bool = True, recompute: bool = False) -> RunResult:
-    """The cached results of ``config``, computed and stored if needed; ``recompute=True``
-    ignores a stored entry (and its checkpoint)."""
-    code, path, found = open_entry(config, recompute=recompute)
+def run(config: Any, *, progress: bool = True) -> RunResult:
+    """The cached results of ``config``, computed and stored if needed."""
+    code, path, found = open_entry(config)
     if found is not None:
         return found
     checkpoint = path / "checkpoint.pt"  # train() discards it, with a warning, if unreadable

@@ -78,8 +78,7 @@ def capped_construction_loss(config: TeacherStudentConfig, *, banks: int = 1) ->
         task = config.task(seed)
         t = task.teacher
         weights = {k: getattr(t, k).detach().to(torch.float64) for k in ("W_V", "W_K", "W_Q")}
-        layer = LinearSelfAttention(**weights)
-        built = construct_rnn(layer, "symmetric")
+        built = construct_rnn(LinearSelfAttention(**weights), "symmetric")
         rnn = cap_memory(built, config.train.lam_max, banks=banks)
         g = torch.Generator().manual_seed(derive_seed(seed, "eval"))
         x, y = task.sample(config.eval_batch, g)

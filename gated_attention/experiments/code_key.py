@@ -95,24 +95,18 @@ def imports_of(module: str, root: Path | None = None) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(_parse(path)):
         if isinstance(node, ast.Import):
-            for a in node.names:
-                if _path(a.name, root) is not None:
-                    found.add(a.name)
+            found.update(a.name for a in node.names if _path(a.name, root) is not None)
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(module, node.level, node.module, root)
-            if _path(base, root) is None:
-                continue
-            for a in node.names:
-                if _is_package(base, root):
-                    found.add(_resolve_name(base, a.name, root))
-                else:
-                    found.add(base)
+            if _is_package(base, root):
+                found.update(_resolve_name(base, a.name, root) for a in node.names)
+            elif _path(base, root) is not None:
+                found.add(base)
     return found
 
 
 def _presentation(module: str, root: Path) -> bool:
-    rel = _path(module, root).relative_to(root).as_posix()
-    return any(rel.startswith(p) for p in PRESENTATION_ONLY)
+    return _path(module, root).relative_to(root).as_posix().startswith(PRESENTATION_ONLY)
 
 
 def closure(module: str, root: Path | None = None) -> list[str]:

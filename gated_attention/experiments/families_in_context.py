@@ -114,9 +114,8 @@ class SetupCheckConfig(Experiment):
         one = dataclasses.replace(sweep, families=(fam,), init_scales=scales)
         rows = one.stack_rows(searched, one.groups())
         ((_, lr),) = best_lrs(one, rows)
-        main = self.main(())
-        row = main.train_group(
-            self.families.index(fam), lr=lr, checkpoint=checkpoint, progress=progress
+        row = self.main(((fam, lr),)).train_group(
+            self.families.index(fam), checkpoint=checkpoint, progress=progress
         )
         return {"searched": searched, "lr": lr, "row": row}
 

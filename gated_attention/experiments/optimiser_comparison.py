@@ -37,21 +37,6 @@ from .profiles import check_profile, derive_seed
 from .protocol import Experiment, Job
 from .teacher_student import TeacherStudentConfig
 
-__all__ = [
-    "OPTIMISERS",
-    "COUNT_NAMES",
-    "ADAM_LR",
-    "SGD_LR",
-    "ADAMW_WEIGHT_DECAY",
-    "L2_WEIGHT_DECAY",
-    "QUICK_STEPS",
-    "PAPER_STEPS",
-    "OptimiserComparisonConfig",
-    "continue_network",
-    "optimiser_comparison_config",
-    "recorded_start",
-]
-
 COUNT_NAMES = ("hidden", "lam~1", "lam~0", "output")
 #: the constant learning rates of every profile (ours)
 ADAM_LR, SGD_LR = 1e-3, 0.1
@@ -113,12 +98,6 @@ class OptimiserComparisonConfig(Experiment):
             if not isinstance(v, int) or v < 1:
                 raise ValueError(f"{k} must be a positive integer, got {v!r}")
 
-    def lr(self, optimiser: str) -> float:
-        return float(dict(self.lrs)[optimiser])
-
-    def weight_decay(self, optimiser: str) -> float:
-        return float(dict(self.weight_decays)[optimiser])
-
     def jobs(self, device: str = "cpu") -> list[Job]:
         """One job per optimiser."""
         return [Job(key=f"optimiser-{o}", label=f"optimiser {o}", part=o) for o in self.optimisers]
@@ -130,9 +109,8 @@ class OptimiserComparisonConfig(Experiment):
         t0 = time.perf_counter()
         seeds = [derive_seed(self.seed, f"optimiser-comparison-{s}") for s in ("data", "eval")]
         task = TeacherStudentTask(teacher, T=self.T)
-        out = continue_network(
-            start, task, name, self.lr(name), self.weight_decay(name), self, *seeds
-        )
+        lr, wd = float(dict(self.lrs)[name]), float(dict(self.weight_decays)[name])
+        out = continue_network(start, task, name, lr, wd, self, *seeds)
         out["wall_time_s"] = time.perf_counter() - t0
         out["start"], out["removed"] = start, removed
         return out

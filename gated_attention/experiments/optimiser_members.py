@@ -21,12 +21,12 @@ from pathlib import Path
 import torch
 
 from ..analysis.thresholds import LAM_TOL, PRUNE_TOL
+from ..engine import OPTIMISERS
 from ..tasks.teacher_student import TeacherStudentTask
 from .optimiser_comparison import (
     ADAM_LR,
     ADAMW_WEIGHT_DECAY,
     L2_WEIGHT_DECAY,
-    OPTIMISERS,
     continue_network,
     recorded_start,
 )

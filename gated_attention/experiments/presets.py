@@ -24,7 +24,6 @@ from .teacher_identification import QUICK_N, teacher_identification_config
 class Preset:
     """One named setting. ``teacher_std``: the std of the teacher's entries (None: 1/sqrt(d),
     the task's default); ``n``: the student's hidden and output-gating neurons (n = m);
-    ``experiment``: the registry name whose quick profile it is (None for ``default``);
     ``shows``: what a run with it shows, and what not."""
 
     name: str
@@ -32,7 +31,6 @@ class Preset:
     T: int
     teacher_std: float | None
     n: int
-    experiment: str | None
     shows: str
 
 
@@ -45,7 +43,6 @@ def _presets() -> tuple[Preset, ...]:
             ident.T,
             ident.teacher_std,
             ident.n,
-            "teacher-identification",
             "on most seeds the student learns the teacher with the construction's states "
             "(Score KV and Score Q near 0); not exactly 14 = 10 + 4 neurons",
         ),
@@ -55,7 +52,6 @@ def _presets() -> tuple[Preset, ...]:
             sweep.T,
             sweep.teacher_std,
             QUICK_N,
-            "how-many-neurons-A",
             "the loss a student of a given size reaches (Fig. 3A's loss edge); prunes nothing",
         ),
         Preset(
@@ -64,7 +60,6 @@ def _presets() -> tuple[Preset, ...]:
             ident.T,
             ident.teacher_std,
             QUICK_N,
-            None,
             "the code path only: nothing is pruned and the states are not yet the construction's",
         ),
     )

@@ -16,17 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import TrainResult
-from .runner import compute, overall_progress
-
-__all__ = [
-    "Experiment",
-    "Job",
-    "compute",
-    "ensemble_jobs",
-    "ensemble_output",
-    "ensemble_result",
-    "overall_progress",
-]
+from .runner import compute
 
 
 @dataclass(frozen=True)

@@ -63,12 +63,11 @@ class RealBlockLearningConfig(Experiment):
     def train_job(self, job: Job, *, checkpoint: Path | None = None, progress: bool = True):
         """Train one family's seeds as one ensemble."""
         fam = FAMILIES[str(job.part)]
-        tasks = [self.task(s) for s in self.seeds]
         width = width_for(fam, self.d, self.d, self.target)
         g = torch.Generator().manual_seed(derive_seed(0, f"init/{fam.name}/{self.target}"))
         params = fam.init(self.d, self.d, width, len(self.seeds), g, torch.float64)
         res = train(
-            tasks,
+            [self.task(s) for s in self.seeds],
             params,
             TrainConfig(**{**self.train.__dict__, "lr": self.lr}),
             data_seeds=[derive_seed(s, "data") for s in self.seeds],

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-from pathlib import Path
 from typing import Any
 
 from .cache import RECORDED_ROOT, RunResult, read_entry, run
@@ -43,20 +41,6 @@ def recorded(name: str) -> RunResult:
     provenance = json.loads(prov_file.read_text()) if prov_file.exists() else {}
     config = config_from_dict(meta["config"])
     return RunResult(config, tensors, meta["metrics"], meta, path, True, provenance)
-
-
-def save_recorded(result: RunResult, name: str, **provenance: Any) -> Path:
-    """Copy the entry of ``result`` to ``RECORDED_ROOT/<name>`` with ``provenance`` (commit=...,
-    command=...) as its provenance.json; returns the folder. An existing one is an error."""
-    dest = RECORDED_ROOT / name
-    if dest.exists():
-        raise FileExistsError(f"recorded run {dest} exists; remove it first to replace it")
-    read_entry(result.path)  # intact, or ValueError naming the problem
-    dest.mkdir(parents=True)
-    for fname in ("tensors.pt", "meta.json", "manifest.json"):
-        shutil.copy2(result.path / fname, dest / fname)
-    (dest / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n")
-    return dest
 
 
 def recorded_match(config: Any) -> str | None:

@@ -134,24 +134,6 @@ DESCRIPTIONS: dict[str, str] = {
 }
 
 
-def config_types() -> dict[str, type]:
-    """The config classes a results entry can name, by class name."""
-    return {
-        cls.__qualname__: cls
-        for cls in (
-            TeacherStudentConfig,
-            RegressionConfig,
-            ArchitectureConfig,
-            SetupCheckConfig,
-            RecallConfig,
-            OptimiserComparisonConfig,
-            OptimiserMembersConfig,
-            PilotConfig,
-            PilotSetConfig,
-        )
-    }
-
-
 def experiment_config(name: str, profile: str, *, resolve: Callable[[Any], Any] = run) -> Any:
     """The config of experiment ``name`` in ``profile``; an unknown name is a ValueError. One of
     ``NEEDS`` reads the entry ``resolve(config)`` returns (default ``cache.run``)."""
@@ -165,7 +147,20 @@ def experiment_config(name: str, profile: str, *, resolve: Callable[[Any], Any] 
 def config_from_dict(d: dict) -> Any:
     """The config of a results entry's ``meta["config"]``; fields missing from ``d`` take
     today's defaults; a field the config class no longer has is a ValueError."""
-    types = config_types()
+    types = {  # the config classes a results entry can name, by class name
+        cls.__qualname__: cls
+        for cls in (
+            TeacherStudentConfig,
+            RegressionConfig,
+            ArchitectureConfig,
+            SetupCheckConfig,
+            RecallConfig,
+            OptimiserComparisonConfig,
+            OptimiserMembersConfig,
+            PilotConfig,
+            PilotSetConfig,
+        )
+    }
     cls = types.get(d.get("type")) if isinstance(d, dict) else None
     if cls is None:
         got = d.get("type") if isinstance(d, dict) else d

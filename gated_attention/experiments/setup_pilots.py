@@ -105,14 +105,13 @@ class PilotConfig(Experiment):
     def train_job(self, job: Job, *, checkpoint=None, progress: bool = True):
         """Train the one member; evaluate it on held-out sequences."""
         task = InContextRegression()
-        fam = family(self.family)
         fused = self.family == "gated"  # the diagonal gated RNN trains on its fused path
         res = train(
             [task],
             self.params(),
             self.train,
             data_seeds=[derive_seed(self.seed, "data")],
-            no_decay=fam.no_decay,
+            no_decay=family(self.family).no_decay,
             forward=None if fused else self.forward(),
             checkpoint=checkpoint,
             progress=progress,
@@ -179,8 +178,7 @@ class PilotSetConfig(Experiment):
         ]
 
     def train_job(self, job: Job, *, checkpoint=None, progress: bool = True):
-        pilot = self.pilots[int(job.part)]
-        return pilot.train_job(job, checkpoint=checkpoint, progress=progress)
+        return self.pilots[int(job.part)].train_job(job, checkpoint=checkpoint, progress=progress)
 
     def assemble(self, jobs: list[Job], outputs: list[dict]):
         """Each pilot's tensors under its index; metrics: their wall times."""

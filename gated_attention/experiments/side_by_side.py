@@ -68,6 +68,4 @@ def run_side_by_side(
 
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="job") as pool:
         futures = [pool.submit(on_own_stream, call) for call in calls]
-        for future in futures:
-            future.exception()  # wait for every job
-    return [future.result() for future in futures]
+    return [future.result() for future in futures]  # the pool has waited for every job

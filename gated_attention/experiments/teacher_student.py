@@ -110,10 +110,15 @@ class TeacherStudentConfig(Experiment):
             [ensemble_result(out) for out in outputs],
             self.train.torch_dtype,
         )
+        # MSE of each member on ``eval_batch`` fresh held-out sequences (float64)
+        seeds = [seed for seed, _, _ in members]
         tasks = {seed: self.task(seed) for seed in self.seeds}
-        eval_loss = _eval_loss(self, tasks, members, res.params)
+        x, y = held_out_batch([tasks[seed] for seed in seeds], seeds, self.eval_batch)
+        p = {k: v.detach().to(torch.float64) for k, v in res.params.items()}
+        with torch.no_grad():
+            eval_loss = masked_mse(gated_rnn_fast(x, p), y)
         tensors = {
-            "params": {k: v.to(torch.float64) for k, v in res.params.items()},
+            "params": p,
             "sizes": torch.tensor([[n, m] for _, n, m in members]),
             "seeds": torch.tensor([seed for seed, _, _ in members]),
             "loss_steps": res.loss_steps,
@@ -127,13 +132,3 @@ class TeacherStudentConfig(Experiment):
             "resumed_from_step": res.resumed_from,
         }
         return tensors, metrics
-
-
-def _eval_loss(config, tasks, members, params) -> torch.Tensor:
-    """MSE of each member on ``eval_batch`` fresh held-out sequences (float64)."""
-    seeds = [seed for seed, _, _ in members]
-    x, y = held_out_batch([tasks[seed] for seed in seeds], seeds, config.eval_batch)
-    p = {k: v.detach().to(torch.float64) for k, v in params.items()}
-    with torch.no_grad():
-        y_hat = gated_rnn_fast(x, p)
-    return masked_mse(y_hat, y)

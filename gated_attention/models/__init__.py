@@ -17,22 +17,18 @@ mamba_block the Mamba block as released (convolution, SiLU, low-rank Delta; ours
 lru_block   the LRU block as released (GELU, GLU, skip, optional LayerNorm; ours, beyond the paper)
 """
 
-from .attention import LinearSelfAttention, check_sequence, random_attention
+from .attention import LinearSelfAttention, random_attention
 from .family_registry import FAMILIES, family, width_for
-from .gated_rnn import GatedRNN, gated_rnn_forward, lam_from_nu, nu_from_lam
-from .shell import Family, parameter_count
+from .gated_rnn import GatedRNN, gated_rnn_forward
+from .shell import parameter_count
 
 __all__ = [
     "FAMILIES",
-    "Family",
     "family",
     "width_for",
     "GatedRNN",
     "LinearSelfAttention",
-    "check_sequence",
     "gated_rnn_forward",
-    "lam_from_nu",
-    "nu_from_lam",
     "parameter_count",
     "random_attention",
 ]

@@ -30,16 +30,6 @@ def check_finite(w: torch.Tensor, name: str, what: str = "attention weights") ->
         )
 
 
-def check_sequence(x: torch.Tensor, d: int, name: str = "x") -> None:
-    """Raise a ValueError naming the problem unless ``x`` has shape (B, T, d)."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(
-            f"{name} must be a torch.Tensor of shape (B, T, {d}), got {type(x).__name__}"
-        )
-    if x.dim() != 3 or x.shape[-1] != d:
-        raise ValueError(f"{name} must have shape (B, T, d={d}), got {tuple(x.shape)}")
-
-
 class LinearSelfAttention(nn.Module):
     """Implements Eq. (1): ``y_t = sum_{t'<=t} (W_V x_t')(W_K x_t')^T (W_Q x_t)``.
 
@@ -71,7 +61,12 @@ class LinearSelfAttention(nn.Module):
         self.W_Q = nn.Parameter(W_Q.clone())
 
     def _check_input(self, x: torch.Tensor) -> None:
-        check_sequence(x, self.d)
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(
+                f"x must be a torch.Tensor of shape (B, T, {self.d}), got {type(x).__name__}"
+            )
+        if x.dim() != 3 or x.shape[-1] != self.d:
+            raise ValueError(f"x must have shape (B, T, d={self.d}), got {tuple(x.shape)}")
         if x.dtype != self.W_V.dtype:
             raise ValueError(
                 f"x is {x.dtype} but the attention weights are {self.W_V.dtype}; cast one to "

@@ -238,8 +238,7 @@ def fused_loss(
     scale: float = 1.0,
 ) -> torch.Tensor:
     """The (E,) training losses of Eq. (2) with output gating (``FusedLoss``): X (E, d+1, T*B),
-    Y (E, d_out, T'*B), ``packed`` from ``pack_params``; side gating is a ValueError. Equals
-    ``scale * (forward_packed(X, packed, T, out_steps) - Y).square().mean(dim=(1, 2))``."""
+    Y (E, d_out, T'*B), ``packed`` from ``pack_params``; side gating is a ValueError."""
     if "W_out" not in packed:
         raise ValueError("fused_loss needs output gating (W_out); side gating uses forward_packed")
     return FusedLoss.apply(

@@ -80,11 +80,8 @@ def decay_matrix(lam: torch.Tensor, T: int) -> torch.Tensor:
     gradients finite (the fast twin from nu: ``fast_path.decay_matrix_from_nu``).
     """
     ones = lam[..., None, :] * 0.0 + 1.0  # (*E, 1, n); keeps lam in the graph when T = 1
-    if T > 1:
-        reps = lam[..., None, :].expand(*lam.shape[:-1], T - 1, lam.shape[-1])
-        powers = torch.cat([ones, torch.cumprod(reps, dim=-2)], dim=-2)  # (*E, T, n): lam^k
-    else:
-        powers = ones
+    reps = lam[..., None, :].expand(*lam.shape[:-1], T - 1, lam.shape[-1])  # none when T = 1
+    powers = torch.cat([ones, torch.cumprod(reps, dim=-2)], dim=-2)  # (*E, T, n): lam^k
     return lagged(powers)  # (*E, T, T, n)
 
 

@@ -50,36 +50,6 @@ import torch.nn.functional as F
 from .gated_rnn import NU_MAX, lagged  # nu and theta are clamped to NU_MAX
 from .shell import Family, Params, compile_loop, init_linear, linear, member
 
-__all__ = [
-    "NU_MAX",
-    "LRU",
-    "LRU_IN_OUT",
-    "LRU_IN_OUT_MLP",
-    "lam_from",
-    "gamma_from_nu",
-    "drive",
-    "observe",
-    "init_recurrence",
-    "decay_matrix",
-    "decay_parts",
-    "lru_layer",
-    "lru_layer_real",
-    "glu",
-    "glu_joint",
-    "mlp",
-    "mlp_hidden_size",
-    "closed_form_count",
-    "forward",
-    "forward_real",
-    "compiled_form",
-    "gate",
-    "layers_of",
-    "reference",
-    "init_lru",
-    "init_lru_in_out",
-    "init_lru_in_out_mlp",
-]
-
 #: Ring initialisation (Orvieto et al. 2023, Sec. 3.3): |lam|^2 ~ U(r_min^2, r_max^2), phase
 #: ~ U(0, max_phase). r_min = 0: the construction needs lam ~ 0 and lam ~ 1 neurons; r_max = 0.99
 #: keeps gamma >= 0.14; max_phase = pi/10 as the LRU paper (the target needs real lam).
@@ -262,17 +232,14 @@ def init_recurrence(
     N: int,
     g: torch.Generator,
     *,
-    r_min: float = R_MIN,
-    r_max: float = R_MAX,
-    max_phase: float = MAX_PHASE,
     gamma_log: bool = False,
 ) -> None:
     """Layer l's recurrence into P, float64: the ring init of nu, theta (``gamma_log``: a free
     l{l}_gamma_log = log sqrt(1 - |lam|^2), for ``models.lru_block``), then B, C, Dskip at the
     LRU paper's scales: E|B_nh|^2 = 1/H, E|C_hn|^2 = 2/N, Dskip ~ N(0, 1)."""
-    mod2 = torch.rand(E, N, generator=g, dtype=torch.float64) * (r_max**2 - r_min**2) + r_min**2
+    mod2 = torch.rand(E, N, generator=g, dtype=torch.float64) * (R_MAX**2 - R_MIN**2) + R_MIN**2
     P[f"l{l}_nu"] = torch.log(-0.5 * torch.log(mod2)).clamp(-NU_MAX, NU_MAX)  # |lam|^2 = mod2
-    phase = torch.rand(E, N, generator=g, dtype=torch.float64) * max_phase
+    phase = torch.rand(E, N, generator=g, dtype=torch.float64) * MAX_PHASE
     P[f"l{l}_theta"] = torch.log(phase).clamp(-NU_MAX, NU_MAX)
     if gamma_log:
         P[f"l{l}_gamma_log"] = 0.5 * torch.log1p(-mod2)
@@ -283,14 +250,13 @@ def init_recurrence(
     P[f"l{l}_D"] = torch.randn(E, H, generator=g, dtype=torch.float64)
 
 
-def _init(d_in, d_out, width, E, g, dtype, *, layers: int, maps: tuple, **ring) -> Params:
+def _init(d_in, d_out, width, E, g, dtype, *, layers: int, maps: tuple) -> Params:
     """Embedding, ``layers`` blocks with (input, output) maps ``maps``, readout; float64 draws."""
     H = width
-    ring = _ring(**ring)  # an unknown override is a TypeError
     P: Params = {}
     P["W_emb"], P["b_emb"] = init_linear(E, H, d_in, g)
     for l in range(1, layers + 1):
-        init_recurrence(P, l, E, H, H, g, **ring)
+        init_recurrence(P, l, E, H, H, g)
         for where, kind in zip(("in", "out"), maps, strict=True):
             if kind == "glu":  # value branch W_a and gate branch W_g, both H -> H
                 W_a, b_a, W_g, b_g = (f"l{l}_{k}" for k in _GLU_NAMES[where])
@@ -304,26 +270,19 @@ def _init(d_in, d_out, width, E, g, dtype, *, layers: int, maps: tuple, **ring) 
     return {k: v.to(dtype) for k, v in P.items()}
 
 
-def _ring(r_min: float = R_MIN, r_max: float = R_MAX, max_phase: float = MAX_PHASE) -> dict:
-    """The ring of lam at init (keyword overrides of an ``init``; an unknown one is a TypeError)."""
-    if not 0.0 <= r_min < r_max <= 1.0 or max_phase < 0:
-        raise ValueError(f"need 0 <= r_min < r_max <= 1, max_phase >= 0: {r_min, r_max, max_phase}")
-    return {"r_min": r_min, "r_max": r_max, "max_phase": max_phase}
+def init_lru(d_in, d_out, width, E, generator, dtype=torch.float64) -> Params:
+    """2 blocks, output GLU only; width = H = N."""
+    return _init(d_in, d_out, width, E, generator, dtype, layers=2, maps=(None, "glu"))
 
 
-def init_lru(d_in, d_out, width, E, generator, dtype=torch.float64, **ring) -> Params:
-    """2 blocks, output GLU only; width = H = N. ``ring``: r_min, r_max, max_phase overrides."""
-    return _init(d_in, d_out, width, E, generator, dtype, layers=2, maps=(None, "glu"), **ring)
+def init_lru_in_out(d_in, d_out, width, E, generator, dtype=torch.float64) -> Params:
+    """1 block with input and output GLU; width = H = N."""
+    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("glu", "glu"))
 
 
-def init_lru_in_out(d_in, d_out, width, E, generator, dtype=torch.float64, **ring) -> Params:
-    """1 block with input and output GLU; width = H = N. ``ring`` as for ``init_lru``."""
-    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("glu", "glu"), **ring)
-
-
-def init_lru_in_out_mlp(d_in, d_out, width, E, generator, dtype=torch.float64, **ring) -> Params:
+def init_lru_in_out_mlp(d_in, d_out, width, E, generator, dtype=torch.float64) -> Params:
     """1 block, both GLUs replaced by GELU MLPs of hidden size M = H; width = H = N."""
-    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("mlp", "mlp"), **ring)
+    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("mlp", "mlp"))
 
 
 def _no_decay(layers: int) -> tuple[str, ...]:

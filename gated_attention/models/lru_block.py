@@ -25,8 +25,8 @@ Glossary (code name -> symbol -> shape; E members, H = width model size, N = n_h
     W_out, b_out            readout                                     (E, d_out, H), (E, d_out)
 
 Initialisation: the recurrence as ``models.lru.init_recurrence`` (gamma_log = log sqrt(1 -
-|lam|^2)), the dense maps as ``torch.nn.Linear``, LayerNorm scale 1 and bias 0. nu, theta and
-gamma_log get no weight decay. Constructions: ``constructions.real_blocks``.
+|lam|^2)), the dense maps as ``torch.nn.Linear``, LayerNorm scale 1 and bias 0. Constructions:
+``constructions.real_blocks``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 
 from .lru import drive, gate, init_recurrence, lam_from, layers_of, lru_layer, observe
-from .shell import Family, Params, init_linear, linear, member
+from .shell import Params, init_linear, linear, member
 
 #: LayerNorm's epsilon (flax's default)
 LN_EPS = 1e-6
@@ -150,13 +150,3 @@ def reference(x: torch.Tensor, P: Params, gelu: str = "tanh") -> torch.Tensor:
             u = u + gate(F.gelu(observe(h[l], v, P, l), approximate=gelu), P, l, "out")
         outs.append(linear(u, P["W_out"], P["b_out"]))
     return torch.stack(outs, dim=2)
-
-
-LRU_BLOCK = Family(
-    name="lru_block",
-    label="LRU block (GELU, GLU)",
-    init=init,
-    forward=forward,
-    reference=reference,
-    no_decay=tuple(f"l{l}_{k}" for l in (1, 2) for k in ("nu", "theta", "gamma_log")),
-)

@@ -22,11 +22,11 @@ from ..experiments.teacher_student import TeacherStudentConfig
 from .sweep_losses import normalised_losses
 
 
-def law(x: np.ndarray, banks: int = 1, grid: int = 2001) -> np.ndarray:
+def law(x: np.ndarray, banks: int = 1) -> np.ndarray:
     """e_p(x) = int_0^1 (1 - exp(-x u))^p du, the T -> infinity limit of ``planted_error``
-    at fixed x = T (1 - lam) (trapezoidal rule on ``grid`` points)."""
+    at fixed x = T (1 - lam) (trapezoidal rule on 2001 points)."""
     x = np.asarray(x, dtype=float)
-    u = np.linspace(0.0, 1.0, grid)
+    u = np.linspace(0.0, 1.0, 2001)
     vals = (1.0 - np.exp(-np.multiply.outer(x, u))) ** banks
     return np.trapezoid(vals, u, axis=-1)
 

@@ -26,7 +26,7 @@ class OutputCount:
     learned: bool
 
 
-def student_output_counts(run, label: str, *, prune_tol: float = PRUNE_TOL) -> list[OutputCount]:
+def student_output_counts(run, label: str) -> list[OutputCount]:
     """An ``OutputCount`` per member of the teacher-identification entry ``run``."""
     return [
         OutputCount(
@@ -40,13 +40,11 @@ def student_output_counts(run, label: str, *, prune_tol: float = PRUNE_TOL) -> l
             normalised_loss=r.norm_loss,
             learned=bool(r.learned),
         )
-        for r in member_rows(run, prune_tol=prune_tol)
+        for r in member_rows(run, prune_tol=PRUNE_TOL)
     ]
 
 
-def recorded_output_counts(
-    prefix: str = "teacher-identification", *, prune_tol: float = PRUNE_TOL
-) -> list[OutputCount]:
+def recorded_output_counts(prefix: str = "teacher-identification") -> list[OutputCount]:
     """``student_output_counts`` of every recorded run named ``prefix...``, each member once: one
     that two runs hold (same config but seeds, same seed and device) is read from the run with
     more seeds; a seed trained on a CPU and on a GPU is two members (two trajectories)."""
@@ -61,7 +59,6 @@ def recorded_output_counts(
         if not new:
             continue
         label = run.path.name.removeprefix(prefix + "-")
-        counted = student_output_counts(run, label, prune_tol=prune_tol)
-        rows += [row for row in counted if row.seed in new]
+        rows += [row for row in student_output_counts(run, label) if row.seed in new]
     order = {n: i for i, n in enumerate(recorded_names())}
     return sorted(rows, key=lambda r: order[f"{prefix}-{r.run}"])

@@ -90,16 +90,13 @@ def variant_counts(variant: str, d: int, r: int | None) -> Counts | None:
     return Counts(c["n"], c["m"], parameter_count(variant, d, r, r))
 
 
-def side_by_side(
-    teachers: Sequence[tuple[int, int | None]],
-    variants: Sequence[str] = ("full", "symmetric", "low_rank", "side"),
-) -> list[dict]:
+def side_by_side(teachers: Sequence[tuple[int, int | None]]) -> list[dict]:
     """One row per teacher (d, r; None: full rank): attention's 3 d^2, each ``variant_counts``."""
     return [
         {
             "teacher": (d, r),
             "attention": 3 * d * d,
-            **{v: variant_counts(v, d, r) for v in variants},
+            **{v: variant_counts(v, d, r) for v in ("full", "symmetric", "low_rank", "side")},
         }
         for d, r in teachers
     ]

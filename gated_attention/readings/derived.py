@@ -4,13 +4,12 @@ run's manifest, label, args and the source of ``modules`` and every package modu
 changed code is a new key, so a stale value is never read. Read from ``<recorded
 run>/derived-<label>-<key>.json`` (``ship``), else ``<cache>/derived/<run>-<label>-<key>.json``,
 else computed and cached; a file whose checksum fails is reported and recomputed.
-``python -m gated_attention readings`` ships every derived value the chapters use."""
+``python -m dev.readings`` (the repository's) ships every derived value the chapters use."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -58,7 +57,7 @@ def cached_path(run: str, label: str, key: str) -> Path:
     return cache_root() / "derived" / f"{run}-{label}-{key}.json"
 
 
-def _read(path: Path) -> tuple[bool, Any]:
+def read(path: Path) -> tuple[bool, Any]:
     """(found, value) of a derived file; a damaged one is reported and counts as absent."""
     if not path.exists():
         return False, None
@@ -79,7 +78,7 @@ def derived(run: str, label: str, args: Any, compute: Callable[[], Any], modules
     gives it: tuples as lists, dict keys as strings."""
     key = derived_key(run, label, args, modules)
     for path in (shipped_path(run, label, key), cached_path(run, label, key)):
-        found, value = _read(path)
+        found, value = read(path)
         if found:
             return value
     value = json.loads(_canonical(compute()))
@@ -87,18 +86,3 @@ def derived(run: str, label: str, args: Any, compute: Callable[[], Any], modules
     stored = {"run": run, "label": label, "args": args, "key": key, "value": value}
     atomic_write_json(cached_path(run, label, key), {**stored, "sha256": digest})
     return value
-
-
-def ship(run: str, label: str, args: Any, modules: list[str]) -> Path:
-    """Copy the cached derived value beside the recorded run (replacing older keys of the same
-    label); returns the shipped file. Its value must have been computed (``derived``) first."""
-    key = derived_key(run, label, args, modules)
-    source = cached_path(run, label, key)
-    found, _ = _read(source)
-    if not found:
-        raise FileNotFoundError(f"no cached value {source}: compute it with derived() first")
-    for old in (RECORDED_ROOT / run).glob(f"derived-{label}-*.json"):
-        old.unlink()
-    dest = shipped_path(run, label, key)
-    shutil.copyfile(source, dest)
-    return dest

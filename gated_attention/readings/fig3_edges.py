@@ -76,10 +76,6 @@ class Sweep:
         lo, hi = edge_interval(self.sizes, self.excess, level)
         return tuple(None if v is None else v / self.construction for v in (lo, hi))
 
-    def still_total(self) -> int:
-        """Students still learning at the end, over every size and seed (0: not known)."""
-        return 0 if self.still is None else int(self.still.sum())
-
 
 def _still(run: Any, sizes, members, excess, level: float, floor: float = 0.0):
     """(S,) seeds of each size still learning; None where the losses are logged too sparsely."""

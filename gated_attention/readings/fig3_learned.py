@@ -33,11 +33,6 @@ class SweepReading:
         """Its claim in paper_values.json: "fig3a" or "fig3b"."""
         return f"fig3{self.panel.lower()}"
 
-    @property
-    def spent(self) -> int:
-        """Steps x T: which of two sweeps of a panel had the larger budget."""
-        return self.config.train.steps * self.config.T
-
 
 def sweep_success(
     run, x: torch.Tensor
@@ -46,11 +41,10 @@ def sweep_success(
     each whole member on ``x`` (B, T, d), fractions and n*) of a finished size sweep ``run``."""
     config = run.config
     sizes, L = normalised_losses(config, run.tensors["eval_loss"])
-    students = run.students()
     kv = np.array(
         [
             analysis.kv_score_unpruned(analysis.network(student), config.task(seed).teacher, x)
-            for student, (seed, _, _) in zip(students, config.members(), strict=True)
+            for student, (seed, _, _) in zip(run.students(), config.members(), strict=True)
         ]
     ).reshape(L.shape)
     ok = (L <= LEARNED_LOSS) & (kv <= LEARNED_SCORE)

@@ -35,7 +35,8 @@ class ScoreRow:
 
 
 def _interval_note(s: Sweep) -> str:
-    still = s.still_total()
+    """How many students were still learning at the end, over every size and seed, if any."""
+    still = 0 if s.still is None else int(s.still.sum())
     return f"; {still} students still learning at the end" if still else ""
 
 

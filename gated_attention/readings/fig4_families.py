@@ -12,7 +12,7 @@ from ..models.family_registry import family
 from .fig3_rows import ScoreRow
 
 
-def sweep_rows(config, tensors, key: str = "eval_loss") -> list[dict]:
+def sweep_rows(config, tensors) -> list[dict]:
     """A rate-search row per family: ``{"family": label, rate: seed-mean loss (diverged: inf)}``."""
     rates = list(config.lr_grid)
     rows = []
@@ -20,7 +20,7 @@ def sweep_rows(config, tensors, key: str = "eval_loss") -> list[dict]:
         row: dict = {"family": family(fam).label}
         for r in rates:
             k = [i for i, g in enumerate(config.groups()) if g[0] == fam and g[2] == r][0]
-            row[r] = float(tensors[key][k].nan_to_num(nan=float("inf")).mean())
+            row[r] = float(tensors["eval_loss"][k].nan_to_num(nan=float("inf")).mean())
         rows.append(row)
     return rows
 

@@ -23,12 +23,12 @@ MEASURES: dict[str, tuple[str, str]] = {
 }
 
 
-def benches(build: Path | None = None) -> dict[str, dict]:
+def benches(build: Path) -> dict[str, dict]:
     """{"H200 (recorded)": ..., "this machine": ...}: the second only where ``build`` (the
     scorecard's build folder) holds a ``bench.json``."""
     out = {"H200 (recorded)": json.loads((RECORDED_ROOT / "bench-h200.json").read_text())}
-    here = None if build is None else Path(build) / "bench.json"
-    if here is not None and here.is_file():
+    here = Path(build) / "bench.json"
+    if here.is_file():
         out["this machine"] = json.loads(here.read_text())
     return out
 
@@ -96,9 +96,9 @@ def cost_rows() -> list[dict]:
     return rows
 
 
-def thread_rows(build: Path | None) -> list[dict]:
+def thread_rows(build: Path) -> list[dict]:
     """The rows ``python -m lab.threads`` wrote into ``build``/threads.json, or []."""
-    path = None if build is None else Path(build) / "threads.json"
-    if path is None or not path.is_file():
+    path = Path(build) / "threads.json"
+    if not path.is_file():
         return []
     return json.loads(path.read_text())["rows"]

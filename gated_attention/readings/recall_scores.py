@@ -9,7 +9,7 @@ import statistics
 from ..constructions.recall_networks import naive_neurons
 from ..experiments.associative_recall import associative_recall_config
 from ..experiments.recorded_runs import recorded
-from .derived import derived, derived_key, ship, shipped_path
+from .derived import derived
 from .recall import analyse_members, size_rows
 
 #: the compression rows' premise: the median neurons kept are below this share of the trained size
@@ -152,18 +152,3 @@ RECORDED_READINGS = (
     ("associative-recall-cpu", "scorecard"),
     ("associative-recall-prune-paper", "prune"),
 )
-
-
-def ship_readings() -> list[tuple]:
-    """Ship every reading of RECORDED_READINGS not yet shipped under today's key beside its run
-    (``derived.ship``); returns (file, shipped now) per reading."""
-    out = []
-    for name, values in RECORDED_READINGS:
-        _, label, args = reading_key(values)
-        path = shipped_path(name, label, derived_key(name, label, args, [__name__]))
-        if path.exists():
-            out.append((path, False))
-            continue
-        recorded_reading(name, values)
-        out.append((ship(name, label, args, [__name__]), True))
-    return out

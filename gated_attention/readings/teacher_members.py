@@ -40,21 +40,14 @@ class MemberRow:
         return self.hidden, self.lam_one, self.lam_zero
 
 
-def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[MemberRow]:
-    """A row per member of ``run`` (a TeacherStudentConfig result with one size), in seed order;
-    ``revs``: reverse engineerings already computed, one per member, reused."""
+def member_rows(run, *, prune_tol: float) -> list[MemberRow]:
+    """A row per member of ``run`` (a TeacherStudentConfig result with one size), in seed order."""
     config = run.config
-    students = run.students()
-    if revs is not None and len(revs) != len(students):
-        raise ValueError(f"{len(revs)} reverse engineerings for {len(students)} members")
     _, norm = normalised_losses(config, run.tensors["eval_loss"])
     rows = []
-    for e, (student, seed) in enumerate(zip(students, config.seeds, strict=True)):
-        if revs is not None:
-            r = revs[e]
-        else:
-            net, teacher = analysis.network(student), config.task(seed).teacher
-            r = analysis.reverse_engineer(net, teacher, T=config.T, prune_tol=prune_tol)
+    for e, (student, seed) in enumerate(zip(run.students(), config.seeds, strict=True)):
+        net, teacher = analysis.network(student), config.task(seed).teacher
+        r = analysis.reverse_engineer(net, teacher, T=config.T, prune_tol=prune_tol)
         c = r.groups.counts()
         loss = float(norm[0, e])
         rows.append(
@@ -77,15 +70,15 @@ def member_rows(run, *, prune_tol: float, revs: list | None = None) -> list[Memb
     return rows
 
 
-def fractions(rows: list[MemberRow], want: tuple[int, int, int] = CONSTRUCTION) -> dict:
-    """(count, of, Wilson 95% interval) of ``rows`` pruned to exactly ``want``, that learned the
-    construction, and with a merging output group."""
+def fractions(rows: list[MemberRow]) -> dict:
+    """(count, of, Wilson 95% interval) of ``rows`` pruned to exactly CONSTRUCTION, that learned
+    the construction, and with a merging output group."""
     if not rows:
         raise ValueError("no members to count")
     R = len(rows)
     out = {}
     for key, k in (
-        ("construction_counts", sum(r.counts == tuple(want) for r in rows)),
+        ("construction_counts", sum(r.counts == CONSTRUCTION for r in rows)),
         ("learned", sum(r.learned for r in rows)),
         ("merge_found", sum(r.merged > 0 for r in rows)),
     ):
@@ -114,13 +107,12 @@ def shares(rows: list[MemberRow]) -> list[Share]:
 SELECTOR_SHARE = 0.99
 
 
-def held_out_values(rows: list[MemberRow]) -> list[tuple[str, float, str]]:
-    """(id, value, note): Table 1's medians over ``rows`` (``table1.*_median``), the share of merged
-    groups that are the output neuron (``fig2.merged_is_output_neuron``; NaN: none merged)."""
+def held_out_values(rows: list[MemberRow]) -> list[tuple[str, float]]:
+    """(id, value): Table 1's medians over ``rows`` (``table1.*_median``)."""
     if not rows:
         raise ValueError("no members")
-    out = [
-        (f"table1.{key}_median", float(statistics.median(get(r) for r in rows)), "")
+    return [
+        (f"table1.{key}_median", float(statistics.median(get(r) for r in rows)))
         for key, get in (
             ("loss", lambda r: r.loss),
             ("score_kv", lambda r: r.score_kv),
@@ -128,19 +120,6 @@ def held_out_values(rows: list[MemberRow]) -> list[tuple[str, float, str]]:
             ("poly_distance", lambda r: r.rev.poly_distance),
         )
     ]
-    shares = [
-        (r.seed, sh)
-        for r in rows
-        for sh in analysis.merged_selector_shares(r.rev.merged, r.rev.groups.one, r.rev.groups.zero)
-    ]
-    if shares:
-        ok = sum(sh >= SELECTOR_SHARE for _, sh in shares)
-        note = "shares: " + ", ".join(f"seed {seed} {sh:.3g}" for seed, sh in shares)
-        out.append(("fig2.merged_is_output_neuron", ok / len(shares), note))
-    else:
-        note = "premise fails: no output-gating group merged in any held-out seed"
-        out.append(("fig2.merged_is_output_neuron", float("nan"), note))
-    return out
 
 
 @dataclasses.dataclass(frozen=True)

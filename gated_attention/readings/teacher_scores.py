@@ -146,11 +146,7 @@ def merged_output_value(rows: list) -> tuple[float, tuple[float, float], str]:
 
 def seed_rows(rows: list, *, late: Mapping[str, str] | None = None) -> list:
     """Table 1's medians (``held_out_values``) and App. C.2's ``merged_output_value``."""
-    out = [
-        _row(id_, value, rows, late=late, note=note)
-        for id_, value, note in held_out_values(rows)
-        if id_.startswith("table1.")  # its fig2 row counted groups, not seeds: replaced below
-    ]
+    out = [_row(id_, value, rows, late=late) for id_, value in held_out_values(rows)]
     value, interval, note = merged_output_value(rows)
     out.append(
         _row("fig2.merged_is_output_neuron", value, rows, late=late, note=note, interval=interval)

@@ -21,11 +21,10 @@ def plot_output_counts(
     ds: Sequence[int],
     counts: Mapping[str, Sequence[int]],
     trained: Mapping[str, Sequence[int]] | None = None,
-    d_trained: int = 4,
 ) -> plt.Figure:
     """Output-gating neurons against d, one line per construction (``counts``: label ->
-    m per d), and the pruned counts of trained students at ``d_trained`` (``trained``:
-    label -> counts), drawn as points spread a little around d_trained."""
+    m per d), and the pruned counts of trained students at d = 4 (``trained``: label ->
+    counts), drawn as points spread a little around d = 4."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     markers = iter("os^vD")
     for label, m in counts.items():
@@ -34,7 +33,7 @@ def plot_output_counts(
         for k, (label, ms) in enumerate(trained.items()):
             ms = np.asarray(ms, dtype=float)
             jitter = 0.08 * (k + 1) + 0.04 * np.arange(ms.size) / max(1, ms.size)
-            ax.scatter(d_trained + jitter, ms, s=18, marker="x", label=label, zorder=3)
+            ax.scatter(4 + jitter, ms, s=18, marker="x", label=label, zorder=3)
     ax.set_xlabel("d")
     ax.set_ylabel("output-gating neurons m")
     ax.set_yscale("log")

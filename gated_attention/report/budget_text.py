@@ -9,16 +9,10 @@ T = 32, not 1.5%. The chapters call ``verdict.budget`` (a re-export).
 
 from __future__ import annotations
 
-import json
 import operator
 import re
-from importlib import resources
 
-
-def _claims() -> dict[str, dict]:
-    """The claims of paper_values.json by id (their paper budget and whether they are ours)."""
-    text = resources.files("gated_attention.report").joinpath("paper_values.json").read_text()
-    return {c["id"]: c for c in json.loads(text)["claims"]}
+from .claims import claims
 
 
 def budget(claim_id: str, *, steps: int, T: int | None = None, seeds: int | None = None) -> str:
@@ -32,7 +26,7 @@ def budget(claim_id: str, *, steps: int, T: int | None = None, seeds: int | None
     >>> budget("sec5", steps=1_200)
     "1,200 steps: 0.4% of the paper's 300,000 steps at the same T = 12 (steps x T)"
     """
-    claim = _claims().get(claim_id)
+    claim = next((c for c in claims() if c.id == claim_id), None)
     if claim is None:
         raise KeyError(f"unknown claim {claim_id!r}; the claims are listed in paper_values.json")
     if not isinstance(steps, int) or steps < 0:
@@ -41,10 +35,10 @@ def budget(claim_id: str, *, steps: int, T: int | None = None, seeds: int | None
         if isinstance(T, bool) or not hasattr(T, "__index__") or operator.index(T) < 1:
             raise ValueError(f"T must be a positive integer or None, got {T!r}")
         T = operator.index(T)
-    paper = {} if claim.get("beyond") else claim.get("paper_budget") or {}
+    paper = {} if claim.beyond else claim.paper_budget or {}
     P, PT = paper.get("steps"), paper.get("T")
     head = f"{steps:,} steps" + ("" if T is None else f" at T = {T}")
-    if claim.get("beyond"):
+    if claim.beyond:
         text = head  # a claim of ours: there is no paper budget to compare with
     elif not P:
         text = head + " (the paper gives no step count)"

@@ -70,16 +70,12 @@ def claims() -> list[Claim]:
     ]
 
 
-def claim_of(record_id: str, all_claims: list[Claim] | None = None) -> Claim | None:
+def claim_of(record_id: str) -> Claim | None:
     """The claim a row belongs to (explicit rows first, then the id prefix)."""
-    all_claims = claims() if all_claims is None else all_claims
-    for c in all_claims:
-        if c.rows and record_id in c.rows:
-            return c
-    for c in all_claims:
-        if not c.rows and c.has(record_id):
-            return c
-    return None
+    all_claims = claims()
+    explicit = [c for c in all_claims if record_id in c.rows]
+    by_prefix = [c for c in all_claims if not c.rows and c.has(record_id)]
+    return next(iter(explicit + by_prefix), None)
 
 
 def rows_of(claim: Claim, records: list[Record]) -> list[Record]:
@@ -111,8 +107,6 @@ def status(claim: Claim, records: list[Record]) -> str | None:
     rows = rows_of(claim, records)
     if not rows:
         return None
-    if not claim.central:
-        return "not scored"
     by_id = {r.id: r for r in rows}
     central = [by_id[i] for i in claim.central if i in by_id]
     if not central:

@@ -11,8 +11,7 @@ The book's executor (book/_ext/executor.py) records each chapter right after run
                                    "gated_attention": "0.1.0", "device": "cpu"}, ...}}
 
 Chapters keep the order they were first recorded in; the versions are the executor's, which is
-also the chapters' kernel. Without that file, ``<build>/execution-times-<profile>.json``
-(``{chapter: seconds}``) is read, its versions unknown. ``show``: book/execution_status.md.
+also the chapters' kernel. ``show``: book/execution_status.md.
 """
 
 from __future__ import annotations
@@ -59,29 +58,15 @@ def record_path(profile: str, build: Path | None = None) -> Path:
     return (build or build_dir()) / "execution" / f"{profile}.json"
 
 
-def _legacy_rows(profile: str, build: Path) -> list[dict]:
-    path = build / f"execution-times-{profile}.json"
-    if not path.exists():
-        return []
-    times = json.loads(path.read_text())
-    unknown = dict.fromkeys(VERSION_KEYS, UNKNOWN)
-    return [
-        {"chapter": c, "profile": profile, "status": "ok", "wall_s": s, **unknown}
-        for c, s in times.items()
-    ]
-
-
 def read_status(
     profile: str, build: Path | None = None, order: list[str] | None = None
 ) -> list[dict]:
     """One row per executed chapter of ``profile`` (``order``: chapter names to sort by)."""
-    build = build or build_dir()
     path = record_path(profile, build)
-    if path.exists():
-        chapters = json.loads(path.read_text())["chapters"]
-        rows = [{"chapter": c, "profile": profile, **row} for c, row in chapters.items()]
-    else:
-        rows = _legacy_rows(profile, build)
+    if not path.exists():
+        return []
+    chapters = json.loads(path.read_text())["chapters"]
+    rows = [{"chapter": c, "profile": profile, **row} for c, row in chapters.items()]
     if order:
         rank = {c: i for i, c in enumerate(order)}
         rows.sort(key=lambda r: rank.get(r["chapter"], len(rank)))
@@ -114,13 +99,12 @@ def to_markdown(rows: list[dict]) -> str:
     return table.markdown(lines)
 
 
-def show(profile: str, order: list[str] | None = None, build: Path | None = None):
-    """Display the table of ``profile`` in a notebook, in ``order`` (default: the book's, from
-    ``chapters``); returns the IPython Markdown object."""
+def show(profile: str):
+    """Display the table of ``profile`` in a notebook, in the book's order (``chapters``); returns
+    the IPython Markdown object."""
     from IPython.display import Markdown, display
 
-    order = [path.stem for path in chapters()] if order is None else order
-    rows = read_status(profile, build, order)
+    rows = read_status(profile, order=[path.stem for path in chapters()])
     if not rows:
         text = f"No chapter of profile `{profile}` has been executed in this build yet."
     else:

@@ -15,7 +15,7 @@ reordered ``analysis.Network`` (Fig. 2B).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -33,17 +33,17 @@ from ..models.gated_rnn import GatedRNN, decay_matrix
 Groups = Sequence[tuple[str, int, int]]
 
 
-def lam_blocks(lam: torch.Tensor, atol: float = 1e-6) -> list[tuple[str, int, int]]:
-    """Contiguous runs of neurons with lam ~ 1 ("key-value"), lam ~ 0 ("query") or in between:
-    ``[(label, start, stop), ...]`` covering 0 .. len(lam), in order."""
+def lam_blocks(lam: torch.Tensor) -> list[tuple[str, int, int]]:
+    """Contiguous runs of neurons with lam within 1e-6 of 1 ("key-value"), of 0 ("query") or in
+    between: ``[(label, start, stop), ...]`` covering 0 .. len(lam), in order."""
     lam = torch.as_tensor(lam).detach().to(torch.float64).reshape(-1)
     if lam.numel() == 0:
         return []
 
     def kind(v: float) -> str:
-        if abs(v - 1.0) <= atol:
+        if abs(v - 1.0) <= 1e-6:
             return "key-value (λ=1)"
-        if abs(v) <= atol:
+        if abs(v) <= 1e-6:
             return "query (λ=0)"
         return "0<λ<1"
 
@@ -105,7 +105,6 @@ def plot_construction(
     hidden_groups: Groups | None | str = "lam",
     output_groups: Groups | None = None,
     title: str | None = None,
-    lam_atol: float = 1e-6,
 ) -> plt.Figure:
     """Draw W_in1, W_in2, lam, W_out1, W_out2 and D (or W_side, D) as heat maps (Fig. 1).
 
@@ -114,8 +113,6 @@ def plot_construction(
         hidden_groups: blocks of hidden neurons, ``[(label, start, stop), ...]``, marked by lines
             and labelled; "lam" (default) finds them from lam (``lam_blocks``); None: no marks.
         output_groups: blocks of output-gating neurons, marked the same way.
-        lam_atol: lam's distance to 1 (or 0) that counts as 1 (or 0) for hidden_groups="lam"; a
-            trained network's lam is rarely exact.
     Top row: hidden neurons (rows) against x~ = [x; 1] (columns), and lam (side gating: also
     W_side and D^T). Bottom row (output gating): output-gating neurons (rows) against the hidden
     neurons, and D^T. Each panel has its own symmetric colour scale (lam: 0 to 1).
@@ -132,7 +129,7 @@ def plot_construction(
             raise ValueError(
                 f"hidden_groups must be a list of groups, None or 'lam', got {hidden_groups!r}"
             )
-        hidden_groups = lam_blocks(rnn.lam, atol=lam_atol)
+        hidden_groups = lam_blocks(rnn.lam)
     hidden = _check_groups(hidden_groups, n, "hidden_groups")
     top = ["W_in1", "W_in2", "lam"] + (["W_side", "D^T"] if rnn.side else [])
     output = _check_groups(output_groups, 0 if rnn.side else rnn.m, "output_groups")
@@ -185,20 +182,16 @@ def _output_row(sub, rnn: GatedRNN, W: dict, hidden, output, y_labels) -> None:
     axes[0].set_ylabel("output-gating neuron", fontsize=9)
 
 
-def construction_counts(
-    ds: Iterable[int], *, rank: Callable[[int], int] | None = None
-) -> list[dict]:
-    """Neurons and parameters of every variant for each d, beside attention's 3 d^2.
-
-    ``rank(d)`` gives r_V = r_KQ of the "low_rank" rows (default max(1, d // 2)). Returns one dict
-    per d: {"d", "attention_params", "<variant>_n", "<variant>_m", "<variant>_params", ...}.
+def construction_counts(ds: Iterable[int]) -> list[dict]:
+    """Neurons and parameters of every variant for each d, beside attention's 3 d^2; the
+    "low_rank" rows at r_V = r_KQ = max(1, d // 2). Returns one dict per d: {"d",
+    "attention_params", "<variant>_n", "<variant>_m", "<variant>_params", ...}.
     """
-    rank = (lambda d: max(1, d // 2)) if rank is None else rank
     rows = []
     for d in ds:
         row = {"d": d, "attention_params": attention_parameter_count(d)}
         for v in VARIANTS:
-            r = rank(d) if v == "low_rank" else None
+            r = max(1, d // 2) if v == "low_rank" else None
             c = neuron_count(v, d, r_V=r, r_KQ=r)
             row[f"{v}_n"], row[f"{v}_m"] = c["n"], c["m"]
             row[f"{v}_params"] = parameter_count(v, d, r_V=r, r_KQ=r)
@@ -206,21 +199,13 @@ def construction_counts(
     return rows
 
 
-def plot_counts(
-    ds: Iterable[int] = range(1, 13),
-    *,
-    variants: Sequence[str] = VARIANTS,
-    rank: Callable[[int], int] | None = None,
-) -> plt.Figure:
+def plot_counts(ds: Iterable[int] = range(1, 13)) -> plt.Figure:
     """Hidden neurons n and parameters against d for each variant, beside attention (3 d^2)."""
-    unknown = [v for v in variants if v not in VARIANTS]
-    if unknown:
-        raise ValueError(f"unknown variant(s) {unknown}; expected some of {', '.join(VARIANTS)}")
-    rows = construction_counts(ds, rank=rank)
+    rows = construction_counts(ds)
     d = [r["d"] for r in rows]
     fig, (ax_n, ax_p) = plt.subplots(1, 2, figsize=(7.5, 3.6), layout="constrained")
     labels = {"low_rank": "low rank (r = ⌊d/2⌋)", "side": "side gating"}
-    for v in variants:
+    for v in VARIANTS:
         ax_n.plot(d, [r[f"{v}_n"] for r in rows], "o-", ms=3, label=labels.get(v, v))
         ax_p.plot(d, [r[f"{v}_params"] for r in rows], "o-", ms=3, label=labels.get(v, v))
     ax_p.plot(d, [r["attention_params"] for r in rows], "k--", label="attention (3d²)")
@@ -235,7 +220,6 @@ def plot_error_vs_eps(
     curves: dict[str, tuple[Sequence[float], Sequence[float]]],
     *,
     exact: dict[str, float] | None = None,
-    guide_slope: float = 2.0,
     title: str | None = None,
 ) -> plt.Figure:
     """Relative error against the gate scale eps on log-log axes (App. B constructions).
@@ -244,8 +228,8 @@ def plot_error_vs_eps(
         curves: label -> (eps values, relative errors), one line per linearised construction.
         exact: label -> the error of a construction that does not depend on eps (Mamba), a
             horizontal dotted line with its value written on it.
-        guide_slope: of the dashed guide line (eps^2: the constructions' Taylor order), a factor
-            3 below the lowest curve at the largest eps.
+    The dashed guide line grows as eps^2 (the constructions' Taylor order), a factor 3 below the
+    lowest curve at the largest eps.
     """
     if not curves:
         raise ValueError("curves must hold at least one (eps, errors) pair")
@@ -258,10 +242,8 @@ def plot_error_vs_eps(
     eps_all = np.unique(np.concatenate([np.asarray(e, dtype=float) for e, _ in curves.values()]))
     top = float(eps_all[-1])
     at_top = [float(r[list(e).index(top)]) for e, r in curves.values() if top in list(e)]
-    guide = min(at_top) / 3 * (eps_all / top) ** guide_slope
-    ax.loglog(
-        eps_all, guide, "k--", lw=1, label=rf"guide $\propto \varepsilon^{{{guide_slope:g}}}$"
-    )
+    guide = min(at_top) / 3 * (eps_all / top) ** 2.0
+    ax.loglog(eps_all, guide, "k--", lw=1, label=r"guide $\propto \varepsilon^{2}$")
     for label, value in (exact or {}).items():
         ax.axhline(value, color="0.3", ls=":", lw=1.5)
         ax.annotate(

@@ -52,8 +52,6 @@ def plot_training_losses(
     losses: np.ndarray,
     labels: Sequence[str],
     gd_loss: float,
-    *,
-    ylim: tuple[float, float] = (0.08, 1.0),
 ) -> plt.Figure:
     """Training loss curves (one per column of ``losses``, log scale) and the GD loss (dashed)."""
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -61,7 +59,7 @@ def plot_training_losses(
         ax.plot(steps, column, lw=1, label=label)
     ax.axhline(gd_loss, color="k", ls="--", lw=1, label="one GD step, 7/74")
     ax.set_yscale("log")
-    ax.set_ylim(*ylim)
+    ax.set_ylim(0.08, 1.0)
     ax.set_xlabel("training step")
     ax.set_ylabel("training loss")
     ax.legend(fontsize=9)

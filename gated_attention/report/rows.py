@@ -15,7 +15,6 @@ import json
 import math
 from importlib import resources
 
-STATUSES = ("pass", "miss", "report")
 #: the budget text of a row that needs no training
 EXACT_BUDGET = "exact, no budget"
 #: the note of a row scored on a recorded run made before its criterion was committed

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..experiments.cache import RunResult
-from ..readings.provenance import same_code
+from ..readings.provenance import source
 
 #: how a row's note names the code that trained its recorded run
 TRAINED_BY = "trained by the code at commit"
@@ -22,13 +22,13 @@ def trained_by(result: RunResult) -> str:
     code (from the code hashes, ``cache.code_hash``)."""
     if not result.provenance:
         return ""
-    same = same_code(result)
-    code = "training code unchanged since" if same else "its training code has changed since"
-    where = f"recorded run {result.path.name}"
-    commit = str(result.provenance.get("commit") or "unknown")[:7]
-    if same:
-        return f"{TRAINED_BY} {commit} ({where}; {code})"
-    return f"{TRAINED_BY} {commit}, not today's code ({where}; {code})"
+    s = source(result)
+    if s.code == "unchanged":
+        return f"{TRAINED_BY} {s.commit} (recorded run {s.run}; training code unchanged since)"
+    return (
+        f"{TRAINED_BY} {s.commit}, not today's code "
+        f"(recorded run {s.run}; its training code has changed since)"
+    )
 
 
 def with_source(records: list, result: RunResult) -> list:

@@ -162,7 +162,6 @@ def record(
     profile: str,
     seeds: int | None = None,
     note: str = "",
-    write: bool = True,
     run: str = "",
     budget: str = "",
     interval: tuple | None = None,
@@ -173,7 +172,6 @@ def record(
     Args:
         id: ``<artefact>.<quantity>``, an id of paper_values.json.
         ours: a number, or a string for an exact value ("5/74").
-        write: False only scores it.
         run: the recorded run (``experiments.recorded``) the value comes from: stored apart
             (``collect_recorded``).
         budget: see ``verdict.budget``; rows marked exact in paper_values.json get EXACT_BUDGET.
@@ -191,8 +189,7 @@ def record(
         interval=interval,
         before=before,
     )
-    if write:
-        store(rec)
+    store(rec)
     return rec
 
 

@@ -44,13 +44,13 @@ def plot_contributions(contributions: Mapping[str, torch.Tensor], prune_tol: flo
     return fig
 
 
-def plot_merge_kernels(net: Network, group: Sequence[int], output: int = 0) -> plt.Figure:
-    """Fig. 2C: the kernel of output ``output`` of each output-gating neuron of ``group`` and of
+def plot_merge_kernels(net: Network, group: Sequence[int]) -> plt.Figure:
+    """Fig. 2C: the kernel of the first output of each output-gating neuron of ``group`` and of
     their sum, as n x n heat maps over the hidden neurons (each with its own symmetric colour
     scale; blue negative, red positive)."""
     group = list(group)
-    parts = [output_kernels(net, [j])[output] for j in group]
-    total = output_kernels(net, group)[output]
+    parts = [output_kernels(net, [j])[0] for j in group]
+    total = output_kernels(net, group)[0]
     panels = len(parts) + 1
     fig, axes = plt.subplots(
         1, panels, figsize=(min(7.5, 2.3 * panels), 2.8), layout="constrained", squeeze=False
@@ -63,9 +63,7 @@ def plot_merge_kernels(net: Network, group: Sequence[int], output: int = 0) -> p
         ax.set_xlabel("hidden neuron", fontsize=9)
         ax.tick_params(labelsize=9)
     axes[0][0].set_ylabel("hidden neuron", fontsize=9)
-    fig.suptitle(
-        f"Fig. 2C: kernels (output y{output + 1}) of the merged neurons and their sum", fontsize=11
-    )
+    fig.suptitle("Fig. 2C: kernels (output y1) of the merged neurons and their sum", fontsize=11)
     return fig
 
 

@@ -6,7 +6,7 @@ paper's budget are data in ``paper_values.json`` ("claims"), fixed before the ru
 
     claims, status  the claims and their status from their central rows (``claims``)
     budget      a row's budget text: steps, the share of the paper's steps x T, seeds
-    sentence    one sentence per claim and budget, with the deciding numbers
+    sentence    a claim's numbers at one budget, in a chapter that does not state it
     moved       how a claim's rows moved from this build to a recorded run (a longer budget)
     largest     the recorded run of a claim with the largest budget (steps x T)
     block       the verdict block of a chapter (markdown)
@@ -61,11 +61,10 @@ STATUS_WORDS = {
 }
 #: the same for a claim of ours (nothing to reproduce: it holds or it does not)
 OURS_WORDS = {
+    **STATUS_WORDS,
     "reproduced": "Holds",
     "partly": "Partly holds",
     "not": "Does not hold",
-    "not scored": "Not scored",
-    "undecided": "Undecided at this budget",
     "partly where decidable": "Partly holds where decidable",
     "not where decidable": "Does not hold where decidable",
 }
@@ -82,8 +81,7 @@ def _why_open(r: Record) -> str:
 
 def _want(r: Record) -> str:
     """The criterion in a few symbols."""
-    tol = r.tolerance
-    ref = getattr(r, "reference", None)
+    tol, ref = r.tolerance, r.reference
     # what the criterion compares against: the paper's value, or a reference of ours (labelled)
     target = fmt(r.paper) if ref is None or ref == r.paper else f"{fmt(ref)} (ours)"
     if r.criterion == "exact":
@@ -116,34 +114,26 @@ def _mark(r: Record) -> str:
     return {"pass": "✓", "miss": "✗"}.get(r.status, "○")
 
 
-def sentence(claim: Claim, records: list[Record], where: str, *, elsewhere: str = "") -> str | None:
-    """One sentence: the claim's status at one budget, its central rows' numbers, the budget;
-    None when ``records`` has no row of the claim.
+def sentence(claim: Claim, records: list[Record], where: str, *, elsewhere: str) -> str | None:
+    """One sentence of a claim that this chapter scores only some rows of: its central rows'
+    numbers at one budget and the budget, no status of its own (the chapter ``elsewhere`` states
+    it); None when ``records`` has no row of the claim.
 
-    ``where``: which budget the rows are ("this build (quick)", "the recorded run NAME").
-    ``elsewhere``: the chapter stating the claim's status over all its rows, when this chapter
-    scores only some of them (the sentence then gives no status of its own).
+    ``where``: which budget the rows are ("this build, profile quick", "the recorded run NAME").
     """
-    st = status(claim, records)
-    if st is None:
-        return None
     rows = rows_of(claim, records)
+    if not rows:
+        return None
     by_id = {r.id: r for r in rows}
     shown = [by_id[i] for i in claim.central if i in by_id] or rows
     numbers = "; ".join(
         f"{_label(r.artefact)} {ours_cell(r)} ({_want(r)}) {_mark(r)}" for r in shown
     )
     spent = next((r.budget for r in shown if r.budget), "")
-    if elsewhere:
-        return (
-            f"Rows of this chapter, {where}" + (f" ({spent})" if spent else "") + f": {numbers}; "
-            f"the claim's status over all its rows is in the chapter {elsewhere}."
-        )
-    unmeasured = [i for i in claim.central if i not in by_id]
-    if unmeasured:
-        numbers += f"; not measured at this budget: {', '.join(unmeasured)}"
-    word = (OURS_WORDS if claim.beyond else STATUS_WORDS)[st]
-    return f"**{word}** in {where}" + (f" ({spent})" if spent else "") + f": {numbers}."
+    return (
+        f"Rows of this chapter, {where}" + (f" ({spent})" if spent else "") + f": {numbers}; "
+        f"the claim's status over all its rows is in the chapter {elsewhere}."
+    )
 
 
 def moved(claim: Claim, build: list[Record], recorded: list[Record], run: str) -> str | None:
@@ -354,9 +344,9 @@ def _claim_size(claim: Claim, rows: list[Record]) -> int:
     return max((budget_size(r.budget) for r in rows_of(claim, rows)), default=0)
 
 
-def glue_block(profile: str, key: str = "verdict", *, chapter: str | None = None):
+def glue_block(profile: str, *, chapter: str | None = None):
     """Glue ``block`` of the rows this kernel recorded (``scorecard.session_records``) under
-    ``key`` and return its text; the chapter shows it at its top with ``{glue:md}`` (myst-nb
+    "verdict" and return its text; the chapter shows it at its top with ``{glue:md}`` (myst-nb
     reads every glued output before it renders the page). ValueError when there are no rows."""
     from IPython.display import Markdown
     from myst_nb import glue
@@ -370,5 +360,5 @@ def glue_block(profile: str, key: str = "verdict", *, chapter: str | None = None
     text = block(build, recorded, profile, chapter=chapter, others=others)
     if not text:
         raise ValueError("this chapter recorded no scorecard row: there is no verdict to show")
-    glue(key, Markdown(text), display=False)
+    glue("verdict", Markdown(text), display=False)
     return text

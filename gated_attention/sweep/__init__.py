@@ -234,8 +234,7 @@ def sweep(
 ) -> list[RunResult]:
     """The entries of ``configs`` (``cache.run``'s, in order), their jobs trained on the cluster
     of ``client``."""
-    executor = Cluster(client, device, retries, echo)
-    return run_all(configs, executor, progress=False, echo=echo)
+    return run_all(configs, Cluster(client, device, retries, echo), progress=False, echo=echo)
 
 
 def default_workers() -> int:

@@ -89,8 +89,7 @@ class AssociativeRecall(QueryTask):
         draw = dict(generator=generator, device=generator.device)  # where the generator lives
         keys = torch.rand(B, K, dtype=torch.float64, **draw).argsort(dim=1)
         if self.distinct_values:
-            values = torch.rand(B, V, dtype=torch.float64, **draw).argsort(dim=1)
-            values = values[:, :K]
+            values = torch.rand(B, V, dtype=torch.float64, **draw).argsort(dim=1)[:, :K]
         else:
             values = torch.randint(V, (B, K), **draw)
         query = torch.randint(K, (B,), **draw)

@@ -3,7 +3,6 @@
     python -m gated_attention list
     python -m gated_attention run EXPERIMENT [--profile smoke|quick|paper] [--steps N]
                                              [--seeds 0,1,2] [--set FIELD=VALUE ...] [--retrain]
-    python -m gated_attention readings
 
 ``run`` builds the experiment's config in the profile (the chapter's own) with the overrides
 (``--steps``: ``train.steps`` or ``steps``; ``--set``: any field, dotted for a nested one, read
@@ -11,8 +10,6 @@ as its declared type by ``overrides.coerce``), checked by its __post_init__ and 
 then it loads the recorded run with exactly that config (``recorded_match``; ``--retrain``:
 train anyway) or runs it through the results cache (``experiments.run``: a finished entry is
 reused, an interrupted one resumes), and prints the entry's members (``readings.members``).
-``readings`` ships the chapters' long analyses of recorded runs beside them (a source checkout
-only; book/reference.md, "Profiles").
 
 Expected failures (a bad value or field, a config that fails its checks, a diverged run, an
 unwritable results cache, Ctrl-C: the run resumes when the command is run again) print one line
@@ -32,7 +29,7 @@ import click
 from tabulate import tabulate
 
 from ..engine.guards import NonFiniteLossError
-from ..experiments.cache import RECORDED_ROOT, CacheWriteError, run, source_checkout
+from ..experiments.cache import RECORDED_ROOT, CacheWriteError, run
 from ..experiments.presets import PRESETS
 from ..experiments.profiles import PROFILES
 from ..experiments.recorded_runs import recorded, recorded_match, recorded_names
@@ -143,8 +140,7 @@ PROG = "python -m gated_attention"
 
 @click.group(
     name=PROG,
-    help="A runnable companion to arXiv:2309.01775: list the experiments, run one with "
-    "overrides, ship the chapters' readings.",
+    help="A runnable companion to arXiv:2309.01775: list the experiments, run one with overrides.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 def cli() -> None:
@@ -203,22 +199,6 @@ def run_command(experiment, profile, steps, seeds, items, retrain) -> None:
     except KeyboardInterrupt:
         _fail(prog, INTERRUPTED)
     print(_summary(result))
-
-
-@cli.command("readings", help="Compute and ship the chapters' readings of recorded runs.")
-def readings_command() -> None:
-    if source_checkout() is None:
-        _fail(
-            f"{PROG} readings",
-            "readings writes the readings into the package's recorded runs "
-            f"({RECORDED_ROOT}), so it needs a source checkout of the repository (clone it "
-            "and run `python -m gated_attention readings` there); this package is installed",
-        )
-    from ..readings import recall_scores as rt
-
-    for path, now in rt.ship_readings():
-        where = path.relative_to(RECORDED_ROOT.parent)
-        print(f"shipped {where}" if now else f"current {where} (already shipped)")
 
 
 def main(argv: list[str] | None = None) -> int:
