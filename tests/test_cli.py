@@ -4,31 +4,32 @@ line (experiments/runner.py)."""
 import pytest
 
 from gated_attention import experiments
+from gated_attention.experiments.recorded_runs import recorded_match
 from gated_attention.experiments.runner import overall_progress
-from gated_attention.tools import cli
+from gated_attention.tools import cli, overrides
 
 
 def test_parse_value_reads_literals_and_keeps_strings():
-    assert cli.parse_value("3e-3") == 3e-3 and cli.parse_value("16") == 16
-    assert cli.parse_value("(0, 1)") == (0, 1) and cli.parse_value("cosine") == "cosine"
+    assert overrides.parse_value("3e-3") == 3e-3 and overrides.parse_value("16") == 16
+    assert overrides.parse_value("(0, 1)") == (0, 1) and overrides.parse_value("cosine") == "cosine"
 
 
 def test_override_sets_nested_fields_and_names_unknown_ones():
     config = experiments.experiment_config("teacher-identification", "smoke")
-    new = cli.override(config, "train.lr", 3e-3)
+    new = overrides.override(config, "train.lr", 3e-3)
     assert new.train.lr == 3e-3 and config.train.lr != 3e-3  # a new config
-    assert cli.override(config, "seeds", [4, 5]).seeds == (4, 5)
-    assert cli.override(config, "seeds", 4).seeds == (4,)
+    assert overrides.override(config, "seeds", [4, 5]).seeds == (4, 5)
+    assert overrides.override(config, "seeds", 4).seeds == (4,)
     with pytest.raises(ValueError, match="no field 'step'; its fields: steps"):
-        cli.override(config, "train.step", 3)
+        overrides.override(config, "train.step", 3)
     with pytest.raises(ValueError, match="finite|>= 0|lr"):
-        cli.override(config, "train.lr", -1.0)  # the config's own check
+        overrides.override(config, "train.lr", -1.0)  # the config's own check
 
 
 def test_a_shipped_config_is_found_and_a_changed_one_is_not():
     config = experiments.experiment_config("teacher-identification-chosen", "quick")
-    assert cli.recorded_match(config) == "teacher-identification-chosen-quick"
-    assert cli.recorded_match(cli.override(config, "train.steps", 7)) is None
+    assert recorded_match(config) == "teacher-identification-chosen-quick"
+    assert recorded_match(overrides.override(config, "train.steps", 7)) is None
 
 
 def test_run_loads_a_recorded_run_and_lists_the_presets(capsys):

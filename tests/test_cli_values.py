@@ -6,7 +6,7 @@ import pytest
 from gated_attention import experiments
 from gated_attention.engine.guards import NonFiniteLossError
 from gated_attention.experiments.cache import CacheWriteError
-from gated_attention.tools import cli
+from gated_attention.tools import cli, overrides
 
 RUN = ["run", "how-many-neurons-A", "--profile", "smoke", "--steps", "2"]
 
@@ -40,7 +40,7 @@ def error_line(capsys, argv) -> str:
 )
 def test_bool_words_build_the_config(text, value):
     config = experiments.experiment_config("how-many-neurons-A", "smoke")
-    assert cli.override(config, "side", text).side is value
+    assert overrides.override(config, "side", text).side is value
 
 
 def test_side_false_trains_without_side_gating(monkeypatch, tmp_path, capsys):
@@ -68,29 +68,29 @@ def test_a_bad_bool_is_one_line_naming_the_field_and_words(text, no_training, ca
 
 def test_numbers_tuples_and_none_by_type():
     config = experiments.experiment_config("how-many-neurons-A", "smoke")
-    new = cli.override(config, "train.lr", "3e-3")
+    new = overrides.override(config, "train.lr", "3e-3")
     assert new.train.lr == 3e-3 and isinstance(new.train.lr, float)
-    assert cli.override(config, "T", "16").T == 16
-    assert cli.override(config, "train.steps", "1e4").train.steps == 10_000
-    assert cli.override(config, "lam_range", "(0.25,0.5)").lam_range == (0.25, 0.5)
-    assert cli.override(config, "lam_range", "0.25,0.5").lam_range == (0.25, 0.5)
-    assert cli.override(config, "lam_range", "[0, 1]").lam_range == (0.0, 1.0)
-    assert cli.override(config, "sizes", "4").sizes == (4,)
-    assert cli.override(config, "sizes", "(4, 8)").sizes == (4, 8)
-    assert cli.override(config, "teacher_rank", "2").teacher_rank == 2
-    assert cli.override(config, "teacher_rank", "None").teacher_rank is None
-    assert cli.override(config, "teacher_std", "none").teacher_std is None
-    assert cli.override(config, "train.schedule", "constant").train.schedule == "constant"
+    assert overrides.override(config, "T", "16").T == 16
+    assert overrides.override(config, "train.steps", "1e4").train.steps == 10_000
+    assert overrides.override(config, "lam_range", "(0.25,0.5)").lam_range == (0.25, 0.5)
+    assert overrides.override(config, "lam_range", "0.25,0.5").lam_range == (0.25, 0.5)
+    assert overrides.override(config, "lam_range", "[0, 1]").lam_range == (0.0, 1.0)
+    assert overrides.override(config, "sizes", "4").sizes == (4,)
+    assert overrides.override(config, "sizes", "(4, 8)").sizes == (4, 8)
+    assert overrides.override(config, "teacher_rank", "2").teacher_rank == 2
+    assert overrides.override(config, "teacher_rank", "None").teacher_rank is None
+    assert overrides.override(config, "teacher_std", "none").teacher_std is None
+    assert overrides.override(config, "train.schedule", "constant").train.schedule == "constant"
     with pytest.raises(ValueError, match="T must be an integer, got '1.5'"):
-        cli.override(config, "T", "1.5")
+        overrides.override(config, "T", "1.5")
     with pytest.raises(ValueError, match="train.lr must be a number, got 'fast'"):
-        cli.override(config, "train.lr", "fast")
+        overrides.override(config, "train.lr", "fast")
     with pytest.raises(ValueError, match="lam_range must be a tuple of 2 values"):
-        cli.override(config, "lam_range", "0.1,0.2,0.3")
+        overrides.override(config, "lam_range", "0.1,0.2,0.3")
     with pytest.raises(ValueError, match="teacher_rank must be an integer or none"):
-        cli.override(config, "teacher_rank", "full")
+        overrides.override(config, "teacher_rank", "full")
     with pytest.raises(ValueError, match="train is a TrainConfig: set its fields"):
-        cli.override(config, "train", "1")
+        overrides.override(config, "train", "1")
 
 
 @pytest.mark.parametrize(

@@ -33,22 +33,6 @@ from ..engine.device import keep_freed_memory
 from ..experiments.cache import RunResult, code_hash
 from ..experiments.runner import Task, run_all, say, train
 
-__all__ = [
-    "DEFAULT_RETRIES",
-    "DEFAULT_TIMEOUT",
-    "Cluster",
-    "CodeHashMismatchError",
-    "SchedulerUnreachableError",
-    "SweepError",
-    "checkpoints",
-    "connect",
-    "failure",
-    "keep_freed_memory",
-    "on_worker",
-    "sweep",
-    "task_key",
-]
-
 #: how many times Dask runs a job again after it raised (a worker that died is another count:
 #: distributed.scheduler.allowed-failures)
 DEFAULT_RETRIES = 2

@@ -35,9 +35,7 @@ from ..experiments.profiles import PROFILES
 from ..experiments.recorded_runs import recorded, recorded_match, recorded_names
 from ..experiments.registry import DESCRIPTIONS, EXPERIMENTS, experiment_config
 from ..readings.members import member_rows
-from .overrides import coerce, override, parse_value
-
-__all__ = ["coerce", "override", "parse_value", "preflight", "recorded_match", "cli", "main"]
+from .overrides import override
 
 INTERRUPTED = "interrupted; run the same command again to resume from the last checkpoint"
 
