@@ -70,7 +70,7 @@ def test_the_per_seed_reading_is_the_chapters(sweep_run, monkeypatch):
     r = read_sweep(sweep_run)
     # Score KV on the chapter's inputs: 256 sequences of seed 7
     torch.testing.assert_close(seen[0], analysis.gaussian_inputs(c.d, c.T, 256, seed=7))
-    f = real(sweep_run, seen[0])[3]
+    f = real(sweep_run, seen[0])[1]
     assert r.learned.estimate == f.estimate and list(r.learned.k) == list(f.k)
     assert r.panel == "A" and r.claim == "fig3a"
     rows = fig3_learned.learned_rows(r)

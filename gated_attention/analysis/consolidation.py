@@ -148,12 +148,19 @@ def consolidate(
     ``net``: pruned, output gating; ``groups``: its ``lam_groups``; ``x`` (B, T, d): the batch for
     the states, output change and losses (MSE to ``teacher``); ``counts``: r of each group,
     {"one": ..., "zero": ...}, default ``construction_counts(d)``."""
-    x, counts = _checked(net, groups, x, counts)
+    output_gating(net, "consolidate")
+    x = torch.as_tensor(x, dtype=torch.float64)
+    if x.dim() != 3 or x.shape[-1] != net.d:
+        raise ValueError(f"x must have shape (B, T, d={net.d}), got {tuple(x.shape)}")
+    if not isinstance(groups, LamGroups) or groups.lam.shape != (net.n,):
+        raise ValueError(f"groups must be the LamGroups of this network (n = {net.n})")
+    counts = construction_counts(net.d) if counts is None else dict(counts)
+    for key in ("one", "zero"):
+        if not (isinstance(counts.get(key), int) and counts[key] >= 1):
+            raise ValueError(f"counts[{key!r}] must be a positive integer, got {counts.get(key)}")
     with torch.no_grad():
         H = hidden_states(x, net.params).reshape(-1, net.n)  # (B T, n)
-        lam = groups.lam.to(torch.float64)
-        Q = product_forms(net.W_in1, net.W_in2)  # (n, d+1, d+1)
-        new, done = _consolidated_network(net, groups, H, lam, Q, counts)
+        new, done = _consolidated_network(net, groups, H, counts)
         y = gated_rnn_forward(x, net.params)
         y_new = gated_rnn_forward(x, new.params)
         y_teacher = teacher(x.to(teacher.W_V.dtype)).detach().to(torch.float64)
@@ -176,11 +183,11 @@ def _consolidated_network(
     net: Network,
     groups: LamGroups,
     H: torch.Tensor,
-    lam: torch.Tensor,
-    Q: torch.Tensor,
     counts: dict[str, int],
 ) -> tuple[Network, tuple[GroupConsolidation, ...]]:
     """The network with its "one" and "zero" groups consolidated, and each group's record."""
+    lam = groups.lam.to(torch.float64)
+    Q = product_forms(net.W_in1, net.W_in2)  # (n, d+1, d+1)
     done: list[GroupConsolidation] = []
     W1, W2, NU, O1, O2 = [], [], [], [], []
     for name, key in (("key-value", "one"), ("query", "zero")):
@@ -203,24 +210,6 @@ def _consolidated_network(
         W_out2=torch.cat(O2 + [net.W_out2[:, rest]], dim=1),
         D=net.D,
     ), tuple(done)
-
-
-def _checked(
-    net: Network, groups: LamGroups, x: torch.Tensor, counts: dict[str, int] | None
-) -> tuple[torch.Tensor, dict[str, int]]:
-    """``consolidate``'s inputs checked: x as float64, counts filled in."""
-    output_gating(net, "consolidate")
-    n, d = net.n, net.d
-    x = torch.as_tensor(x, dtype=torch.float64)
-    if x.dim() != 3 or x.shape[-1] != d:
-        raise ValueError(f"x must have shape (B, T, d={d}), got {tuple(x.shape)}")
-    if not isinstance(groups, LamGroups) or groups.lam.shape != (n,):
-        raise ValueError(f"groups must be the LamGroups of this network (n = {n})")
-    counts = construction_counts(d) if counts is None else dict(counts)
-    for key in ("one", "zero"):
-        if not (isinstance(counts.get(key), int) and counts[key] >= 1):
-            raise ValueError(f"counts[{key!r}] must be a positive integer, got {counts.get(key)}")
-    return x, counts
 
 
 def _consolidate_group(

@@ -115,18 +115,11 @@ class Rule:
     every_seed: bool = False
     majority: bool = True
 
-    @property
-    def needs(self) -> str:
-        """The premise in words, as the note of a row whose premise fails says it."""
-        return "a majority is needed" if self.majority else "one is needed"
-
     def sample(self, m: Members) -> tuple[float, ...]:
         return m.losses if self.every_seed else m.kept
 
     def holds(self, m: Members) -> bool:
-        if self.every_seed:
-            return True
-        return m.majority if self.majority else bool(m.kept)
+        return self.every_seed or (m.majority if self.majority else bool(m.kept))
 
 
 #: the rows' rule: the median over the kept seeds, a majority of them in every family
@@ -145,9 +138,10 @@ def rule_row(stat, ms: list[Members], what: str, why: str, where: str, rule: Rul
     names the families (``what``) and the not-learned seeds (``why``); ``where`` ends a note."""
     failed = [m for m in ms if not rule.holds(m)]
     if failed:
+        needs = "a majority is needed" if rule.majority else "one is needed"
         said = [
             f"{PREMISE}: {m.family} learned on {len(m.kept)} of {len(m.losses)} seeds "
-            f"({rule.needs}): {m.excluded(why)}{where}"
+            f"({needs}): {m.excluded(why)}{where}"
             for m in failed
         ]
         return Row(float("nan"), "; ".join(said))

@@ -61,10 +61,10 @@ def _check(sizes, excess) -> tuple[np.ndarray, np.ndarray]:
 
 
 def median_excess(excess) -> np.ndarray:
-    """(S,) the median over seeds of the excess loss per size, as 10 ** median(log10 e) (an
-    even number of seeds: the geometric mean of the two middle ones); e <= 0 counts as FLOOR."""
+    """(S,) the median over seeds (last dim) of the excess loss per size, as 10 ** median(log10 e)
+    (an even number of seeds: the geometric mean of the two middle ones); e <= 0 counts as FLOOR."""
     E = np.maximum(np.asarray(excess, dtype=np.float64), FLOOR)
-    return 10 ** np.median(np.log10(E), axis=1)
+    return 10 ** np.median(np.log10(E), axis=-1)
 
 
 def loss_edge(sizes, excess, level: float, construction: int) -> Edge:
@@ -96,15 +96,11 @@ def edge_interval(
     R = E.shape[1]
     g = np.random.default_rng(seed)
     picks = g.integers(0, R, size=(draws, R))
-    logE = np.log10(np.maximum(E, FLOOR))  # (S, R)
-    med = 10 ** np.median(logE[:, picks], axis=2).T  # (draws, S)
+    med = median_excess(E[:, picks]).T  # (draws, S)
     ok = np.flip(np.cumprod(np.flip(med <= level, axis=1), axis=1), axis=1).astype(bool)
     first = np.where(ok.any(axis=1), ok.argmax(axis=1), len(sizes))  # len: no edge
-    lo_i, hi_i = (
-        int(np.quantile(first, q, method=m)) for q, m in ((0.025, "lower"), (0.975, "higher"))
-    )
-    at = lambda i: None if i >= len(sizes) else int(sizes[i])  # noqa: E731
-    return at(lo_i), at(hi_i)
+    ends = (int(np.quantile(first, q, method=m)) for q, m in ((0.025, "lower"), (0.975, "higher")))
+    return tuple(None if i >= len(sizes) else int(sizes[i]) for i in ends)
 
 
 def still_learning(

@@ -16,7 +16,7 @@ DECAYED = ("W_in1", "W_in2", "W_out1", "W_out2", "D")
 
 
 def output_gating(net: Network, where: str) -> Network:
-    """``net``, checked to have output gating (W_out1, W_out2): a ValueError names ``where``."""
+    """``net``, checked to have output gating (W_out1, W_out2); a TypeError names ``where``."""
     if require(net, where).side:
         raise ValueError("consolidation expects output gating (W_out1, W_out2)")
     return net

@@ -113,6 +113,14 @@ def _factor_ids(d: int, steps: int) -> np.ndarray:
     return ids
 
 
+def _collect_cubic(C: torch.Tensor, f: np.ndarray, d: int, steps: int) -> Polynomial:
+    """``_collect`` of C (d_out, T, k, k, k) over the factors f[s, a] f[s, b] f[t, c] of f (T, k),
+    t the last step: degree 3, each id row padded with the constant's."""
+    ids = np.broadcast_arrays(f[:, :, None, None], f[:, None, :, None], f[-1][None, None, None, :])
+    ids = np.stack([a.ravel() for a in ids] + [np.full(ids[0].size, steps * d)], axis=1)
+    return _collect(C.reshape(C.shape[0], -1).numpy(), ids, d, steps)
+
+
 def _check_steps(steps: int) -> None:
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
@@ -131,11 +139,7 @@ def rnn_polynomial(net: Network, steps: int) -> Polynomial:
     f = _factor_ids(d, steps)
     if net.side:  # y = D ((W_side x~_t) * h_t): degree 3
         C = torch.einsum("on,sn,na,nb,nc->osabc", net.D, decay, W1, W2, net.W_side)
-        ids = np.broadcast_arrays(
-            f[:, :, None, None], f[:, None, :, None], f[-1][None, None, None, :]
-        )
-        ids = np.stack([a.ravel() for a in ids] + [np.full(ids[0].size, steps * d)], axis=1)
-        return _collect(C.reshape(C.shape[0], -1).numpy(), ids, d, steps)
+        return _collect_cubic(C, f, d, steps)
     P = torch.einsum("sn,na,nb->snab", decay, W1, W2)  # (T, n, d+1, d+1)
     A = torch.einsum("mn,snab->msab", net.W_out1, P)  # (m, T, d+1, d+1)
     B = torch.einsum("mn,snab->msab", net.W_out2, P)
@@ -161,12 +165,7 @@ def attention_polynomial(attention: LinearSelfAttention, steps: int) -> Polynomi
     G = (attention.W_K.T @ attention.W_Q).detach().to(torch.float64)
     d = attention.d
     C = torch.einsum("oa,bc->oabc", W_V, G)[:, None].expand(-1, steps, -1, -1, -1)  # (o,s,a,b,c)
-    x_ids = np.arange(steps)[:, None] * d + np.arange(d)[None, :]  # (T, d)
-    ids = np.broadcast_arrays(
-        x_ids[:, :, None, None], x_ids[:, None, :, None], x_ids[-1][None, None, None, :]
-    )
-    ids = np.stack([a.ravel() for a in ids] + [np.full(ids[0].size, steps * d)], axis=1)
-    return _collect(C.reshape(C.shape[0], -1).numpy(), ids, d, steps)
+    return _collect_cubic(C, _factor_ids(d, steps)[:, :d], d, steps)  # x[s, a] x[s, b] x[t, c]
 
 
 def polynomial_distance(p: Polynomial, q: Polynomial) -> float:

@@ -51,22 +51,19 @@ def prune(net: Network, tol: float = PRUNE_TOL) -> Pruned:
     require(net, "prune")
     if not (isinstance(tol, (int, float)) and tol >= 0):
         raise ValueError(f"tol must be a non-negative number, got {tol!r}")
-    n, m, side = net.n, net.m, net.side
-    h = torch.arange(n)[input_products(net.W_in1, net.W_in2) > tol]  # silent neurons out
-    o = torch.arange(m)
-    while True:
-        if side:
-            read = net.D[:, h].norm(dim=0) * net.W_side[h].norm(dim=1) > tol
-            if bool(read.all()):
+    side = net.side
+    h = torch.arange(net.n)[input_products(net.W_in1, net.W_in2) > tol]  # silent neurons out
+    o = torch.arange(net.m)
+    if side:  # one pass: a neuron's side bound does not depend on the others
+        h = h[net.D[:, h].norm(dim=0) * net.W_side[h].norm(dim=1) > tol]
+    else:
+        while True:
+            out, reach = _output_bounds(net, h, o)
+            live_o = out > tol  # (|o|,)
+            read = reach[live_o].sum(dim=0) > tol  # (|h|,)
+            if bool(live_o.all()) and bool(read.all()):
                 break
-            h = h[read]
-            continue
-        out, reach = _output_bounds(net, h, o)
-        live_o = out > tol  # (|o|,)
-        read = reach[live_o].sum(dim=0) > tol  # (|h|,)
-        if bool(live_o.all()) and bool(read.all()):
-            break
-        o, h = o[live_o], h[read]
+            o, h = o[live_o], h[read]
     if h.numel() == 0 or (not side and o.numel() == 0):
         raise ValueError(
             f"pruning with tol={tol} removes every neuron (the network computes ~0); lower tol"

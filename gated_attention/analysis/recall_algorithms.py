@@ -18,12 +18,15 @@ import torch
 
 from ..models.gated_rnn import gated_rnn_forward, hidden_states
 from ..tasks.associative_recall import AssociativeRecall, RecallBatch
-from .boundary import Network, require
+from .boundary import F64, Network, require
 from .pruning import Pruned, prune
 from .scores import reconstruction_score
 from .thresholds import MEMORY_LAM_RECALL, PRUNE_TOL
 
-F64 = torch.float64
+#: ``value_neurons``: a memory neuron's key-value block counts above this times the largest one
+BLOCK_RTOL = 1e-3
+#: ``value_neurons``: the selectivity, code alignment and key_rank1 of a per-value neuron
+PER_VALUE = 0.9
 
 
 def _gate(net: Network, x_tilde: torch.Tensor) -> torch.Tensor:
@@ -136,8 +139,8 @@ class ValueNeurons:
     key_rank1      fraction of the stacked blocks' energy in that one key direction (1: every
                    memory neuron holds one scalar code per value; 1/(K-1) for attention)
     current_alignment  |cos| of the current neurons' centred query-step increments with ``code``
-    per_value      kv neurons with selectivity and code alignment >= threshold, where
-                   key_rank1 >= threshold too (else there is no shared code: none)
+    per_value      kv neurons with selectivity and code alignment >= PER_VALUE, where
+                   key_rank1 >= PER_VALUE too (else there is no shared code: none)
     values_covered distinct values among the per-value neurons
     """
 
@@ -160,20 +163,13 @@ def _kv_neurons(blocks: BlockStructure, memory: list[int], rtol: float) -> list[
     return [i for i, v in zip(memory, norms.tolist(), strict=True) if top > 0 and v > rtol * top]
 
 
-def value_neurons(
-    net: Network,
-    n_keys: int,
-    n_values: int,
-    *,
-    threshold: float = 0.9,
-    block_rtol: float = 1e-3,
-) -> ValueNeurons:
+def value_neurons(net: Network, n_keys: int, n_values: int) -> ValueNeurons:
     """Per-value neurons and the key code they share (see ``ValueNeurons``)."""
     lam = require(net, "value_neurons").lam
     memory = (lam >= MEMORY_LAM_RECALL).nonzero().flatten().tolist()
     current = (lam < MEMORY_LAM_RECALL).nonzero().flatten().tolist()
     bs = block_structure(pair_blocks(net, n_keys, n_values))
-    kv = _kv_neurons(bs, memory, block_rtol)
+    kv = _kv_neurons(bs, memory, BLOCK_RTOL)
     e = torch.eye(n_values, dtype=F64) - 1.0 / n_values
     e = e / e.norm(dim=1, keepdim=True)  # centred one-hot of each value, unit norm
     cos = (bs.value_vector[kv] @ e.T).abs()  # (len(kv), V)
@@ -190,7 +186,7 @@ def value_neurons(
     good = [  # per-value neurons exist only where the memory shares one key code
         i
         for i, s, a in zip(kv, selectivity.tolist(), align.tolist(), strict=True)
-        if s >= threshold and a >= threshold and key_rank1 >= threshold
+        if s >= PER_VALUE and a >= PER_VALUE and key_rank1 >= PER_VALUE
     ]
     covered = len({int(value[kv.index(i)]) for i in good})
     return ValueNeurons(
@@ -319,10 +315,9 @@ def analyse_recall(
     acc_pruned, y_pruned = _accuracy(q, batch)
     lam = q.lam
     memory = (lam >= MEMORY_LAM_RECALL).nonzero().flatten().tolist()
-    current = (lam < MEMORY_LAM_RECALL).nonzero().flatten().tolist()
     blocks = block_structure(pair_blocks(q, K, V))
     values = value_neurons(q, K, V)
-    kv = values.kv
+    kv, current = values.kv, values.current
     const = [i for i in memory if i not in kv]
     kv_sorted = sorted(kv, key=lambda i: (int(blocks.peak[i, 0]), int(blocks.peak[i, 1])))
     order = kv_sorted + const + current

@@ -55,17 +55,12 @@ def reorder(net: Network, tol: float = LAM_TOL) -> Reordered:
         return int(group[row[group].abs().argmax()]) if len(group) else -1
 
     q_rank = {int(k): r for r, k in enumerate(qn)}
-    keys = []
-    for j in range(m):
-        qj, kj = strongest(W_out2[j], qn), strongest(W_out1[j], kv)
-        keys.append((q_rank.get(qj, len(qn)), kj, j))
-    output_order = [j for *_, j in sorted(keys)]
-    kv_order = []
-    for j in output_order:
-        kj = strongest(W_out1[j], kv)
-        if kj >= 0 and kj not in kv_order:
-            kv_order.append(kj)
-    kv_order += [int(k) for k in kv if int(k) not in kv_order]
-    hidden_order = kv_order + [int(k) for k in qn] + list(g.between)
+    keys = sorted(  # (rank of the query neuron read, key-value neuron read, j), in output order
+        (q_rank.get(strongest(W_out2[j], qn), len(qn)), strongest(W_out1[j], kv), j)
+        for j in range(m)
+    )
+    output_order = [j for *_, j in keys]
+    kv_order = [kj for _, kj, _ in keys if kj >= 0] + [int(k) for k in kv]  # first reader, rest
+    hidden_order = list(dict.fromkeys(kv_order)) + [int(k) for k in qn] + list(g.between)
     oriented = dataclasses.replace(net, W_in1=W_in1, W_in2=W_in2, W_out1=W_out1, W_out2=W_out2)
     return Reordered(oriented.subnetwork(hidden_order, output_order), len(g.one), len(g.zero))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from ..constructions.linearised import random_inputs
 from ..models.attention import LinearSelfAttention
 from ..models.gated_rnn import hidden_states
 from .boundary import Network, require
@@ -21,8 +22,7 @@ from .boundary import Network, require
 
 def gaussian_inputs(d: int, T: int, batch: int, seed: int) -> torch.Tensor:
     """i.i.d. N(0, 1) inputs (batch, T, d) in float64, as in the teacher-student task."""
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(batch, T, d, generator=g, dtype=torch.float64)
+    return random_inputs(d, B=batch, T=T, seed=seed)
 
 
 def reconstruction_score(states: torch.Tensor, targets: torch.Tensor) -> float:

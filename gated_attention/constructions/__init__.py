@@ -20,7 +20,6 @@ from .gated_rnn import (
     attention_parameter_count,
     construct_rnn,
     neuron_count,
-    numerical_rank,
     parameter_count,
 )
 
@@ -30,6 +29,5 @@ __all__ = [
     "attention_parameter_count",
     "construct_rnn",
     "neuron_count",
-    "numerical_rank",
     "parameter_count",
 ]

@@ -142,8 +142,7 @@ def capped_errors(
                     y_cap = cap_memory(rnns[s], lam_max, banks=banks)(xs[s])[:, -1]
                     num += float((y_cap - ys[s]).square().sum())
                     den += float(ys[s].square().sum())
-                error = math.sqrt(num / den)
-                points.append(CappedPoint(float(lam_max), int(T), banks, error))
+                points.append(CappedPoint(float(lam_max), int(T), banks, math.sqrt(num / den)))
     return points
 
 

@@ -24,7 +24,7 @@ import torch
 from ..models.attention import LinearSelfAttention, random_attention
 from ..models.gated_rnn import GatedRNN
 from .gated_rnn import ConstructionError, numerical_rank, query_key_value_layout, zero_rnn
-from .linearised import random_inputs
+from .linearised import random_inputs, relative_error
 
 
 def compressed_neuron_count(r: int) -> dict:
@@ -49,13 +49,12 @@ def fill_compressed_output(W: dict, A, C, P_V) -> list[int]:
         W["W_in1"][n_kv + j, d] = 1
         W["W_in2"][n_kv + j, :d] = C[j, :]
     for k, (i, j) in enumerate(kv):  # one output neuron per key-value neuron
+        W["W_out1"][k, k] = 1
         if i < j:  # M_ij (q_i + q_j): feeds outputs i and j
-            W["W_out1"][k, k] = 1
             W["W_out2"][k, n_kv + i] = 1
             W["W_out2"][k, n_kv + j] = 1
             W["D"][:, k] = P_V[:, i] + P_V[:, j]
         else:  # (M_ii - sum_{l != i} M_il) q_i: the diagonal's correction
-            W["W_out1"][k, k] = 1
             for other in range(r):
                 if other != i:
                     W["W_out1"][k, index[(i, other)]] = -1
@@ -84,10 +83,9 @@ def construct_compressed(attention: LinearSelfAttention) -> GatedRNN:
         residual = torch.linalg.matrix_norm(KQ - R_V.T @ Q_sym)
         scale = torch.linalg.matrix_norm(KQ)
         if residual > 1e-8 * scale:
-            rel = float(residual / scale)
             raise ConstructionError(
-                f"W_K^T W_Q reads directions outside the row space of W_V (rank {r} of "
-                f"{d}; relative residual {rel:.2e}): the key-value matrix is not "
+                f"W_K^T W_Q reads directions outside the row space of W_V (rank {r} of {d}; "
+                f"relative residual {float(residual / scale):.2e}): the key-value matrix is not "
                 "symmetric; use construct_rnn(attention, 'low_rank') or 'full' instead"
             )
         c = compressed_neuron_count(r)
@@ -114,8 +112,7 @@ def compressed_errors(
             rnn = construct_compressed(layer)
             x = random_inputs(d, B=batch, T=T, seed=10_000 + seed)
             with torch.no_grad():
-                y = layer(x)
-                worst = max(worst, ((rnn(x) - y).abs().max() / y.abs().max()).item())
+                worst = max(worst, relative_error(rnn(x), layer(x)))
         errors[d] = worst
     return errors
 

@@ -30,11 +30,6 @@ def error_slope(eps: Sequence[float], errors: Sequence[float]) -> float:
     return sxy / sxx
 
 
-def sigmoid_odd_part(a: torch.Tensor) -> torch.Tensor:
-    """S(a) = sigmoid(a) - 1/2 = tanh(a / 2) / 2 (computed without the cancellation)."""
-    return torch.tanh(a / 2) / 2
-
-
 def pair_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """sigmoid(a) tanh(b) + sigmoid(-a) tanh(-b) = 2 S(a) tanh(b) ~ a b / 2 for small a, b."""
     return torch.sigmoid(a) * torch.tanh(b) + torch.sigmoid(-a) * torch.tanh(-b)

@@ -67,18 +67,16 @@ def compressed_side_rnn(n: int) -> GatedRNN:
     rnn = zero_rnn(d, compressed_neurons(n), 0, n, F64, side=True)
     A = torch.eye(n, dtype=F64)[:, : n - 1] - 1.0 / n  # (n, n - 1): A[o, v]
     with torch.no_grad():
-        i = 0
-        for v in range(n - 1):
-            for k in range(n - 1):
-                rnn.W_in1[i, n + v], rnn.W_in1[i, n + n - 1] = 1.0, -1.0  # value part e_v - e_n
-                rnn.W_in2[i, k], rnn.W_in2[i, n - 1] = 1.0, -1.0  # key part e_k - e_n
-                rnn.W_side[i, :n] = A[:, k]  # the gate reads A[kq, k]
-                rnn.D[:, i] = A[:, v]
-                i += 1
-        rnn.W_in1[i, n:d] = 1.0  # every pair step adds 1 * 1, the query step 0 * 1
-        rnn.W_in2[i, d] = 1.0
-        rnn.W_side[i, d] = 1.0 / n**2  # h = n at the query: adds 1/n to every output
-        rnn.D[:, i] = 1.0
+        for i in range(rnn.n - 1):  # neuron (v, k)
+            v, k = divmod(i, n - 1)
+            rnn.W_in1[i, n + v], rnn.W_in1[i, n + n - 1] = 1.0, -1.0  # value part e_v - e_n
+            rnn.W_in2[i, k], rnn.W_in2[i, n - 1] = 1.0, -1.0  # key part e_k - e_n
+            rnn.W_side[i, :n] = A[:, k]  # the gate reads A[kq, k]
+            rnn.D[:, i] = A[:, v]
+        rnn.W_in1[-1, n:d] = 1.0  # the last neuron: every pair step adds 1 * 1, the query 0 * 1
+        rnn.W_in2[-1, d] = 1.0
+        rnn.W_side[-1, d] = 1.0 / n**2  # h = n at the query: adds 1/n to every output
+        rnn.D[:, -1] = 1.0
     rnn.set_lam(torch.ones(rnn.n, dtype=F64))
     return rnn
 

@@ -74,9 +74,8 @@ def attention_outputs(W_V, W_K, W_Q, xs: list) -> list[sp.Matrix]:
 
 def symbolic_attention(d: int, T: int) -> SymbolicAttention:
     """Eq. (1) with fully symbolic d x d weights W_V, W_K, W_Q and inputs x_1 .. x_T."""
-    _check_sizes(d, T)
+    xs = symbol_inputs(d, T)  # checks d and T
     W_V, W_K, W_Q = (symbol_matrix(s, d, d) for s in ("V", "K", "Q"))
-    xs = symbol_inputs(d, T)
     return SymbolicAttention(W_V, W_K, W_Q, xs, attention_outputs(W_V, W_K, W_Q, xs))
 
 

@@ -33,12 +33,10 @@ def stack_students(students: Sequence[GatedRNN]) -> tuple[dict, dict]:
                 "ensemble members must share d, d_out and the gating kind; got "
                 f"{(first.d, first.d_out, first.side)} and {(s.d, s.d_out, s.side)}"
             )
-    n = max(s.n for s in students)
-    m = max(s.m for s in students)
     params, masks = {}, {}
     for name, _ in first.named_parameters():
-        full = full_shape(name, first, n, m)
-        P = torch.zeros(len(students), *full, dtype=torch.float64)
+        shapes = [getattr(s, name).shape for s in students]  # padded to each dim's largest
+        P = torch.zeros(len(students), *map(max, zip(*shapes, strict=True)), dtype=torch.float64)
         Mk = torch.zeros_like(P)
         for e, s in enumerate(students):
             w = getattr(s, name).detach().to(torch.float64)
@@ -49,22 +47,9 @@ def stack_students(students: Sequence[GatedRNN]) -> tuple[dict, dict]:
     return params, masks
 
 
-def full_shape(name: str, s: GatedRNN, n: int, m: int) -> tuple[int, ...]:
-    d1 = s.d + 1
-    return {
-        "W_in1": (n, d1),
-        "W_in2": (n, d1),
-        "W_side": (n, d1),
-        "nu": (n,),
-        "W_out1": (m, n),
-        "W_out2": (m, n),
-        "D": (s.d_out, n if s.side else m),
-    }[name]
-
-
 def unstack_students(
     params: dict[str, torch.Tensor],
-    sizes: Sequence[tuple[int, int]],
+    sizes: Sequence[Sequence[int]],
     dtype: torch.dtype = torch.float64,
 ) -> list[GatedRNN]:
     """The inverse of ``stack_students``: member e becomes a GatedRNN with (n, m) = sizes[e]."""
@@ -197,10 +182,9 @@ def train_by_size(
                 on_nonfinite=on_nonfinite,
             )
         )
-    if len(groups) > 1:
+    if checkpoint is not None and len(groups) > 1:
         for f in files:
-            if f is not None:
-                f.unlink(missing_ok=True)
+            f.unlink(missing_ok=True)
     return combine_ensembles(students, groups, results, config.torch_dtype)
 
 

@@ -42,10 +42,8 @@ class MemberRates:
         self.configs = [dataclasses.replace(config, lr=float(r)) for r in member_lrs]
         self.params = [p for g in opt.param_groups for p in g["params"]]
         self.before: list[torch.Tensor] | None = None
-        self.handles = (
-            opt.register_step_pre_hook(lambda *_: self.before_step()),
-            opt.register_step_post_hook(lambda *_: self.after_step()),
-        )
+        opt.register_step_pre_hook(lambda *_: self.before_step())
+        opt.register_step_post_hook(lambda *_: self.after_step())
         opt.member_rates = self
 
     def rates(self) -> torch.Tensor:

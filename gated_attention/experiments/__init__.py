@@ -31,7 +31,7 @@ from .architectures import ArchitectureConfig, architectures_config, architectur
 from .associative_recall import RecallConfig, associative_recall_config
 from .cache import RunResult, code_hash, config_hash, entry_path, run
 from .families_in_context import SetupCheckConfig, setup_check_config
-from .how_many_neurons import PANELS, TRANSITION_LOSS, how_many_neurons_config
+from .how_many_neurons import PANELS, how_many_neurons_config
 from .in_context_regression import RegressionConfig, regression_config
 from .optimiser_comparison import OptimiserComparisonConfig, optimiser_comparison_config
 from .optimiser_members import (
@@ -52,7 +52,6 @@ from .registry import EXPERIMENTS, architectures_main_config, config_from_dict, 
 from .setup_pilots import PilotConfig, PilotSetConfig, pilot_configs, pilot_set_config
 from .teacher_identification import (
     SENSITIVITY,
-    TEACHER_STD,
     sensitivity_config,
     teacher_identification_config,
 )
@@ -72,8 +71,6 @@ __all__ = [
     "PilotSetConfig",
     "PROFILES",
     "RECORDED_ROOT",
-    "TEACHER_STD",
-    "TRANSITION_LOSS",
     "OptimiserComparisonConfig",
     "OptimiserMembersConfig",
     "RecallConfig",

@@ -94,7 +94,7 @@ class RecallConfig(Experiment):
     def networks(self, tensors: dict, gating: str) -> list[GatedRNN]:
         """The trained members of one gating, float64, each at its own size."""
         t = tensors[gating]
-        return unstack_students(t["params"], [tuple(s) for s in t["sizes"].tolist()])
+        return unstack_students(t["params"], t["sizes"].tolist())
 
     def jobs(self, device: str = "cpu") -> list[Job]:
         """One job per gating."""

@@ -55,8 +55,7 @@ class RunResult:
 
     def students(self) -> list[GatedRNN]:
         """Each member as a float64 GatedRNN of its own size (n_e, m_e)."""
-        sizes = [tuple(s) for s in self.tensors["sizes"].tolist()]
-        return unstack_students(self.params, sizes)
+        return unstack_students(self.params, self.tensors["sizes"].tolist())
 
 
 #: results entries shipped with the package (``recorded_runs``)
@@ -184,8 +183,7 @@ def read_entry(path: Path) -> tuple[dict, dict]:
 
 def _load_entry(path: Path, config: Any) -> RunResult | None:
     """The entry if complete and intact; None if absent; warns and returns None if damaged."""
-    manifest = path / "manifest.json"
-    if not manifest.exists():
+    if not (path / "manifest.json").exists():
         if (path / "tensors.pt").exists() or (path / "meta.json").exists():
             msg = f"results entry {path} is partial (no manifest); recomputing"
             warnings.warn(msg, stacklevel=4)

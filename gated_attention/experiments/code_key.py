@@ -105,17 +105,13 @@ def imports_of(module: str, root: Path | None = None) -> set[str]:
     return found
 
 
-def _presentation(module: str, root: Path) -> bool:
-    return _path(module, root).relative_to(root).as_posix().startswith(PRESENTATION_ONLY)
-
-
 def closure(module: str, root: Path | None = None) -> list[str]:
     """Every package module reachable from ``module``, itself included, sorted."""
     root = _root() if root is None else Path(root)
     todo, seen = [module], set()
     while todo:
         m = todo.pop()
-        if m in seen or _presentation(m, root):
+        if m in seen or _path(m, root).relative_to(root).as_posix().startswith(PRESENTATION_ONLY):
             continue
         seen.add(m)
         todo.extend(imports_of(m, root) - seen)

@@ -14,10 +14,6 @@ from .profiles import check_profile
 from .teacher_identification import QUICK_T, TEACHER_STD
 from .teacher_student import TeacherStudentConfig
 
-#: Fig. 3A/B: a size "reaches" the teacher when its normalised held-out loss (1 = predicting 0)
-#: is below this (ours: the paper reads the transition off a plot)
-TRANSITION_LOSS = 1e-2
-
 #: d, teacher rank, the construction's neuron count (symmetric for A, low-rank for B) and the
 #: teacher's entry std (ours: output variance of order 1 for A, about 7 for B).
 PANELS = {

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from ..engine import TrainConfig, combine_ensembles, plan_ensembles, train_ensemble
+from ..engine import TrainConfig, plan_ensembles, train_ensemble
 from ..models.fast_path import gated_rnn_fast
 from ..models.gated_rnn import GatedRNN
 from ..tasks.regression import (
@@ -20,7 +20,7 @@ from ..tasks.regression import (
     query_loss,
 )
 from .profiles import check_profile, derive_seed
-from .protocol import Experiment, Job, ensemble_jobs, ensemble_output, ensemble_result
+from .protocol import Experiment, Job, combine_outputs, ensemble_jobs, ensemble_output
 
 
 @dataclass(frozen=True)
@@ -130,12 +130,8 @@ class RegressionConfig(Experiment):
         the loss averaged over ``table2_members``, paired with ``<set>_gd`` (N,) the GD step's.
         """
         members = self.members()
-        res = combine_ensembles(
-            [self.student(seed, n) for seed, n in members],
-            [job.members for job in jobs],
-            [ensemble_result(out) for out in outputs],
-            self.train.torch_dtype,
-        )
+        students = [self.student(seed, n) for seed, n in members]
+        res = combine_outputs(students, jobs, outputs, self.train.torch_dtype)
         p = {k: v.detach().to(torch.float64) for k, v in res.params.items()}
         curve, wall = res.losses.to(torch.float64), res.wall_time
         tensors = {

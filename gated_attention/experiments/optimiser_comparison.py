@@ -147,8 +147,7 @@ def recorded_start(run: str, member: int):
     seeds = tensors["seeds"].tolist()
     if not 0 <= member < len(seeds):
         raise ValueError(f"member {member} out of range: {run} has {len(seeds)}")
-    sizes = [tuple(s) for s in tensors["sizes"].tolist()]
-    full = network(unstack_students(tensors["params"], sizes)[member])
+    full = network(unstack_students(tensors["params"], tensors["sizes"].tolist())[member])
     pr = prune(full, 0.0)  # exactly dead neurons only (module docstring)
     removed_h = sorted(set(range(full.n)) - set(pr.hidden))
     removed_o = sorted(set(range(full.m)) - set(pr.output))

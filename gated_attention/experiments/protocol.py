@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..engine import TrainResult
+from ..engine import TrainResult, combine_ensembles
 from .runner import compute
 
 
@@ -77,8 +77,11 @@ def ensemble_output(res: TrainResult) -> dict[str, Any]:
     }
 
 
-def ensemble_result(out: dict[str, Any]) -> TrainResult:
-    """The TrainResult of a job's output (``ensemble_output``'s inverse)."""
-    return TrainResult(
-        out["params"], out["loss_steps"], out["losses"], out["wall_time"], out["resumed_from"]
-    )
+def combine_outputs(students: Sequence, jobs: list[Job], outputs: list[dict], dtype) -> TrainResult:
+    """One TrainResult of all ``students`` from the ensemble jobs' outputs (``ensemble_output``'s
+    inverse, then ``engine.combine_ensembles`` in ``dtype``)."""
+    results = [
+        TrainResult(o["params"], o["loss_steps"], o["losses"], o["wall_time"], o["resumed_from"])
+        for o in outputs
+    ]
+    return combine_ensembles(students, [job.members for job in jobs], results, dtype)

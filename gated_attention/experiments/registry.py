@@ -43,8 +43,7 @@ def architectures_main_config(
     """Fig. 4A ("teacher") or 4B ("regression"), each family at the rate its sweep chose (the
     ``architectures_sweep_config`` entry ``resolve`` returns: default ``cache.run``)."""
     sweep = architectures_sweep_config(profile, task)
-    lrs = best_lrs(sweep, resolve(sweep).tensors)
-    return architectures_config(profile, task, lrs=lrs)
+    return architectures_config(profile, task, lrs=best_lrs(sweep, resolve(sweep).tensors))
 
 
 #: experiment name -> the function giving its config in a profile

@@ -44,8 +44,7 @@ def run_side_by_side(
     call order is raised once they have finished."""
     device = torch.device(device)
     cuda = device.type == "cuda"
-    if threads is None:
-        threads = cuda
+    threads = cuda if threads is None else threads
     if cuda and n > 1 and len(calls) > 1 and not STREAMS_CHECKED:
         warnings.warn(
             f"{n} jobs at once on CUDA streams failed their check on a GPU (torch 2.11, H200): "

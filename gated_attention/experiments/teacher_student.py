@@ -10,12 +10,13 @@ from pathlib import Path
 
 import torch
 
-from ..engine import TrainConfig, combine_ensembles, plan_ensembles, train_ensemble
+from ..engine import TrainConfig, plan_ensembles, train_ensemble
 from ..models.fast_path import gated_rnn_fast
 from ..models.gated_rnn import GatedRNN
-from ..tasks.teacher_student import TeacherStudentTask, masked_mse
+from ..tasks.protocol import masked_mse
+from ..tasks.teacher_student import TeacherStudentTask
 from .profiles import derive_seed, held_out_batch
-from .protocol import Experiment, Job, ensemble_jobs, ensemble_output, ensemble_result
+from .protocol import Experiment, Job, combine_outputs, ensemble_jobs, ensemble_output
 
 
 @dataclass(frozen=True)
@@ -104,12 +105,8 @@ class TeacherStudentConfig(Experiment):
     def assemble(self, jobs: list[Job], outputs: list[dict]):
         """Every member's parameters, curves and held-out loss."""
         members = self.members()
-        res = combine_ensembles(
-            [self.student(*mb) for mb in members],
-            [job.members for job in jobs],
-            [ensemble_result(out) for out in outputs],
-            self.train.torch_dtype,
-        )
+        students = [self.student(*mb) for mb in members]
+        res = combine_outputs(students, jobs, outputs, self.train.torch_dtype)
         # MSE of each member on ``eval_batch`` fresh held-out sequences (float64)
         seeds = [seed for seed, _, _ in members]
         tasks = {seed: self.task(seed) for seed in self.seeds}

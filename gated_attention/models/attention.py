@@ -137,7 +137,6 @@ class LinearSelfAttention(nn.Module):
 def _truncate_rank(W: torch.Tensor, rank: int) -> torch.Tensor:
     """Keep the ``rank`` largest singular values of W, zero the rest."""
     U, S, Vh = torch.linalg.svd(W, full_matrices=False)
-    S = S.clone()
     S[rank:] = 0.0
     return (U * S) @ Vh
 

@@ -41,8 +41,8 @@ weight decay on B): the chapter which_rnns_can_be_attention lists them. The real
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -191,11 +191,6 @@ def forward_real(x: torch.Tensor, P: Params) -> torch.Tensor:
     return linear(u, P["W_out"], P["b_out"])
 
 
-def compiled_form() -> Callable[[torch.Tensor, Params], torch.Tensor]:
-    """``forward_real`` compiled on its first call: one per family, each with its own graphs."""
-    return compile_loop(forward_real)
-
-
 def reference(x: torch.Tensor, P: Params) -> torch.Tensor:
     """The definition, stepped one t at a time through every block: x (E, B, T, d_in) -> y."""
     E, B, T, _ = x.shape
@@ -250,8 +245,9 @@ def init_recurrence(
     P[f"l{l}_D"] = torch.randn(E, H, generator=g, dtype=torch.float64)
 
 
-def _init(d_in, d_out, width, E, g, dtype, *, layers: int, maps: tuple) -> Params:
-    """Embedding, ``layers`` blocks with (input, output) maps ``maps``, readout; float64 draws."""
+def _init(d_in, d_out, width, E, g, dtype=torch.float64, *, layers: int, maps: tuple) -> Params:
+    """Embedding, ``layers`` blocks with (input, output) maps ``maps``, readout; float64 draws;
+    width = H = N."""
     H = width
     P: Params = {}
     P["W_emb"], P["b_emb"] = init_linear(E, H, d_in, g)
@@ -270,33 +266,17 @@ def _init(d_in, d_out, width, E, g, dtype, *, layers: int, maps: tuple) -> Param
     return {k: v.to(dtype) for k, v in P.items()}
 
 
-def init_lru(d_in, d_out, width, E, generator, dtype=torch.float64) -> Params:
-    """2 blocks, output GLU only; width = H = N."""
-    return _init(d_in, d_out, width, E, generator, dtype, layers=2, maps=(None, "glu"))
+def _family(name: str, label: str, layers: int, maps: tuple) -> Family:
+    """One LRU family of the module docstring: ``layers`` blocks with (input, output) maps
+    ``maps``; nu and theta without weight decay; ``forward_real`` compiled on its first call,
+    one per family (each with its own graphs)."""
+    no_decay = tuple(f"l{l}_{k}" for l in range(1, layers + 1) for k in ("nu", "theta"))
+    init = functools.partial(_init, layers=layers, maps=maps)
+    return Family(
+        name, label, init, forward, reference, no_decay, compiled=compile_loop(forward_real)
+    )
 
 
-def init_lru_in_out(d_in, d_out, width, E, generator, dtype=torch.float64) -> Params:
-    """1 block with input and output GLU; width = H = N."""
-    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("glu", "glu"))
-
-
-def init_lru_in_out_mlp(d_in, d_out, width, E, generator, dtype=torch.float64) -> Params:
-    """1 block, both GLUs replaced by GELU MLPs of hidden size M = H; width = H = N."""
-    return _init(d_in, d_out, width, E, generator, dtype, layers=1, maps=("mlp", "mlp"))
-
-
-def _no_decay(layers: int) -> tuple[str, ...]:
-    return tuple(f"l{l}_{k}" for l in range(1, layers + 1) for k in ("nu", "theta"))
-
-
-LRU = Family(
-    "lru", "LRU (2 layers)", init_lru, forward, reference, _no_decay(2), compiled=compiled_form()
-)
-LRU_IN_OUT = Family(
-    "lru_inout", "LRU In+Out", init_lru_in_out, forward, reference, _no_decay(1),
-    compiled=compiled_form(),
-)  # fmt: skip
-LRU_IN_OUT_MLP = Family(
-    "lru_inout_mlp", "LRU In+Out (MLP)", init_lru_in_out_mlp, forward, reference, _no_decay(1),
-    compiled=compiled_form(),
-)  # fmt: skip
+LRU = _family("lru", "LRU (2 layers)", 2, (None, "glu"))
+LRU_IN_OUT = _family("lru_inout", "LRU In+Out", 1, ("glu", "glu"))
+LRU_IN_OUT_MLP = _family("lru_inout_mlp", "LRU In+Out (MLP)", 1, ("mlp", "mlp"))

@@ -61,16 +61,6 @@ class LRUBlockConfig:
             )
 
 
-def config_of(P: Params, gelu: str = "tanh") -> LRUBlockConfig:
-    """The config of a parameter dict (the GELU form is not in the parameters: pass it)."""
-    return LRUBlockConfig(
-        layers=len(layers_of(P)),
-        n_hidden=P["l1_nu"].shape[-1],
-        norm="layer" if "l1_ln_scale" in P else None,
-        gelu=gelu,
-    )
-
-
 def parameter_count_formula(
     d_in: int, d_out: int, width: int, config: LRUBlockConfig = LRUBlockConfig()
 ) -> int:

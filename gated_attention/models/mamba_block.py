@@ -87,17 +87,6 @@ def init(
     return P
 
 
-def config_of(params: Params) -> MambaBlockConfig:
-    """The config a parameter dict was drawn with (read from its names and shapes)."""
-    return MambaBlockConfig(
-        n_state=params["A_log"].shape[-1],
-        dt_rank=params["W_dt"].shape[-1],
-        d_conv=params["w_conv"].shape[-1],
-        bias="b_in" in params,
-        conv_bias="b_conv" in params,
-    )
-
-
 def parameter_count_formula(
     d_in: int, d_out: int, width: int, config: MambaBlockConfig = MambaBlockConfig()
 ) -> int:

@@ -47,15 +47,6 @@ def _layout(shape, wide_shape, width: int, wide_width: int, where: str):
     return view, inner, tuple(index)
 
 
-def _embed(v: torch.Tensor, wide_shape, width: int, wide_width: int, where: str):
-    """(v padded to ``wide_shape``, its 0/1 mask): v (E, ...) at ``width``."""
-    view, inner, index = _layout(v.shape, wide_shape, width, wide_width, where)
-    out, mask = v.new_zeros(wide_shape), v.new_zeros(wide_shape)
-    out.view(view)[index] = v.reshape(inner)
-    mask.view(view)[index] = 1.0
-    return out, mask
-
-
 def pad_members(members: Sequence[Params], widths: Sequence[int]) -> tuple[Params, Params]:
     """(params, masks): ``members`` (dicts of (E_i, ...) tensors of one family at width
     ``widths[i]``) as one ensemble of sum E_i members at the largest width, in order; masks 1
@@ -73,7 +64,10 @@ def pad_members(members: Sequence[Params], widths: Sequence[int]) -> tuple[Param
                 raise ValueError(f"groups name different parameters: {sorted(group)}, {names}")
             v = group[name]
             shape = (v.shape[0], *members[wide][name].shape[1:])
-            p, m = _embed(v, shape, w, W, f"parameter {name!r}")
+            view, inner, index = _layout(v.shape, shape, w, W, f"parameter {name!r}")
+            p, m = v.new_zeros(shape), v.new_zeros(shape)  # v padded to ``shape``, its mask
+            p.view(view)[index] = v.reshape(inner)
+            m.view(view)[index] = 1.0
             parts.append(p)
             flags.append(m)
         params[name], masks[name] = torch.cat(parts), torch.cat(flags)

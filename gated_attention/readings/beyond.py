@@ -27,14 +27,12 @@ def law(x: np.ndarray, banks: int = 1) -> np.ndarray:
     at fixed x = T (1 - lam) (trapezoidal rule on 2001 points)."""
     x = np.asarray(x, dtype=float)
     u = np.linspace(0.0, 1.0, 2001)
-    vals = (1.0 - np.exp(-np.multiply.outer(x, u))) ** banks
-    return np.trapezoid(vals, u, axis=-1)
+    return np.trapezoid((1.0 - np.exp(-np.multiply.outer(x, u))) ** banks, u, axis=-1)
 
 
 def seed_median(rows: Sequence, T: int, cap: float, field: str = "normalised_loss") -> float:
     """Median over seeds of ``field`` of the ``CappedStudent`` rows at (T, cap) (cap 1.0: none)."""
-    values = [getattr(r, field) for r in rows if (r.T, r.lam_max) == (T, cap)]
-    return float(np.median(values))
+    return float(np.median([getattr(r, field) for r in rows if (r.T, r.lam_max) == (T, cap)]))
 
 
 def memory_split(rnn) -> tuple[int, int]:
@@ -197,10 +195,9 @@ def capped_medians(rows: Sequence, construction: Mapping) -> dict[str, float]:
     """The seed medians of the capped-training scorecard rows: ``"growth"`` (loss at T = 32 / 8,
     cap 0.9), ``"ratio_099"`` (cap 0.99 / uncapped, T = 32), ``"vs_construction"`` (trained /
     capped construction at (32, 0.9)) and ``"at_cap"`` (neurons at the cap 0.99, T = 32)."""
-    median = seed_median
     return {
-        "growth": median(rows, 32, 0.9) / median(rows, 8, 0.9),
-        "ratio_099": median(rows, 32, 0.99) / median(rows, 32, 1.0),
-        "vs_construction": median(rows, 32, 0.9) / float(np.median(construction[(32, 0.9)])),
-        "at_cap": median(rows, 32, 0.99, "at_cap"),
+        "growth": seed_median(rows, 32, 0.9) / seed_median(rows, 8, 0.9),
+        "ratio_099": seed_median(rows, 32, 0.99) / seed_median(rows, 32, 1.0),
+        "vs_construction": seed_median(rows, 32, 0.9) / float(np.median(construction[(32, 0.9)])),
+        "at_cap": seed_median(rows, 32, 0.99, "at_cap"),
     }

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-from ..constructions.gated_rnn import neuron_count, parameter_count
+from ..constructions.gated_rnn import VARIANTS, neuron_count, parameter_count
 from ..constructions.linearised import error_slope
 
 
@@ -96,7 +96,7 @@ def side_by_side(teachers: Sequence[tuple[int, int | None]]) -> list[dict]:
         {
             "teacher": (d, r),
             "attention": 3 * d * d,
-            **{v: variant_counts(v, d, r) for v in ("full", "symmetric", "low_rank", "side")},
+            **{v: variant_counts(v, d, r) for v in VARIANTS},
         }
         for d, r in teachers
     ]

@@ -156,10 +156,9 @@ def read(name: str) -> Sweep:
 
 def _key(name: str) -> str | None:
     """A recorded run's key in ``largest``: "A", "B", "C", "A-<variant>[-fine]", or None."""
-    for v in sorted(VARIANTS, key=len, reverse=True):
-        for tail, key in ((f"-{v}-fine", f"A-{v}-fine"), (f"-{v}", f"A-{v}")):
-            if name == f"{PREFIX['A']}cpu{tail}":
-                return key
+    tail = name.removeprefix(f"{PREFIX['A']}cpu-")
+    if tail != name and tail.removesuffix("-fine") in VARIANTS:
+        return f"A-{tail}"
     return next((p for p, pre in PREFIX.items() if name.startswith(pre)), None)
 
 

@@ -34,11 +34,9 @@ class SweepReading:
         return f"fig3{self.panel.lower()}"
 
 
-def sweep_success(
-    run, x: torch.Tensor
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, analysis.Fractions]:
-    """Fig. 3A/B by per-seed successes: (sizes (S,), normalised losses (S, R), Score KV (S, R) of
-    each whole member on ``x`` (B, T, d), fractions and n*) of a finished size sweep ``run``."""
+def sweep_success(run, x: torch.Tensor) -> tuple[np.ndarray, analysis.Fractions]:
+    """Fig. 3A/B by per-seed successes: (Score KV (S, R) of each whole member on ``x`` (B, T, d),
+    fractions and n*) of a finished size sweep ``run``."""
     config = run.config
     sizes, L = normalised_losses(config, run.tensors["eval_loss"])
     kv = np.array(
@@ -48,14 +46,13 @@ def sweep_success(
         ]
     ).reshape(L.shape)
     ok = (L <= LEARNED_LOSS) & (kv <= LEARNED_SCORE)
-    return sizes, L, kv, analysis.transition_by_fraction(sizes, ok)
+    return kv, analysis.transition_by_fraction(sizes, ok)
 
 
 def read_sweep(run) -> SweepReading:
     """The per-seed reading of Fig. 3A/B on the finished sweep ``run`` (a results entry)."""
     c = run.config
-    x_kv = analysis.gaussian_inputs(c.d, c.T, KV_INPUTS, seed=KV_SEED)
-    _, _, kv, learned = sweep_success(run, x_kv)
+    kv, learned = sweep_success(run, analysis.gaussian_inputs(c.d, c.T, KV_INPUTS, seed=KV_SEED))
     return SweepReading(c.name.removeprefix("how-many-neurons-"), c, learned, kv)
 
 

@@ -31,26 +31,21 @@ class EdgeRow:
 
 def finding_rows(runs: dict[str, Sweep], paper: dict[str, dict]) -> list[EdgeRow]:
     """The finding's rows in ``SETTINGS`` order; ``paper``: claim id -> {"steps", "T"}."""
-    out = []
-    for key in SETTINGS:
-        s = runs.get(key)
-        if s is None:
-            continue
-        out.append(
-            EdgeRow(
-                s.panel,
-                s.setting,
-                s.run,
-                s.share(paper[s.claim]),
-                s.seeds,
-                tuple(int(n) for n in s.sizes),
-                s.edges()[CENTRAL_LEVEL].ratio,
-                s.interval(),
-                None if s.still is None else int(s.still.sum()),
-                s.seeds * len(s.sizes),
-            )
+    return [
+        EdgeRow(
+            s.panel,
+            s.setting,
+            s.run,
+            s.share(paper[s.claim]),
+            s.seeds,
+            tuple(int(n) for n in s.sizes),
+            s.edges()[CENTRAL_LEVEL].ratio,
+            s.interval(),
+            None if s.still is None else int(s.still.sum()),
+            s.seeds * len(s.sizes),
         )
-    return out
+        for s in [runs[key] for key in SETTINGS if key in runs]
+    ]
 
 
 def span(rows: list[EdgeRow], panel: str) -> tuple[float, float]:

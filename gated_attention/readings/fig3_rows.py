@@ -74,7 +74,6 @@ def settings_premise(s: Sweep, runs: dict[str, Sweep]) -> str:
 def edge_rows(s: Sweep, premise: str = "") -> list[ScoreRow]:
     """``fig3<p>.edge`` (central, bootstrap interval), ``..._at_1e-2`` and ``_at_1e-6``: n*_L /
     count (NaN: no edge); ``premise`` (``settings_premise``) leads the central note."""
-    rid = f"{s.claim}.edge"
     out = []
     for L, e in s.edges().items():
         note = f"n* = {e.estimate}" if e.estimate is not None else "no edge among the sizes"
@@ -83,7 +82,7 @@ def edge_rows(s: Sweep, premise: str = "") -> list[ScoreRow]:
             note = f"{premise}; {note}"
         out.append(
             ScoreRow(
-                rid + ROW_LEVELS[L],
+                f"{s.claim}.edge{ROW_LEVELS[L]}",
                 e.ratio,
                 seeds=s.seeds,
                 note=f"{note} (sizes {s.sizes.min()}-{s.sizes.max()})"
@@ -102,13 +101,12 @@ def robust_rows(s: Sweep, row: str) -> list[ScoreRow]:
     if variant not in VARIANTS or s.panel != "A" or (row != variant and variant not in FINE):
         raise ValueError(f"not a row of Fig. 3A's settings: {row!r} (panel {s.panel})")
     e = s.edges()[CENTRAL_LEVEL]
-    note = f"n* = {e.estimate}; {VARIANTS[variant]}" + _interval_note(s)
     return [
         ScoreRow(
             f"fig3.robust.{row}",
             e.ratio,
             seeds=s.seeds,
-            note=note,
+            note=f"n* = {e.estimate}; {VARIANTS[variant]}" + _interval_note(s),
             run=s.run.split(" + ")[-1],
             interval=s.interval(),
         )

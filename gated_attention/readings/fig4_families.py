@@ -40,24 +40,21 @@ class SummaryRow:
 
 def summary_rows(config, tensors, key: str = "eval_loss") -> list[SummaryRow]:
     """A ``SummaryRow`` per family of the run (groups order) at its largest target."""
-    rows = []
     top = max(config.targets)
-    for k, (fam, target, lr) in enumerate(config.groups()):
-        if target != top:
-            continue
-        v = tensors[key][k].nan_to_num(nan=float("inf"))
-        rows.append(
-            SummaryRow(
-                family=family(fam).label,
-                width=int(tensors["widths"][k]),
-                count=int(tensors["counts"][k]),
-                lr=lr,
-                mean=float(v.mean()),
-                range=(float(v.min()), float(v.max())),
-                ms_per_step=1000 * float(tensors["step_time"][k]),
-            )
+    losses = tensors[key].nan_to_num(nan=float("inf"))
+    return [
+        SummaryRow(
+            family=family(fam).label,
+            width=int(tensors["widths"][k]),
+            count=int(tensors["counts"][k]),
+            lr=lr,
+            mean=float(losses[k].mean()),
+            range=(float(losses[k].min()), float(losses[k].max())),
+            ms_per_step=1000 * float(tensors["step_time"][k]),
         )
-    return rows
+        for k, (fam, target, lr) in enumerate(config.groups())
+        if target == top
+    ]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -167,8 +167,7 @@ def lru_init_numbers(config, tensors, gd_in: float, gd_ood: float) -> dict[str, 
     ``"lru-searched"``: the LRU's loss on the rate search's held-out seed at its chosen rate."""
     rows = {r.family: r for r in setup_rows(config, tensors, gd_in, gd_ood)}
     lru, mlp, inout = rows["lru"], rows["lru_inout_mlp"], rows["lru_inout"]
-    groups = config.sweep().groups()
-    k = [i for i, g in enumerate(groups) if g[0] == "lru" and g[2] == lru.lr]
+    k = [i for i, g in enumerate(config.sweep().groups()) if g[0] == "lru" and g[2] == lru.lr]
     searched = float(tensors["sweep_eval_loss"][k[0]].mean()) / gd_in
     return {
         "inout-in": inout.in_dist_mean,

@@ -13,11 +13,6 @@ def _numbers(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, Real) for v in value)
 
 
-def _size(sizes: torch.Tensor, e: int) -> Any:
-    row = sizes[e]
-    return int(row) if row.dim() == 0 else "x".join(str(int(v)) for v in row)
-
-
 def member_rows(result: Any) -> list[dict]:
     """One row per member of ``result`` (size and seed where recorded, then every per-member
     metric); per group and seed for an entry that keeps its losses so (Fig. 4); [] for neither."""
@@ -30,7 +25,8 @@ def member_rows(result: Any) -> list[dict]:
         for e in range(E):
             row: dict[str, Any] = {"member": e}
             if isinstance(sizes, torch.Tensor) and sizes.shape[0] == E:
-                row["size"] = _size(sizes, e)
+                s = sizes[e]
+                row["size"] = int(s) if s.dim() == 0 else "x".join(str(int(v)) for v in s)
             if isinstance(seeds, torch.Tensor) and seeds.shape[0] == E:
                 row["seed"] = int(seeds[e])
             row |= {k: float(v[e]) for k, v in per_member.items() if len(v) == E}

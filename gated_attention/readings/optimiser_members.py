@@ -185,10 +185,9 @@ def new_seeds_scores(result) -> dict[str, float | int]:
     """The values of the optim.new_seeds_* rows (``optimiser_new_seeds_config``). ValueError: a
     member not held out or sharing a seed with one that chose the arms' values (not independent)."""
     tuning = {member_seed(*m) for m in MEMBERS if m not in HELD_OUT}  # the seeds that chose 3e-5
-    rows = member_rows(result)
     dependent = [
         r.label
-        for r, m in zip(rows, result.config.members, strict=True)
+        for r, m in zip(member_rows(result), result.config.members, strict=True)
         if not r.held_out or r.twin or member_seed(*m) in tuning
     ]
     if dependent:

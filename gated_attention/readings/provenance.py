@@ -20,11 +20,6 @@ class Source:
     code: str  # a recorded run's training code today: "unchanged" or "changed" ("-" otherwise)
 
 
-def same_code(result: RunResult) -> bool:
-    """Whether the code that trains ``result``'s config today is the code that trained it."""
-    return result.meta.get("code_hash") == code_hash(config=result.config)
-
-
 def _machine(meta: dict) -> str:
     hw = meta.get("hardware", {})
     threads = hw.get("torch_threads")
@@ -39,7 +34,9 @@ def source(result: RunResult) -> Source:
     name = result.path.name
     if result.provenance:
         commit = str(result.provenance.get("commit") or "unknown")[:7]
-        code = "unchanged" if same_code(result) else "changed"
+        # whether the code that trains its config today is the code that trained it
+        same = result.meta.get("code_hash") == code_hash(config=result.config)
+        code = "unchanged" if same else "changed"
         return Source(name, "recorded run", seconds, commit, _machine(result.meta), code)
     read = "results cache" if result.cached else "trained here"
     return Source(name, read, seconds, "-", "-", "-")

@@ -76,14 +76,12 @@ def fractions(rows: list[MemberRow]) -> dict:
     if not rows:
         raise ValueError("no members to count")
     R = len(rows)
-    out = {}
-    for key, k in (
-        ("construction_counts", sum(r.counts == CONSTRUCTION for r in rows)),
-        ("learned", sum(r.learned for r in rows)),
-        ("merge_found", sum(r.merged > 0 for r in rows)),
-    ):
-        out[key] = (k, R, analysis.wilson_interval(k, R))
-    return out
+    counts = {
+        "construction_counts": sum(r.counts == CONSTRUCTION for r in rows),
+        "learned": sum(r.learned for r in rows),
+        "merge_found": sum(r.merged > 0 for r in rows),
+    }
+    return {key: (k, R, analysis.wilson_interval(k, R)) for key, k in counts.items()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,8 +135,7 @@ def prune_sweep(net, x, thresholds=THRESHOLDS) -> list[PruneStep]:
     steps = []
     for tol in thresholds:
         pr = analysis.prune(net, tol)
-        change = analysis.output_change(net, pr.net, x)
-        steps.append(PruneStep(tol, pr.net.n, pr.net.m, change))
+        steps.append(PruneStep(tol, pr.net.n, pr.net.m, analysis.output_change(net, pr.net, x)))
     return steps
 
 
@@ -164,8 +161,7 @@ def spectra(label: str, net: analysis.Network, groups, x, counts: dict[str, int]
     for group, idx in zip(counts, (groups.one, groups.zero), strict=True):
         s = analysis.state_spectrum(net, x, idx)
         c = min(counts[group], len(s))
-        ratios = [float(s[i] / s[i + 1]) for i in range(c - 1)]
-        within = max(ratios, default=float("nan"))
+        within = max((float(s[i] / s[i + 1]) for i in range(c - 1)), default=float("nan"))
         drop = analysis.drop_after(s, counts[group])
         values = tuple(float(v) for v in s.numpy())
         out.append(Spectrum(label, group, len(idx), c, counts[group], within, drop, values))

@@ -86,8 +86,7 @@ def count_values(rows: list, paper: Mapping[str, int]) -> list[tuple[str, float,
     for id_, attr in COUNTS:
         v = [getattr(r, attr) for r in rows]
         want = paper[id_]
-        k = sum(x == want for x in v)
-        note = f"{k} of {len(v)} seeds at the paper's {want}"
+        note = f"{sum(x == want for x in v)} of {len(v)} seeds at the paper's {want}"
         out.append((id_, statistics.median(v), (min(v), max(v)), note))
     return out
 

@@ -44,8 +44,7 @@ def chapters(root: Path = ROOT) -> list[Path]:
             walk(entry.get("chapters"))
 
     walk(toc.get("chapters"))
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
+    walk(toc.get("parts"))  # a part is an entry with chapters
     paths = [root / f"{f}.md" for f in files]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
@@ -105,10 +104,7 @@ def show(profile: str):
     from IPython.display import Markdown, display
 
     rows = read_status(profile, order=[path.stem for path in chapters()])
-    if not rows:
-        text = f"No chapter of profile `{profile}` has been executed in this build yet."
-    else:
-        text = to_markdown(rows)
-    md = Markdown(text)
+    empty = f"No chapter of profile `{profile}` has been executed in this build yet."
+    md = Markdown(to_markdown(rows) if rows else empty)
     display(md)
     return md

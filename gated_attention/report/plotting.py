@@ -22,13 +22,9 @@ import numpy as np
 import torch
 
 from ..analysis.boundary import Network
-from ..constructions.gated_rnn import (
-    VARIANTS,
-    attention_parameter_count,
-    neuron_count,
-    parameter_count,
-)
+from ..constructions.gated_rnn import VARIANTS, attention_parameter_count
 from ..models.gated_rnn import GatedRNN, decay_matrix
+from ..readings.construction import variant_counts
 
 Groups = Sequence[tuple[str, int, int]]
 
@@ -37,8 +33,6 @@ def lam_blocks(lam: torch.Tensor) -> list[tuple[str, int, int]]:
     """Contiguous runs of neurons with lam within 1e-6 of 1 ("key-value"), of 0 ("query") or in
     between: ``[(label, start, stop), ...]`` covering 0 .. len(lam), in order."""
     lam = torch.as_tensor(lam).detach().to(torch.float64).reshape(-1)
-    if lam.numel() == 0:
-        return []
 
     def kind(v: float) -> str:
         if abs(v - 1.0) <= 1e-6:
@@ -123,19 +117,18 @@ def plot_construction(
         raise TypeError(f"rnn must be a GatedRNN or an analysis.Network, got {type(rnn).__name__}")
     W = {k: v.detach().to(torch.float64).cpu().numpy() for k, v in rnn.params().items()}
     lam = rnn.lam.detach().to(torch.float64).cpu().numpy()
-    n, d = rnn.n, rnn.d
     if isinstance(hidden_groups, str):
         if hidden_groups != "lam":
             raise ValueError(
                 f"hidden_groups must be a list of groups, None or 'lam', got {hidden_groups!r}"
             )
         hidden_groups = lam_blocks(rnn.lam)
-    hidden = _check_groups(hidden_groups, n, "hidden_groups")
+    hidden = _check_groups(hidden_groups, rnn.n, "hidden_groups")
     top = ["W_in1", "W_in2", "lam"] + (["W_side", "D^T"] if rnn.side else [])
     output = _check_groups(output_groups, 0 if rnn.side else rnn.m, "output_groups")
     if rnn.side and output:
         raise ValueError("output_groups needs output gating; this network has side gating")
-    x_labels = [f"x{i + 1}" for i in range(d)] + ["1"]
+    x_labels = [f"x{i + 1}" for i in range(rnn.d)] + ["1"]
     y_labels = [f"y{i + 1}" for i in range(rnn.d_out)]
     fig = plt.figure(figsize=(7.5, 3.4 if rnn.side else 6.4), layout="constrained")
     subs = [fig] if rnn.side else fig.subfigures(2, 1)
@@ -191,10 +184,8 @@ def construction_counts(ds: Iterable[int]) -> list[dict]:
     for d in ds:
         row = {"d": d, "attention_params": attention_parameter_count(d)}
         for v in VARIANTS:
-            r = max(1, d // 2) if v == "low_rank" else None
-            c = neuron_count(v, d, r_V=r, r_KQ=r)
-            row[f"{v}_n"], row[f"{v}_m"] = c["n"], c["m"]
-            row[f"{v}_params"] = parameter_count(v, d, r_V=r, r_KQ=r)
+            c = variant_counts(v, d, max(1, d // 2) if v == "low_rank" else None)
+            row |= {f"{v}_n": c.n, f"{v}_m": c.m, f"{v}_params": c.params}
         rows.append(row)
     return rows
 

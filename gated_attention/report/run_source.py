@@ -38,14 +38,10 @@ def with_source(records: list, result: RunResult) -> list:
     from . import scorecard
 
     words = trained_by(result)
-    if not words:
-        return list(records)
     out = []
     for r in records:
-        if r.run or TRAINED_BY in r.note:
-            out.append(r)
-            continue
-        stamped = dataclasses.replace(r, note=f"{r.note}; {words}" if r.note else words)
-        scorecard.store(stamped)
-        out.append(stamped)
+        if words and not r.run and TRAINED_BY not in r.note:
+            r = dataclasses.replace(r, note=f"{r.note}; {words}" if r.note else words)
+            scorecard.store(r)
+        out.append(r)
     return out

@@ -222,9 +222,8 @@ def score(
     if run and run in entry.get("set_after_runs", ()):
         note = f"{SET_AFTER}{'; ' + note if note else ''}"
     if run and run in entry.get("rule_set_after_runs", ()):
-        then = None if before is None else criterion_status(entry, _plain(before))
         said = RULE_AFTER
-        if then is not None and then == status:
+        if before is not None and criterion_status(entry, _plain(before)) == status:
             said = SAME_BEFORE.format(before=fmt(_plain(before)))
         note = f"{said}{'; ' + note if note else ''}"
     if interval is not None:
@@ -270,8 +269,7 @@ def store(rec: Record) -> None:
 
 def session_records() -> list[Record]:
     """The records this process wrote, the latest per (id, run), in call order."""
-    latest = {(r.id, r.run): r for r in _SESSION}
-    return list(latest.values())
+    return list({(r.id, r.run): r for r in _SESSION}.values())
 
 
 def recorded_dir() -> Path:
@@ -294,7 +292,7 @@ def collect(profile: str) -> list[Record]:
 def _collect(folder: Path, pattern: str = "*.json") -> list[Record]:
     order = {k: i for i, k in enumerate(expected_ids())}
     records = []
-    for path in sorted(folder.glob(pattern)) if folder.is_dir() else []:
+    for path in sorted(folder.glob(pattern)):
         try:
             data = json.loads(path.read_text())
             if isinstance(data.get("ours"), float) and not math.isfinite(data["ours"]):

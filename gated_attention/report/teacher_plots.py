@@ -107,7 +107,6 @@ def plot_members_counts(result):
     fig, axes = plt.subplots(
         4, P, figsize=(2.8 * P + 1, 8), layout="constrained", sharex=True, squeeze=False
     )
-    names = ["hidden", "lam ~ 1", "lam ~ 0"]
     for p, row in enumerate(rows):
         for i, label in enumerate(config.labels):
             opt, _, wd = config.arm(label)
@@ -125,7 +124,7 @@ def plot_members_counts(result):
         held = " (held out, a twin)" if row.twin else " (held out)" if row.held_out else ""
         axes[0, p].set_title(f"{row.label}{held}", fontsize=10)
         axes[3, p].set_xlabel("steps continued")
-    for k, name in enumerate([*names, "held-out loss"]):
+    for k, name in enumerate(["hidden", "lam ~ 1", "lam ~ 0", "held-out loss"]):
         axes[k, 0].set_ylabel(name)
     axes[0, 0].legend(fontsize=8)
     return fig

@@ -72,8 +72,7 @@ OURS_WORDS = {
 
 def _why_open(r: Record) -> str:
     if premise_fails(r):  # its first clause: "premise fails: gru learned on 1 of 3 seeds"
-        part = next(p for p in r.note.split("; ") if p.startswith(PREMISE_FAILS))
-        return part.split(" (")[0]
+        return next(p for p in r.note.split("; ") if p.startswith(PREMISE_FAILS)).split(" (")[0]
     if rule_after(r):
         return "rule set after the run"
     return f"the seeds cannot decide: its interval straddles {fmt(straddles(r))}"
@@ -152,9 +151,7 @@ def moved(claim: Claim, build: list[Record], recorded: list[Record], run: str) -
         return None
     small, large, names = mine, theirs, ("this build", f"`{run}`")
     a, b = status(claim, build), status(claim, recorded)
-    if max(map(budget_size, (r.budget for r in theirs.values()))) < max(
-        map(budget_size, (r.budget for r in mine.values()))
-    ):
+    if _claim_size(claim, [*theirs.values()]) < _claim_size(claim, [*mine.values()]):
         small, large, names, (a, b) = theirs, mine, names[::-1], (b, a)
 
     def step(i: str) -> str:
@@ -229,28 +226,26 @@ def block(
     for claim in sorted(claims(), key=lambda c: chapter is not None and c.chapter != chapter):
         if not rows_of(claim, build) and not rows_of(claim, recorded):
             continue
-        elsewhere = claim.chapter if chapter not in (None, claim.chapter) else ""
+        if chapter not in (None, claim.chapter):
+            parts.append(_elsewhere_part(claim, build, recorded, profile))
+            continue
         own = build
         if chapter == claim.chapter:
             own = build + [r for r in rows_of(claim, list(others)) if r.id not in have]
-        if elsewhere:
-            parts.append(_elsewhere_part(claim, own, recorded, profile, elsewhere))
-        else:
-            parts.append(_claim_part(claim, own, build, recorded, profile))
+        parts.append(_claim_part(claim, own, build, recorded, profile))
     if not parts:
         return ""
     head = "````{admonition} Verdict, generated from the scorecard rows below\n:class: note\n"
     return head + "\n\n".join(parts) + "\n````"
 
 
-def _elsewhere_part(
-    claim: Claim, own: list[Record], recorded: list[Record], profile: str, elsewhere: str
-) -> str:
-    """A claim stated in the chapter ``elsewhere``: one line per budget, no status of its own."""
-    said = [sentence(claim, own, f"this build, profile {profile}", elsewhere=elsewhere)]
+def _elsewhere_part(claim: Claim, build: list[Record], recorded: list[Record], profile: str) -> str:
+    """A claim stated in another chapter (``Claim.chapter``): one line per budget, no status of
+    its own."""
+    said = [sentence(claim, build, f"this build, profile {profile}", elsewhere=claim.chapter)]
     for names, run_rows in runs_by_budget(claim, recorded):
         label = "the recorded run " + ", ".join(f"`{n}`" for n in names)
-        said.append(sentence(claim, run_rows, label, elsewhere=elsewhere))
+        said.append(sentence(claim, run_rows, label, elsewhere=claim.chapter))
     return f"**{claim.heading}:** {claim.claim}.\n\n" + "\n".join(
         f"- {t}" for t in said if t is not None
     )

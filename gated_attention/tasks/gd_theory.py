@@ -22,6 +22,7 @@ Glossary (code name -> symbol -> where):
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -51,14 +52,12 @@ def expectation(poly: sp.Expr, laws: dict[sp.Symbol, callable]) -> sp.Expr:
     gens = list(laws)
     p = sp.Poly(sp.expand(poly), *gens)
     total = sp.Integer(0)
-    cache: dict[tuple[int, int], sp.Expr] = {}
+    moment = functools.cache(lambda i, k: laws[gens[i]](k))  # E[gens[i]^k], each once
     for powers, coeff in p.terms():
         term = coeff
         for i, k in enumerate(powers):
             if k:
-                if (i, k) not in cache:
-                    cache[(i, k)] = laws[gens[i]](k)
-                term *= cache[(i, k)]
+                term *= moment(i, k)
                 if term == 0:
                     break
         total += term
@@ -182,12 +181,11 @@ def gd_terms(poly, d_x: int, output: int = 0) -> GDTerms:
         raise ValueError(f"d_x must lie between 1 and d - 1 = {d - 1}, got {d_x}")
     if not 0 <= output < d - d_x:
         raise ValueError(f"output must lie in [0, d_y={d - d_x}), got {output}")
-    one = poly.one
     coefs = np.zeros((q, d_x))
     is_gd = np.zeros(len(poly), dtype=bool)
     for t in range(q):
         for i in range(d_x):
-            row = sorted([t * d + i, t * d + d_x + output, q * d + i]) + [one]
+            row = sorted([t * d + i, t * d + d_x + output, q * d + i]) + [poly.one]
             hit = np.flatnonzero((poly.monomials == np.array(row)).all(axis=1))
             if hit.size:
                 coefs[t, i] = poly.coeffs[hit[0], output]

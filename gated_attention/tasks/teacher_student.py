@@ -16,10 +16,6 @@ from dataclasses import dataclass
 import torch
 
 from ..models.attention import LinearSelfAttention, check_finite, random_attention
-from .protocol import Task, check_task, masked_mse
-
-__all__ = ["Task", "TeacherStudentTask", "check_task", "masked_mse"]
-
 
 #: sequences labelled at a time on the CPU (``TeacherStudentTask.labels``): their float64
 #: (T, T) scores stay in a core's cache
