@@ -344,3 +344,13 @@ def test_the_code_a_row_names_exists():
             if found is not None and not hasattr(found, name):
                 found = None
             assert found is not None, f"{entry['id']}: its words name {module}.{name}"
+
+
+def test_record_without_write_only_scores(build, monkeypatch):
+    """A chapter shows a run's rows beside the one that fills the scorecard (write=False)."""
+    monkeypatch.setattr(scorecard, "_SESSION", [])
+    shown = scorecard.record("fig2.lambda_one", 10, profile="quick", write=False)
+    assert shown == scorecard.score("fig2.lambda_one", 10, profile="quick")
+    assert not (build / "scorecard").exists() and scorecard.session_records() == []
+    stored = scorecard.record("fig2.lambda_one", 10, profile="quick")
+    assert [r.id for r in scorecard.collect("quick")] == ["fig2.lambda_one"] and stored == shown

@@ -162,12 +162,13 @@ def record(
     profile: str,
     seeds: int | None = None,
     note: str = "",
+    write: bool = True,
     run: str = "",
     budget: str = "",
     interval: tuple | None = None,
     before=None,
 ) -> Record:
-    """Score ``ours`` against the paper's value for ``id`` and store the record.
+    """Score ``ours`` against the paper's value for ``id``; store the record if ``write``.
 
     Args:
         id: ``<artefact>.<quantity>``, an id of paper_values.json.
@@ -189,7 +190,8 @@ def record(
         interval=interval,
         before=before,
     )
-    store(rec)
+    if write:
+        store(rec)
     return rec
 
 
