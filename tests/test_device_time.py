@@ -279,3 +279,19 @@ def test_a_generated_kernel_counts_its_loop_nests_and_its_scalars_as_one():
     assert device_time.loop_nests(_PARALLEL) == 2 + 1  # inside the OpenMP region alike
     one = _SERIAL.replace("    {\n        for(int64_t x0=0; x0<448; x0+=16) { }\n    }\n", "")
     assert device_time.loop_nests(one) == 1 + 1
+
+
+def test_whole_batches_keeps_a_compiled_steps_batch_whole(monkeypatch):
+    """The lab counts a GPU's kernels on the CPU: inside ``whole_batches`` the engine splits no
+    batch into parts (``steps.batch_parts`` gives 1), and afterwards it splits again."""
+    from gated_attention.engine import steps
+    from gated_attention.engine.losses import LossSpec
+
+    monkeypatch.setattr(steps, "PART_BYTES", 1)  # every sequence its own part
+    monkeypatch.setattr(steps, "PART_MIN", 1)
+    P = {"W_in": torch.zeros(1, 4, 3), "W_out": torch.zeros(1, 2, 2), "D": torch.zeros(1, 1, 1)}
+    spec, cpu = LossSpec(True, None, "mse", 8, None, None, 1.0), torch.device("cpu")
+    assert steps.batch_parts(P, spec, 64, cpu) == 64
+    with device_time.whole_batches():
+        assert steps.batch_parts(P, spec, 64, cpu) == 1
+    assert steps.batch_parts(P, spec, 64, cpu) == 64
